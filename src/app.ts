@@ -1,0 +1,131 @@
+// Builds the Fastify app: request ids, error shape, auth, OpenAPI, metrics and every route.
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import fastifySwagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { registerAuth } from './platform/auth.js';
+import { ApiError, ErrorBody } from './platform/errors.js';
+import { registerErrorHandling } from './platform/errorHandling.js';
+import type { App } from './platform/http.js';
+import { registerMetrics } from './modules/system/metrics.js';
+import { systemRoutes } from './modules/system/system.routes.js';
+import { sessionRoutes } from './modules/sessions/sessions.routes.js';
+import { apiTokenRoutes } from './modules/tokens/tokens.routes.js';
+import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
+import type { Services } from './services.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** `POST /v1/x/{id}%3Averb` is routed as `:verb` (AIP-136 clients percent-encode the colon). */
+export function decodeVerbColon(url: string): string {
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  if (!/%3a/i.test(path)) return url;
+  return path.replace(/%3a/gi, ':') + (q === -1 ? '' : url.slice(q));
+}
+
+export interface AppOptions {
+  services: Services;
+  /** a pino logger; none in tests */
+  logger?: FastifyServerOptions['loggerInstance'];
+}
+
+export interface BuiltApp {
+  app: App;
+  /** flips the app into draining mode: new requests get 503 UNAVAILABLE */
+  beginShutdown(): void;
+}
+
+export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
+  const { services } = opts;
+  const { config } = services;
+  let closing = false;
+
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    bodyLimit: config.bodyLimit,
+    return503OnClosing: false,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      const value = Array.isArray(incoming) ? incoming[0] : incoming;
+      return value && REQUEST_ID.test(value) ? value : `req_${randomBytes(12).toString('hex')}`;
+    },
+    rewriteUrl: (req) => decodeVerbColon(req.url ?? '/'),
+    ajv: {
+      customOptions: {
+        // Unknown fields are rejected (400), not silently dropped: typos are loud.
+        removeAdditional: false,
+        coerceTypes: 'array',
+        useDefaults: true,
+        allErrors: true,
+      },
+    },
+    routerOptions: { ignoreTrailingSlash: false },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.addSchema(ErrorBody);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new ApiError('UNAVAILABLE', 'the server is shutting down; retry on another instance', {
+        reason: 'SHUTTING_DOWN',
+        headers: { 'retry-after': '1' },
+      });
+    }
+  });
+
+  registerErrorHandling(app);
+  registerMetrics(app);
+
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'svc: workspace platform API',
+        version: '1.0.0',
+        description:
+          'Multi-tenant workspace platform API. Every error uses one body, `{"error": {code, message, reason, metadata, field_violations, request_id}}`. ' +
+          'Lists are keyset paginated with signed opaque cursors (`limit` 1-100, default 50, newest first). ' +
+          'Versioned resources carry `etag`; writes need `if-match`, and a stale one is 409 ABORTED with `error.metadata.etag`. ' +
+          'Creating POSTs accept `idempotency-key`. Custom methods are `POST /resource/{id}:verb`; `%3A` is accepted for the colon.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
+      servers: [{ url: config.publicUrl, description: 'this instance' }],
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'A 32-character session token (device grant or POST /v1/auth/sessions), a workspace API token (`sk_svc_...`), ' +
+              'or an OAuth2 JWT (client credentials from POST /oauth/token, or a trusted external issuer).',
+          },
+        },
+      },
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  });
+
+  registerAuth(app, {
+    verifiers: [services.sessions.verifier, services.apiTokens.verifier],
+    memberships: services.workspaces.memberships,
+  });
+
+  systemRoutes(app, services);
+  sessionRoutes(app, services);
+  workspaceRoutes(app, services);
+  apiTokenRoutes(app, services);
+
+  await app.ready();
+  return {
+    app,
+    beginShutdown: () => {
+      closing = true;
+    },
+  };
+}

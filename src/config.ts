@@ -1,0 +1,139 @@
+// The only reader of process.env. Every setting is typed, validated and documented here;
+// README.md lists the same table for operators.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export interface TrustedIssuer {
+  /** exact `iss` value of accepted tokens */
+  issuer: string;
+  /** where the issuer publishes its JSON Web Key Set */
+  jwksUrl: string;
+  /** required `aud` value */
+  audience: string;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** postgres://... selects PostgreSQL; unset means embedded SQLite at `${dataDir}/svc.db` */
+  databaseUrl: string | null;
+  /** public base URL (no trailing slash) used in html_url, verification_uri, JWT iss */
+  publicUrl: string;
+  logLevel: string;
+  /** 32-byte master key; sub-keys for cursors, encryption and signing keys are derived from it */
+  secretKey: Buffer;
+  /** true when the key was generated into the data dir rather than given */
+  secretKeyGenerated: boolean;
+  bootstrap: { email: string; password: string; token: string | null } | null;
+  trustedIssuers: TrustedIssuer[];
+  /** largest accepted request body, bytes */
+  bodyLimit: number;
+  /** time allowed for in-flight requests on SIGTERM before the process exits anyway */
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function parseSecretKey(raw: string): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError('SVC_SECRET_KEY must be 32 bytes, as 64 hex characters or base64');
+  return key;
+}
+
+/** Reads the key from SVC_SECRET_KEY, else from (or into) `${dataDir}/secret.key`. */
+function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): { key: Buffer; generated: boolean } {
+  const raw = env.SVC_SECRET_KEY;
+  if (raw) return { key: parseSecretKey(raw.trim()), generated: false };
+  const file = join(dataDir, 'secret.key');
+  if (existsSync(file)) return { key: parseSecretKey(readFileSync(file, 'utf8').trim()), generated: true };
+  mkdirSync(dataDir, { recursive: true });
+  const key = randomBytes(32);
+  // 'wx' fails if another process created it first; then read theirs so both agree.
+  try {
+    writeFileSync(file, key.toString('hex') + '\n', { flag: 'wx', mode: 0o600 });
+    chmodSync(file, 0o600);
+    return { key, generated: true };
+  } catch {
+    return { key: parseSecretKey(readFileSync(file, 'utf8').trim()), generated: true };
+  }
+}
+
+function parseTrustedIssuers(raw: string | undefined): TrustedIssuer[] {
+  if (!raw) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('SVC_TRUSTED_ISSUERS must be a JSON array of {issuer, jwks_url, audience}');
+  }
+  if (!Array.isArray(parsed)) throw new ConfigError('SVC_TRUSTED_ISSUERS must be a JSON array');
+  return parsed.map((item: unknown, i) => {
+    const o = item as Record<string, unknown>;
+    if (typeof o?.issuer !== 'string' || typeof o.jwks_url !== 'string' || typeof o.audience !== 'string') {
+      throw new ConfigError(`SVC_TRUSTED_ISSUERS[${i}] needs string issuer, jwks_url and audience`);
+    }
+    return { issuer: o.issuer, jwksUrl: o.jwks_url, audience: o.audience };
+  });
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = intSetting(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const dataDir = resolve(env.SVC_DATA_DIR || './data');
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const publicUrl = (env.SVC_PUBLIC_URL || `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`).replace(/\/+$/, '');
+  try {
+    new URL(publicUrl);
+  } catch {
+    throw new ConfigError(`SVC_PUBLIC_URL is not a URL: "${publicUrl}"`);
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.has(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}`);
+  const { key, generated } = loadSecretKey(env, dataDir);
+
+  let bootstrap: Config['bootstrap'] = null;
+  if (env.SVC_BOOTSTRAP_EMAIL || env.SVC_BOOTSTRAP_PASSWORD) {
+    if (!env.SVC_BOOTSTRAP_EMAIL || !env.SVC_BOOTSTRAP_PASSWORD) {
+      throw new ConfigError('SVC_BOOTSTRAP_EMAIL and SVC_BOOTSTRAP_PASSWORD go together');
+    }
+    const token = env.SVC_BOOTSTRAP_TOKEN || null;
+    if (token !== null && !/^[A-Za-z0-9]{32}$/.test(token)) {
+      throw new ConfigError('SVC_BOOTSTRAP_TOKEN must be exactly 32 characters of [A-Za-z0-9]');
+    }
+    bootstrap = { email: env.SVC_BOOTSTRAP_EMAIL, password: env.SVC_BOOTSTRAP_PASSWORD, token };
+  } else if (env.SVC_BOOTSTRAP_TOKEN) {
+    throw new ConfigError('SVC_BOOTSTRAP_TOKEN needs SVC_BOOTSTRAP_EMAIL and SVC_BOOTSTRAP_PASSWORD');
+  }
+
+  return {
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    publicUrl,
+    logLevel,
+    secretKey: key,
+    secretKeyGenerated: generated,
+    bootstrap,
+    trustedIssuers: parseTrustedIssuers(env.SVC_TRUSTED_ISSUERS),
+    bodyLimit: intSetting(env, 'SVC_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    shutdownGraceMs: intSetting(env, 'SVC_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  };
+}

@@ -1,0 +1,28 @@
+// Numbered, forward-only migrations. Kysely's migrator takes a lock (a PostgreSQL advisory lock;
+// on SQLite the write transaction itself), so several instances starting at once are safe: one
+// applies, the others wait and then find nothing left to do.
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Db } from './database.js';
+import * as m001 from './migrations/001_kernel.js';
+
+const MIGRATIONS: Record<string, Migration> = {
+  '001_kernel': m001,
+};
+
+class StaticProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return MIGRATIONS;
+  }
+}
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: new StaticProvider(),
+    migrationTableName: 'svc_migrations',
+    migrationLockTableName: 'svc_migrations_lock',
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,117 @@
+// Table types for Kysely. Timestamps are integer Unix seconds; booleans are 0/1 integers and
+// JSON is text, so one set of statements runs unchanged on SQLite and PostgreSQL.
+import type { Generated } from 'kysely';
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  password_hash: string;
+  name: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: number;
+  last_used_at: number;
+  expires_at: number;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  slug: string;
+  plan_tier: string;
+  billed_by: string;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface WorkspaceMembersTable {
+  id: string;
+  workspace_id: string;
+  user_id: string;
+  role: string;
+  joined_at: number;
+  updated_at: number;
+}
+
+export interface ApiTokensTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  prefix: string;
+  token_hash: string;
+  role: string;
+  created_by: string;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+}
+
+export interface IdempotencyKeysTable {
+  scope: string;
+  key: string;
+  fingerprint: string;
+  state: string;
+  status_code: number | null;
+  resource_id: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface DeviceCodesTable {
+  id: string;
+  device_code_hash: string;
+  user_code: string;
+  client_id: string;
+  status: string;
+  user_id: string | null;
+  interval_s: number;
+  last_polled_at: number | null;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface OAuthClientsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  secret_hash: string;
+  role: string;
+  created_by: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface SigningKeysTable {
+  id: string;
+  algorithm: string;
+  public_jwk: string;
+  private_jwk_sealed: string;
+  created_at: number;
+}
+
+export interface LoginAttemptsTable {
+  email: string;
+  window_start: number;
+  failures: number;
+}
+
+
+export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
+  workspaces: WorkspacesTable;
+  workspace_members: WorkspaceMembersTable;
+  api_tokens: ApiTokensTable;
+  idempotency_keys: IdempotencyKeysTable;
+  device_codes: DeviceCodesTable;
+  oauth_clients: OAuthClientsTable;
+  signing_keys: SigningKeysTable;
+  login_attempts: LoginAttemptsTable;
+}

@@ -1,0 +1,81 @@
+import { Type } from 'typebox';
+import { userOf } from '../../platform/auth.js';
+import { ApiError, notFound } from '../../platform/errors.js';
+import { bearerSecurity, NoContent, responses, type App } from '../../platform/http.js';
+import type { Services } from '../../services.js';
+import { findUserById } from '../users/users.repo.js';
+
+const tags = ['identity'];
+
+const SignInBody = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254, description: 'the account e-mail' }),
+    password: Type.String({ minLength: 1, maxLength: 256 }),
+  },
+  { additionalProperties: false },
+);
+
+const IssuedSession = Type.Object({
+  token: Type.String({ description: 'the 32-character session token; shown only here' }),
+  user_id: Type.String(),
+  expires_at: Type.Integer({ description: 'Unix seconds; renewed to one year after each use' }),
+});
+
+const Me = Type.Object(
+  {
+    id: Type.String({ description: 'usr_ id' }),
+    email: Type.String(),
+    name: Type.Union([Type.String(), Type.Null()]),
+    created_at: Type.Integer(),
+    credential: Type.Union([Type.Literal('session'), Type.Literal('cookie'), Type.Literal('external_jwt')], {
+      description: 'how the caller authenticated',
+    }),
+  },
+  { $id: 'Me', description: 'The signed-in user.' },
+);
+
+export function sessionRoutes(app: App, s: Services): void {
+  app.post('/v1/auth/sessions', {
+    config: { auth: 'none' },
+    schema: {
+      tags, operationId: 'createSession', summary: 'Sign in with e-mail and password',
+      description:
+        'Returns a session token (a broad credential) for scripts and tests; the CLI uses the device grant instead. ' +
+        'Wrong credentials are 401; more than 10 failures for one e-mail within 15 minutes are 429 with retry-after.',
+      body: SignInBody,
+      response: responses({ 201: IssuedSession }, [400, 429]),
+    },
+  }, async (request, reply) => {
+    const session = await s.sessions.signIn(request.body.email, request.body.password);
+    reply.header('cache-control', 'no-store');
+    return reply.code(201).send({ token: session.token, user_id: session.user_id, expires_at: session.expires_at });
+  });
+
+  app.delete('/v1/auth/sessions/current', {
+    config: { auth: 'user' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'deleteCurrentSession', summary: 'Log out',
+      description: 'Revokes the session token used for this call; it stops working at once.',
+      response: responses({ 204: NoContent }, [403]),
+    },
+  }, async (request, reply) => {
+    const user = userOf(request);
+    if (!user.sessionId) throw new ApiError('FAILED_PRECONDITION', 'this credential is not a session token', { reason: 'NOT_A_SESSION' });
+    await s.sessions.revokeSession(user.sessionId);
+    return reply.code(204).send();
+  });
+
+  app.get('/v1/me', {
+    config: { auth: 'user' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'getMe', summary: 'The signed-in user',
+      description: 'Needs a user credential; a workspace API token is 403.',
+      response: responses({ 200: Me }, [403]),
+    },
+  }, async (request) => {
+    const principal = userOf(request);
+    const user = await findUserById(s.db, principal.userId);
+    if (!user) throw notFound('user');
+    return { id: user.id, email: user.email, name: user.name, created_at: user.created_at, credential: principal.via };
+  });
+}

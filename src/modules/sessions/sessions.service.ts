@@ -1,0 +1,139 @@
+// Session tokens (spec 5 rules 1-2, API.md section 4): 32 random [A-Za-z0-9] characters, stored
+// as SHA-256, alive for one year from their last use. The renewal is written at most once a
+// minute so a busy client does not turn every read into a write.
+import { isUniqueViolation, type Db } from '../../db/database.js';
+import type { Principal, TokenVerifier } from '../../platform/auth.js';
+import { clock } from '../../platform/clock.js';
+import { DUMMY_PASSWORD_HASH, randomString, sha256Hex, verifyPassword } from '../../platform/crypto.js';
+import { ApiError, unauthenticated } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { findUserByEmail } from '../users/users.repo.js';
+import { normalizeEmail } from '../users/users.service.js';
+
+export const SESSION_TTL_SECONDS = 365 * 24 * 60 * 60;
+const RENEW_EVERY_SECONDS = 60;
+const SESSION_TOKEN = /^[A-Za-z0-9]{32}$/;
+
+// Sign-in throttling per e-mail, kept in the database so every instance sees the same count.
+const THROTTLE_WINDOW_SECONDS = 15 * 60;
+const THROTTLE_MAX_FAILURES = 10;
+
+export interface IssuedSession {
+  id: string;
+  token: string;
+  user_id: string;
+  expires_at: number;
+}
+
+export function createSessionService(deps: { db: Db }) {
+  const { db } = deps;
+
+  async function createSession(userId: string, token: string = randomString(32)): Promise<IssuedSession> {
+    const now = clock.now();
+    const id = newId('session');
+    await db
+      .insertInto('sessions')
+      .values({ id, user_id: userId, token_hash: sha256Hex(token), created_at: now, last_used_at: now, expires_at: now + SESSION_TTL_SECONDS })
+      .execute();
+    return { id, token, user_id: userId, expires_at: now + SESSION_TTL_SECONDS };
+  }
+
+  /** Registers a known token value for a user (SVC_BOOTSTRAP_TOKEN); idempotent. */
+  async function ensureSessionToken(userId: string, token: string): Promise<void> {
+    const existing = await db.selectFrom('sessions').select(['id', 'user_id']).where('token_hash', '=', sha256Hex(token)).executeTakeFirst();
+    if (existing) {
+      if (existing.user_id !== userId) throw new Error('SVC_BOOTSTRAP_TOKEN is already a session of another user');
+      return;
+    }
+    try {
+      await createSession(userId, token);
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+  }
+
+  const verifier: TokenVerifier = {
+    async verify(token: string): Promise<Principal | null> {
+      if (!SESSION_TOKEN.test(token)) return null;
+      const row = await db
+        .selectFrom('sessions')
+        .select(['id', 'user_id', 'last_used_at', 'expires_at'])
+        .where('token_hash', '=', sha256Hex(token))
+        .executeTakeFirst();
+      const now = clock.now();
+      if (!row || row.expires_at <= now) throw unauthenticated();
+      if (now - row.last_used_at >= RENEW_EVERY_SECONDS) {
+        await db
+          .updateTable('sessions')
+          .set({ last_used_at: now, expires_at: now + SESSION_TTL_SECONDS })
+          .where('id', '=', row.id)
+          .where('last_used_at', '<', now)
+          .execute();
+      }
+      return { kind: 'user', via: 'session', userId: row.user_id, sessionId: row.id };
+    },
+  };
+
+  async function assertNotThrottled(email: string): Promise<void> {
+    const row = await db.selectFrom('login_attempts').selectAll().where('email', '=', email).executeTakeFirst();
+    const now = clock.now();
+    if (row && now - row.window_start < THROTTLE_WINDOW_SECONDS && row.failures >= THROTTLE_MAX_FAILURES) {
+      const retry = row.window_start + THROTTLE_WINDOW_SECONDS - now;
+      throw new ApiError('RESOURCE_EXHAUSTED', 'too many failed sign-ins for this email; try again later', {
+        reason: 'SIGN_IN_THROTTLED',
+        headers: { 'retry-after': String(Math.max(1, retry)) },
+      });
+    }
+  }
+
+  async function recordFailure(email: string): Promise<void> {
+    const now = clock.now();
+    await db
+      .insertInto('login_attempts')
+      .values({ email, window_start: now, failures: 1 })
+      .onConflict((oc) =>
+        oc.column('email').doUpdateSet((eb) => ({
+          // Restart the window when the old one has passed, else count up.
+          failures: eb
+            .case()
+            .when('login_attempts.window_start', '<=', now - THROTTLE_WINDOW_SECONDS)
+            .then(1)
+            .else(eb('login_attempts.failures', '+', 1))
+            .end(),
+          window_start: eb
+            .case()
+            .when('login_attempts.window_start', '<=', now - THROTTLE_WINDOW_SECONDS)
+            .then(now)
+            .else(eb.ref('login_attempts.window_start'))
+            .end(),
+        })),
+      )
+      .execute();
+  }
+
+  /** Checks e-mail and password; returns the user id or throws 401 (429 when throttled). */
+  async function checkPassword(rawEmail: string, password: string): Promise<string> {
+    const email = normalizeEmail(rawEmail);
+    await assertNotThrottled(email);
+    const user = await findUserByEmail(db, email);
+    const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
+    if (!user || !ok) {
+      await recordFailure(email);
+      throw new ApiError('UNAUTHENTICATED', 'wrong email or password', { reason: 'INVALID_CREDENTIALS' });
+    }
+    await db.deleteFrom('login_attempts').where('email', '=', email).execute();
+    return user.id;
+  }
+
+  async function signIn(email: string, password: string): Promise<IssuedSession> {
+    return createSession(await checkPassword(email, password));
+  }
+
+  async function revokeSession(sessionId: string): Promise<void> {
+    await db.deleteFrom('sessions').where('id', '=', sessionId).execute();
+  }
+
+  return { createSession, ensureSessionToken, verifier, checkPassword, signIn, revokeSession };
+}
+
+export type SessionService = ReturnType<typeof createSessionService>;

@@ -1,0 +1,35 @@
+// Prometheus metrics: request counts and latency by route and status. One registry per app so
+// several apps in one process (tests) do not collide.
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metricsRegistry: Registry;
+  }
+}
+
+export function registerMetrics(app: FastifyInstance): void {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'svc_http_requests_total',
+    help: 'HTTP requests by method, route template and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'svc_http_request_duration_seconds',
+    help: 'HTTP request latency by method, route template and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  app.decorate('metricsRegistry', registry);
+  app.addHook('onResponse', async (request, reply) => {
+    // The route template, never the raw url, so ids do not explode the label space.
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) };
+    requests.inc(labels);
+    latency.observe(labels, reply.elapsedTime / 1000);
+  });
+}

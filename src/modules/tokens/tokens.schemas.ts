@@ -1,0 +1,44 @@
+import { Type, type Static } from 'typebox';
+
+export const ApiTokenRole = Type.Union([Type.Literal('admin'), Type.Literal('member')], {
+  description: 'the role the token acts with; never above its creator\'s (default member)',
+});
+
+export const ApiTokenItem = Type.Object(
+  {
+    id: Type.String({ description: 'tok_ id' }),
+    workspace_id: Type.String(),
+    name: Type.String(),
+    prefix: Type.String({ description: 'the first 12 characters of the token (`sk_svc_` + 5), to recognise it' }),
+    role: ApiTokenRole,
+    created_at: Type.Integer({ description: 'Unix seconds' }),
+    last_used_at: Type.Optional(Type.Integer({ description: 'Unix seconds, at most a minute stale; absent until first use' })),
+    expires_at: Type.Optional(Type.Integer({ description: 'Unix seconds; absent when the token does not expire' })),
+  },
+  { $id: 'ApiToken', description: 'A workspace API token (spec 2.10). The token value itself is never listed.' },
+);
+export type ApiTokenItemT = Static<typeof ApiTokenItem>;
+
+export const CreateApiTokenBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, description: 'label for the token' }),
+    expires_at: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix seconds; must be in the future (at most 10 years ahead)' })),
+    role: Type.Optional(ApiTokenRole),
+  },
+  { additionalProperties: false },
+);
+
+export const CreatedApiToken = Type.Object(
+  {
+    id: Type.String({ description: 'tok_ id' }),
+    name: Type.String(),
+    token: Type.String({ description: 'the full secret (`sk_svc_...`): returned only in this response, not retrievable later' }),
+    expires_at: Type.Optional(Type.Integer({ description: 'Unix seconds; absent when the token does not expire' })),
+    prefix: Type.String(),
+    role: ApiTokenRole,
+    workspace_id: Type.String(),
+    created_at: Type.Integer(),
+  },
+  { description: 'The created token with its secret, shown once.' },
+);
+export type CreatedApiTokenT = Static<typeof CreatedApiToken>;

@@ -1,0 +1,58 @@
+// Users: e-mail identity with an scrypt-hashed password.
+import { isUniqueViolation, type Db } from '../../db/database.js';
+import { clock } from '../../platform/clock.js';
+import { hashPassword } from '../../platform/crypto.js';
+import { ApiError, invalidArgument } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import { findUserByEmail, insertUser, type UserRow } from './users.repo.js';
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+export function createUserService(deps: { db: Db }) {
+  const { db } = deps;
+
+  async function createUser(input: { email: string; password: string; name?: string | null }): Promise<UserRow> {
+    const email = normalizeEmail(input.email);
+    if (!EMAIL.test(email) || email.length > 254) throw invalidArgument('email is not a valid address', 'INVALID_EMAIL', [{ field: 'email', description: 'an e-mail address' }]);
+    if (input.password.length < 8 || input.password.length > 256) {
+      throw invalidArgument('password must be 8-256 characters', 'INVALID_PASSWORD', [{ field: 'password', description: '8-256 characters' }]);
+    }
+    const now = clock.now();
+    const row: UserRow = {
+      id: newId('user'),
+      email,
+      password_hash: await hashPassword(input.password),
+      name: input.name ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await insertUser(db, row);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', 'a user with this email already exists', { reason: 'EMAIL_TAKEN' });
+      throw err;
+    }
+    return row;
+  }
+
+  /** Creates the user unless one with this email exists; returns it either way. */
+  async function ensureUser(input: { email: string; password: string }): Promise<{ user: UserRow; created: boolean }> {
+    const existing = await findUserByEmail(db, normalizeEmail(input.email));
+    if (existing) return { user: existing, created: false };
+    try {
+      return { user: await createUser(input), created: true };
+    } catch (err) {
+      const raced = err instanceof ApiError && err.code === 'ALREADY_EXISTS' ? await findUserByEmail(db, normalizeEmail(input.email)) : undefined;
+      if (raced) return { user: raced, created: false };
+      throw err;
+    }
+  }
+
+  return { createUser, ensureUser };
+}
+
+export type UserService = ReturnType<typeof createUserService>;

@@ -1,0 +1,60 @@
+import { Type, type Static } from 'typebox';
+
+export const WorkspaceId = Type.String({ minLength: 1, maxLength: 53, description: 'workspace id (ws_...)' });
+export const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')], { description: 'owner, admin or member' });
+
+export const Workspace = Type.Object(
+  {
+    id: Type.String({ description: 'ws_ id' }),
+    name: Type.String({ description: 'display name, 1-100 characters' }),
+    slug: Type.String({ description: 'unique url-safe handle, 3-39 of [a-z0-9-]' }),
+    plan: Type.Object(
+      {
+        tier: Type.String({ description: 'subscription tier, `free` until changed' }),
+        billed_by: Type.String({ description: 'who bills the workspace: `self` for a self-hosted install' }),
+      },
+      { description: 'the subscription plan' },
+    ),
+    role: Type.Optional(RoleSchema),
+    created_at: Type.Integer({ description: 'Unix seconds' }),
+    updated_at: Type.Integer({ description: 'Unix seconds' }),
+    etag: Type.String({ description: 'changes on every write; send it back in if-match' }),
+  },
+  { $id: 'Workspace', description: 'A workspace: the unit of tenancy. `role` is the caller\'s role in it.' },
+);
+export type WorkspaceT = Static<typeof Workspace>;
+
+const Slug = Type.String({ minLength: 3, maxLength: 39, pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', description: '3-39 of [a-z0-9-], not starting or ending with -' });
+const Name = Type.String({ minLength: 1, maxLength: 100, description: 'display name' });
+
+export const CreateWorkspaceBody = Type.Object(
+  { name: Name, slug: Type.Optional(Slug) },
+  { additionalProperties: false, description: 'The caller becomes the owner. A slug is derived from the name when omitted.' },
+);
+export const PatchWorkspaceBody = Type.Object(
+  { name: Type.Optional(Name), slug: Type.Optional(Slug) },
+  { additionalProperties: false, minProperties: 1, description: 'Fields to change; at least one.' },
+);
+
+export const Member = Type.Object(
+  {
+    id: Type.String({ description: 'wsm_ id' }),
+    user_id: Type.String({ description: 'usr_ id' }),
+    email: Type.String({ description: "the member's e-mail address" }),
+    role: RoleSchema,
+    joined_at: Type.String({ format: 'date-time', description: 'ISO 8601 date-time (a string, as the spec gives it)' }),
+  },
+  { $id: 'WorkspaceMember', description: 'A member of a workspace (spec 2.11; `email` and `role` are our additions).' },
+);
+export type MemberT = Static<typeof Member>;
+
+export const AddMemberBody = Type.Object(
+  {
+    email: Type.Optional(Type.String({ minLength: 3, maxLength: 254, description: 'the user to add, by e-mail' })),
+    user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 53, description: 'the user to add, by id' })),
+    role: RoleSchema,
+  },
+  { additionalProperties: false, description: 'Exactly one of email or user_id; the user must exist.' },
+);
+export const PatchMemberBody = Type.Object({ role: RoleSchema }, { additionalProperties: false });
+export const MemberPathParams = Type.Object({ id: WorkspaceId, user_id: Type.String({ minLength: 1, maxLength: 53, description: 'usr_ id of the member' }) });

@@ -1,0 +1,189 @@
+// Workspaces and their members. The creator becomes the owner in the same transaction.
+import { sql } from 'kysely';
+import { isUniqueViolation, type Db, type Executor } from '../../db/database.js';
+import { roleAtLeast, type MembershipLookup, type Role, type WorkspaceScope } from '../../platform/auth.js';
+import { clock, isoFromSeconds } from '../../platform/clock.js';
+import { randomString } from '../../platform/crypto.js';
+import { ApiError, invalidArgument, notFound, permissionDenied } from '../../platform/errors.js';
+import { etagMismatch, etagOf } from '../../platform/etag.js';
+import { isId, newId } from '../../platform/ids.js';
+import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
+import { findUserByEmail, findUserById } from '../users/users.repo.js';
+import { normalizeEmail } from '../users/users.service.js';
+import * as repo from './workspaces.repo.js';
+import type { MemberT, WorkspaceT } from './workspaces.schemas.js';
+
+export function toWorkspace(row: repo.WorkspaceRow, role?: string): WorkspaceT {
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    plan: { tier: row.plan_tier, billed_by: row.billed_by },
+    ...(role ? { role: role as Role } : {}),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    etag: etagOf(row.revision),
+  };
+}
+
+export function toMember(row: repo.MemberRow): MemberT {
+  return { id: row.id, user_id: row.user_id, email: row.email, role: row.role as Role, joined_at: isoFromSeconds(row.joined_at) };
+}
+
+function slugFromName(name: string): string {
+  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 32);
+  return base.length >= 3 ? base : `ws-${base || randomString(4, '0123456789abcdefghijklmnopqrstuvwxyz')}`.replace(/-+$/, '');
+}
+
+/** Takes the workspace's write lock (a row lock on PostgreSQL, the database write lock on SQLite). */
+async function lockWorkspace(tx: Executor, id: string): Promise<void> {
+  await sql`update workspaces set updated_at = updated_at where id = ${id}`.execute(tx);
+}
+
+export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
+  const { db, cursors } = deps;
+
+  const memberships: MembershipLookup = {
+    async roleOf(workspaceId, userId) {
+      if (!isId('workspace', workspaceId)) return null;
+      const row = await repo.findMemberRole(db, workspaceId, userId);
+      return (row?.role as Role | undefined) ?? null;
+    },
+  };
+
+  async function createWorkspace(userId: string, input: { name: string; slug?: string }): Promise<WorkspaceT> {
+    const now = clock.now();
+    for (let attempt = 0; ; attempt++) {
+      const slug = input.slug ?? (attempt === 0 ? slugFromName(input.name) : `${slugFromName(input.name).slice(0, 32)}-${randomString(6, '0123456789abcdefghijklmnopqrstuvwxyz')}`);
+      const row: repo.WorkspaceRow = {
+        id: newId('workspace'), name: input.name, slug, plan_tier: 'free', billed_by: 'self', created_at: now, updated_at: now, revision: 1,
+      };
+      try {
+        await db.transaction().execute(async (tx) => {
+          await repo.insertWorkspace(tx, row);
+          await repo.insertMember(tx, { id: newId('member'), workspace_id: row.id, user_id: userId, role: 'owner', joined_at: now, updated_at: now });
+        });
+        return toWorkspace(row, 'owner');
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        if (input.slug !== undefined) throw new ApiError('ALREADY_EXISTS', `slug "${input.slug}" is taken`, { reason: 'SLUG_TAKEN' });
+        if (attempt >= 4) throw err;
+      }
+    }
+  }
+
+  async function getWorkspace(scope: WorkspaceScope): Promise<WorkspaceT> {
+    const row = await repo.findWorkspace(db, scope.workspaceId);
+    if (!row) throw notFound('workspace');
+    return toWorkspace(row, scope.role);
+  }
+
+  async function listWorkspaces(userId: string, query: PageQueryT): Promise<Page<WorkspaceT>> {
+    const page = cursors.request(query, userId);
+    const rows = await repo.listWorkspacesOfUser(db, userId, page);
+    return cursors.page(rows, page, userId, {}, (r) => toWorkspace(r, r.role));
+  }
+
+  async function patchWorkspace(scope: WorkspaceScope, revision: number | null, input: { name?: string; slug?: string }): Promise<WorkspaceT> {
+    if (!roleAtLeast(scope.role, 'admin')) throw permissionDenied('changing a workspace needs the admin role or higher', 'ROLE_TOO_LOW');
+    let row: repo.WorkspaceRow | undefined;
+    try {
+      row = await repo.updateWorkspaceIfRevision(db, scope.workspaceId, revision, input, clock.now());
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', `slug "${input.slug}" is taken`, { reason: 'SLUG_TAKEN' });
+      throw err;
+    }
+    if (row) return toWorkspace(row, scope.role);
+    const current = await repo.findWorkspace(db, scope.workspaceId);
+    if (!current) throw notFound('workspace');
+    throw etagMismatch(`workspace ${scope.workspaceId}`, current.revision);
+  }
+
+  async function listMembers(scope: WorkspaceScope, query: PageQueryT): Promise<Page<MemberT>> {
+    const page = cursors.request(query, scope.workspaceId);
+    const rows = await repo.listMembers(db, scope.workspaceId, page);
+    return cursors.page(rows, page, scope.workspaceId, {}, toMember);
+  }
+
+  function assertMayManage(scope: WorkspaceScope, targetRole: Role | null, newRole: Role | null): void {
+    if (!roleAtLeast(scope.role, 'admin')) throw permissionDenied('managing members needs the admin role or higher', 'ROLE_TOO_LOW');
+    if (scope.role !== 'owner' && (targetRole === 'owner' || newRole === 'owner')) {
+      throw permissionDenied('only an owner may grant, change or remove the owner role', 'OWNER_PROTECTED');
+    }
+  }
+
+  async function countOwners(tx: Executor, workspaceId: string): Promise<number> {
+    const r = await tx
+      .selectFrom('workspace_members')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .where('role', '=', 'owner')
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async function addMember(scope: WorkspaceScope, input: { email?: string; user_id?: string; role: Role }): Promise<MemberT> {
+    if ((input.email === undefined) === (input.user_id === undefined)) {
+      throw invalidArgument('send exactly one of email or user_id', 'ONE_OF_EMAIL_USER_ID', [{ field: 'body.email', description: 'exactly one of email, user_id' }]);
+    }
+    assertMayManage(scope, null, input.role);
+    const user = input.email !== undefined ? await findUserByEmail(db, normalizeEmail(input.email)) : await findUserById(db, input.user_id!);
+    if (!user) throw notFound('user');
+    const now = clock.now();
+    try {
+      await repo.insertMember(db, { id: newId('member'), workspace_id: scope.workspaceId, user_id: user.id, role: input.role, joined_at: now, updated_at: now });
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', 'the user is already a member', { reason: 'ALREADY_MEMBER' });
+      throw err;
+    }
+    const row = await repo.findMember(db, scope.workspaceId, user.id);
+    return toMember(row!);
+  }
+
+  async function getMember(scope: WorkspaceScope, userId: string): Promise<MemberT> {
+    const row = isId('user', userId) ? await repo.findMember(db, scope.workspaceId, userId) : undefined;
+    if (!row) throw notFound('member');
+    return toMember(row);
+  }
+
+  async function loadMemberById(workspaceId: string, memberId: string): Promise<MemberT | null> {
+    const row = await repo.findMemberById(db, workspaceId, memberId);
+    return row ? toMember(row) : null;
+  }
+
+  async function changeMemberRole(scope: WorkspaceScope, userId: string, role: Role): Promise<MemberT> {
+    if (!isId('user', userId)) throw notFound('member');
+    return db.transaction().execute(async (tx) => {
+      await lockWorkspace(tx, scope.workspaceId);
+      const target = await repo.findMember(tx, scope.workspaceId, userId);
+      if (!target) throw notFound('member');
+      assertMayManage(scope, target.role as Role, role);
+      if (target.role === 'owner' && role !== 'owner' && (await countOwners(tx, scope.workspaceId)) <= 1) {
+        throw new ApiError('FAILED_PRECONDITION', 'a workspace keeps at least one owner', { reason: 'LAST_OWNER' });
+      }
+      await tx.updateTable('workspace_members').set({ role, updated_at: clock.now() }).where('id', '=', target.id).execute();
+      return toMember({ ...target, role });
+    });
+  }
+
+  async function removeMember(scope: WorkspaceScope, userId: string): Promise<void> {
+    if (!isId('user', userId)) throw notFound('member');
+    await db.transaction().execute(async (tx) => {
+      await lockWorkspace(tx, scope.workspaceId);
+      const target = await repo.findMember(tx, scope.workspaceId, userId);
+      if (!target) throw notFound('member');
+      assertMayManage(scope, target.role as Role, null);
+      if (target.role === 'owner' && (await countOwners(tx, scope.workspaceId)) <= 1) {
+        throw new ApiError('FAILED_PRECONDITION', 'a workspace keeps at least one owner', { reason: 'LAST_OWNER' });
+      }
+      await tx.deleteFrom('workspace_members').where('id', '=', target.id).execute();
+    });
+  }
+
+  return {
+    memberships, createWorkspace, getWorkspace, listWorkspaces, patchWorkspace,
+    listMembers, addMember, getMember, loadMemberById, changeMemberRole, removeMember,
+  };
+}
+
+export type WorkspaceService = ReturnType<typeof createWorkspaceService>;

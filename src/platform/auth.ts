@@ -1,0 +1,179 @@
+// Bearer token -> principal; svc-context -> workspace; roles (spec section 5, API.md section 4).
+// Routes declare how they are scoped with `config: { auth: ... }`; one onRequest hook enforces it.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { permissionDenied, unauthenticated, ApiError } from './errors.js';
+
+export type Role = 'owner' | 'admin' | 'member';
+export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
+const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
+
+export function roleAtLeast(role: Role, needed: Role): boolean {
+  return RANK[role] >= RANK[needed];
+}
+
+/** A user credential (session token, browser cookie, trusted external JWT): broad, may span workspaces. */
+export interface UserPrincipal {
+  kind: 'user';
+  via: 'session' | 'cookie' | 'external_jwt';
+  userId: string;
+  sessionId: string | null;
+}
+
+/** A workspace credential (API token, OAuth client JWT): acts on its own workspace only. */
+export interface WorkspacePrincipal {
+  kind: 'workspace';
+  via: 'api_token' | 'client_jwt';
+  workspaceId: string;
+  role: Role;
+  credentialId: string;
+}
+
+export type Principal = UserPrincipal | WorkspacePrincipal;
+
+/** The resolved workspace of a workspace-scoped request and the caller's role in it. */
+export interface WorkspaceScope {
+  workspaceId: string;
+  role: Role;
+  /** usr_ id, tok_ id or oac_ id of whoever acts, for created_by fields */
+  actorId: string;
+}
+
+/**
+ * - `none`: public.
+ * - `user`: a user credential (broad), e.g. `/v1/me`, `/v1/workspaces`.
+ * - `any`: any valid credential.
+ * - `workspace`: the workspace comes from the credential or the svc-context header.
+ * - `workspace-path`: the workspace is the `:id` path parameter; the caller must belong to it.
+ */
+export type AuthMode = 'none' | 'user' | 'any' | 'workspace' | 'workspace-path';
+
+export interface TokenVerifier {
+  /** Returns the principal for a token of the form this verifier owns, or null when the form is not its. */
+  verify(token: string): Promise<Principal | null>;
+}
+
+export interface MembershipLookup {
+  roleOf(workspaceId: string, userId: string): Promise<Role | null>;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+    scope: WorkspaceScope | null;
+  }
+}
+
+export const SvcContextHeader = Type.String({
+  minLength: 1,
+  maxLength: 53,
+  description:
+    'Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; ' +
+    'redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403.',
+});
+
+/** The scope of a request known to be workspace-scoped; handlers call this instead of reading `request.scope`. */
+export function scopeOf(request: FastifyRequest): WorkspaceScope {
+  if (!request.scope) throw new ApiError('INTERNAL', 'route is not workspace-scoped');
+  return request.scope;
+}
+
+export function userOf(request: FastifyRequest): UserPrincipal {
+  const p = request.principal;
+  if (!p || p.kind !== 'user') throw permissionDenied('this route needs a user credential (session token), not a workspace token', 'USER_CREDENTIAL_REQUIRED');
+  return p;
+}
+
+export function requireRole(scope: WorkspaceScope, needed: Role): void {
+  if (!roleAtLeast(scope.role, needed)) {
+    throw permissionDenied(`this action needs the ${needed} role or higher; you are ${scope.role}`, 'ROLE_TOO_LOW');
+  }
+}
+
+function bearerOf(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
+  if (!match) throw unauthenticated('Authorization header must be "Bearer <token>"');
+  return match[1]!;
+}
+
+function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export interface AuthDeps {
+  verifiers: TokenVerifier[];
+  memberships: MembershipLookup;
+  /** optional extra principal source tried when no Authorization header is sent (the browser cookie) */
+  cookiePrincipal?: (request: FastifyRequest) => Promise<Principal | null>;
+}
+
+export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
+  app.decorateRequest('principal', null);
+  app.decorateRequest('scope', null);
+
+  async function authenticate(request: FastifyRequest): Promise<Principal> {
+    const token = bearerOf(request);
+    if (token === null) {
+      const fromCookie = deps.cookiePrincipal ? await deps.cookiePrincipal(request) : null;
+      if (fromCookie) return fromCookie;
+      throw unauthenticated('missing Authorization: Bearer <token> header');
+    }
+    for (const verifier of deps.verifiers) {
+      const principal = await verifier.verify(token);
+      if (principal) return principal;
+    }
+    throw unauthenticated();
+  }
+
+  async function resolveWorkspace(request: FastifyRequest, principal: Principal, pathWorkspace: string | null): Promise<WorkspaceScope> {
+    const context = headerValue(request, 'svc-context');
+    if (context !== undefined && (context.length < 1 || context.length > 53)) {
+      throw new ApiError('INVALID_ARGUMENT', 'svc-context must be 1-53 characters', {
+        reason: 'INVALID_SVC_CONTEXT',
+        fieldViolations: [{ field: 'header.svc-context', description: 'a single ws_ id' }],
+      });
+    }
+    if (pathWorkspace !== null && context !== undefined && context !== pathWorkspace) {
+      throw permissionDenied('svc-context names a different workspace than the path', 'SVC_CONTEXT_MISMATCH');
+    }
+    if (principal.kind === 'workspace') {
+      const wanted = pathWorkspace ?? context;
+      if (wanted !== undefined && wanted !== principal.workspaceId) {
+        throw permissionDenied('this token belongs to a different workspace', 'SVC_CONTEXT_MISMATCH');
+      }
+      return { workspaceId: principal.workspaceId, role: principal.role, actorId: principal.credentialId };
+    }
+    const wanted = pathWorkspace ?? context;
+    if (wanted === undefined) {
+      throw permissionDenied(
+        'request is ambiguous: a session or user credential must name the workspace in the svc-context header',
+        'SVC_CONTEXT_REQUIRED',
+      );
+    }
+    const role = await deps.memberships.roleOf(wanted, principal.userId);
+    // 403 whether or not the workspace exists, so ids of other tenants cannot be probed.
+    if (!role) throw permissionDenied('you are not a member of this workspace', 'NOT_A_MEMBER');
+    return { workspaceId: wanted, role, actorId: principal.userId };
+  }
+
+  app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
+    const mode = request.routeOptions.config?.auth ?? 'none';
+    if (mode === 'none') return;
+    const principal = await authenticate(request);
+    request.principal = principal;
+    if (mode === 'user') {
+      userOf(request);
+    } else if (mode === 'workspace') {
+      request.scope = await resolveWorkspace(request, principal, null);
+    } else if (mode === 'workspace-path') {
+      const id = (request.params as { id?: string } | undefined)?.id ?? '';
+      request.scope = await resolveWorkspace(request, principal, id);
+    }
+  });
+}

@@ -1,0 +1,103 @@
+// The one error shape (API.md section 2) and the one code -> status table.
+import { Type, type Static } from 'typebox';
+
+export const ERROR_CODES = [
+  'INVALID_ARGUMENT',
+  'UNAUTHENTICATED',
+  'PERMISSION_DENIED',
+  'NOT_FOUND',
+  'ABORTED',
+  'ALREADY_EXISTS',
+  'FAILED_PRECONDITION',
+  'RESOURCE_EXHAUSTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export function statusOf(code: ErrorCode): number {
+  switch (code) {
+    case 'INVALID_ARGUMENT': return 400;
+    case 'UNAUTHENTICATED': return 401;
+    case 'PERMISSION_DENIED': return 403;
+    case 'NOT_FOUND': return 404;
+    case 'ABORTED': return 409;
+    case 'ALREADY_EXISTS': return 409;
+    case 'FAILED_PRECONDITION': return 422;
+    case 'RESOURCE_EXHAUSTED': return 429;
+    case 'INTERNAL': return 500;
+    case 'UNAVAILABLE': return 503;
+  }
+}
+
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+export interface ApiErrorOptions {
+  reason?: string;
+  metadata?: Record<string, string>;
+  fieldViolations?: FieldViolation[];
+  /** extra response headers, e.g. retry-after or www-authenticate */
+  headers?: Record<string, string>;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly options: ApiErrorOptions = {},
+  ) {
+    super(message);
+    this.status = statusOf(code);
+  }
+}
+
+export const notFound = (what: string) => new ApiError('NOT_FOUND', `${what} not found`, { reason: 'NOT_FOUND' });
+export const permissionDenied = (message: string, reason = 'PERMISSION_DENIED') =>
+  new ApiError('PERMISSION_DENIED', message, { reason });
+export const invalidArgument = (message: string, reason = 'INVALID_ARGUMENT', fieldViolations?: FieldViolation[]) =>
+  new ApiError('INVALID_ARGUMENT', message, { reason, ...(fieldViolations ? { fieldViolations } : {}) });
+export const unauthenticated = (message = 'missing, invalid, expired or revoked token') =>
+  new ApiError('UNAUTHENTICATED', message, {
+    reason: 'INVALID_TOKEN',
+    headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+  });
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.Unsafe<ErrorCode>({ type: 'string', enum: [...ERROR_CODES], description: 'canonical status name' }),
+      message: Type.String({ description: 'human-readable explanation; never contains secrets' }),
+      reason: Type.Optional(Type.String({ description: 'UPPER_SNAKE machine-readable detail' })),
+      metadata: Type.Optional(
+        Type.Record(Type.String(), Type.String(), {
+          description: 'string map of details, e.g. `etag` (the current etag) on ABORTED',
+        }),
+      ),
+      field_violations: Type.Optional(
+        Type.Array(
+          Type.Object({
+            field: Type.String({ description: 'location of the bad value, e.g. `body.name`' }),
+            description: Type.String(),
+          }),
+        ),
+      ),
+      request_id: Type.String({ description: 'the x-request-id of the failed request' }),
+    }),
+  },
+  { $id: 'Error', description: 'The one error body of every non-2xx response.' },
+);
+
+export type ErrorBodyT = Static<typeof ErrorBody>;
+
+export function errorBody(err: ApiError, requestId: string): ErrorBodyT {
+  const body: ErrorBodyT['error'] = { code: err.code, message: err.message, request_id: requestId };
+  if (err.options.reason) body.reason = err.options.reason;
+  if (err.options.metadata) body.metadata = err.options.metadata;
+  if (err.options.fieldViolations?.length) body.field_violations = err.options.fieldViolations;
+  return { error: body };
+}

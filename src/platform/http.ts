@@ -1,0 +1,68 @@
+// Route-schema building blocks shared by every module, so each route declares its headers,
+// parameters and every response status (success and errors) the same way, and the OpenAPI
+// document lists them all.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type TSchema } from 'typebox';
+import { SvcContextHeader } from './auth.js';
+import { IfMatchHeader } from './etag.js';
+import { IdempotencyKeyHeader } from './idempotency.js';
+
+export type App = FastifyInstance<
+  import('node:http').Server,
+  import('node:http').IncomingMessage,
+  import('node:http').ServerResponse,
+  import('fastify').FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export const ErrorRef = Type.Unsafe<{ error: { code: string; message: string; request_id: string } }>({ $ref: 'Error#' });
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header',
+  401: 'UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token',
+  403: 'PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low',
+  404: 'NOT_FOUND: no such resource in the caller\'s workspace',
+  409: 'ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS',
+  422: 'FAILED_PRECONDITION: the resource\'s state forbids this, or the idempotency key was used with another request',
+  429: 'RESOURCE_EXHAUSTED: throttled; see retry-after',
+  503: 'UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after',
+};
+
+function errorResponse(status: number) {
+  return Type.Unsafe({ $ref: 'Error#', description: ERROR_DESCRIPTIONS[status] ?? 'error' });
+}
+
+/** Builds a `response` map: the success schemas plus the listed error statuses, all in the one error shape. */
+export function responses<S extends Record<number, TSchema>>(success: S, errors: number[] = [400, 401, 403, 404]): S & Record<number, TSchema> {
+  const out: Record<number, TSchema> = { ...success };
+  for (const status of new Set([...errors, 401, 503])) out[status] = errorResponse(status);
+  return out as S & Record<number, TSchema>;
+}
+
+export const NoContent = Type.Unsafe<void>({ type: 'null', description: 'No content' });
+
+/** A request header's value (the first, if repeated). */
+export function headerOf(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The common request headers of spec 4.1; pick what a route accepts. */
+export function requestHeaders(opts: { context?: boolean; ifMatch?: 'required' | 'optional'; idempotency?: 'required' | 'optional' } = {}) {
+  const props: Record<string, TSchema> = {};
+  if (opts.context !== false) props['svc-context'] = Type.Optional(SvcContextHeader);
+  if (opts.ifMatch === 'required') props['if-match'] = IfMatchHeader;
+  if (opts.ifMatch === 'optional') props['if-match'] = Type.Optional(IfMatchHeader);
+  if (opts.idempotency === 'required') props['idempotency-key'] = IdempotencyKeyHeader;
+  if (opts.idempotency === 'optional') props['idempotency-key'] = Type.Optional(IdempotencyKeyHeader);
+  return Type.Object(props);
+}
+
+export const bearerSecurity = [{ bearerAuth: [] }];
+
+/** Sends a single versioned resource with its quoted ETag header. */
+export function withEtag<T extends { etag: string }>(reply: FastifyReply, resource: T): T {
+  reply.header('etag', `"${resource.etag}"`);
+  return resource;
+}

@@ -1,0 +1,130 @@
+// Idempotency keys (spec 4.1, API.md section 3), Stripe's rules: scope = principal's workspace or
+// user + method + route; first request records the key and a fingerprint, runs, and stores the
+// status and the created resource's id; a replay returns that status with the resource's current
+// representation and `idempotent-replayed: true`; another body under the same key is 422; a key
+// still in flight is 409. Failures (4xx/5xx) are not recorded, so the client may retry.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { clock } from './clock.js';
+import { sha256Hex } from './crypto.js';
+import { ApiError } from './errors.js';
+import type { Db } from '../db/database.js';
+
+export const IdempotencyKeyHeader = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description:
+    'Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. ' +
+    'Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409.',
+});
+
+const TTL_SECONDS = 24 * 60 * 60;
+
+export interface IdempotentOutcome<T> {
+  status: number;
+  body: T;
+  /** id of the created resource, used to load its current representation on replay */
+  resourceId: string;
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+function principalScope(request: FastifyRequest): string {
+  if (request.scope) return request.scope.workspaceId;
+  const p = request.principal;
+  if (!p) return 'anonymous';
+  return p.kind === 'user' ? p.userId : p.workspaceId;
+}
+
+export class IdempotencyStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Runs `create` at most once per key. Without a key it simply runs. `load` returns the current
+   * representation of a previously created resource (null if it is gone, then the replay is 404).
+   */
+  async run<T>(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string | undefined,
+    load: (resourceId: string) => Promise<T | null>,
+    create: () => Promise<IdempotentOutcome<T>>,
+  ): Promise<T> {
+    if (key === undefined) {
+      const outcome = await create();
+      reply.code(outcome.status);
+      return outcome.body;
+    }
+    const scope = `${principalScope(request)}|${request.method} ${request.routeOptions.url ?? request.url}`;
+    const fingerprint = sha256Hex(`${request.method}\n${request.url.split('?')[0]}\n${canonical(request.body)}`);
+    const now = clock.now();
+
+    // Drop an expired record first so the key can start over.
+    await this.db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key', '=', key).where('expires_at', '<=', now).execute();
+    const inserted = await this.db
+      .insertInto('idempotency_keys')
+      .values({ scope, key, fingerprint, state: 'in_flight', status_code: null, resource_id: null, created_at: now, expires_at: now + TTL_SECONDS })
+      .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
+      .executeTakeFirst();
+
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
+      const existing = await this.db
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where('scope', '=', scope)
+        .where('key', '=', key)
+        .executeTakeFirst();
+      if (!existing) {
+        throw new ApiError('ABORTED', 'idempotency key was released concurrently; retry the request', { reason: 'IDEMPOTENCY_KEY_IN_USE' });
+      }
+      if (existing.fingerprint !== fingerprint) {
+        throw new ApiError('FAILED_PRECONDITION', 'idempotency key was already used with a different request', {
+          reason: 'IDEMPOTENCY_KEY_REUSED',
+        });
+      }
+      if (existing.state !== 'done' || existing.resource_id === null) {
+        throw new ApiError('ABORTED', 'a request with this idempotency key is still in progress', {
+          reason: 'IDEMPOTENCY_KEY_IN_USE',
+          headers: { 'retry-after': '1' },
+        });
+      }
+      const current = await load(existing.resource_id);
+      if (current === null) throw new ApiError('NOT_FOUND', 'the resource created under this idempotency key no longer exists', { reason: 'NOT_FOUND' });
+      reply.header('idempotent-replayed', 'true');
+      reply.code(existing.status_code ?? 200);
+      return current;
+    }
+
+    let outcome: IdempotentOutcome<T>;
+    try {
+      outcome = await create();
+    } catch (err) {
+      // Not recorded: the client may retry with the same key.
+      await this.db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key', '=', key).execute();
+      throw err;
+    }
+    await this.db
+      .updateTable('idempotency_keys')
+      .set({ state: 'done', status_code: outcome.status, resource_id: outcome.resourceId })
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .execute();
+    reply.code(outcome.status);
+    return outcome.body;
+  }
+
+  /** Removes expired keys; called periodically. */
+  async purgeExpired(): Promise<number> {
+    const res = await this.db.deleteFrom('idempotency_keys').where('expires_at', '<=', clock.now()).executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+}

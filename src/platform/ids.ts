@@ -1,0 +1,53 @@
+// Prefixed, time-sortable ids: `${prefix}_` + 26 lowercase Crockford base32 characters (ULID,
+// monotonic within a millisecond), so "newest first" is `order by id desc` and never ties.
+import { monotonicFactory } from 'ulid';
+
+export const ID_PREFIXES = {
+  workspace: 'ws',
+  machine: 'mch',
+  cluster: 'clu',
+  package: 'pkg',
+  install: 'inst',
+  repositoryChangeRequest: 'rcr',
+  repository: 'repo',
+  orderDraft: 'odft',
+  secret: 'sec',
+  secretVersion: 'secv',
+  member: 'wsm',
+  user: 'usr',
+  operation: 'op',
+  apiToken: 'tok',
+  packageVersion: 'pkv',
+  render: 'rnd',
+  previewHostname: 'phn',
+  agent: 'agt',
+  agentSession: 'ags',
+  agentTurn: 'agtt',
+  snippet: 'snp',
+  snippetRun: 'snpr',
+  offer: 'ofr',
+  order: 'ord',
+  checkoutSession: 'chk',
+  notification: 'ntf',
+  subscriptionChangeRequest: 'scr',
+  oauthClient: 'oac',
+  session: 'ses',
+  deviceCode: 'dvc',
+  signingKey: 'key',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const nextUlid = monotonicFactory();
+
+export function newId(kind: IdKind): string {
+  return `${ID_PREFIXES[kind]}_${nextUlid().toLowerCase()}`;
+}
+
+const ULID_BODY = /^[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** True when `value` is a well-formed id of this kind; anything else is treated as not found. */
+export function isId(kind: IdKind, value: string): boolean {
+  const prefix = ID_PREFIXES[kind] + '_';
+  return value.startsWith(prefix) && ULID_BODY.test(value.slice(prefix.length));
+}

@@ -1,0 +1,83 @@
+// `svc serve`: open the database, migrate, bootstrap the first user, listen, and drain on SIGTERM.
+import pino from 'pino';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { createServices, type Services } from './services.js';
+
+export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["idempotency-key"]', 'res.headers["set-cookie"]'];
+
+export function createLogger(config: Config) {
+  return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } });
+}
+
+/** First-start owner account (idempotent): SVC_BOOTSTRAP_EMAIL/PASSWORD and optional SVC_BOOTSTRAP_TOKEN. */
+export async function bootstrapOwner(services: Services): Promise<string | null> {
+  const b = services.config.bootstrap;
+  if (!b) return null;
+  const { user } = await services.users.ensureUser({ email: b.email, password: b.password });
+  if (b.token) await services.sessions.ensureSessionToken(user.id, b.token);
+  return user.id;
+}
+
+export interface RunningServer {
+  url: string;
+  services: Services;
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, opts: { handleSignals?: boolean } = {}): Promise<RunningServer> {
+  const logger = createLogger(config);
+  const handle: DatabaseHandle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const applied = await migrateToLatest(handle.db);
+  if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
+  if (config.secretKeyGenerated && config.databaseUrl) {
+    logger.warn('SVC_SECRET_KEY is not set: using a key generated in the data dir; every instance sharing this database needs the same key');
+  }
+  const services = createServices({ db: handle.db, dialect: handle.dialect, config });
+  const bootstrapUser = await bootstrapOwner(services);
+  if (bootstrapUser) logger.info({ user_id: bootstrapUser }, 'bootstrap owner ready');
+
+  const { app, beginShutdown } = await buildApp({ services, logger });
+  const url = await app.listen({ port: config.port, host: config.host });
+  logger.info({ url, database: handle.dialect }, 'svc listening');
+
+  const purge = setInterval(() => {
+    services.idempotency.purgeExpired().catch((err) => logger.warn({ err }, 'idempotency purge failed'));
+  }, 10 * 60 * 1000);
+  purge.unref();
+
+  let stopping: Promise<void> | null = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      logger.info('shutting down: draining in-flight requests');
+      beginShutdown();
+      clearInterval(purge);
+      const force = setTimeout(() => {
+        logger.warn('grace period over; closing remaining connections');
+        app.server.closeAllConnections();
+      }, config.shutdownGraceMs);
+      force.unref();
+      // Stops accepting, waits for in-flight requests, closes idle keep-alive sockets.
+      await app.close();
+      clearTimeout(force);
+      await handle.close();
+      logger.info('stopped');
+    })();
+    return stopping;
+  };
+
+  if (opts.handleSignals) {
+    const onSignal = (signal: string) => {
+      logger.info({ signal }, 'signal received');
+      stop().then(() => process.exit(0), (err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      });
+    };
+    process.once('SIGTERM', () => onSignal('SIGTERM'));
+    process.once('SIGINT', () => onSignal('SIGINT'));
+  }
+  return { url, services, stop };
+}

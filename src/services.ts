@@ -1,0 +1,28 @@
+// Builds every service once from the database and config; routes and workers receive this.
+import type { Config } from './config.js';
+import type { Db, Dialect } from './db/database.js';
+import { deriveKey } from './platform/crypto.js';
+import { IdempotencyStore } from './platform/idempotency.js';
+import { CursorCodec } from './platform/pagination.js';
+import { createSessionService } from './modules/sessions/sessions.service.js';
+import { createApiTokenService } from './modules/tokens/tokens.service.js';
+import { createUserService } from './modules/users/users.service.js';
+import { createWorkspaceService } from './modules/workspaces/workspaces.service.js';
+
+export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
+  const { db, config } = deps;
+  const cursors = new CursorCodec(deriveKey(config.secretKey, 'cursor'));
+  return {
+    db,
+    dialect: deps.dialect,
+    config,
+    cursors,
+    idempotency: new IdempotencyStore(db),
+    users: createUserService({ db }),
+    sessions: createSessionService({ db }),
+    workspaces: createWorkspaceService({ db, cursors }),
+    apiTokens: createApiTokenService({ db, cursors }),
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;

@@ -1,0 +1,162 @@
+// Test harness: a fresh database per test file (SQLite in a temp dir, or a new PostgreSQL
+// database when SVC_TEST_DATABASE_URL is set), the real app over it, and small factories that go
+// through the same services the HTTP routes use.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { buildApp } from '../src/app.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import type { App } from '../src/platform/http.js';
+import { createServices, type Services } from '../src/services.js';
+
+export const DIALECT = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+export interface TestDatabase {
+  databaseUrl: string | null;
+  dataDir: string;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database for one test file. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
+  const admin = process.env.SVC_TEST_DATABASE_URL;
+  if (!admin) return { databaseUrl: null, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  const name = `svc_t_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`create database ${name}`);
+  await client.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    databaseUrl: url.toString(),
+    dataDir,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function testConfig(db: TestDatabase, env: NodeJS.ProcessEnv = {}): Config {
+  return loadConfig({
+    SVC_DATA_DIR: db.dataDir,
+    SVC_SECRET_KEY: randomBytes(32).toString('hex'),
+    SVC_PUBLIC_URL: 'http://svc.test',
+    LOG_LEVEL: 'silent',
+    ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
+    ...env,
+  });
+}
+
+export interface Response<T = any> {
+  status: number;
+  body: T;
+  headers: Record<string, string | string[] | number | undefined>;
+  text: string;
+}
+
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** raw payload, sent as-is (for malformed JSON tests) */
+  payload?: string;
+}
+
+export interface TestUser {
+  id: string;
+  email: string;
+  password: string;
+  token: string;
+}
+
+export class TestApp {
+  private users = 0;
+  constructor(
+    readonly app: App,
+    readonly services: Services,
+    readonly config: Config,
+    private readonly handle: DatabaseHandle,
+    private readonly database: TestDatabase,
+  ) {}
+
+  async request<T = any>(method: string, url: string, opts: RequestOptions = {}): Promise<Response<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    let payload: string | undefined = opts.payload;
+    if (opts.body !== undefined) {
+      payload = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    } else if (payload !== undefined) {
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await this.app.inject({ method: method as 'GET', url, headers, ...(payload !== undefined ? { payload } : {}) });
+    let body: any = undefined;
+    if (res.body.length) {
+      try {
+        body = JSON.parse(res.body);
+      } catch {
+        body = res.body;
+      }
+    }
+    return { status: res.statusCode, body, headers: res.headers, text: res.body };
+  }
+
+  /** A user with a fresh session token. */
+  async user(prefix = 'user'): Promise<TestUser> {
+    const email = `${prefix}${++this.users}-${randomBytes(3).toString('hex')}@example.test`;
+    const password = 'correct horse battery';
+    const user = await this.services.users.createUser({ email, password });
+    const session = await this.services.sessions.createSession(user.id);
+    return { id: user.id, email, password, token: session.token };
+  }
+
+  /** A workspace owned by `owner`, created through the API. */
+  async workspace(owner: TestUser, name = 'Acme'): Promise<{ id: string; etag: string }> {
+    const res = await this.request('POST', '/v1/workspaces', { token: owner.token, body: { name } });
+    if (res.status !== 201) throw new Error(`workspace create failed: ${res.status} ${res.text}`);
+    return res.body;
+  }
+
+  /** Adds `user` to the workspace with `role`, through the API, as `owner`. */
+  async addMember(owner: TestUser, workspaceId: string, user: TestUser, role: 'owner' | 'admin' | 'member'): Promise<void> {
+    const res = await this.request('POST', `/v1/workspaces/${workspaceId}/members`, { token: owner.token, body: { user_id: user.id, role } });
+    if (res.status !== 201) throw new Error(`add member failed: ${res.status} ${res.text}`);
+  }
+
+  /** An API token of the workspace, created through the API by `admin` with the svc-context header. */
+  async apiToken(admin: TestUser, workspaceId: string, body: Record<string, unknown> = {}): Promise<{ id: string; token: string; prefix: string }> {
+    const res = await this.request('POST', '/v1/api_tokens', {
+      token: admin.token,
+      headers: { 'svc-context': workspaceId },
+      body: { name: 'ci', ...body },
+    });
+    if (res.status !== 201) throw new Error(`api token create failed: ${res.status} ${res.text}`);
+    return res.body;
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+    await this.handle.close();
+    await this.database.drop();
+  }
+}
+
+export async function startTestApp(env: NodeJS.ProcessEnv = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = testConfig(database, env);
+  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
+  await migrateToLatest(handle.db);
+  const services = createServices({ db: handle.db, dialect: handle.dialect, config });
+  const { app } = await buildApp({ services });
+  return new TestApp(app, services, config, handle, database);
+}
