@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
+import fastifyFormbody from '@fastify/formbody';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { registerAuth } from './platform/auth.js';
 import { ApiError, ErrorBody } from './platform/errors.js';
@@ -12,6 +13,7 @@ import { systemRoutes } from './modules/system/system.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
 import { apiTokenRoutes } from './modules/tokens/tokens.routes.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
+import { tokenRoutes } from './modules/oauth/token.routes.js';
 import type { Services } from './services.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -111,6 +113,9 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     },
   });
 
+  // application/x-www-form-urlencoded for the OAuth endpoints (RFC 6749 and 8628 use forms).
+  await app.register(fastifyFormbody, { bodyLimit: 16 * 1024 });
+
   registerAuth(app, {
     verifiers: [services.sessions.verifier, services.apiTokens.verifier],
     memberships: services.workspaces.memberships,
@@ -120,6 +125,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   sessionRoutes(app, services);
   workspaceRoutes(app, services);
   apiTokenRoutes(app, services);
+  tokenRoutes(app, services);
 
   await app.ready();
   return {

@@ -7,6 +7,7 @@ import { CursorCodec } from './platform/pagination.js';
 import { createSessionService } from './modules/sessions/sessions.service.js';
 import { createApiTokenService } from './modules/tokens/tokens.service.js';
 import { createUserService } from './modules/users/users.service.js';
+import type { GrantHandler } from './modules/oauth/oauth.errors.js';
 import { createWorkspaceService } from './modules/workspaces/workspaces.service.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
@@ -22,6 +23,8 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     sessions: createSessionService({ db }),
     workspaces: createWorkspaceService({ db, cursors }),
     apiTokens: createApiTokenService({ db, cursors }),
+    /** POST /oauth/token handlers by grant_type; modules register theirs */
+    grants: new Map<string, GrantHandler>(),
   };
 }
 

@@ -1,0 +1,38 @@
+// OAuth 2.0 error responses (RFC 6749 section 5.2, RFC 8628 section 3.5). The token endpoint
+// answers in the OAuth shape `{error, error_description}` rather than the API's error body,
+// because OAuth clients and libraries expect exactly that.
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'access_denied'
+  | 'expired_token';
+
+export class OAuthError extends Error {
+  constructor(
+    readonly error: OAuthErrorCode,
+    readonly description: string,
+    /** 400 for everything but invalid_client (401), per RFC 6749 */
+    readonly status: number = error === 'invalid_client' ? 401 : 400,
+  ) {
+    super(description);
+  }
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  [extra: string]: string | number;
+}
+
+/** The form fields of a token request, already parsed (urlencoded or JSON). */
+export type TokenForm = Record<string, string | undefined>;
+
+/** Handles one grant_type at POST /oauth/token. */
+export type GrantHandler = (form: TokenForm, auth: { clientId?: string; clientSecret?: string }) => Promise<TokenResponse>;

@@ -1,0 +1,84 @@
+// POST /oauth/token (RFC 6749 section 3.2): one endpoint, dispatching on grant_type to the
+// handlers registered in `services.grants` (device_code: RFC 8628; client_credentials: RFC 6749 4.4).
+import { Type } from 'typebox';
+import type { App } from '../../platform/http.js';
+import type { Services } from '../../services.js';
+import { OAuthError, type TokenForm } from './oauth.errors.js';
+
+const OAuthErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'RFC 6749/8628 error code, e.g. authorization_pending, slow_down, access_denied, expired_token, invalid_grant, invalid_client' }),
+    error_description: Type.Optional(Type.String()),
+  },
+  { description: 'OAuth error (RFC 6749 section 5.2): this endpoint answers in the OAuth shape, not the API error body.' },
+);
+
+const TokenBody = Type.Object(
+  {
+    grant_type: Type.String({ maxLength: 200, description: '`urn:ietf:params:oauth:grant-type:device_code` or `client_credentials`' }),
+    device_code: Type.Optional(Type.String({ maxLength: 200 })),
+    client_id: Type.Optional(Type.String({ maxLength: 200 })),
+    client_secret: Type.Optional(Type.String({ maxLength: 200 })),
+    scope: Type.Optional(Type.String({ maxLength: 1000 })),
+    audience: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
+  { additionalProperties: false },
+);
+
+/** client_secret_basic (RFC 6749 2.3.1): `Authorization: Basic base64(urlencode(id):urlencode(secret))`. */
+function basicCredentials(header: string | undefined): { clientId?: string; clientSecret?: string } {
+  const m = header ? /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header) : null;
+  if (!m) return {};
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const i = decoded.indexOf(':');
+  if (i < 0) throw new OAuthError('invalid_client', 'malformed Basic credentials');
+  try {
+    return { clientId: decodeURIComponent(decoded.slice(0, i)), clientSecret: decodeURIComponent(decoded.slice(i + 1)) };
+  } catch {
+    throw new OAuthError('invalid_client', 'malformed Basic credentials');
+  }
+}
+
+export function tokenRoutes(app: App, s: Services): void {
+  app.post('/oauth/token', {
+    config: { auth: 'none' },
+    // OAuth clients get OAuth-shaped errors, including for validation failures.
+    attachValidation: true,
+    schema: {
+      tags: ['oauth'], operationId: 'oauthToken', summary: 'OAuth 2.0 token endpoint',
+      description:
+        'Form-encoded (or JSON). `grant_type=urn:ietf:params:oauth:grant-type:device_code` with `device_code` (RFC 8628: the CLI polls ' +
+        'until approved; errors authorization_pending, slow_down (+5 s interval), access_denied, expired_token, invalid_grant once exchanged) ' +
+        'returns a 32-character session token. `grant_type=client_credentials` with client_id/client_secret (body or Basic) returns a ' +
+        '1-hour JWT (`typ: at+jwt`) acting on the client\'s workspace. Responses carry `cache-control: no-store`.',
+      consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      body: TokenBody,
+      response: {
+        200: Type.Object(
+          {
+            access_token: Type.String(),
+            token_type: Type.Literal('Bearer'),
+            expires_in: Type.Integer({ description: 'seconds' }),
+          },
+          { additionalProperties: true },
+        ),
+        400: OAuthErrorBody,
+        401: OAuthErrorBody,
+      },
+    },
+  }, async (request, reply) => {
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    try {
+      if (request.validationError) throw new OAuthError('invalid_request', request.validationError.message);
+      const form = request.body as TokenForm;
+      const basic = basicCredentials(request.headers.authorization);
+      const handler = s.grants.get(form.grant_type ?? '');
+      if (!handler) throw new OAuthError('unsupported_grant_type', `grant_type "${form.grant_type ?? ''}" is not supported`);
+      return await handler(form, basic);
+    } catch (err) {
+      if (!(err instanceof OAuthError)) throw err;
+      if (err.status === 401) reply.header('www-authenticate', 'Basic realm="svc"');
+      return reply.code(err.status as 400 | 401).send({ error: err.error, error_description: err.description });
+    }
+  });
+}
