@@ -39,6 +39,11 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
+/** Runs `fn` in the caller's transaction if it already is one, else in a new transaction. */
+export function inTransaction<T>(executor: Executor, fn: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return executor.isTransaction ? fn(executor as Transaction<Database>) : executor.transaction().execute(fn);
+}
+
 /** True when a driver error is a unique-constraint violation, on either dialect. */
 export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string };

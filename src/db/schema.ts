@@ -58,6 +58,8 @@ export interface IdempotencyKeysTable {
   key: string;
   fingerprint: string;
   state: string;
+  /** random token of the request that owns an in-flight key */
+  claim: string;
   status_code: number | null;
   resource_id: string | null;
   created_at: number;

@@ -6,9 +6,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { clock } from './clock.js';
-import { sha256Hex } from './crypto.js';
+import { randomString, sha256Hex } from './crypto.js';
 import { ApiError } from './errors.js';
+import type { Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 
 export const IdempotencyKeyHeader = Type.String({
   minLength: 1,
@@ -19,6 +21,8 @@ export const IdempotencyKeyHeader = Type.String({
 });
 
 const TTL_SECONDS = 24 * 60 * 60;
+/** an in-flight key older than this is presumed abandoned by a crashed process */
+const STALE_CLAIM_SECONDS = 60;
 
 export interface IdempotentOutcome<T> {
   status: number;
@@ -49,75 +53,105 @@ export class IdempotencyStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Runs `create` at most once per key. Without a key it simply runs. `load` returns the current
-   * representation of a previously created resource (null if it is gone, then the replay is 404).
+   * Runs `create` at most once per key, inside a transaction that also marks the key done, so a
+   * crash can never leave a created resource behind an unfinished key. Without a key it simply
+   * runs in a transaction. `load` returns the current representation of a previously created
+   * resource (null if it is gone: the replay is then 404).
    */
   async run<T>(
     request: FastifyRequest,
     reply: FastifyReply,
     key: string | undefined,
     load: (resourceId: string) => Promise<T | null>,
-    create: () => Promise<IdempotentOutcome<T>>,
+    create: (tx: Transaction<Database>) => Promise<IdempotentOutcome<T>>,
   ): Promise<T> {
     if (key === undefined) {
-      const outcome = await create();
+      const outcome = await this.db.transaction().execute(create);
       reply.code(outcome.status);
       return outcome.body;
     }
     const scope = `${principalScope(request)}|${request.method} ${request.routeOptions.url ?? request.url}`;
     const fingerprint = sha256Hex(`${request.method}\n${request.url.split('?')[0]}\n${canonical(request.body)}`);
+    const claim = randomString(24);
     const now = clock.now();
 
     // Drop an expired record first so the key can start over.
     await this.db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key', '=', key).where('expires_at', '<=', now).execute();
     const inserted = await this.db
       .insertInto('idempotency_keys')
-      .values({ scope, key, fingerprint, state: 'in_flight', status_code: null, resource_id: null, created_at: now, expires_at: now + TTL_SECONDS })
+      .values({ scope, key, fingerprint, state: 'in_flight', claim, status_code: null, resource_id: null, created_at: now, expires_at: now + TTL_SECONDS })
       .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
       .executeTakeFirst();
 
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) {
-      const existing = await this.db
-        .selectFrom('idempotency_keys')
-        .selectAll()
-        .where('scope', '=', scope)
-        .where('key', '=', key)
-        .executeTakeFirst();
+      const existing = await this.db.selectFrom('idempotency_keys').selectAll().where('scope', '=', scope).where('key', '=', key).executeTakeFirst();
       if (!existing) {
-        throw new ApiError('ABORTED', 'idempotency key was released concurrently; retry the request', { reason: 'IDEMPOTENCY_KEY_IN_USE' });
+        throw new ApiError('ABORTED', 'idempotency key was released concurrently; retry the request', {
+          reason: 'IDEMPOTENCY_KEY_IN_USE',
+          headers: { 'retry-after': '1' },
+        });
       }
       if (existing.fingerprint !== fingerprint) {
         throw new ApiError('FAILED_PRECONDITION', 'idempotency key was already used with a different request', {
           reason: 'IDEMPOTENCY_KEY_REUSED',
         });
       }
-      if (existing.state !== 'done' || existing.resource_id === null) {
+      if (existing.state === 'done' && existing.resource_id !== null) {
+        const current = await load(existing.resource_id);
+        if (current === null) {
+          throw new ApiError('NOT_FOUND', 'the resource created under this idempotency key no longer exists', { reason: 'NOT_FOUND' });
+        }
+        reply.header('idempotent-replayed', 'true');
+        reply.code(existing.status_code ?? 200);
+        return current;
+      }
+      // In flight. A claim older than STALE_CLAIM_SECONDS belongs to a process that died: its
+      // transaction never committed (done and the resource commit together), so take it over.
+      const takenOver =
+        now - existing.created_at >= STALE_CLAIM_SECONDS &&
+        Number(
+          (
+            await this.db
+              .updateTable('idempotency_keys')
+              .set({ claim, created_at: now })
+              .where('scope', '=', scope)
+              .where('key', '=', key)
+              .where('state', '=', 'in_flight')
+              .where('claim', '=', existing.claim)
+              .executeTakeFirst()
+          ).numUpdatedRows,
+        ) === 1;
+      if (!takenOver) {
         throw new ApiError('ABORTED', 'a request with this idempotency key is still in progress', {
           reason: 'IDEMPOTENCY_KEY_IN_USE',
           headers: { 'retry-after': '1' },
         });
       }
-      const current = await load(existing.resource_id);
-      if (current === null) throw new ApiError('NOT_FOUND', 'the resource created under this idempotency key no longer exists', { reason: 'NOT_FOUND' });
-      reply.header('idempotent-replayed', 'true');
-      reply.code(existing.status_code ?? 200);
-      return current;
     }
 
     let outcome: IdempotentOutcome<T>;
     try {
-      outcome = await create();
+      outcome = await this.db.transaction().execute(async (tx) => {
+        const result = await create(tx);
+        const marked = await tx
+          .updateTable('idempotency_keys')
+          .set({ state: 'done', status_code: result.status, resource_id: result.resourceId })
+          .where('scope', '=', scope)
+          .where('key', '=', key)
+          .where('claim', '=', claim)
+          .where('state', '=', 'in_flight')
+          .executeTakeFirst();
+        // Another request took the key over (we were presumed dead): roll our work back.
+        if (Number(marked.numUpdatedRows) !== 1) {
+          throw new ApiError('ABORTED', 'a request with this idempotency key is still in progress', { reason: 'IDEMPOTENCY_KEY_IN_USE' });
+        }
+        return result;
+      });
     } catch (err) {
       // Not recorded: the client may retry with the same key.
-      await this.db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key', '=', key).execute();
+      await this.db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key', '=', key).where('claim', '=', claim).execute();
       throw err;
     }
-    await this.db
-      .updateTable('idempotency_keys')
-      .set({ state: 'done', status_code: outcome.status, resource_id: outcome.resourceId })
-      .where('scope', '=', scope)
-      .where('key', '=', key)
-      .execute();
     reply.code(outcome.status);
     return outcome.body;
   }

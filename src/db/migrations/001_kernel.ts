@@ -69,6 +69,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('key', 'text', (c) => c.notNull())
     .addColumn('fingerprint', 'text', (c) => c.notNull())
     .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('claim', 'text', (c) => c.notNull())
     .addColumn('status_code', 'integer')
     .addColumn('resource_id', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())

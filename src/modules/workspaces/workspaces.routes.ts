@@ -27,8 +27,8 @@ export function workspaceRoutes(app: App, s: Services): void {
     return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'), async (id) => {
       const role = await s.workspaces.memberships.roleOf(id, user.userId);
       return role ? s.workspaces.getWorkspace({ workspaceId: id, role, actorId: user.userId }) : null;
-    }, async () => {
-      const ws = await s.workspaces.createWorkspace(user.userId, request.body);
+    }, async (tx) => {
+      const ws = await s.workspaces.createWorkspace(user.userId, request.body, tx);
       reply.header('location', `/v1/workspaces/${ws.id}`);
       withEtag(reply, ws);
       return { status: 201, body: ws, resourceId: ws.id };
@@ -92,8 +92,8 @@ export function workspaceRoutes(app: App, s: Services): void {
     const scope = scopeOf(request);
     return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
       (memberId) => s.workspaces.loadMemberById(scope.workspaceId, memberId),
-      async () => {
-        const member = await s.workspaces.addMember(scope, request.body);
+      async (tx) => {
+        const member = await s.workspaces.addMember(scope, request.body, tx);
         reply.header('location', `/v1/workspaces/${scope.workspaceId}/members/${member.user_id}`);
         return { status: 201, body: member, resourceId: member.id };
       });

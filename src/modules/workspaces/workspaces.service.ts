@@ -1,6 +1,6 @@
 // Workspaces and their members. The creator becomes the owner in the same transaction.
 import { sql } from 'kysely';
-import { isUniqueViolation, type Db, type Executor } from '../../db/database.js';
+import { inTransaction, isUniqueViolation, type Db, type Executor } from '../../db/database.js';
 import { roleAtLeast, type MembershipLookup, type Role, type WorkspaceScope } from '../../platform/auth.js';
 import { clock, isoFromSeconds } from '../../platform/clock.js';
 import { randomString } from '../../platform/crypto.js';
@@ -51,25 +51,32 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
     },
   };
 
-  async function createWorkspace(userId: string, input: { name: string; slug?: string }): Promise<WorkspaceT> {
+  async function slugTaken(tx: Executor, slug: string): Promise<boolean> {
+    return (await tx.selectFrom('workspaces').select('id').where('slug', '=', slug).executeTakeFirst()) !== undefined;
+  }
+
+  /** Creates the workspace and its owner membership in one transaction (the caller's, if given). */
+  async function createWorkspace(userId: string, input: { name: string; slug?: string }, executor: Executor = db): Promise<WorkspaceT> {
     const now = clock.now();
-    for (let attempt = 0; ; attempt++) {
-      const slug = input.slug ?? (attempt === 0 ? slugFromName(input.name) : `${slugFromName(input.name).slice(0, 32)}-${randomString(6, '0123456789abcdefghijklmnopqrstuvwxyz')}`);
+    return inTransaction(executor, async (tx) => {
+      let slug = input.slug ?? slugFromName(input.name);
+      if (await slugTaken(tx, slug)) {
+        if (input.slug !== undefined) throw new ApiError('ALREADY_EXISTS', `slug "${input.slug}" is taken`, { reason: 'SLUG_TAKEN' });
+        slug = `${slug.slice(0, 32)}-${randomString(6, '0123456789abcdefghijklmnopqrstuvwxyz')}`;
+      }
       const row: repo.WorkspaceRow = {
         id: newId('workspace'), name: input.name, slug, plan_tier: 'free', billed_by: 'self', created_at: now, updated_at: now, revision: 1,
       };
       try {
-        await db.transaction().execute(async (tx) => {
-          await repo.insertWorkspace(tx, row);
-          await repo.insertMember(tx, { id: newId('member'), workspace_id: row.id, user_id: userId, role: 'owner', joined_at: now, updated_at: now });
-        });
-        return toWorkspace(row, 'owner');
+        await repo.insertWorkspace(tx, row);
       } catch (err) {
-        if (!isUniqueViolation(err)) throw err;
-        if (input.slug !== undefined) throw new ApiError('ALREADY_EXISTS', `slug "${input.slug}" is taken`, { reason: 'SLUG_TAKEN' });
-        if (attempt >= 4) throw err;
+        // Lost a race for the same slug between the check and the insert.
+        if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', `slug "${slug}" is taken`, { reason: 'SLUG_TAKEN' });
+        throw err;
       }
-    }
+      await repo.insertMember(tx, { id: newId('member'), workspace_id: row.id, user_id: userId, role: 'owner', joined_at: now, updated_at: now });
+      return toWorkspace(row, 'owner');
+    });
   }
 
   async function getWorkspace(scope: WorkspaceScope): Promise<WorkspaceT> {
@@ -122,21 +129,24 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
     return Number(r.n);
   }
 
-  async function addMember(scope: WorkspaceScope, input: { email?: string; user_id?: string; role: Role }): Promise<MemberT> {
+  async function addMember(scope: WorkspaceScope, input: { email?: string; user_id?: string; role: Role }, executor: Executor = db): Promise<MemberT> {
     if ((input.email === undefined) === (input.user_id === undefined)) {
       throw invalidArgument('send exactly one of email or user_id', 'ONE_OF_EMAIL_USER_ID', [{ field: 'body.email', description: 'exactly one of email, user_id' }]);
     }
     assertMayManage(scope, null, input.role);
-    const user = input.email !== undefined ? await findUserByEmail(db, normalizeEmail(input.email)) : await findUserById(db, input.user_id!);
+    const user = input.email !== undefined ? await findUserByEmail(executor, normalizeEmail(input.email)) : await findUserById(executor, input.user_id!);
     if (!user) throw notFound('user');
+    if (await repo.findMember(executor, scope.workspaceId, user.id)) {
+      throw new ApiError('ALREADY_EXISTS', 'the user is already a member', { reason: 'ALREADY_MEMBER' });
+    }
     const now = clock.now();
     try {
-      await repo.insertMember(db, { id: newId('member'), workspace_id: scope.workspaceId, user_id: user.id, role: input.role, joined_at: now, updated_at: now });
+      await repo.insertMember(executor, { id: newId('member'), workspace_id: scope.workspaceId, user_id: user.id, role: input.role, joined_at: now, updated_at: now });
     } catch (err) {
       if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', 'the user is already a member', { reason: 'ALREADY_MEMBER' });
       throw err;
     }
-    const row = await repo.findMember(db, scope.workspaceId, user.id);
+    const row = await repo.findMember(executor, scope.workspaceId, user.id);
     return toMember(row!);
   }
 
