@@ -21,6 +21,29 @@ export interface DatabaseHandle {
 // counters far below 2^53, so numbers are safe and keep both dialects returning the same types.
 pg.types.setTypeParser(20, (v) => Number(v));
 
+/**
+ * Kysely prepares every query anew; better-sqlite3 statements are reusable, so keep the compiled
+ * statement per SQL text (a bounded LRU). Kysely runs one query at a time per connection, so a
+ * cached statement is never used by two queries at once.
+ */
+function withStatementCache(sqlite: SQLite.Database, max = 1000) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string): SQLite.Statement {
+      let stmt = cache.get(text);
+      if (stmt) {
+        cache.delete(text);
+      } else {
+        stmt = sqlite.prepare(text);
+        if (cache.size >= max) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(text, stmt);
+      return stmt;
+    },
+  };
+}
+
 export function openDatabase(opts: { databaseUrl: string | null; dataDir: string; poolSize?: number }): DatabaseHandle {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
@@ -35,7 +58,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 
