@@ -3,17 +3,23 @@ import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
 import fastifyFormbody from '@fastify/formbody';
+import fastifyCookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { registerAuth } from './platform/auth.js';
 import { ApiError, ErrorBody } from './platform/errors.js';
 import { registerErrorHandling } from './platform/errorHandling.js';
+import { bodyStrictValidation, registerJsonOnlyApi } from './platform/validation.js';
 import type { App } from './platform/http.js';
 import { registerMetrics } from './modules/system/metrics.js';
+import { openApiOptions } from './modules/system/openapi.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
 import { apiTokenRoutes } from './modules/tokens/tokens.routes.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 import { tokenRoutes } from './modules/oauth/token.routes.js';
+import { deviceRoutes } from './modules/device/device.routes.js';
+import { devicePageRoutes } from './web/device.page.js';
+import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import type { Services } from './services.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -64,6 +70,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
       },
     },
     routerOptions: { ignoreTrailingSlash: false },
+    // JSON bodies are validated without type coercion (`{"name": 5}` is 400); query, path and headers are coerced.
+    schemaController: bodyStrictValidation(),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.addSchema(ErrorBody);
@@ -78,46 +86,25 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
       });
     }
   });
+  // Requests already in flight when draining starts still finish, but their keep-alive sockets
+  // must close after the response: otherwise the server waits for them until the grace period.
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
 
   registerErrorHandling(app);
+  registerJsonOnlyApi(app);
   registerMetrics(app);
 
-  await app.register(fastifySwagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'svc: workspace platform API',
-        version: '1.0.0',
-        description:
-          'Multi-tenant workspace platform API. Every error uses one body, `{"error": {code, message, reason, metadata, field_violations, request_id}}`. ' +
-          'Lists are keyset paginated with signed opaque cursors (`limit` 1-100, default 50, newest first). ' +
-          'Versioned resources carry `etag`; writes need `if-match`, and a stale one is 409 ABORTED with `error.metadata.etag`. ' +
-          'Creating POSTs accept `idempotency-key`. Custom methods are `POST /resource/{id}:verb`; `%3A` is accepted for the colon.',
-        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
-      },
-      servers: [{ url: config.publicUrl, description: 'this instance' }],
-      components: {
-        securitySchemes: {
-          bearerAuth: {
-            type: 'http',
-            scheme: 'bearer',
-            description:
-              'A 32-character session token (device grant or POST /v1/auth/sessions), a workspace API token (`sk_svc_...`), ' +
-              'or an OAuth2 JWT (client credentials from POST /oauth/token, or a trusted external issuer).',
-          },
-        },
-      },
-    },
-    refResolver: {
-      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
-    },
-  });
+  await app.register(fastifySwagger, openApiOptions(config));
 
   // application/x-www-form-urlencoded for the OAuth endpoints (RFC 6749 and 8628 use forms).
   await app.register(fastifyFormbody, { bodyLimit: 16 * 1024 });
+  // Cookies serve only the server-rendered pages (src/web); the JSON API never reads them.
+  await app.register(fastifyCookie);
 
   registerAuth(app, {
-    verifiers: [services.sessions.verifier, services.apiTokens.verifier],
+    verifiers: [services.sessions.verifier, services.apiTokens.verifier, services.oauth.verifier],
     memberships: services.workspaces.memberships,
   });
 
@@ -126,6 +113,9 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   workspaceRoutes(app, services);
   apiTokenRoutes(app, services);
   tokenRoutes(app, services);
+  deviceRoutes(app, services);
+  devicePageRoutes(app, services);
+  oauthRoutes(app, services);
 
   await app.ready();
   return {

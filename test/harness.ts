@@ -108,6 +108,9 @@ export class TestApp {
         body = res.body;
       }
     }
+    if (res.statusCode >= 500 && !this.allowedServerStatuses.has(res.statusCode)) {
+      this.serverErrors.push(`${method} ${url} -> ${res.statusCode} ${res.body.slice(0, 300)}`);
+    }
     return { status: res.statusCode, body, headers: res.headers, text: res.body };
   }
 
@@ -144,10 +147,30 @@ export class TestApp {
     return res.body;
   }
 
+  /**
+   * Global guard: no test may pass while a request produced a 5xx. Statuses listed here are
+   * tolerated (503 is the documented answer while shutting down or with the database down).
+   */
+  readonly allowedServerStatuses = new Set<number>([503]);
+  /** 5xx responses seen through `request()`, with their bodies, for the failure message */
+  readonly serverErrors: string[] = [];
+
+  /** 5xx responses counted by the app's own metrics: covers app.inject and listening servers too. */
+  private async countedServerErrors(): Promise<string[]> {
+    const metric = await this.app.metricsRegistry.getSingleMetric('svc_http_requests_total')?.get();
+    return (metric?.values ?? [])
+      .filter((v) => Number(v.labels.status_code) >= 500 && !this.allowedServerStatuses.has(Number(v.labels.status_code)))
+      .map((v) => `${v.labels.method} ${v.labels.route} -> ${v.labels.status_code} (x${v.value})`);
+  }
+
   async close(): Promise<void> {
+    const counted = await this.countedServerErrors();
     await this.app.close();
     await this.handle.close();
     await this.database.drop();
+    if (counted.length || this.serverErrors.length) {
+      throw new Error(`server errors (5xx) during this test file:\n${[...this.serverErrors, ...counted].join('\n')}`);
+    }
   }
 }
 

@@ -2,7 +2,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import {
+  CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver,
+  type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -44,6 +47,28 @@ function withStatementCache(sqlite: SQLite.Database, max = 1000) {
   };
 }
 
+/**
+ * SQLite transactions start with `begin immediate`, taking the write lock up front. With the
+ * default deferred `begin`, a transaction that reads and then writes fails at once with
+ * SQLITE_BUSY when another process (a second instance, `svc migrate`) wrote in between, since
+ * busy_timeout cannot help a stale snapshot; immediate makes it wait instead. This is also what
+ * serializes concurrent migrations: Kysely's SQLite migration lock is per process only.
+ */
+class SqliteImmediateDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class SqliteImmediateDialect extends SqliteDialect {
+  constructor(private readonly sqliteConfig: SqliteDialectConfig) {
+    super(sqliteConfig);
+  }
+  override createDriver(): Driver {
+    return new SqliteImmediateDriver(this.sqliteConfig);
+  }
+}
+
 export function openDatabase(opts: { databaseUrl: string | null; dataDir: string; poolSize?: number }): DatabaseHandle {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
@@ -58,7 +83,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({ dialect: new SqliteImmediateDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

@@ -29,7 +29,8 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after',
 };
 
-function errorResponse(status: number) {
+/** One error status of a route's `response` map: the Error schema with the status's meaning. */
+export function errorResponse(status: number) {
   return Type.Unsafe({ $ref: 'Error#', description: ERROR_DESCRIPTIONS[status] ?? 'error' });
 }
 
@@ -60,6 +61,27 @@ export function requestHeaders(opts: { context?: boolean; ifMatch?: 'required' |
 }
 
 export const bearerSecurity = [{ bearerAuth: [] }];
+
+/**
+ * The Fastify path of an AIP-136 custom method, `POST /v1/things/{id}:verb`. find-my-way reads
+ * `::` as a literal colon, but a parameter name would swallow it (`:id::verb` is a parameter named
+ * `id::verb`), so a trailing parameter gets a regex that stops at the colon. `%3A` reaches the
+ * same route because the app's rewriteUrl decodes it (decodeVerbColon in app.ts).
+ *   verbPath('/v1/operations/:id', 'wait')  -> '/v1/operations/:id(^[^:/]+)::wait'
+ *   verbPath('/v1/installs/:id/preview_hostnames', 'bindFloating') -> '/v1/installs/:id/preview_hostnames::bindFloating'
+ */
+export function verbPath(resourcePath: string, verb: string): string {
+  if (!/^[A-Za-z][A-Za-z0-9]*$/.test(verb)) throw new Error(`custom method name must be alphanumeric: "${verb}"`);
+  const lastSegment = resourcePath.slice(resourcePath.lastIndexOf('/') + 1);
+  const base = lastSegment.startsWith(':') && !lastSegment.includes('(') ? `${resourcePath}(^[^:/]+)` : resourcePath;
+  return `${base}::${verb}`;
+}
+
+/** The route template as clients see it (`/v1/operations/:id:wait`), for logs and metric labels. */
+export function displayRoute(fastifyPath: string): string {
+  // Drops a parameter's regex (one level of nested parentheses) and unescapes `::`.
+  return fastifyPath.replace(/(:[A-Za-z0-9_]+)\((?:[^()\\]|\\.|\([^()]*\))*\)/g, '$1').replace(/::/g, ':');
+}
 
 /** Sends a single versioned resource with its quoted ETag header. */
 export function withEtag<T extends { etag: string }>(reply: FastifyReply, resource: T): T {

@@ -60,7 +60,7 @@ export function tokenRoutes(app: App, s: Services): void {
             token_type: Type.Literal('Bearer'),
             expires_in: Type.Integer({ description: 'seconds' }),
           },
-          { additionalProperties: true },
+          { additionalProperties: true, description: 'The access token (RFC 6749 section 5.1)' },
         ),
         400: OAuthErrorBody,
         401: OAuthErrorBody,

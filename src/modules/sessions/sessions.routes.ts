@@ -19,7 +19,7 @@ const IssuedSession = Type.Object({
   token: Type.String({ description: 'the 32-character session token; shown only here' }),
   user_id: Type.String(),
   expires_at: Type.Integer({ description: 'Unix seconds; renewed to one year after each use' }),
-});
+}, { description: 'The new session token' });
 
 const Me = Type.Object(
   {
@@ -56,7 +56,7 @@ export function sessionRoutes(app: App, s: Services): void {
     schema: {
       tags, security: bearerSecurity, operationId: 'deleteCurrentSession', summary: 'Log out',
       description: 'Revokes the session token used for this call; it stops working at once.',
-      response: responses({ 204: NoContent }, [403]),
+      response: responses({ 204: NoContent }, [403, 422]),
     },
   }, async (request, reply) => {
     const user = userOf(request);

@@ -2,6 +2,7 @@
 // several apps in one process (tests) do not collide.
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { displayRoute } from '../../platform/http.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,9 +27,16 @@ export function registerMetrics(app: FastifyInstance): void {
     registers: [registry],
   });
   app.decorate('metricsRegistry', registry);
+  const templates = new Map<string, string>();
+  const routeLabel = (url: string | undefined) => {
+    if (!url) return 'unmatched';
+    let label = templates.get(url);
+    if (label === undefined) templates.set(url, (label = displayRoute(url)));
+    return label;
+  };
   app.addHook('onResponse', async (request, reply) => {
     // The route template, never the raw url, so ids do not explode the label space.
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) };
+    const labels = { method: request.method, route: routeLabel(request.routeOptions.url), status_code: String(reply.statusCode) };
     requests.inc(labels);
     latency.observe(labels, reply.elapsedTime / 1000);
   });

@@ -1,21 +1,33 @@
+// Operational endpoints: liveness, readiness, Prometheus metrics and the OpenAPI document.
+// All public (no credentials): load balancers and scrapers call them.
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
-import { responses, type App } from '../../platform/http.js';
+import { errorResponse, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
 
 const tags = ['system'];
-const Status = Type.Object({ status: Type.String() });
+const Status = Type.Object(
+  { status: Type.Literal('ok', { description: 'always `ok` when the probe passes' }) },
+  { description: 'The probe passed' },
+);
 
 export function systemRoutes(app: App, s: Services): void {
   app.get('/healthz', {
-    schema: { tags, operationId: 'healthz', summary: 'Liveness', description: 'The process is up.', response: { 200: Status } },
-  }, async () => ({ status: 'ok' }));
+    config: { auth: 'none' },
+    schema: {
+      tags, operationId: 'healthz', summary: 'Liveness',
+      description: 'The process is up and serving HTTP. 503 once the instance has started draining on SIGTERM.',
+      response: { 200: Status },
+    },
+  }, async () => ({ status: 'ok' as const }));
 
   app.get('/readyz', {
+    config: { auth: 'none' },
     schema: {
-      tags, operationId: 'readyz', summary: 'Readiness', description: 'The database answers; 503 otherwise.',
-      response: responses({ 200: Status }, [503]),
+      tags, operationId: 'readyz', summary: 'Readiness',
+      description: 'The database answers a query. 503 UNAVAILABLE (reason DATABASE_DOWN) when it does not, and while the instance drains.',
+      response: { 200: Status, 503: errorResponse(503) },
     },
   }, async () => {
     try {
@@ -23,14 +35,22 @@ export function systemRoutes(app: App, s: Services): void {
     } catch {
       throw new ApiError('UNAVAILABLE', 'database is not reachable', { reason: 'DATABASE_DOWN', headers: { 'retry-after': '5' } });
     }
-    return { status: 'ok' };
+    return { status: 'ok' as const };
   });
 
   app.get('/metrics', {
+    config: { auth: 'none' },
     schema: {
       tags, operationId: 'metrics', summary: 'Prometheus metrics',
-      description: 'Request counts and latency histograms by route template and status, plus process metrics, in the Prometheus text format.',
-      response: { 200: Type.String({ description: 'Prometheus text exposition format' }) },
+      description:
+        'Prometheus text format: `svc_http_requests_total` and `svc_http_request_duration_seconds` by method, route template and ' +
+        'status code, plus the default Node.js process metrics.',
+      response: {
+        200: {
+          description: 'Prometheus text exposition format (version 0.0.4)',
+          content: { 'text/plain': { schema: Type.String({ description: 'metric families, one sample per line' }) } },
+        },
+      },
     },
   }, async (_request, reply) => {
     reply.type(app.metricsRegistry.contentType);
@@ -38,10 +58,11 @@ export function systemRoutes(app: App, s: Services): void {
   });
 
   app.get('/v1/openapi.json', {
+    config: { auth: 'none' },
     schema: {
       tags, operationId: 'getOpenApi', summary: 'This API as OpenAPI 3.1',
-      description: 'Generated from the route schemas; use it to generate clients.',
-      response: { 200: Type.Object({}, { additionalProperties: true, description: 'OpenAPI 3.1 document' }) },
+      description: 'Generated from the route schemas (the same schemas that validate requests); use it to generate clients.',
+      response: { 200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1 document' }) },
     },
   }, async () => app.swagger());
 }

@@ -13,6 +13,15 @@ export async function insertWorkspace(db: Executor, row: WorkspaceRow): Promise<
   await db.insertInto('workspaces').values(row).execute();
 }
 
+/**
+ * Inserts unless the slug is taken; false when it is. `on conflict do nothing` instead of catching
+ * the violation: on PostgreSQL a failed statement aborts the whole (possibly the caller's) transaction.
+ */
+export async function insertWorkspaceIfSlugFree(db: Executor, row: WorkspaceRow): Promise<boolean> {
+  const res = await db.insertInto('workspaces').values(row).onConflict((oc) => oc.column('slug').doNothing()).executeTakeFirst();
+  return Number(res.numInsertedOrUpdatedRows ?? 0n) === 1;
+}
+
 /** The caller's workspaces with their role, newest first, one page. */
 export function listWorkspacesOfUser(db: Executor, userId: string, page: PageRequest) {
   let q = db

@@ -103,6 +103,7 @@ export function workspaceRoutes(app: App, s: Services): void {
     config: { auth: 'workspace-path' },
     schema: {
       tags, security: bearerSecurity, operationId: 'getWorkspaceMember', summary: 'Get a member',
+      description: 'One member of the workspace by user id (usr_...); any member, or the workspace\'s own API token, may read it.',
       params: MemberPathParams, headers: requestHeaders(),
       response: responses({ 200: Member }),
     },

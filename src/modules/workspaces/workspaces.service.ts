@@ -51,31 +51,24 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
     },
   };
 
-  async function slugTaken(tx: Executor, slug: string): Promise<boolean> {
-    return (await tx.selectFrom('workspaces').select('id').where('slug', '=', slug).executeTakeFirst()) !== undefined;
-  }
-
   /** Creates the workspace and its owner membership in one transaction (the caller's, if given). */
   async function createWorkspace(userId: string, input: { name: string; slug?: string }, executor: Executor = db): Promise<WorkspaceT> {
     const now = clock.now();
     return inTransaction(executor, async (tx) => {
-      let slug = input.slug ?? slugFromName(input.name);
-      if (await slugTaken(tx, slug)) {
+      const derived = slugFromName(input.name);
+      // A derived slug that is taken (also by a concurrent request) gets a random suffix; a chosen one is 409.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const slug = input.slug ?? (attempt === 0 ? derived : `${derived.slice(0, 32)}-${randomString(6, '0123456789abcdefghijklmnopqrstuvwxyz')}`);
+        const row: repo.WorkspaceRow = {
+          id: newId('workspace'), name: input.name, slug, plan_tier: 'free', billed_by: 'self', created_at: now, updated_at: now, revision: 1,
+        };
+        if (await repo.insertWorkspaceIfSlugFree(tx, row)) {
+          await repo.insertMember(tx, { id: newId('member'), workspace_id: row.id, user_id: userId, role: 'owner', joined_at: now, updated_at: now });
+          return toWorkspace(row, 'owner');
+        }
         if (input.slug !== undefined) throw new ApiError('ALREADY_EXISTS', `slug "${input.slug}" is taken`, { reason: 'SLUG_TAKEN' });
-        slug = `${slug.slice(0, 32)}-${randomString(6, '0123456789abcdefghijklmnopqrstuvwxyz')}`;
       }
-      const row: repo.WorkspaceRow = {
-        id: newId('workspace'), name: input.name, slug, plan_tier: 'free', billed_by: 'self', created_at: now, updated_at: now, revision: 1,
-      };
-      try {
-        await repo.insertWorkspace(tx, row);
-      } catch (err) {
-        // Lost a race for the same slug between the check and the insert.
-        if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', `slug "${slug}" is taken`, { reason: 'SLUG_TAKEN' });
-        throw err;
-      }
-      await repo.insertMember(tx, { id: newId('member'), workspace_id: row.id, user_id: userId, role: 'owner', joined_at: now, updated_at: now });
-      return toWorkspace(row, 'owner');
+      throw new ApiError('ALREADY_EXISTS', 'could not find a free slug; choose one', { reason: 'SLUG_TAKEN' });
     });
   }
 

@@ -1,0 +1,196 @@
+#!/usr/bin/env node
+// `npm run bench`: the kernel budgets of issue 2, measured on SQLite.
+//
+//   1. `svc serve` (the built dist/, default settings: LOG_LEVEL info, logs to a file) with a fresh
+//      data dir; a workspace of 50 members and a workspace API token.
+//   2. autocannon: GET /v1/workspaces/{id}/members with the API token, 64 connections, 10 s.
+//   3. The same against a bare Fastify server (its own process) returning the same JSON body.
+//   Budgets: real >= 0.5 x bare req/s; real p99 < 20 ms; server RSS after the run < 200 MB.
+//
+// Options (environment): BENCH_DURATION seconds (10), BENCH_CONNECTIONS (64), BENCH_CPU_PROF=1
+// writes a V8 CPU profile of the server to bench/results/ (for finding what is slow).
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { MEMBER_COUNT, buildScenario, createUsers } from './members.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS = join(ROOT, 'bench', 'results');
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+const BUDGET = { ratio: 0.5, p99Ms: 20, rssMb: 200 };
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const s = statSync(p);
+    newest = Math.max(newest, s.isDirectory() ? newestMtime(p) : s.mtimeMs);
+  }
+  return newest;
+}
+
+/** The bench runs the built service; build it when dist/ is missing or older than src/. */
+function ensureBuilt() {
+  const main = join(ROOT, 'dist', 'main.js');
+  if (existsSync(main) && statSync(main).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
+  console.log('building dist/ (npm run build)...');
+  const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('build failed');
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitUntilUp(url, child, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up within ${timeoutMs} ms`);
+}
+
+function startProcess(args, env, logFile) {
+  const out = openSync(logFile, 'a');
+  return spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', out, out] });
+}
+
+async function stopProcess(child) {
+  if (child.exitCode !== null) return child.exitCode;
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+/** Resident set size of a process in MB, from /proc (Linux). */
+function rssMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1]);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+function load(url, headers, duration) {
+  return autocannon({ url, connections: CONNECTIONS, duration, headers, pipelining: 1 });
+}
+
+function summary(result) {
+  return {
+    requests_per_second: Math.round(result.requests.average),
+    latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, average: result.latency.average },
+    total_requests: result.requests.total,
+    non_2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+async function main() {
+  ensureBuilt();
+  mkdirSync(RESULTS, { recursive: true });
+  const work = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const ownerToken = randomBytes(24).toString('base64').replace(/[^A-Za-z0-9]/g, '').padEnd(32, 'x').slice(0, 32);
+  const env = {
+    SVC_DATA_DIR: join(work, 'data'),
+    SVC_SECRET_KEY: randomBytes(32).toString('hex'),
+    SVC_BOOTSTRAP_EMAIL: 'owner@bench.test',
+    SVC_BOOTSTRAP_PASSWORD: 'bench owner password',
+    SVC_BOOTSTRAP_TOKEN: ownerToken,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+  };
+  let server;
+  let bare;
+  try {
+    console.log(`creating ${MEMBER_COUNT - 1} users besides the owner...`);
+    const userIds = await createUsers(env, MEMBER_COUNT - 1);
+
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const nodeArgs = CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${RESULTS}`] : [];
+    server = startProcess([...nodeArgs, 'bin/svc.js', 'serve'], { ...env, PORT: String(port), HOST: '127.0.0.1' }, join(work, 'server.log'));
+    await waitUntilUp(`${base}/readyz`, server);
+    const scenario = await buildScenario(base, ownerToken, userIds);
+    const bodyFile = join(work, 'members.json');
+    writeFileSync(bodyFile, scenario.bodyText);
+    const headers = { authorization: `Bearer ${scenario.apiToken}` };
+
+    console.log(`svc: GET ${scenario.path} (${MEMBER_COUNT} members, ${scenario.bodyText.length} bytes), ${CONNECTIONS} connections, ${DURATION} s`);
+    await load(`${base}${scenario.path}`, headers, 2); // warm-up: JIT, statement cache
+    const real = await load(`${base}${scenario.path}`, headers, DURATION);
+    const rss = rssMb(server.pid);
+    await stopProcess(server);
+
+    const barePort = await freePort();
+    bare = startProcess(['bench/bare-server.js'], { PORT: String(barePort), BENCH_BODY_FILE: bodyFile }, join(work, 'bare.log'));
+    await waitUntilUp(`http://127.0.0.1:${barePort}/members`, bare);
+    console.log(`bare Fastify: GET /members (the same body), ${CONNECTIONS} connections, ${DURATION} s`);
+    await load(`http://127.0.0.1:${barePort}/members`, {}, 2);
+    const baseline = await load(`http://127.0.0.1:${barePort}/members`, {}, DURATION);
+    await stopProcess(bare);
+
+    const ratio = Math.round((real.requests.average / baseline.requests.average) * 1000) / 1000;
+    const checks = {
+      ratio: { value: ratio, budget: `>= ${BUDGET.ratio}`, pass: ratio >= BUDGET.ratio },
+      p99_ms: { value: real.latency.p99, budget: `< ${BUDGET.p99Ms}`, pass: real.latency.p99 < BUDGET.p99Ms },
+      rss_mb: { value: rss, budget: `< ${BUDGET.rssMb}`, pass: rss < BUDGET.rssMb },
+      all_2xx: { value: real.non2xx + real.errors + real.timeouts, budget: '0 non-2xx, errors or timeouts', pass: real.non2xx + real.errors + real.timeouts === 0 },
+    };
+    const report = {
+      benchmark: 'kernel: GET /v1/workspaces/{id}/members with an API token',
+      date: new Date().toISOString(),
+      node: process.version,
+      database: 'sqlite',
+      log_level: env.LOG_LEVEL,
+      members: MEMBER_COUNT,
+      body_bytes: scenario.bodyText.length,
+      connections: CONNECTIONS,
+      duration_seconds: DURATION,
+      svc: summary(real),
+      bare_fastify: summary(baseline),
+      svc_rss_mb_after_run: rss,
+      budgets: checks,
+      pass: Object.values(checks).every((c) => c.pass),
+    };
+    writeFileSync(join(RESULTS, 'kernel.json'), JSON.stringify(report, null, 2) + '\n');
+
+    const line = (name, c) => console.log(`${c.pass ? 'PASS' : 'FAIL'}  ${name.padEnd(34)} ${String(c.value).padStart(8)}  (budget ${c.budget})`);
+    console.log('');
+    console.log(`svc          ${String(report.svc.requests_per_second).padStart(7)} req/s   p50 ${real.latency.p50} ms   p99 ${real.latency.p99} ms`);
+    console.log(`bare Fastify ${String(report.bare_fastify.requests_per_second).padStart(7)} req/s   p50 ${baseline.latency.p50} ms   p99 ${baseline.latency.p99} ms`);
+    line('req/s ratio svc / bare', checks.ratio);
+    line('svc p99 latency (ms)', checks.p99_ms);
+    line('svc resident memory after (MB)', checks.rss_mb);
+    line('svc responses all 2xx', checks.all_2xx);
+    console.log(`\nwritten: bench/results/kernel.json${CPU_PROF ? ' and a .cpuprofile of the server in bench/results/' : ''}`);
+    process.exitCode = report.pass ? 0 : 1;
+  } finally {
+    if (server) await stopProcess(server);
+    if (bare) await stopProcess(bare);
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,87 @@
+// Options of @fastify/swagger: the document's header (info, servers, tags, security scheme) and the
+// per-route transform that derives each operation's `security` from the route's `config.auth`,
+// so the document cannot drift from what the auth hook enforces.
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import type { FastifySchema } from 'fastify';
+import { bearerSecurity, errorResponse } from '../../platform/http.js';
+import type { Config } from '../../config.js';
+
+/** Every tag an operation may use, with its description (the lint requires both). */
+export const OPENAPI_TAGS = [
+  { name: 'system', description: 'Health probes, Prometheus metrics and this document. No credentials.' },
+  { name: 'identity', description: 'Users and session tokens: sign in, log out, the signed-in user.' },
+  { name: 'workspaces', description: 'Workspaces (the unit of tenancy) and their members.' },
+  { name: 'api tokens', description: 'Workspace API tokens (`sk_svc_...`) for CI and scripts.' },
+  { name: 'oauth', description: 'The OAuth 2.0 authorization server: token endpoint, device authorization grant, signing keys.' },
+  { name: 'oauth clients', description: 'OAuth clients of a workspace for the client-credentials grant (JWT access tokens).' },
+];
+
+const DESCRIPTION = [
+  'Multi-tenant workspace platform API.',
+  '',
+  '- **Errors**: every non-2xx response has one body, `{"error": {code, message, reason, metadata, field_violations, request_id}}` ' +
+    '(the `Error` schema), except the OAuth endpoints under `/oauth/`, which answer in the RFC 6749 shape.',
+  '- **Pagination**: lists are keyset paginated with signed opaque cursors (`limit` 1-100, default 50, newest first); ' +
+    'pass `next_cursor` back as `cursor` with the same filters.',
+  '- **Etags**: versioned resources carry `etag` (also in the `ETag` header); writes need `if-match`, and a stale one is ' +
+    '409 ABORTED with the current etag in `error.metadata.etag`.',
+  '- **Idempotency**: creating POSTs accept `idempotency-key` (1-64 characters, kept 24 hours); a replay returns the same ' +
+    'status and resource with `idempotent-replayed: true`, a reuse with another request is 422.',
+  '- **Workspace scope**: a workspace API token or OAuth client JWT acts on its own workspace; a user credential names the ' +
+    'workspace in the `svc-context` header on workspace-scoped routes.',
+  '- **`x-svc-auth`** on each operation tells how the caller is resolved: `none` (public), `user` (a user credential), ' +
+    '`any` (any credential), `workspace` (credential\'s workspace or `svc-context`), `workspace-path` (the `{id}` in the path).',
+  '- **Custom methods** are `POST /resource/{id}:verb`; the colon may be sent percent-encoded (`%3A`).',
+  '- Every response carries `x-request-id`.',
+].join('\n');
+
+type RouteOptions = Parameters<NonNullable<FastifyDynamicSwaggerOptions['transform']>>[0]['route'];
+
+/**
+ * Public routes (`auth: 'none'`) are documented with `security: []` and the others with the bearer
+ * scheme; `x-svc-auth` names the route's auth mode (see AuthMode in platform/auth.ts) for client
+ * generators. Every route may answer 503 while the instance drains (see app.ts), so that is added
+ * where a route does not list it.
+ */
+function transformRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {
+  if (!schema) return { schema, url };
+  const auth = (route.config as { auth?: string } | undefined)?.auth ?? 'none';
+  const response = { ...(schema.response as Record<string, unknown> | undefined) };
+  if (!response['503']) response['503'] = errorResponse(503);
+  return {
+    schema: { ...schema, security: schema.security ?? (auth === 'none' ? [] : bearerSecurity), response, 'x-svc-auth': auth },
+    url,
+  };
+}
+
+export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'svc: workspace platform API',
+        version: '1.0.0',
+        description: DESCRIPTION,
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+      },
+      servers: [{ url: config.publicUrl, description: 'this instance (SVC_PUBLIC_URL)' }],
+      tags: OPENAPI_TAGS,
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'A 32-character session token (device grant or POST /v1/auth/sessions), a workspace API token (`sk_svc_...`), ' +
+              'or an OAuth2 JWT (client credentials from POST /oauth/token, or a trusted external issuer).',
+          },
+        },
+      },
+    },
+    transform: transformRoute as FastifyDynamicSwaggerOptions['transform'],
+    // Schemas added with `$id` (app.addSchema) become `#/components/schemas/<$id>`.
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  };
+}

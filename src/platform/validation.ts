@@ -1,0 +1,53 @@
+// Request validation rules shared by every route (API.md sections 1-2: JSON bodies, wrong types
+// and unknown fields are 400).
+import AjvCompiler from '@fastify/ajv-compiler';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { ApiError } from './errors.js';
+
+type SchemaController = NonNullable<FastifyServerOptions['schemaController']>;
+
+/**
+ * Query strings, path parameters and headers are text on the wire, so they are coerced to their
+ * schema's types (`?limit=10` -> 10). A JSON body already carries types: `{"name": 5}` or
+ * `{"expires_at": "soon"}` is a 400, never silently stored as "5". Hence two Ajv instances, one
+ * without coercion for bodies; both otherwise use the app's ajv options.
+ */
+export function bodyStrictValidation(): SchemaController {
+  const pool = AjvCompiler();
+  return {
+    compilersFactory: {
+      buildValidator(externalSchemas: Record<string, unknown>, ajvOptions: unknown) {
+        const options = ajvOptions as { customOptions?: Record<string, unknown> };
+        // The pool's compilers take the whole route definition ({schema, method, url, httpPart}),
+        // whatever its type declarations say.
+        type RouteCompiler = (route: { httpPart?: string }) => unknown;
+        const coercing = pool(externalSchemas as Parameters<typeof pool>[0], ajvOptions as Parameters<typeof pool>[1]) as unknown as RouteCompiler;
+        const strict = pool(externalSchemas as Parameters<typeof pool>[0], {
+          ...options,
+          customOptions: { ...options.customOptions, coerceTypes: false },
+        } as Parameters<typeof pool>[1]) as unknown as RouteCompiler;
+        return ((route: { httpPart?: string }) => (route.httpPart === 'body' ? strict : coercing)(route)) as never;
+      },
+    },
+  };
+}
+
+const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
+
+/**
+ * The /v1 API takes JSON bodies only. The form parser exists for the OAuth endpoints (RFC 6749
+ * and 8628 use forms) and the browser pages, which live outside /v1; without this check a form
+ * (or text/plain) body would reach /v1 handlers too.
+ */
+export function registerJsonOnlyApi(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined || !(request.routeOptions.url ?? '').startsWith('/v1/')) return;
+    const type = request.headers['content-type'];
+    if (typeof type !== 'string' || !JSON_MEDIA_TYPE.test(type)) {
+      throw new ApiError('INVALID_ARGUMENT', 'unsupported content-type; send application/json', {
+        reason: 'UNSUPPORTED_MEDIA_TYPE',
+        fieldViolations: [{ field: 'header.content-type', description: 'must be application/json' }],
+      });
+    }
+  });
+}

@@ -1,0 +1,87 @@
+// The browser's sign-in for server-rendered pages: an HttpOnly, SameSite=Lax cookie holding a
+// session token (a broad user credential, API.md section 4), and CSRF tokens for every form.
+//
+// The cookie is scoped to the pages' path and is never accepted by the JSON API: registerAuth
+// does not get a cookie principal, because an ambient credential on /v1 would let any site
+// drive the API with form posts (form bodies are parsed app-wide for the OAuth endpoints).
+//
+// CSRF: forms of a signed-in page carry HMAC(csrf key, session id); the sign-in form, which has
+// no session yet, carries HMAC(csrf key, nonce) where the nonce sits in a second cookie
+// (double submit), so another site cannot sign the browser into an attacker's account either.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import type { UserPrincipal } from '../platform/auth.js';
+import { deriveKey, hmacBase64Url, randomString, safeEqual } from '../platform/crypto.js';
+import { ApiError } from '../platform/errors.js';
+import type { SessionService } from '../modules/sessions/sessions.service.js';
+
+export const SESSION_COOKIE = 'svc_session';
+export const SIGN_IN_NONCE_COOKIE = 'svc_signin_nonce';
+const NONCE = /^[A-Za-z0-9]{32}$/;
+
+export function createCookieSessions(deps: { config: Config; sessions: Pick<SessionService, 'createSession' | 'revokeSession' | 'verifier'> }) {
+  const { config, sessions } = deps;
+  const csrfKey = deriveKey(config.secretKey, 'csrf');
+  /** Path prefix of the public URL (a reverse proxy may mount the service under one). */
+  const basePath = new URL(config.publicUrl).pathname.replace(/\/+$/, '');
+  const cookieOptions = {
+    path: `${basePath}/device`,
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: config.publicUrl.startsWith('https:'),
+  };
+
+  /** The signed-in user of this browser, or null (no cookie, or its session expired or was revoked). */
+  async function cookieUser(request: FastifyRequest): Promise<UserPrincipal | null> {
+    const token = request.cookies?.[SESSION_COOKIE];
+    if (!token) return null;
+    try {
+      const principal = await sessions.verifier.verify(token);
+      if (principal?.kind !== 'user') return null;
+      return { kind: 'user', via: 'cookie', userId: principal.userId, sessionId: principal.sessionId };
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'UNAUTHENTICATED') return null;
+      throw err;
+    }
+  }
+
+  /** Creates a new session for `userId` and hands its token to the browser. */
+  async function signInBrowser(reply: FastifyReply, userId: string): Promise<void> {
+    const session = await sessions.createSession(userId);
+    reply.setCookie(SESSION_COOKIE, session.token, cookieOptions);
+    reply.clearCookie(SIGN_IN_NONCE_COOKIE, cookieOptions);
+  }
+
+  async function signOutBrowser(reply: FastifyReply, user: UserPrincipal): Promise<void> {
+    if (user.sessionId) await sessions.revokeSession(user.sessionId);
+    reply.clearCookie(SESSION_COOKIE, cookieOptions);
+  }
+
+  function csrfTokenFor(user: UserPrincipal): string {
+    return hmacBase64Url(csrfKey, `session:${user.sessionId ?? user.userId}`);
+  }
+
+  function checkCsrf(user: UserPrincipal, submitted: string | undefined): boolean {
+    return submitted !== undefined && safeEqual(submitted, csrfTokenFor(user));
+  }
+
+  /** The sign-in form's CSRF token; sets the nonce cookie it is bound to when the browser has none. */
+  function signInCsrfToken(request: FastifyRequest, reply: FastifyReply): string {
+    let nonce = request.cookies?.[SIGN_IN_NONCE_COOKIE];
+    if (!nonce || !NONCE.test(nonce)) {
+      nonce = randomString(32);
+      reply.setCookie(SIGN_IN_NONCE_COOKIE, nonce, cookieOptions);
+    }
+    return hmacBase64Url(csrfKey, `sign-in:${nonce}`);
+  }
+
+  function checkSignInCsrf(request: FastifyRequest, submitted: string | undefined): boolean {
+    const nonce = request.cookies?.[SIGN_IN_NONCE_COOKIE];
+    if (!nonce || !NONCE.test(nonce) || submitted === undefined) return false;
+    return safeEqual(submitted, hmacBase64Url(csrfKey, `sign-in:${nonce}`));
+  }
+
+  return { basePath, cookieUser, signInBrowser, signOutBrowser, csrfTokenFor, checkCsrf, signInCsrfToken, checkSignInCsrf };
+}
+
+export type CookieSessions = ReturnType<typeof createCookieSessions>;

@@ -1,0 +1,364 @@
+// Bad input, derived from the OpenAPI document so routes added later are covered (API.md
+// sections 1-2): for every route with a JSON body, wrong types, unknown fields, oversized strings,
+// malformed JSON, bodies over SVC_BODY_LIMIT and wrong content types are 400 INVALID_ARGUMENT in
+// the one error shape and change nothing in the database. Also: ids with the wrong prefix are 404,
+// unknown routes are 404 in the error shape, x-request-id is echoed or generated, and the
+// harness's global guard fails any test file in which a request produced a 5xx.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { startTestApp, type Response, type TestApp, type TestUser } from './harness.js';
+
+type Schema = Record<string, any>;
+interface Operation {
+  method: string;
+  path: string;
+  parameters: { name: string; in: string; required?: boolean; schema?: Schema }[];
+  body: Schema | null;
+  secured: boolean;
+}
+
+// OAuth endpoints answer in the RFC 6749 error shape, not ours; their own tests cover them.
+const SKIP = [/^\/oauth\//, /^\/device(\/|$)/, /^\/\.well-known\//];
+
+function resolve(schema: Schema | undefined, doc: Schema): Schema | undefined {
+  return schema?.$ref ? resolve(doc.components?.schemas?.[String(schema.$ref).split('/').pop()!], doc) : schema;
+}
+
+/** A value valid against `schema` (enough of JSON Schema for our routes). */
+function sample(raw: Schema | undefined, doc: Schema, depth = 0): unknown {
+  const schema = resolve(raw, doc);
+  if (!schema || depth > 8) return 'sample';
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  for (const k of ['anyOf', 'oneOf', 'allOf']) if (Array.isArray(schema[k])) return sample(schema[k][0], doc, depth + 1);
+  const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
+  switch (type) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      const props: Record<string, Schema> = schema.properties ?? {};
+      for (const key of schema.required ?? []) out[key] = sample(props[key], doc, depth + 1);
+      for (const key of Object.keys(props)) {
+        if (Object.keys(out).length >= (schema.minProperties ?? 0)) break;
+        out[key] ??= sample(props[key], doc, depth + 1);
+      }
+      return out;
+    }
+    case 'array':
+      return Array.from({ length: schema.minItems ?? 0 }, () => sample(schema.items, doc, depth + 1));
+    case 'integer':
+    case 'number':
+      return schema.default ?? schema.minimum ?? 1;
+    case 'boolean':
+      return schema.default ?? false;
+    case 'null':
+      return null;
+    default: {
+      if (schema.default !== undefined) return schema.default;
+      if (schema.format === 'email') return 'someone@example.test';
+      if (schema.format === 'uri') return 'https://example.test/cb';
+      const min = schema.minLength ?? 1;
+      const max = schema.maxLength ?? 64;
+      const re = schema.pattern ? new RegExp(schema.pattern) : null;
+      return ['sample', 'sample-value', 'abc', 'a1'].find((c) => c.length >= min && c.length <= max && (!re || re.test(c))) ?? 'x'.repeat(min);
+    }
+  }
+}
+
+/** The JSON type(s) a property accepts, looking through anyOf/oneOf branches. */
+function typesOf(raw: Schema | undefined, doc: Schema): Set<string> {
+  const schema = resolve(raw, doc);
+  const out = new Set<string>();
+  if (!schema) return out;
+  for (const k of ['anyOf', 'oneOf']) if (Array.isArray(schema[k])) for (const s of schema[k]) for (const x of typesOf(s, doc)) out.add(x);
+  if (schema.type) for (const x of [schema.type].flat()) out.add(x);
+  if (schema.const !== undefined) out.add(typeof schema.const);
+  return out;
+}
+
+const WRONG: Record<string, unknown[]> = {
+  string: [12345, true, { a: 1 }, ['x']],
+  integer: ['abc', '12', 1.5, true, [1]],
+  number: ['abc', '1', true],
+  boolean: ['true', 1, null],
+  object: ['x', 5, []],
+  array: ['x', 5, {}],
+};
+
+function operationsOf(doc: Schema): Operation[] {
+  const ops: Operation[] = [];
+  for (const [path, item] of Object.entries<Schema>(doc.paths)) {
+    if (SKIP.some((re) => re.test(path))) continue;
+    for (const [method, op] of Object.entries<Schema>(item)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      ops.push({
+        method: method.toUpperCase(),
+        path,
+        parameters: [...(item.parameters ?? []), ...(op.parameters ?? [])],
+        body: op.requestBody?.content?.['application/json']?.schema ?? null,
+        secured: Array.isArray(op.security) ? op.security.length > 0 : Array.isArray(doc.security) && doc.security.length > 0,
+      });
+    }
+  }
+  return ops;
+}
+
+const paramsOf = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+
+describe('bad input over every route of the OpenAPI document', () => {
+  let t: TestApp;
+  let doc: Schema;
+  let ops: Operation[];
+  let carol: TestUser;
+  let mallory: TestUser;
+  let ws: string;
+  const pathValues = new Map<string, string>();
+
+  before(async () => {
+    t = await startTestApp();
+    carol = await t.user('carol');
+    mallory = await t.user('mallory');
+    ws = (await t.workspace(carol, 'Inputs')).id;
+    await t.addMember(carol, ws, mallory, 'member');
+    await t.apiToken(carol, ws, { name: 'for-path-ids' });
+    doc = (await t.request('GET', '/v1/openapi.json')).body;
+    ops = operationsOf(doc);
+  });
+  after(() => t.close());
+
+  /** A real value for path parameter `name` in carol's workspace, by listing its collection. */
+  async function ownValue(collection: string, name: string): Promise<string> {
+    if (collection === '/v1/workspaces') return ws;
+    const key = `${collection}|${name}`;
+    if (!pathValues.has(key)) {
+      const res = await t.request('GET', `${collection}?limit=100`, { token: carol.token, headers: { 'svc-context': ws } });
+      const items: Record<string, unknown>[] = res.status === 200 && Array.isArray(res.body?.data) ? res.body.data : [];
+      const item = items.find((x) => x.user_id !== carol.id) ?? items[0];
+      pathValues.set(key, item ? String(item[name] ?? item.id) : `x_01${'a'.repeat(24)}`);
+    }
+    return pathValues.get(key)!;
+  }
+
+  async function fill(template: string, override?: { param: string; value: string }): Promise<string> {
+    let out = template;
+    for (const name of paramsOf(template)) {
+      const marker = `{${name}}`;
+      const collection = out.slice(0, out.indexOf(`/${marker}`));
+      const value = override?.param === name ? override.value : await ownValue(collection, name);
+      out = out.replace(marker, encodeURIComponent(value));
+    }
+    return out;
+  }
+
+  function headersFor(op: Operation): Record<string, string> {
+    const h: Record<string, string> = {};
+    for (const p of op.parameters) {
+      if (p.in !== 'header') continue;
+      if (p.name === 'svc-context') h[p.name] = ws;
+      else if (p.name === 'if-match') h[p.name] = '*';
+      else if (p.name === 'idempotency-key') h[p.name] = randomUUID();
+      else if (p.required) h[p.name] = String(sample(p.schema, doc));
+    }
+    return h;
+  }
+
+  /** Every row of every table, to prove a rejected request changed nothing. */
+  async function databaseState(): Promise<string> {
+    const tables = (await t.services.db.introspection.getTables()).map((x) => x.name).filter((n) => !n.startsWith('kysely_')).sort();
+    const out: Record<string, unknown[]> = {};
+    for (const name of tables) {
+      const rows = await sql<Record<string, unknown>>`select * from ${sql.table(name)}`.execute(t.services.db);
+      out[name] = rows.rows.map((r) => JSON.stringify(r)).sort();
+    }
+    return JSON.stringify(out);
+  }
+
+  function assertInvalid(label: string, res: Response, failures: string[], reason?: string) {
+    const e = res.body?.error;
+    if (res.status !== 400 || e?.code !== 'INVALID_ARGUMENT') {
+      failures.push(`${label}: expected 400 INVALID_ARGUMENT, got ${res.status} ${res.text.slice(0, 200)}`);
+      return;
+    }
+    if (typeof e.message !== 'string' || !e.message) failures.push(`${label}: no message`);
+    if (typeof e.request_id !== 'string' || e.request_id !== res.headers['x-request-id']) failures.push(`${label}: request_id missing or not the x-request-id`);
+    if (reason && e.reason !== reason) failures.push(`${label}: reason ${e.reason}, expected ${reason}`);
+  }
+
+  const bodyOps = () => ops.filter((o) => o.body);
+
+  test('the document has JSON-body routes to test', () => {
+    const names = bodyOps().map((o) => `${o.method} ${o.path}`);
+    for (const r of ['POST /v1/workspaces', 'PATCH /v1/workspaces/{id}', 'POST /v1/api_tokens', 'POST /v1/workspaces/{id}/members', 'POST /v1/auth/sessions']) {
+      assert.ok(names.includes(r), `${r} in ${names.join(', ')}`);
+    }
+  });
+
+  test('every string in every request body is bounded (maxLength or an enum)', () => {
+    const unbounded: string[] = [];
+    const walk = (raw: Schema | undefined, where: string, depth = 0) => {
+      const s = resolve(raw, doc);
+      if (!s || depth > 8) return;
+      for (const k of ['anyOf', 'oneOf', 'allOf']) if (Array.isArray(s[k])) s[k].forEach((x: Schema) => walk(x, where, depth + 1));
+      if (s.type === 'string' && s.maxLength === undefined && s.enum === undefined && s.const === undefined) unbounded.push(where);
+      for (const [k, v] of Object.entries<Schema>(s.properties ?? {})) walk(v, `${where}.${k}`, depth + 1);
+      if (s.items) walk(s.items, `${where}[]`, depth + 1);
+    };
+    for (const op of bodyOps()) walk(op.body!, `${op.method} ${op.path} body`);
+    assert.deepEqual(unbounded, []);
+  });
+
+  test('wrong types, unknown fields, oversized strings and non-object bodies are 400 and change nothing', async () => {
+    const failures: string[] = [];
+    const state = await databaseState();
+    let sent = 0;
+    for (const op of bodyOps()) {
+      const url = await fill(op.path);
+      const schema = resolve(op.body!, doc)!;
+      const valid = sample(schema, doc) as Record<string, unknown>;
+      const send = async (label: string, body: unknown, reason?: string) => {
+        sent++;
+        const res = await t.request(op.method, url, { ...(op.secured ? { token: carol.token } : {}), headers: headersFor(op), payload: JSON.stringify(body) });
+        assertInvalid(`${op.method} ${op.path} ${label}`, res, failures, reason);
+        return res;
+      };
+      for (const [prop, propSchema] of Object.entries<Schema>(schema.properties ?? {})) {
+        const accepted = typesOf(propSchema, doc);
+        for (const type of accepted) {
+          for (const wrong of WRONG[type] ?? []) {
+            if (wrong === null && accepted.has('null')) continue;
+            if (Array.isArray(wrong) ? accepted.has('array') : typeof wrong === 'object' && wrong !== null ? accepted.has('object') : accepted.has(typeof wrong)) continue;
+            if (typeof wrong === 'number' && Number.isInteger(wrong) && accepted.has('integer')) continue;
+            await send(`${prop}=${JSON.stringify(wrong)}`, { ...valid, [prop]: wrong }, 'VALIDATION_FAILED');
+          }
+        }
+        const s = resolve(propSchema, doc)!;
+        if (s.type === 'string' && typeof s.maxLength === 'number') {
+          const res = await send(`${prop} of ${s.maxLength + 1} characters`, { ...valid, [prop]: 'x'.repeat(s.maxLength + 1) });
+          // Beyond the body limit the answer is BODY_TOO_LARGE; otherwise a field violation names the field.
+          if (res.body?.error?.reason === 'VALIDATION_FAILED' && !res.body.error.field_violations?.some((v: { field: string }) => v.field === `body.${prop}`)) {
+            failures.push(`${op.method} ${op.path} oversized ${prop}: no field violation for body.${prop}: ${res.text.slice(0, 200)}`);
+          }
+        }
+      }
+      const unknown = await send('unknown field', { ...valid, zz_unknown_field: 1 }, 'VALIDATION_FAILED');
+      if (!unknown.body?.error?.field_violations?.some((v: { field: string }) => v.field === 'body.zz_unknown_field')) {
+        failures.push(`${op.method} ${op.path} unknown field not named in field_violations: ${unknown.text.slice(0, 200)}`);
+      }
+      for (const body of [[], [valid], 'text', 42, true, null]) await send(`body ${JSON.stringify(body).slice(0, 20)}`, body);
+    }
+    assert.ok(sent >= 40, `only ${sent} bad requests sent`);
+    assert.deepEqual(failures, []);
+    assert.equal(await databaseState(), state, 'a rejected request changed the database');
+  });
+
+  test('malformed JSON, bodies over SVC_BODY_LIMIT and wrong content types are 400 and change nothing', async () => {
+    const failures: string[] = [];
+    const state = await databaseState();
+    const limit = t.config.bodyLimit;
+    for (const op of bodyOps()) {
+      const url = await fill(op.path);
+      const valid = JSON.stringify(sample(op.body!, doc));
+      const auth = op.secured ? { token: carol.token } : {};
+      const label = `${op.method} ${op.path}`;
+      for (const payload of ['{"name": ', '{', "{'a': 1}", '[1, 2', '{"a": 1}}', 'nul', '{"a": 01}', '{"__proto__": {"x": 1}}', '']) {
+        assertInvalid(`${label} malformed ${JSON.stringify(payload)}`, await t.request(op.method, url, { ...auth, headers: headersFor(op), payload }), failures, 'MALFORMED_JSON');
+      }
+      const big = `{"name":"${'x'.repeat(limit)}"}`;
+      assertInvalid(`${label} body of ${big.length} bytes`, await t.request(op.method, url, { ...auth, headers: headersFor(op), payload: big }), failures, 'BODY_TOO_LARGE');
+      const form = new URLSearchParams(Object.entries(JSON.parse(valid)).map(([k, v]) => [k, String(v)])).toString();
+      for (const [type, payload] of [['text/plain', valid], ['application/x-www-form-urlencoded', form], ['application/xml', '<a/>'], ['multipart/form-data; boundary=x', '--x--']]) {
+        const res = await t.request(op.method, url, { ...auth, headers: { ...headersFor(op), 'content-type': type! }, payload: payload! });
+        assertInvalid(`${label} content-type ${type}`, res, failures, 'UNSUPPORTED_MEDIA_TYPE');
+      }
+      // No content-type at all.
+      const bare = await t.app.inject({
+        method: op.method as 'POST', url, payload: valid,
+        headers: { ...headersFor(op), ...(op.secured ? { authorization: `Bearer ${carol.token}` } : {}) },
+      });
+      const bareRes = { status: bare.statusCode, text: bare.body, headers: bare.headers, body: JSON.parse(bare.body) } as Response;
+      assertInvalid(`${label} without content-type`, bareRes, failures);
+    }
+    assert.deepEqual(failures, []);
+    assert.equal(await databaseState(), state, 'a rejected request changed the database');
+  });
+
+  test('a JSON content-type with parameters is accepted', async () => {
+    const res = await t.request('POST', '/v1/workspaces', {
+      token: carol.token, headers: { 'content-type': 'application/json; charset=utf-8' }, payload: JSON.stringify({ name: 'Charset' }),
+    });
+    assert.equal(res.status, 201, res.text);
+  });
+
+  test('a path id with the wrong prefix is 404 (403 for the workspace of a workspace path, as for any non-member)', async () => {
+    const failures: string[] = [];
+    let checked = 0;
+    for (const op of ops) {
+      if (!op.secured) continue;
+      for (const param of paramsOf(op.path)) {
+        const collection = op.path.slice(0, op.path.indexOf(`/{${param}}`)).replace(/\{[^}]+\}/g, '');
+        const isWorkspaceSlot = collection === '/v1/workspaces';
+        const real = isWorkspaceSlot ? ws : await ownValue(await fill(op.path.slice(0, op.path.indexOf(`/{${param}}`))), param);
+        const body = real.slice(real.indexOf('_') + 1);
+        for (const wrong of [`zz_${body}`, `${real.startsWith('usr_') ? 'ws' : 'usr'}_${body}`, body, 'x']) {
+          const url = await fill(op.path, { param, value: wrong });
+          const res = await t.request(op.method, url, {
+            token: carol.token,
+            headers: { ...headersFor(op), ...(isWorkspaceSlot ? { 'svc-context': wrong } : {}) },
+            ...(op.body ? { body: sample(op.body, doc) } : {}),
+          });
+          checked++;
+          const allowed = isWorkspaceSlot ? [403, 404] : [404];
+          if (!allowed.includes(res.status) || !res.body?.error?.code) failures.push(`${op.method} ${url}: ${res.status} ${res.text.slice(0, 160)}`);
+        }
+      }
+    }
+    assert.ok(checked >= 20, `only ${checked} checked`);
+    assert.deepEqual(failures, []);
+  });
+
+  test('unknown routes and methods are 404 in the error shape', async () => {
+    for (const [method, url] of [
+      ['GET', '/v1/does-not-exist'], ['POST', '/v1/nope'], ['GET', '/v2/workspaces'], ['PUT', '/v1/workspaces'],
+      ['DELETE', '/v1/workspaces'], ['GET', `/v1/workspaces/${ws}/nope`], ['GET', '/'], ['GET', '/v1/workspaces/x/y/z/w'],
+    ] as const) {
+      const res = await t.request(method, url, { token: carol.token });
+      assert.equal(res.status, 404, `${method} ${url}: ${res.text}`);
+      assert.equal(res.body.error.code, 'NOT_FOUND');
+      assert.equal(res.body.error.reason, 'ROUTE_NOT_FOUND');
+      assert.equal(res.body.error.request_id, res.headers['x-request-id']);
+    }
+  });
+
+  test('x-request-id is echoed when valid and generated otherwise, on success and on error', async () => {
+    for (const [method, url, token] of [['GET', '/v1/me', carol.token], ['GET', '/v1/nowhere', carol.token], ['GET', '/v1/me', undefined]] as const) {
+      const echoed = await t.request(method, url, { ...(token ? { token } : {}), headers: { 'x-request-id': 'client-1234.abc:XYZ_9' } });
+      assert.equal(echoed.headers['x-request-id'], 'client-1234.abc:XYZ_9');
+      if (echoed.status >= 400) assert.equal(echoed.body.error.request_id, 'client-1234.abc:XYZ_9');
+      for (const bad of ['has space', 'x'.repeat(129), 'semi;colon', '<script>']) {
+        const res = await t.request(method, url, { ...(token ? { token } : {}), headers: { 'x-request-id': bad } });
+        const id = String(res.headers['x-request-id']);
+        assert.notEqual(id, bad);
+        assert.match(id, /^req_[0-9a-f]{24}$/);
+        if (res.status >= 400) assert.equal(res.body.error.request_id, id);
+      }
+    }
+    const a = await t.request('GET', '/v1/me', { token: carol.token });
+    const b = await t.request('GET', '/v1/me', { token: carol.token });
+    assert.match(String(a.headers['x-request-id']), /^req_[0-9a-f]{24}$/);
+    assert.notEqual(a.headers['x-request-id'], b.headers['x-request-id']);
+  });
+
+  test('the harness fails a test file whose requests produced a 500, and the 500 says nothing internal', async () => {
+    const other = await startTestApp();
+    const user = await other.user('broken');
+    // Break the database under the running app: the session lookup now fails.
+    await sql`drop table sessions`.execute(other.services.db);
+    const res = await other.request('GET', '/v1/me', { token: user.token });
+    assert.equal(res.status, 500);
+    assert.equal(res.body.error.code, 'INTERNAL');
+    assert.equal(res.body.error.request_id, res.headers['x-request-id']);
+    assert.doesNotMatch(res.text, /sessions|sql|select|sqlite|postgres|stack/i);
+    await assert.rejects(other.close(), /server errors \(5xx\)[\s\S]*GET \/v1\/me -> 500/);
+  });
+});

@@ -1,0 +1,292 @@
+// Cross-tenant isolation, derived from the OpenAPI document so that routes added later are covered
+// without editing this file: for every path and method, workspace A's credentials (an owner's and
+// a member's session, an admin API token) aimed at workspace B (B's ids in the path, svc-context:
+// B, or B's resource ids inside A's own scope) must get 401/403/404, never a 2xx or a 5xx, no
+// response may contain any of B's data, and B's state must be unchanged afterwards.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type Response, type TestApp, type TestUser } from './harness.js';
+
+// Routes that are public or legitimately about the caller, not about a workspace. Keep it short:
+// every route not listed here is attacked.
+const SKIP: { method?: string; path: RegExp; why: string }[] = [
+  { path: /^\/(healthz|readyz|metrics)$/, why: 'public probes' },
+  { path: /^\/v1\/openapi\.json$/, why: 'public document' },
+  { path: /^\/oauth\//, why: 'OAuth endpoints authenticate with their own grants' },
+  { path: /^\/\.well-known\//, why: 'public keys' },
+  { path: /^\/device(\/|$)/, why: 'browser page with its own cookie session' },
+  { path: /^\/v1\/auth\//, why: 'sign-in and logout of the caller' },
+  { path: /^\/v1\/me$/, why: 'the caller' },
+  { method: 'GET', path: /^\/v1\/workspaces$/, why: "the caller's workspaces" },
+  { method: 'POST', path: /^\/v1\/workspaces$/, why: 'creates a workspace of the caller' },
+];
+
+type Schema = Record<string, any>;
+interface Operation {
+  method: string;
+  path: string;
+  parameters: { name: string; in: string; required?: boolean; schema?: Schema }[];
+  body: Schema | null;
+}
+
+/** A value valid against `schema` (enough of JSON Schema for our routes). */
+function sample(schema: Schema | undefined, doc: Schema, depth = 0): unknown {
+  if (!schema || depth > 8) return 'sample';
+  if (schema.$ref) return sample(doc.components?.schemas?.[String(schema.$ref).split('/').pop()!], doc, depth + 1);
+  if (schema.const !== undefined) return schema.const;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  for (const k of ['anyOf', 'oneOf', 'allOf']) if (Array.isArray(schema[k])) return sample(schema[k][0], doc, depth + 1);
+  const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
+  switch (type) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      const props: Record<string, Schema> = schema.properties ?? {};
+      for (const key of schema.required ?? []) out[key] = sample(props[key], doc, depth + 1);
+      for (const key of Object.keys(props)) {
+        if (Object.keys(out).length >= (schema.minProperties ?? 0)) break;
+        out[key] ??= sample(props[key], doc, depth + 1);
+      }
+      return out;
+    }
+    case 'array':
+      return Array.from({ length: schema.minItems ?? 0 }, () => sample(schema.items, doc, depth + 1));
+    case 'integer':
+    case 'number':
+      return schema.default ?? schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1);
+    case 'boolean':
+      return schema.default ?? false;
+    case 'null':
+      return null;
+    default: {
+      if (schema.default !== undefined) return schema.default;
+      if (schema.format === 'email') return 'someone@example.test';
+      if (schema.format === 'uri') return 'https://example.test/cb';
+      if (schema.format === 'date-time') return new Date().toISOString();
+      const min = schema.minLength ?? 1;
+      const max = schema.maxLength ?? 64;
+      const candidates = ['sample', 'sample-value', 'abc', 'a1', 'x'.repeat(Math.max(min, 1))];
+      const re = schema.pattern ? new RegExp(schema.pattern) : null;
+      return candidates.find((c) => c.length >= min && c.length <= max && (!re || re.test(c))) ?? 'x'.repeat(min);
+    }
+  }
+}
+
+function operationsOf(doc: Schema): Operation[] {
+  const ops: Operation[] = [];
+  for (const [path, item] of Object.entries<Schema>(doc.paths)) {
+    for (const [method, op] of Object.entries<Schema>(item)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      const json = op.requestBody?.content?.['application/json']?.schema ?? null;
+      ops.push({ method: method.toUpperCase(), path, parameters: [...(item.parameters ?? []), ...(op.parameters ?? [])], body: json });
+    }
+  }
+  return ops;
+}
+
+const isSkipped = (op: Operation) => SKIP.some((s) => (!s.method || s.method === op.method) && s.path.test(op.path));
+const paramsOf = (path: string) => [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+const WIRE_ID = /\b[a-z]{1,5}_[0-9a-hjkmnp-tv-z]{26}\b/g;
+
+describe('cross-tenant isolation over every route of the OpenAPI document', () => {
+  let t: TestApp;
+  let doc: Schema;
+  let ops: Operation[];
+  // Workspace A and its callers.
+  let carol: TestUser;
+  let mallory: TestUser;
+  let wsA: string;
+  let tokenA: string;
+  // Workspace B, its owner and a member.
+  let bob: TestUser;
+  let dave: TestUser;
+  let wsB: string;
+  let tokenB: string;
+  /** strings that identify B's data: ids, e-mails, names, the token */
+  const bSecrets = new Set<string>();
+  const unresolved = new Set<string>();
+  const pathValues = new Map<string, string>();
+
+  const asBob = (headers: Record<string, string> = {}) => ({ token: bob.token, headers: { 'svc-context': wsB, ...headers } });
+
+  function collectB(value: unknown): void {
+    const text = JSON.stringify(value ?? null);
+    for (const m of text.matchAll(WIRE_ID)) bSecrets.add(m[0]);
+  }
+
+  /** The value of path parameter `name` in B, found by listing the collection the parameter indexes. */
+  async function bValue(collection: string, name: string): Promise<string> {
+    if (collection === '/v1/workspaces') return wsB;
+    const cacheKey = `${collection}|${name}`;
+    const cached = pathValues.get(cacheKey);
+    if (cached) return cached;
+    const res = await t.request('GET', `${collection}?limit=100`, asBob());
+    const items: Record<string, unknown>[] = res.status === 200 && Array.isArray(res.body?.data) ? res.body.data : [];
+    // Prefer the newest item that is not bob himself (so role checks do not hide anything).
+    const item = items.find((x) => x[name] !== bob.id && x.user_id !== bob.id) ?? items[0];
+    const value = item ? String(item[name] ?? item.id) : `x_01${'a'.repeat(24)}`;
+    if (!item) unresolved.add(`${collection} {${name}}`);
+    pathValues.set(cacheKey, value);
+    return value;
+  }
+
+  /** The template with every parameter filled with B's values; `keepWorkspace` puts A's id in a /v1/workspaces/{id} slot. */
+  async function fill(template: string, workspaceSlot: string | null): Promise<string> {
+    let out = template;
+    for (const name of paramsOf(template)) {
+      const marker = `{${name}}`;
+      const collection = out.slice(0, out.indexOf(`/${marker}`));
+      const value = collection === '/v1/workspaces' && workspaceSlot ? workspaceSlot : await bValue(collection, name);
+      out = out.replace(marker, encodeURIComponent(value));
+    }
+    return out;
+  }
+
+  function requestParts(op: Operation, headers: Record<string, string>) {
+    const h: Record<string, string> = { ...headers };
+    const query = new URLSearchParams();
+    for (const p of op.parameters) {
+      if (p.in === 'header' && p.name === 'if-match') h['if-match'] = '*';
+      else if (p.in === 'header' && p.name === 'idempotency-key') h['idempotency-key'] = randomUUID();
+      else if (p.in === 'header' && p.required && p.name !== 'svc-context') h[p.name] = String(sample(p.schema, doc));
+      else if (p.in === 'query' && p.required) query.set(p.name, String(sample(p.schema, doc)));
+    }
+    const body = op.body ? sample(op.body, doc) : undefined;
+    return { headers: h, query: query.size ? `?${query}` : '', body };
+  }
+
+  /** Every GET that bob can make about B, as a map url -> body, to prove nothing of B changed. */
+  async function snapshotB(): Promise<Record<string, unknown>> {
+    const snap: Record<string, unknown> = {};
+    for (const op of ops.filter((o) => o.method === 'GET' && !isSkipped(o))) {
+      const url = await fill(op.path, null);
+      const res = await t.request('GET', `${url}${url.includes('?') ? '&' : '?'}${op.parameters.some((p) => p.name === 'limit') ? 'limit=100' : ''}`, asBob());
+      snap[url] = { status: res.status, body: res.body };
+    }
+    return snap;
+  }
+
+  let before_: Record<string, unknown>;
+
+  before(async () => {
+    t = await startTestApp();
+    carol = await t.user('carol');
+    mallory = await t.user('mallory');
+    bob = await t.user('bob');
+    dave = await t.user('dave');
+    wsA = (await t.workspace(carol, 'Tenant A')).id;
+    wsB = (await t.workspace(bob, 'Tenant B zq9x')).id;
+    await t.addMember(carol, wsA, mallory, 'member');
+    await t.addMember(bob, wsB, dave, 'member');
+    tokenA = (await t.apiToken(carol, wsA, { role: 'admin' })).token;
+    const madeB = await t.apiToken(bob, wsB, { name: 'b-token' });
+    tokenB = madeB.token;
+
+    doc = (await t.request('GET', '/v1/openapi.json')).body;
+    ops = operationsOf(doc);
+    assert.ok(ops.length >= 10, 'the OpenAPI document lists the routes');
+
+    // Give B one of everything a plain POST can create (routes added later included), so the
+    // attacks below hit real resources of B, not only absent ids.
+    for (const op of ops.filter((o) => o.method === 'POST' && !isSkipped(o) && !o.path.includes(':'))) {
+      const params = paramsOf(op.path);
+      if (params.length > 1 || (params.length === 1 && !op.path.startsWith('/v1/workspaces/{id}'))) continue;
+      const { headers, body, query } = requestParts(op, { 'svc-context': wsB });
+      await t.request('POST', `${op.path.replace('{id}', wsB)}${query}`, { token: bob.token, headers, ...(body !== undefined ? { body } : {}) });
+    }
+
+    before_ = await snapshotB();
+    collectB(before_);
+    for (const s of [wsB, bob.id, dave.id, bob.email, dave.email, 'Tenant B zq9x', 'tenant-b-zq9x', tokenB, tokenB.slice(12), madeB.id]) bSecrets.add(s);
+    // A's own ids are no secret to A (and B's listings never contain them, but be exact).
+    for (const own of [wsA, carol.id, mallory.id]) bSecrets.delete(own);
+  });
+  after(() => t.close());
+
+  interface Caller {
+    name: string;
+    token: () => string;
+    /** svc-context values to try on routes that accept the header (null = header omitted) */
+    contexts: (string | null)[];
+  }
+  const callers: Caller[] = [
+    { name: 'A owner session', token: () => carol.token, contexts: [null, 'B', 'A'] },
+    { name: 'A member session', token: () => mallory.token, contexts: [null, 'B', 'A'] },
+    { name: 'A admin API token', token: () => tokenA, contexts: [null, 'B', 'A'] },
+  ];
+
+  const failures: string[] = [];
+  let attacked = 0;
+
+  function check(label: string, res: Response, referencesB: boolean) {
+    attacked++;
+    if (res.status >= 500) failures.push(`${label}: ${res.status} ${res.text.slice(0, 200)}`);
+    if (referencesB) {
+      const ok = [401, 403, 404].includes(res.status) || (res.status === 400 && res.body?.error?.reason === 'VALIDATION_FAILED');
+      if (!ok) failures.push(`${label}: expected 401/403/404, got ${res.status} ${res.text.slice(0, 200)}`);
+    }
+    if (res.status >= 400 && res.status !== 404 && !res.body?.error?.code) failures.push(`${label}: error not in the error shape: ${res.text.slice(0, 200)}`);
+    for (const secret of bSecrets) {
+      if (res.text.includes(secret)) failures.push(`${label}: response contains B's data "${secret}" (${res.status})`);
+    }
+  }
+
+  test('B has real resources to attack', () => {
+    assert.ok(bSecrets.size >= 8, [...bSecrets].join(', '));
+    assert.ok(before_[`/v1/workspaces/${wsB}/members`], 'B members snapshot');
+  });
+
+  test('every route refuses A\'s credentials aimed at B and never shows B\'s data', async (tc) => {
+    for (const op of ops) {
+      if (isSkipped(op)) continue;
+      const params = paramsOf(op.path);
+      const acceptsContext = op.parameters.some((p) => p.in === 'header' && p.name === 'svc-context');
+      // Paths to try: B's ids everywhere; and A's workspace with B's other ids in it.
+      const urls: { url: string; referencesB: boolean }[] = [];
+      if (params.length) urls.push({ url: await fill(op.path, null), referencesB: true });
+      if (op.path.startsWith('/v1/workspaces/{id}') && params.length > 1) urls.push({ url: await fill(op.path, wsA), referencesB: true });
+      if (!params.length) urls.push({ url: op.path, referencesB: false });
+
+      for (const caller of callers) {
+        for (const { url, referencesB } of urls) {
+          const contexts = acceptsContext ? caller.contexts : [null];
+          for (const ctx of contexts) {
+            const headers: Record<string, string> = {};
+            if (ctx === 'B') headers['svc-context'] = wsB;
+            if (ctx === 'A') headers['svc-context'] = wsA;
+            // A path naming A's workspace must agree with svc-context, else the 403 hides the rest.
+            if (ctx === 'A' && url.includes(`/v1/workspaces/${wsB}`)) continue;
+            const parts = requestParts(op, headers);
+            const res = await t.request(op.method, `${url}${parts.query}`, {
+              token: caller.token(),
+              headers: parts.headers,
+              ...(parts.body !== undefined ? { body: parts.body } : {}),
+            });
+            check(`${caller.name} ${op.method} ${url} svc-context=${ctx ?? '-'}`, res, referencesB || ctx === 'B');
+          }
+        }
+      }
+    }
+    if (unresolved.size) tc.diagnostic(`no B resource found for: ${[...unresolved].join('; ')} (absent ids used)`);
+    assert.ok(attacked > 50, `only ${attacked} requests made`);
+    assert.deepEqual(failures, []);
+  });
+
+  test("B's state is unchanged and B's credentials still work", async () => {
+    const now = await snapshotB();
+    assert.deepEqual(now, before_);
+    assert.equal((await t.request('GET', '/v1/api_tokens', { token: tokenB })).status, 200);
+    assert.equal((await t.request('GET', `/v1/workspaces/${wsB}`, { token: dave.token })).status, 200);
+  });
+
+  test('the walk covered the workspace routes of the kernel', () => {
+    const covered = ops.filter((o) => !isSkipped(o)).map((o) => `${o.method} ${o.path}`);
+    for (const route of [
+      'GET /v1/workspaces/{id}', 'PATCH /v1/workspaces/{id}', 'GET /v1/workspaces/{id}/members', 'POST /v1/workspaces/{id}/members',
+      'GET /v1/workspaces/{id}/members/{user_id}', 'PATCH /v1/workspaces/{id}/members/{user_id}', 'DELETE /v1/workspaces/{id}/members/{user_id}',
+      'GET /v1/api_tokens', 'POST /v1/api_tokens', 'DELETE /v1/api_tokens/{id}',
+    ]) {
+      assert.ok(covered.includes(route), `${route} is attacked`);
+    }
+  });
+});

@@ -1,0 +1,118 @@
+// Runs `svc` as a child process (from source, see test/svc.ts) for the CLI, multi-instance and
+// shutdown tests: one-shot commands, and servers whose pino JSON log is read from stdout.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+import { once } from 'node:events';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+const ENTRY = [process.execPath, '--import', 'tsx', 'test/svc.ts'] as const;
+
+/** A minimal environment: nothing of the test runner's (DATABASE_URL, PORT...) leaks in. */
+function envFor(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NODE_ENV: 'test' };
+  return { ...base, ...env };
+}
+
+export interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `svc <args>` to completion. */
+export async function runSvc(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Finished> {
+  const child = spawn(ENTRY[0], [...ENTRY.slice(1), ...args], { cwd: ROOT, env: envFor(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+  clearTimeout(timer);
+  return { code, signal, stdout, stderr };
+}
+
+export interface LogLine {
+  msg?: string;
+  level?: number;
+  reqId?: string;
+  [key: string]: unknown;
+}
+
+export interface RunningSvc {
+  child: ChildProcess;
+  /** the listening base URL, from the "svc listening" log line */
+  url: string;
+  logs: LogLine[];
+  stderr(): string;
+  /** resolves with the first log line matching, also one already logged */
+  waitForLog(match: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM and wait for the exit */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `svc serve` on a free port and resolves once it logs "svc listening". */
+export async function startSvc(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningSvc> {
+  const child = spawn(ENTRY[0], [...ENTRY.slice(1), 'serve'], {
+    cwd: ROOT,
+    env: envFor({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: LogLine[] = [];
+  const waiters: { match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
+  let stderr = '';
+  let partial = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  child.stdout!.on('data', (d: Buffer) => {
+    partial += d.toString();
+    let nl: number;
+    while ((nl = partial.indexOf('\n')) >= 0) {
+      const raw = partial.slice(0, nl);
+      partial = partial.slice(nl + 1);
+      let line: LogLine;
+      try {
+        line = JSON.parse(raw) as LogLine;
+      } catch {
+        line = { msg: raw };
+      }
+      logs.push(line);
+      for (const w of [...waiters]) {
+        if (w.match(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    }
+  });
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+
+  const waitForLog = (match: (l: LogLine) => boolean, ms = timeoutMs) => {
+    const seen = logs.find(match);
+    if (seen) return Promise.resolve(seen);
+    return new Promise<LogLine>((resolveLine, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no matching log line within ${ms} ms; stderr:\n${stderr}`)), ms);
+      const waiter = { match, resolve: (l: LogLine) => { clearTimeout(timer); resolveLine(l); } };
+      waiters.push(waiter);
+      exited.then(({ code, signal }) => {
+        clearTimeout(timer);
+        reject(new Error(`svc exited (${code ?? signal}) before the expected log line; stderr:\n${stderr}`));
+      });
+    });
+  };
+
+  const listening = await waitForLog((l) => l.msg === 'svc listening');
+  return {
+    child,
+    url: String(listening.url),
+    logs,
+    stderr: () => stderr,
+    waitForLog,
+    exited,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
