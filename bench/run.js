@@ -90,6 +90,22 @@ function rssMb(pid) {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (Linux; clock ticks of 1/100 s). */
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Runs the load and also measures the server's CPU time per request, which other load on the machine disturbs less than req/s. */
+async function measure(url, headers, duration, pid) {
+  const cpuBefore = cpuSeconds(pid);
+  const result = await load(url, headers, duration);
+  const cpu = cpuSeconds(pid) - cpuBefore;
+  result.serverCpuUsPerRequest = Math.round((cpu * 1e6) / Math.max(1, result.requests.total));
+  result.serverCpuUtilization = Math.round((cpu / duration) * 100) / 100;
+  return result;
+}
+
 function load(url, headers, duration) {
   return autocannon({ url, connections: CONNECTIONS, duration, headers, pipelining: 1 });
 }
@@ -99,6 +115,8 @@ function summary(result) {
     requests_per_second: Math.round(result.requests.average),
     latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, average: result.latency.average },
     total_requests: result.requests.total,
+    server_cpu_us_per_request: result.serverCpuUsPerRequest,
+    server_cpu_cores_used: result.serverCpuUtilization,
     non_2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
@@ -136,16 +154,16 @@ async function main() {
 
     console.log(`svc: GET ${scenario.path} (${MEMBER_COUNT} members, ${scenario.bodyText.length} bytes), ${CONNECTIONS} connections, ${DURATION} s`);
     await load(`${base}${scenario.path}`, headers, 2); // warm-up: JIT, statement cache
-    const real = await load(`${base}${scenario.path}`, headers, DURATION);
+    const real = await measure(`${base}${scenario.path}`, headers, DURATION, server.pid);
     const rss = rssMb(server.pid);
     await stopProcess(server);
 
     const barePort = await freePort();
-    bare = startProcess(['bench/bare-server.js'], { PORT: String(barePort), BENCH_BODY_FILE: bodyFile }, join(work, 'bare.log'));
+    bare = startProcess([...nodeArgs, 'bench/bare-server.js'], { PORT: String(barePort), BENCH_BODY_FILE: bodyFile }, join(work, 'bare.log'));
     await waitUntilUp(`http://127.0.0.1:${barePort}/members`, bare);
     console.log(`bare Fastify: GET /members (the same body), ${CONNECTIONS} connections, ${DURATION} s`);
     await load(`http://127.0.0.1:${barePort}/members`, {}, 2);
-    const baseline = await load(`http://127.0.0.1:${barePort}/members`, {}, DURATION);
+    const baseline = await measure(`http://127.0.0.1:${barePort}/members`, {}, DURATION, bare.pid);
     await stopProcess(bare);
 
     const ratio = Math.round((real.requests.average / baseline.requests.average) * 1000) / 1000;
@@ -175,8 +193,12 @@ async function main() {
 
     const line = (name, c) => console.log(`${c.pass ? 'PASS' : 'FAIL'}  ${name.padEnd(34)} ${String(c.value).padStart(8)}  (budget ${c.budget})`);
     console.log('');
-    console.log(`svc          ${String(report.svc.requests_per_second).padStart(7)} req/s   p50 ${real.latency.p50} ms   p99 ${real.latency.p99} ms`);
-    console.log(`bare Fastify ${String(report.bare_fastify.requests_per_second).padStart(7)} req/s   p50 ${baseline.latency.p50} ms   p99 ${baseline.latency.p99} ms`);
+    const row = (name, r) => console.log(
+      `${name.padEnd(13)}${String(Math.round(r.requests.average)).padStart(7)} req/s   p50 ${r.latency.p50} ms   p99 ${r.latency.p99} ms   ` +
+      `server CPU ${r.serverCpuUsPerRequest} us/request (${r.serverCpuUtilization} cores)`);
+    row('svc', real);
+    row('bare Fastify', baseline);
+    console.log(`CPU per request svc / bare: ${(real.serverCpuUsPerRequest / baseline.serverCpuUsPerRequest).toFixed(2)} (load elsewhere on the machine moves req/s more than this)`);
     line('req/s ratio svc / bare', checks.ratio);
     line('svc p99 latency (ms)', checks.p99_ms);
     line('svc resident memory after (MB)', checks.rss_mb);
