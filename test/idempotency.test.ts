@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { clock } from '../src/platform/clock.js';
 import { startTestApp, type Response, type TestApp, type TestUser } from './harness.js';
 
 describe('idempotency-key', () => {
@@ -160,6 +161,27 @@ describe('idempotency-key', () => {
     }
   });
 
+  test('keys live 24 hours: after that the same key starts over', async () => {
+    const key = randomUUID();
+    const first = await createWorkspace(alice, key, { name: 'Day one' });
+    assert.equal(first.status, 201);
+    try {
+      clock.offsetMs = (24 * 60 * 60 - 60) * 1000;
+      const replay = await createWorkspace(alice, key, { name: 'Day one' });
+      assert.equal(replay.body.id, first.body.id, 'still replayed just before 24 hours');
+      clock.offsetMs = (24 * 60 * 60 + 1) * 1000;
+      const fresh = await createWorkspace(alice, key, { name: 'Day one' });
+      assert.equal(fresh.status, 201);
+      assert.notEqual(fresh.body.id, first.body.id);
+      assert.equal(fresh.headers['idempotent-replayed'], undefined);
+      // Reuse with another body is allowed again, too: the old record is gone.
+      clock.offsetMs = 2 * (24 * 60 * 60 + 1) * 1000;
+      assert.equal((await createWorkspace(alice, key, { name: 'Day three' })).status, 201);
+    } finally {
+      clock.offsetMs = 0;
+    }
+  });
+
   test('without a key every request creates a new resource', async () => {
     const count = (await workspacesOf(alice)).length;
     const [a, b] = await Promise.all([createWorkspace(alice, undefined, { name: 'Twin' }), createWorkspace(alice, undefined, { name: 'Twin' })]);
@@ -209,6 +231,16 @@ describe('idempotency-key', () => {
       const dup = await add(randomUUID(), { user_id: dave.id, role: 'member' });
       assert.equal(dup.status, 409);
       assert.equal(dup.body.error.code, 'ALREADY_EXISTS');
+    });
+
+    test('a replay of an add whose member was removed since is 404', async () => {
+      const key = randomUUID();
+      const frank = await t.user('frank');
+      assert.equal((await add(key, { user_id: frank.id, role: 'member' })).status, 201);
+      assert.equal((await t.request('DELETE', `/v1/workspaces/${ws}/members/${frank.id}`, { token: alice.token })).status, 204);
+      const replay = await add(key, { user_id: frank.id, role: 'member' });
+      assert.equal(replay.status, 404);
+      assert.equal(replay.body.error.code, 'NOT_FOUND');
     });
 
     test('a key used on another route does not collide', async () => {

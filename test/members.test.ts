@@ -180,11 +180,14 @@ describe('workspace members', () => {
     }
   });
 
-  test('member routes of a workspace one does not belong to are 403 whether or not it exists', async () => {
+  test('member routes of a workspace one does not belong to are 403 whether or not it exists; a malformed id is 404', async () => {
     const outsider = await t.user('outsider');
-    for (const w of [ws, 'ws_01aaaaaaaaaaaaaaaaaaaaaaaa', 'ws_nonsense']) {
+    for (const w of [ws, 'ws_01aaaaaaaaaaaaaaaaaaaaaaaa']) {
       assertError(await t.request('GET', `/v1/workspaces/${w}/members`, { token: outsider.token }), 403, 'PERMISSION_DENIED');
       assertError(await t.request('POST', `/v1/workspaces/${w}/members`, { token: outsider.token, body: { user_id: outsider.id, role: 'owner' } }), 403, 'PERMISSION_DENIED');
+    }
+    for (const w of ['ws_nonsense', 'usr_01aaaaaaaaaaaaaaaaaaaaaaaa']) {
+      assertError(await t.request('GET', `/v1/workspaces/${w}/members`, { token: outsider.token }), 404, 'NOT_FOUND');
     }
   });
 });

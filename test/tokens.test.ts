@@ -292,6 +292,15 @@ describe('session tokens', () => {
     assert.equal((await signIn(victim.email, victim.password)).status, 201);
   });
 
+  test('throttling holds under concurrency: a burst of guesses gets at most 10 password checks', async () => {
+    const victim = await t.user('burst');
+    const results = await Promise.all(Array.from({ length: 25 }, (_, i) => signIn(victim.email, `burst-${i}`)));
+    const statuses = results.map((r) => r.status);
+    assert.ok(statuses.every((s) => s === 401 || s === 429), statuses.join(','));
+    assert.ok(statuses.filter((s) => s === 401).length <= 10, `password checked ${statuses.filter((s) => s === 401).length} times: ${statuses.join(',')}`);
+    assert.equal((await signIn(victim.email, victim.password)).status, 429);
+  });
+
   test('malformed sign-in bodies are 400', async () => {
     for (const body of [{}, { email: user.email }, { email: user.email, password: user.password, extra: 1 }, { email: 'x'.repeat(300), password: 'p' }]) {
       const res = await t.request('POST', '/v1/auth/sessions', { body });

@@ -2,7 +2,8 @@
 // Routes declare how they are scoped with `config: { auth: ... }`; one onRequest hook enforces it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { permissionDenied, unauthenticated, ApiError } from './errors.js';
+import { notFound, permissionDenied, unauthenticated, ApiError } from './errors.js';
+import { isId } from './ids.js';
 
 export type Role = 'owner' | 'admin' | 'member';
 export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
@@ -132,6 +133,9 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
   }
 
   async function resolveWorkspace(request: FastifyRequest, principal: Principal, pathWorkspace: string | null): Promise<WorkspaceScope> {
+    // A path id that is not even a ws_ id names nothing (API.md: wrong prefix is 404); that tells
+    // nothing about other tenants. A well-formed one stays 403 whether or not it exists.
+    if (pathWorkspace !== null && !isId('workspace', pathWorkspace)) throw notFound('workspace');
     const context = headerValue(request, 'svc-context');
     if (context !== undefined && (context.length < 1 || context.length > 53)) {
       throw new ApiError('INVALID_ARGUMENT', 'svc-context must be 1-53 characters', {

@@ -74,21 +74,23 @@ export function createSessionService(deps: { db: Db }) {
     },
   };
 
+  function throttled(windowStart: number, now: number): ApiError {
+    return new ApiError('RESOURCE_EXHAUSTED', 'too many failed sign-ins for this email; try again later', {
+      reason: 'SIGN_IN_THROTTLED',
+      headers: { 'retry-after': String(Math.max(1, windowStart + THROTTLE_WINDOW_SECONDS - now)) },
+    });
+  }
+
   async function assertNotThrottled(email: string): Promise<void> {
     const row = await db.selectFrom('login_attempts').selectAll().where('email', '=', email).executeTakeFirst();
     const now = clock.now();
-    if (row && now - row.window_start < THROTTLE_WINDOW_SECONDS && row.failures >= THROTTLE_MAX_FAILURES) {
-      const retry = row.window_start + THROTTLE_WINDOW_SECONDS - now;
-      throw new ApiError('RESOURCE_EXHAUSTED', 'too many failed sign-ins for this email; try again later', {
-        reason: 'SIGN_IN_THROTTLED',
-        headers: { 'retry-after': String(Math.max(1, retry)) },
-      });
-    }
+    if (row && now - row.window_start < THROTTLE_WINDOW_SECONDS && row.failures >= THROTTLE_MAX_FAILURES) throw throttled(row.window_start, now);
   }
 
-  async function recordFailure(email: string): Promise<void> {
+  /** Counts one attempt (as a failure until the password proves right) and returns the window's count. */
+  async function recordAttempt(email: string): Promise<{ failures: number; window_start: number }> {
     const now = clock.now();
-    await db
+    return db
       .insertInto('login_attempts')
       .values({ email, window_start: now, failures: 1 })
       .onConflict((oc) =>
@@ -108,17 +110,21 @@ export function createSessionService(deps: { db: Db }) {
             .end(),
         })),
       )
-      .execute();
+      .returning(['failures', 'window_start'])
+      .executeTakeFirstOrThrow();
   }
 
   /** Checks e-mail and password; returns the user id or throws 401 (429 when throttled). */
   async function checkPassword(rawEmail: string, password: string): Promise<string> {
     const email = normalizeEmail(rawEmail);
     await assertNotThrottled(email);
+    // The attempt is counted before the (slow) password check, so a burst of concurrent guesses
+    // cannot all pass the check above: each takes a slot, and those beyond the limit are refused.
+    const attempt = await recordAttempt(email);
+    if (attempt.failures > THROTTLE_MAX_FAILURES) throw throttled(attempt.window_start, clock.now());
     const user = await findUserByEmail(db, email);
     const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
     if (!user || !ok) {
-      await recordFailure(email);
       throw new ApiError('UNAUTHENTICATED', 'wrong email or password', { reason: 'INVALID_CREDENTIALS' });
     }
     await db.deleteFrom('login_attempts').where('email', '=', email).execute();
