@@ -1,6 +1,6 @@
 // Builds the Fastify app: request ids, error shape, auth, OpenAPI, metrics and every route.
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyCookie from '@fastify/cookie';
@@ -32,6 +32,28 @@ export function decodeVerbColon(url: string): string {
   return path.replace(/%3a/gi, ':') + (q === -1 ? '' : url.slice(q));
 }
 
+// Generated request ids: a random per-process prefix and a counter. Unique across instances and
+// restarts without paying for randomBytes on every request.
+const REQUEST_ID_PREFIX = `req_${randomBytes(8).toString('hex')}`;
+let requestCounter = 0;
+function nextRequestId(): string {
+  return `${REQUEST_ID_PREFIX}${(++requestCounter).toString(36).padStart(6, '0')}`;
+}
+
+/**
+ * One access-log line per request at info, at completion (method, url, status, time); the
+ * arrival line that Fastify logs at info moves to debug, halving log volume on the hot path.
+ */
+class AccessLog extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
+  }
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 export interface AppOptions {
   services: Services;
   /** a pino logger; none in tests */
@@ -53,11 +75,12 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     bodyLimit: config.bodyLimit,
     return503OnClosing: false,
+    logController: new AccessLog(),
     requestIdHeader: false,
     genReqId: (req) => {
       const incoming = req.headers['x-request-id'];
       const value = Array.isArray(incoming) ? incoming[0] : incoming;
-      return value && REQUEST_ID.test(value) ? value : `req_${randomBytes(12).toString('hex')}`;
+      return value && REQUEST_ID.test(value) ? value : nextRequestId();
     },
     rewriteUrl: (req) => decodeVerbColon(req.url ?? '/'),
     ajv: {
@@ -76,20 +99,24 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
 
   app.addSchema(ErrorBody);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: they run on every request, and skip a promise each.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     if (closing) {
       reply.header('connection', 'close');
-      throw new ApiError('UNAVAILABLE', 'the server is shutting down; retry on another instance', {
+      done(new ApiError('UNAVAILABLE', 'the server is shutting down; retry on another instance', {
         reason: 'SHUTTING_DOWN',
         headers: { 'retry-after': '1' },
-      });
+      }));
+      return;
     }
+    done();
   });
   // Requests already in flight when draining starts still finish, but their keep-alive sockets
   // must close after the response: otherwise the server waits for them until the grace period.
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   registerErrorHandling(app);
@@ -98,10 +125,6 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
 
   await app.register(fastifySwagger, openApiOptions(config));
 
-  // application/x-www-form-urlencoded for the OAuth endpoints (RFC 6749 and 8628 use forms).
-  await app.register(fastifyFormbody, { bodyLimit: 16 * 1024 });
-  // Cookies serve only the server-rendered pages (src/web); the JSON API never reads them.
-  await app.register(fastifyCookie);
 
   registerAuth(app, {
     verifiers: [services.sessions.verifier, services.apiTokens.verifier, services.oauth.verifier],
@@ -112,10 +135,16 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   sessionRoutes(app, services);
   workspaceRoutes(app, services);
   apiTokenRoutes(app, services);
-  tokenRoutes(app, services);
-  deviceRoutes(app, services);
-  devicePageRoutes(app, services);
   oauthRoutes(app, services);
+  // The OAuth endpoints (RFC 6749 and 8628 use forms) and the server-rendered pages, in their own
+  // context: only they parse application/x-www-form-urlencoded and cookies; the JSON API never does.
+  await app.register(async (forms: App) => {
+    await forms.register(fastifyFormbody, { bodyLimit: 16 * 1024 });
+    await forms.register(fastifyCookie);
+    tokenRoutes(forms, services);
+    deviceRoutes(forms, services);
+    devicePageRoutes(forms, services);
+  });
 
   await app.ready();
   return {

@@ -401,7 +401,7 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.match(token, /^[A-Za-z0-9]{32}$/);
     await t.request('GET', '/v1/me', { token });
     const logs = logLines.join('');
-    assert.ok(logs.includes('"msg":"incoming request"'), 'the logger captured requests');
+    assert.ok(logs.includes('"msg":"request completed"'), 'the logger captured requests');
     for (const secret of [token, code.device_code, alice.password, browser.cookies.get('svc_session')!]) {
       assert.ok(!logs.includes(secret), 'a secret leaked into the logs');
     }

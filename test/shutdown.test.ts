@@ -2,7 +2,7 @@
 // connections, finishes the requests it has already received, closes the database and exits 0.
 //
 // Deterministic in-flight requests without a slow route: each request sends its headers and half
-// of its JSON body, then waits. The server has received it (its "incoming request" log line is
+// of its JSON body, then waits. The server has received it (its "incoming request" debug log line is
 // read before SIGTERM is sent) and cannot answer until the rest of the body arrives, which the
 // test sends only after the server has begun draining.
 import assert from 'node:assert/strict';
@@ -75,6 +75,8 @@ describe('graceful shutdown on SIGTERM', () => {
       SVC_BOOTSTRAP_PASSWORD: 'owner password',
       SVC_BOOTSTRAP_TOKEN: TOKEN,
       SVC_SHUTDOWN_GRACE_MS: String(GRACE_MS),
+      // the "incoming request" line the test waits for is logged at debug
+      LOG_LEVEL: 'debug',
       ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
     };
     svc = await startSvc(env);

@@ -361,7 +361,7 @@ describe('token and password values never reach the logs', () => {
       await app.close();
     }
     const text = chunks.join('');
-    assert.ok(text.length > 0 && text.includes('incoming request'), 'the logger captured request logs');
+    assert.ok(text.length > 0 && text.includes('request completed'), 'the logger captured request logs');
     for (const secret of secrets) assert.ok(!text.includes(secret), `secret leaked into logs: ${secret.slice(0, 6)}...`);
     assert.ok(!text.includes('log-canary-key-5X'), 'idempotency key is redacted');
   });

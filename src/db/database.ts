@@ -1,13 +1,8 @@
 // One Kysely interface over better-sqlite3 (embedded default, WAL mode) or pg (PostgreSQL).
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
-import {
-  CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver,
-  type DatabaseConnection, type Driver, type SqliteDialectConfig, type Transaction,
-} from 'kysely';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { createSqliteDialect } from './sqlite.js';
 
 export type Db = Kysely<Database>;
 /** Either the root handle or a transaction: every repo function accepts both. */
@@ -24,51 +19,6 @@ export interface DatabaseHandle {
 // counters far below 2^53, so numbers are safe and keep both dialects returning the same types.
 pg.types.setTypeParser(20, (v) => Number(v));
 
-/**
- * Kysely prepares every query anew; better-sqlite3 statements are reusable, so keep the compiled
- * statement per SQL text (a bounded LRU). Kysely runs one query at a time per connection, so a
- * cached statement is never used by two queries at once.
- */
-function withStatementCache(sqlite: SQLite.Database, max = 1000) {
-  const cache = new Map<string, SQLite.Statement>();
-  return {
-    close: () => sqlite.close(),
-    prepare(text: string): SQLite.Statement {
-      let stmt = cache.get(text);
-      if (stmt) {
-        cache.delete(text);
-      } else {
-        stmt = sqlite.prepare(text);
-        if (cache.size >= max) cache.delete(cache.keys().next().value!);
-      }
-      cache.set(text, stmt);
-      return stmt;
-    },
-  };
-}
-
-/**
- * SQLite transactions start with `begin immediate`, taking the write lock up front. With the
- * default deferred `begin`, a transaction that reads and then writes fails at once with
- * SQLITE_BUSY when another process (a second instance, `svc migrate`) wrote in between, since
- * busy_timeout cannot help a stale snapshot; immediate makes it wait instead. This is also what
- * serializes concurrent migrations: Kysely's SQLite migration lock is per process only.
- */
-class SqliteImmediateDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-}
-
-class SqliteImmediateDialect extends SqliteDialect {
-  constructor(private readonly sqliteConfig: SqliteDialectConfig) {
-    super(sqliteConfig);
-  }
-  override createDriver(): Driver {
-    return new SqliteImmediateDriver(this.sqliteConfig);
-  }
-}
-
 export function openDatabase(opts: { databaseUrl: string | null; dataDir: string; poolSize?: number }): DatabaseHandle {
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
@@ -77,13 +27,7 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }
-  mkdirSync(opts.dataDir, { recursive: true });
-  const sqlite = new SQLite(join(opts.dataDir, 'svc.db'));
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('busy_timeout = 10000');
-  sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteImmediateDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Database>({ dialect: createSqliteDialect(opts.dataDir) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
 }
 

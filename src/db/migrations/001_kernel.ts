@@ -47,6 +47,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addUniqueConstraint('workspace_members_ws_user_uq', ['workspace_id', 'user_id'])
     .execute();
   await db.schema.createIndex('workspace_members_user_idx').on('workspace_members').column('user_id').execute();
+  // Keyset pages of a workspace's members walk this index in order: no sort step.
+  await db.schema.createIndex('workspace_members_ws_id_idx').on('workspace_members').columns(['workspace_id', 'id']).execute();
 
   await db.schema
     .createTable('api_tokens')

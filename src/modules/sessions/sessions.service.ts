@@ -2,6 +2,7 @@
 // as SHA-256, alive for one year from their last use. The renewal is written at most once a
 // minute so a busy client does not turn every read into a write.
 import { isUniqueViolation, type Db } from '../../db/database.js';
+import { preparedQuery } from '../../db/prepared.js';
 import type { Principal, TokenVerifier } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { DUMMY_PASSWORD_HASH, randomString, sha256Hex, verifyPassword } from '../../platform/crypto.js';
@@ -24,6 +25,10 @@ export interface IssuedSession {
   user_id: string;
   expires_at: number;
 }
+
+// Every request with a session token runs this lookup: prepared once.
+const sessionByHash = preparedQuery((db, p: { hash: string }) =>
+  db.selectFrom('sessions').select(['id', 'user_id', 'last_used_at', 'expires_at']).where('token_hash', '=', p.hash));
 
 export function createSessionService(deps: { db: Db }) {
   const { db } = deps;
@@ -55,11 +60,7 @@ export function createSessionService(deps: { db: Db }) {
   const verifier: TokenVerifier = {
     async verify(token: string): Promise<Principal | null> {
       if (!SESSION_TOKEN.test(token)) return null;
-      const row = await db
-        .selectFrom('sessions')
-        .select(['id', 'user_id', 'last_used_at', 'expires_at'])
-        .where('token_hash', '=', sha256Hex(token))
-        .executeTakeFirst();
+      const [row] = await sessionByHash(db, { hash: sha256Hex(token) });
       const now = clock.now();
       if (!row || row.expires_at <= now) throw unauthenticated();
       if (now - row.last_used_at >= RENEW_EVERY_SECONDS) {

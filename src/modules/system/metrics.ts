@@ -34,10 +34,11 @@ export function registerMetrics(app: FastifyInstance): void {
     if (label === undefined) templates.set(url, (label = displayRoute(url)));
     return label;
   };
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // The route template, never the raw url, so ids do not explode the label space.
     const labels = { method: request.method, route: routeLabel(request.routeOptions.url), status_code: String(reply.statusCode) };
     requests.inc(labels);
     latency.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 }

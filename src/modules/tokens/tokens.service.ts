@@ -2,6 +2,7 @@
 // `sk_svc_` + 40 base62 characters + a 6-character base62 CRC32 of those 40 (GitHub's scheme, so
 // scanners can reject fakes offline). Stored as SHA-256 only and looked up by that hash.
 import type { Db } from '../../db/database.js';
+import { preparedQuery } from '../../db/prepared.js';
 import { roleAtLeast, type Principal, type Role, type TokenVerifier, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { base62, crc32, randomString, sha256Hex } from '../../platform/crypto.js';
@@ -40,6 +41,10 @@ function toItem(row: ApiTokensTable): ApiTokenItemT {
     ...(row.expires_at !== null ? { expires_at: row.expires_at } : {}),
   };
 }
+
+// Every authenticated request with an API token runs this lookup: prepared once.
+const tokenByHash = preparedQuery((db, p: { hash: string }) =>
+  db.selectFrom('api_tokens').select(['id', 'workspace_id', 'role', 'expires_at', 'last_used_at']).where('token_hash', '=', p.hash));
 
 export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
   const { db, cursors } = deps;
@@ -100,11 +105,7 @@ export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
     async verify(token: string): Promise<Principal | null> {
       if (!token.startsWith(API_TOKEN_PREFIX)) return null;
       if (!hasValidChecksum(token)) throw unauthenticated();
-      const row = await db
-        .selectFrom('api_tokens')
-        .select(['id', 'workspace_id', 'role', 'expires_at', 'last_used_at'])
-        .where('token_hash', '=', sha256Hex(token))
-        .executeTakeFirst();
+      const [row] = await tokenByHash(db, { hash: sha256Hex(token) });
       const now = clock.now();
       if (!row || (row.expires_at !== null && row.expires_at <= now)) throw unauthenticated();
       if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_SECONDS) {

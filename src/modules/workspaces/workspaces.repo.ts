@@ -1,9 +1,10 @@
 import type { Executor } from '../../db/database.js';
+import { preparedQuery } from '../../db/prepared.js';
 import type { WorkspaceMembersTable, WorkspacesTable } from '../../db/schema.js';
 import type { PageRequest } from '../../platform/pagination.js';
 
 export type WorkspaceRow = WorkspacesTable;
-export type MemberRow = WorkspaceMembersTable & { email: string };
+export type MemberRow = Pick<WorkspaceMembersTable, 'id' | 'user_id' | 'role' | 'joined_at'> & { email: string };
 
 export function findWorkspace(db: Executor, id: string): Promise<WorkspaceRow | undefined> {
   return db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
@@ -50,25 +51,35 @@ export function updateWorkspaceIfRevision(
   return q.returningAll().executeTakeFirst();
 }
 
-export function findMemberRole(db: Executor, workspaceId: string, userId: string) {
-  return db
-    .selectFrom('workspace_members')
-    .select('role')
-    .where('workspace_id', '=', workspaceId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+// Runs on every request a user credential makes to a workspace route: prepared once.
+const memberRole = preparedQuery((db, p: { workspaceId: string; userId: string }) =>
+  db.selectFrom('workspace_members').select('role').where('workspace_id', '=', p.workspaceId).where('user_id', '=', p.userId));
+
+export async function findMemberRole(db: Executor, workspaceId: string, userId: string): Promise<{ role: string } | undefined> {
+  return (await memberRole(db, { workspaceId, userId }))[0];
 }
 
-const memberColumns = ['m.id', 'm.workspace_id', 'm.user_id', 'm.role', 'm.joined_at', 'm.updated_at', 'u.email'] as const;
+const memberColumns = ['m.id', 'm.user_id', 'm.role', 'm.joined_at', 'u.email'] as const;
 
-export function listMembers(db: Executor, workspaceId: string, page: PageRequest): Promise<MemberRow[]> {
-  let q = db
+function membersQuery(db: Executor, workspaceId: unknown, limit: unknown) {
+  return db
     .selectFrom('workspace_members as m')
     .innerJoin('users as u', 'u.id', 'm.user_id')
     .select(memberColumns)
-    .where('m.workspace_id', '=', workspaceId);
-  if (page.afterId) q = q.where('m.id', '<', page.afterId);
-  return q.orderBy('m.id', 'desc').limit(page.limit + 1).execute();
+    .where('m.workspace_id', '=', workspaceId as string)
+    .orderBy('m.id', 'desc')
+    .limit(limit as number);
+}
+
+// The members page is a hot read (it is the kernel's benchmark), so both shapes are prepared.
+const firstMembersPage = preparedQuery((db, p: { workspaceId: string; limit: number }) => membersQuery(db, p.workspaceId, p.limit));
+const nextMembersPage = preparedQuery((db, p: { workspaceId: string; afterId: string; limit: number }) =>
+  membersQuery(db, p.workspaceId, p.limit).where('m.id', '<', p.afterId));
+
+export function listMembers(db: Executor, workspaceId: string, page: PageRequest): Promise<MemberRow[]> {
+  return page.afterId
+    ? nextMembersPage(db, { workspaceId, afterId: page.afterId, limit: page.limit + 1 })
+    : firstMembersPage(db, { workspaceId, limit: page.limit + 1 });
 }
 
 export function findMember(db: Executor, workspaceId: string, userId: string): Promise<MemberRow | undefined> {
