@@ -1,0 +1,85 @@
+// The SQLite read cache (src/db/sqlite.ts) must never answer with data that is no longer true:
+// a write on the same connection, a rolled-back transaction, and a commit by another connection
+// (another instance sharing the data dir) all invalidate it. Runs on both dialects; on
+// PostgreSQL there is no cache and the same expectations hold trivially.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { buildApp } from '../src/app.js';
+import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
+import { createServices } from '../src/services.js';
+import type { App } from '../src/platform/http.js';
+import { startTestApp, type TestApp, type TestUser } from './harness.js';
+
+describe('read cache invalidation', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let ws: string;
+  let second: { app: App; handle: DatabaseHandle };
+
+  before(async () => {
+    t = await startTestApp();
+    owner = await t.user('owner');
+    ws = (await t.workspace(owner)).id;
+    // A second instance: its own connection (and cache) on the same database.
+    const handle = openDatabase({ databaseUrl: t.config.databaseUrl, dataDir: t.config.dataDir, poolSize: 2 });
+    const services = createServices({ db: handle.db, dialect: handle.dialect, config: t.config });
+    second = { app: (await buildApp({ services })).app, handle };
+  });
+  after(async () => {
+    await second.app.close();
+    await second.handle.close();
+    await t.close();
+  });
+
+  async function onSecond(method: 'GET' | 'DELETE', url: string, token: string) {
+    const res = await second.app.inject({ method, url, headers: { authorization: `Bearer ${token}` } });
+    return res.statusCode;
+  }
+
+  test('a token revoked through one instance stops working at once on another that had it cached', async () => {
+    const token = await t.apiToken(owner, ws);
+    const url = `/v1/workspaces/${ws}/members`;
+    for (let i = 0; i < 3; i++) assert.equal(await onSecond('GET', url, token.token), 200);
+    const revoke = await t.request('DELETE', `/v1/api_tokens/${token.id}`, { token: owner.token, headers: { 'svc-context': ws } });
+    assert.equal(revoke.status, 204);
+    assert.equal(await onSecond('GET', url, token.token), 401);
+  });
+
+  test('a member added through one instance appears at once in the cached list of another', async () => {
+    const url = `/v1/workspaces/${ws}/members`;
+    const before = await second.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${owner.token}` } });
+    const count = before.json().data.length;
+    const newcomer = await t.user('newcomer');
+    await t.addMember(owner, ws, newcomer, 'member');
+    const afterAdd = await second.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${owner.token}` } });
+    assert.equal(afterAdd.json().data.length, count + 1);
+  });
+
+  test('a rolled-back transaction leaves nothing behind in cached reads', async () => {
+    const db = t.services.db;
+    const slug = `rollback-${Date.now()}`;
+    const read = () => db.selectFrom('workspaces').select('id').where('slug', '=', slug).execute();
+    assert.equal((await read()).length, 0);
+    await assert.rejects(
+      db.transaction().execute(async (tx) => {
+        await tx.insertInto('workspaces').values({
+          id: 'ws_01aaaaaaaaaaaaaaaaaaaaaaaa', name: 'x', slug, plan_tier: 'free', billed_by: 'self', created_at: 1, updated_at: 1, revision: 1,
+        }).execute();
+        assert.equal((await tx.selectFrom('workspaces').select('id').where('slug', '=', slug).execute()).length, 1);
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.equal((await read()).length, 0);
+  });
+
+  test('a write on the same connection is visible to the next cached read', async () => {
+    const url = `/v1/workspaces/${ws}`;
+    const first = await t.request('GET', url, { token: owner.token });
+    const patched = await t.request('PATCH', url, { token: owner.token, headers: { 'if-match': first.body.etag }, body: { name: 'Renamed' } });
+    assert.equal(patched.status, 200);
+    const again = await t.request('GET', url, { token: owner.token });
+    assert.equal(again.body.name, 'Renamed');
+    assert.equal(again.body.etag, patched.body.etag);
+  });
+});
