@@ -29,9 +29,11 @@ type Params = readonly unknown[];
 
 class CachingDatabase {
   private readonly statements = new Map<string, CachedStatement>();
-  private readonly results = new Map<string, unknown[]>();
   private readonly dataVersion: SQLite.Statement;
   private lastDataVersion = -1;
+  /** statements holding cached results, and how many results they hold together (bounded) */
+  private readonly holders = new Set<CachedStatement>();
+  private size = 0;
 
   constructor(readonly sqlite: SQLite.Database) {
     this.dataVersion = sqlite.prepare('pragma data_version').pluck();
@@ -52,28 +54,32 @@ class CachingDatabase {
   }
 
   invalidate(): void {
-    this.results.clear();
+    for (const stmt of this.holders) stmt.results.clear();
+    this.holders.clear();
+    this.size = 0;
   }
 
-  /** Cached rows for the key, unless another connection committed since they were read. */
-  lookup(key: string): unknown[] | undefined {
+  /** True when cached results may be served: no other connection committed since the last check. */
+  current(): boolean {
     const version = this.dataVersion.get() as number;
-    if (version !== this.lastDataVersion) {
-      this.lastDataVersion = version;
-      this.results.clear();
-      return undefined;
-    }
-    return this.results.get(key);
+    if (version === this.lastDataVersion) return true;
+    this.lastDataVersion = version;
+    this.invalidate();
+    return false;
   }
 
-  store(key: string, rows: unknown[]): void {
-    if (this.results.size >= MAX_CACHED_RESULTS) this.results.clear();
-    this.results.set(key, rows);
+  /** Records that `stmt` is about to cache one more result, dropping everything when full. */
+  admit(stmt: CachedStatement): void {
+    if (this.size >= MAX_CACHED_RESULTS) this.invalidate();
+    this.size++;
+    this.holders.add(stmt);
   }
 }
 
 class CachedStatement {
   readonly reader: boolean;
+  /** cached results by JSON of the parameters */
+  readonly results = new Map<string, unknown[]>();
   private readonly cacheable: boolean;
   private readonly endsTransaction: boolean;
 
@@ -93,11 +99,14 @@ class CachedStatement {
       if (!this.stmt.readonly || this.endsTransaction) this.owner.invalidate();
       return this.stmt.all(...params);
     }
-    const key = `${this.text}\u0000${JSON.stringify(params)}`;
-    const hit = this.owner.lookup(key);
-    if (hit) return hit;
+    const key = JSON.stringify(params);
+    if (this.owner.current()) {
+      const hit = this.results.get(key);
+      if (hit) return hit;
+    }
     const rows = this.stmt.all(...params);
-    this.owner.store(key, rows);
+    this.owner.admit(this);
+    this.results.set(key, rows);
     return rows;
   }
 

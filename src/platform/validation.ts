@@ -40,14 +40,15 @@ const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
  * (or text/plain) body would reach /v1 handlers too.
  */
 export function registerJsonOnlyApi(app: FastifyInstance): void {
-  app.addHook('preValidation', async (request) => {
-    if (request.body === undefined || !(request.routeOptions.url ?? '').startsWith('/v1/')) return;
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (request.body === undefined || !(request.routeOptions.url ?? '').startsWith('/v1/')) return done();
     const type = request.headers['content-type'];
     if (typeof type !== 'string' || !JSON_MEDIA_TYPE.test(type)) {
-      throw new ApiError('INVALID_ARGUMENT', 'unsupported content-type; send application/json', {
+      return done(new ApiError('INVALID_ARGUMENT', 'unsupported content-type; send application/json', {
         reason: 'UNSUPPORTED_MEDIA_TYPE',
         fieldViolations: [{ field: 'header.content-type', description: 'must be application/json' }],
-      });
+      }));
     }
+    done();
   });
 }

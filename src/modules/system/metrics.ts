@@ -27,18 +27,21 @@ export function registerMetrics(app: FastifyInstance): void {
     registers: [registry],
   });
   app.decorate('metricsRegistry', registry);
-  const templates = new Map<string, string>();
-  const routeLabel = (url: string | undefined) => {
-    if (!url) return 'unmatched';
-    let label = templates.get(url);
-    if (label === undefined) templates.set(url, (label = displayRoute(url)));
-    return label;
-  };
+  // One bound child per (method, route, status): prom-client hashes the label set on every
+  // unbound call, and this hook runs on every request.
+  const series = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
   app.addHook('onResponse', (request, reply, done) => {
-    // The route template, never the raw url, so ids do not explode the label space.
-    const labels = { method: request.method, route: routeLabel(request.routeOptions.url), status_code: String(reply.statusCode) };
-    requests.inc(labels);
-    latency.observe(labels, reply.elapsedTime / 1000);
+    const url = request.routeOptions.url;
+    const key = `${request.method} ${url ?? ''} ${reply.statusCode}`;
+    let s = series.get(key);
+    if (!s) {
+      // The route template, never the raw url, so ids do not explode the label space.
+      const labels = { method: request.method, route: url ? displayRoute(url) : 'unmatched', status_code: String(reply.statusCode) };
+      s = { count: requests.labels(labels), time: latency.labels(labels) };
+      series.set(key, s);
+    }
+    s.count.inc();
+    s.time.observe(reply.elapsedTime / 1000);
     done();
   });
 }
