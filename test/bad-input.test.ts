@@ -9,8 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { startTestApp, type Response, type TestApp, type TestUser } from './harness.js';
+import { sampleValue, resolveSchema, type Schema } from './openapi-samples.js';
 
-type Schema = Record<string, any>;
 interface Operation {
   method: string;
   path: string;
@@ -22,53 +22,9 @@ interface Operation {
 // OAuth endpoints answer in the RFC 6749 error shape, not ours; their own tests cover them.
 const SKIP = [/^\/oauth\//, /^\/device(\/|$)/, /^\/\.well-known\//];
 
-function resolve(schema: Schema | undefined, doc: Schema): Schema | undefined {
-  return schema?.$ref ? resolve(doc.components?.schemas?.[String(schema.$ref).split('/').pop()!], doc) : schema;
-}
-
-/** A value valid against `schema` (enough of JSON Schema for our routes). */
-function sample(raw: Schema | undefined, doc: Schema, depth = 0): unknown {
-  const schema = resolve(raw, doc);
-  if (!schema || depth > 8) return 'sample';
-  if (schema.const !== undefined) return schema.const;
-  if (Array.isArray(schema.enum)) return schema.enum[0];
-  for (const k of ['anyOf', 'oneOf', 'allOf']) if (Array.isArray(schema[k])) return sample(schema[k][0], doc, depth + 1);
-  const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
-  switch (type) {
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      const props: Record<string, Schema> = schema.properties ?? {};
-      for (const key of schema.required ?? []) out[key] = sample(props[key], doc, depth + 1);
-      for (const key of Object.keys(props)) {
-        if (Object.keys(out).length >= (schema.minProperties ?? 0)) break;
-        out[key] ??= sample(props[key], doc, depth + 1);
-      }
-      return out;
-    }
-    case 'array':
-      return Array.from({ length: schema.minItems ?? 0 }, () => sample(schema.items, doc, depth + 1));
-    case 'integer':
-    case 'number':
-      return schema.default ?? schema.minimum ?? 1;
-    case 'boolean':
-      return schema.default ?? false;
-    case 'null':
-      return null;
-    default: {
-      if (schema.default !== undefined) return schema.default;
-      if (schema.format === 'email') return 'someone@example.test';
-      if (schema.format === 'uri') return 'https://example.test/cb';
-      const min = schema.minLength ?? 1;
-      const max = schema.maxLength ?? 64;
-      const re = schema.pattern ? new RegExp(schema.pattern) : null;
-      return ['sample', 'sample-value', 'abc', 'a1'].find((c) => c.length >= min && c.length <= max && (!re || re.test(c))) ?? 'x'.repeat(min);
-    }
-  }
-}
-
 /** The JSON type(s) a property accepts, looking through anyOf/oneOf branches. */
 function typesOf(raw: Schema | undefined, doc: Schema): Set<string> {
-  const schema = resolve(raw, doc);
+  const schema = resolveSchema(raw, doc);
   const out = new Set<string>();
   if (!schema) return out;
   for (const k of ['anyOf', 'oneOf']) if (Array.isArray(schema[k])) for (const s of schema[k]) for (const x of typesOf(s, doc)) out.add(x);
@@ -158,7 +114,7 @@ describe('bad input over every route of the OpenAPI document', () => {
       if (p.name === 'svc-context') h[p.name] = ws;
       else if (p.name === 'if-match') h[p.name] = '*';
       else if (p.name === 'idempotency-key') h[p.name] = randomUUID();
-      else if (p.required) h[p.name] = String(sample(p.schema, doc));
+      else if (p.required) h[p.name] = String(sampleValue(p.schema, doc));
     }
     return h;
   }
@@ -205,7 +161,7 @@ describe('bad input over every route of the OpenAPI document', () => {
   test('every string in every request body is bounded (maxLength or an enum)', () => {
     const unbounded: string[] = [];
     const walk = (raw: Schema | undefined, where: string, depth = 0) => {
-      const s = resolve(raw, doc);
+      const s = resolveSchema(raw, doc);
       if (!s || depth > 8) return;
       for (const k of ['anyOf', 'oneOf', 'allOf']) if (Array.isArray(s[k])) s[k].forEach((x: Schema) => walk(x, where, depth + 1));
       if (s.type === 'string' && s.maxLength === undefined && s.enum === undefined && s.const === undefined) unbounded.push(where);
@@ -222,8 +178,8 @@ describe('bad input over every route of the OpenAPI document', () => {
     let sent = 0;
     for (const op of bodyOps()) {
       const url = await fill(op.path);
-      const schema = resolve(op.body!, doc)!;
-      const valid = sample(schema, doc) as Record<string, unknown>;
+      const schema = resolveSchema(op.body!, doc)!;
+      const valid = sampleValue(schema, doc) as Record<string, unknown>;
       const send = async (label: string, body: unknown, reason?: string) => {
         sent++;
         const res = await t.request(op.method, url, { ...(op.secured ? { token: carol.token } : {}), headers: headersFor(op), payload: JSON.stringify(body) });
@@ -240,7 +196,7 @@ describe('bad input over every route of the OpenAPI document', () => {
             await send(`${prop}=${JSON.stringify(wrong)}`, { ...valid, [prop]: wrong }, 'VALIDATION_FAILED');
           }
         }
-        const s = resolve(propSchema, doc)!;
+        const s = resolveSchema(propSchema, doc)!;
         if (s.type === 'string' && typeof s.maxLength === 'number') {
           const res = await send(`${prop} of ${s.maxLength + 1} characters`, { ...valid, [prop]: 'x'.repeat(s.maxLength + 1) });
           // Beyond the body limit the answer is BODY_TOO_LARGE; otherwise a field violation names the field.
@@ -266,7 +222,7 @@ describe('bad input over every route of the OpenAPI document', () => {
     const limit = t.config.bodyLimit;
     for (const op of bodyOps()) {
       const url = await fill(op.path);
-      const valid = JSON.stringify(sample(op.body!, doc));
+      const valid = JSON.stringify(sampleValue(op.body!, doc));
       const auth = op.secured ? { token: carol.token } : {};
       const label = `${op.method} ${op.path}`;
       for (const payload of ['{"name": ', '{', "{'a': 1}", '[1, 2', '{"a": 1}}', 'nul', '{"a": 01}', '{"__proto__": {"x": 1}}', '']) {
@@ -313,7 +269,7 @@ describe('bad input over every route of the OpenAPI document', () => {
           const res = await t.request(op.method, url, {
             token: carol.token,
             headers: { ...headersFor(op), ...(isWorkspaceSlot ? { 'svc-context': wrong } : {}) },
-            ...(op.body ? { body: sample(op.body, doc) } : {}),
+            ...(op.body ? { body: sampleValue(op.body, doc) } : {}),
           });
           checked++;
           if (res.status !== 404 || res.body?.error?.code !== 'NOT_FOUND') failures.push(`${op.method} ${url}: ${res.status} ${res.text.slice(0, 160)}`);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type Response, type TestApp, type TestUser } from './harness.js';
+import { sampleValue, type Schema } from './openapi-samples.js';
 
 // Routes that are public or legitimately about the caller, not about a workspace. Keep it short:
 // every route not listed here is attacked.
@@ -22,54 +23,11 @@ const SKIP: { method?: string; path: RegExp; why: string }[] = [
   { method: 'POST', path: /^\/v1\/workspaces$/, why: 'creates a workspace of the caller' },
 ];
 
-type Schema = Record<string, any>;
 interface Operation {
   method: string;
   path: string;
   parameters: { name: string; in: string; required?: boolean; schema?: Schema }[];
   body: Schema | null;
-}
-
-/** A value valid against `schema` (enough of JSON Schema for our routes). */
-function sample(schema: Schema | undefined, doc: Schema, depth = 0): unknown {
-  if (!schema || depth > 8) return 'sample';
-  if (schema.$ref) return sample(doc.components?.schemas?.[String(schema.$ref).split('/').pop()!], doc, depth + 1);
-  if (schema.const !== undefined) return schema.const;
-  if (Array.isArray(schema.enum)) return schema.enum[0];
-  for (const k of ['anyOf', 'oneOf', 'allOf']) if (Array.isArray(schema[k])) return sample(schema[k][0], doc, depth + 1);
-  const type = Array.isArray(schema.type) ? schema.type.find((x: string) => x !== 'null') : schema.type;
-  switch (type) {
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      const props: Record<string, Schema> = schema.properties ?? {};
-      for (const key of schema.required ?? []) out[key] = sample(props[key], doc, depth + 1);
-      for (const key of Object.keys(props)) {
-        if (Object.keys(out).length >= (schema.minProperties ?? 0)) break;
-        out[key] ??= sample(props[key], doc, depth + 1);
-      }
-      return out;
-    }
-    case 'array':
-      return Array.from({ length: schema.minItems ?? 0 }, () => sample(schema.items, doc, depth + 1));
-    case 'integer':
-    case 'number':
-      return schema.default ?? schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 1);
-    case 'boolean':
-      return schema.default ?? false;
-    case 'null':
-      return null;
-    default: {
-      if (schema.default !== undefined) return schema.default;
-      if (schema.format === 'email') return 'someone@example.test';
-      if (schema.format === 'uri') return 'https://example.test/cb';
-      if (schema.format === 'date-time') return new Date().toISOString();
-      const min = schema.minLength ?? 1;
-      const max = schema.maxLength ?? 64;
-      const candidates = ['sample', 'sample-value', 'abc', 'a1', 'x'.repeat(Math.max(min, 1))];
-      const re = schema.pattern ? new RegExp(schema.pattern) : null;
-      return candidates.find((c) => c.length >= min && c.length <= max && (!re || re.test(c))) ?? 'x'.repeat(min);
-    }
-  }
 }
 
 function operationsOf(doc: Schema): Operation[] {
@@ -151,10 +109,10 @@ describe('cross-tenant isolation over every route of the OpenAPI document', () =
     for (const p of op.parameters) {
       if (p.in === 'header' && p.name === 'if-match') h['if-match'] = '*';
       else if (p.in === 'header' && p.name === 'idempotency-key') h['idempotency-key'] = randomUUID();
-      else if (p.in === 'header' && p.required && p.name !== 'svc-context') h[p.name] = String(sample(p.schema, doc));
-      else if (p.in === 'query' && p.required) query.set(p.name, String(sample(p.schema, doc)));
+      else if (p.in === 'header' && p.required && p.name !== 'svc-context') h[p.name] = String(sampleValue(p.schema, doc));
+      else if (p.in === 'query' && p.required) query.set(p.name, String(sampleValue(p.schema, doc)));
     }
-    const body = op.body ? sample(op.body, doc) : undefined;
+    const body = op.body ? sampleValue(op.body, doc) : undefined;
     return { headers: h, query: query.size ? `?${query}` : '', body };
   }
 

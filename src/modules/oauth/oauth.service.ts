@@ -3,6 +3,7 @@
 // only; tokens issued for a client act on its workspace with its role until the client is deleted.
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
+import { keysetPage } from '../../db/keyset.js';
 import type { OAuthClientsTable } from '../../db/schema.js';
 import { roleAtLeast, type Role, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
@@ -64,9 +65,7 @@ export function createOAuthService(deps: { db: Db; config: Config; cursors: Curs
 
   async function listClients(scope: WorkspaceScope, query: PageQueryT): Promise<Page<OAuthClientItemT>> {
     const page = cursors.request(query, scope.workspaceId);
-    let q = db.selectFrom('oauth_clients').selectAll().where('workspace_id', '=', scope.workspaceId);
-    if (page.afterId) q = q.where('id', '<', page.afterId);
-    const rows = await q.orderBy('id', 'desc').limit(page.limit + 1).execute();
+    const rows = await keysetPage(db.selectFrom('oauth_clients').selectAll().where('workspace_id', '=', scope.workspaceId), 'id', page).execute();
     return cursors.page(rows, page, scope.workspaceId, {}, toItem);
   }
 

@@ -2,6 +2,7 @@
 // `sk_svc_` + 40 base62 characters + a 6-character base62 CRC32 of those 40 (GitHub's scheme, so
 // scanners can reject fakes offline). Stored as SHA-256 only and looked up by that hash.
 import type { Db } from '../../db/database.js';
+import { keysetPage } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
 import { roleAtLeast, type Principal, type Role, type TokenVerifier, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
@@ -87,9 +88,7 @@ export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
 
   async function listTokens(scope: WorkspaceScope, query: PageQueryT): Promise<Page<ApiTokenItemT>> {
     const page = cursors.request(query, scope.workspaceId);
-    let q = db.selectFrom('api_tokens').selectAll().where('workspace_id', '=', scope.workspaceId);
-    if (page.afterId) q = q.where('id', '<', page.afterId);
-    const rows = await q.orderBy('id', 'desc').limit(page.limit + 1).execute();
+    const rows = await keysetPage(db.selectFrom('api_tokens').selectAll().where('workspace_id', '=', scope.workspaceId), 'id', page).execute();
     return cursors.page(rows, page, scope.workspaceId, {}, toItem);
   }
 

@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/database.js';
+import { keysetPage } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { WorkspaceMembersTable, WorkspacesTable } from '../../db/schema.js';
 import type { PageRequest } from '../../platform/pagination.js';
@@ -25,14 +26,13 @@ export async function insertWorkspaceIfSlugFree(db: Executor, row: WorkspaceRow)
 
 /** The caller's workspaces with their role, newest first, one page. */
 export function listWorkspacesOfUser(db: Executor, userId: string, page: PageRequest) {
-  let q = db
+  const query = db
     .selectFrom('workspaces')
     .innerJoin('workspace_members as m', 'm.workspace_id', 'workspaces.id')
     .selectAll('workspaces')
     .select('m.role')
     .where('m.user_id', '=', userId);
-  if (page.afterId) q = q.where('workspaces.id', '<', page.afterId);
-  return q.orderBy('workspaces.id', 'desc').limit(page.limit + 1).execute();
+  return keysetPage(query, 'workspaces.id', page).execute();
 }
 
 /** Compare-and-set write: returns the new row, or undefined when the revision did not match. */
