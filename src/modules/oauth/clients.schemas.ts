@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
+import { StringEnum } from '../../platform/http.js';
 
-export const OAuthClientRole = Type.Union([Type.Literal('admin'), Type.Literal('member')], {
+export const OAuthClientRole = StringEnum(['admin', 'member'], {
   description: 'the role the client\'s tokens act with; never above its creator\'s (default member)',
 });
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { userOf } from '../../platform/auth.js';
 import { ApiError, notFound } from '../../platform/errors.js';
-import { bearerSecurity, NoContent, responses, type App } from '../../platform/http.js';
+import { bearerSecurity, NoContent, responses, StringEnum, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
 import { findUserById } from '../users/users.repo.js';
 
@@ -27,7 +27,7 @@ const Me = Type.Object(
     email: Type.String(),
     name: Type.Union([Type.String(), Type.Null()]),
     created_at: Type.Integer(),
-    credential: Type.Union([Type.Literal('session'), Type.Literal('cookie'), Type.Literal('external_jwt')], {
+    credential: StringEnum(['session', 'cookie', 'external_jwt'], {
       description: 'how the caller authenticated',
     }),
   },

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
+import { StringEnum } from '../../platform/http.js';
 
-export const ApiTokenRole = Type.Union([Type.Literal('admin'), Type.Literal('member')], {
+export const ApiTokenRole = StringEnum(['admin', 'member'], {
   description: 'the role the token acts with; never above its creator\'s (default member)',
 });
 

@@ -1,7 +1,8 @@
 import { Type, type Static } from 'typebox';
+import { StringEnum } from '../../platform/http.js';
 
 export const WorkspaceId = Type.String({ minLength: 1, maxLength: 53, description: 'workspace id (ws_...)' });
-export const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('member')], { description: 'owner, admin or member' });
+export const RoleSchema = StringEnum(['owner', 'admin', 'member'], { description: 'owner, admin or member' });
 
 export const Workspace = Type.Object(
   {
