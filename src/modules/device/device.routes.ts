@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import type { App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
-import { OAuthError } from '../oauth/oauth.errors.js';
+import { OAuthError, oauthErrorBody } from '../oauth/oauth.errors.js';
 import { DEFAULT_DEVICE_CLIENT_ID, DEVICE_CODE_GRANT_TYPE, DEVICE_CODE_TTL_SECONDS, DEVICE_POLL_INTERVAL_SECONDS } from './device.service.js';
 
 const DeviceCodeBody = Type.Object(
@@ -34,13 +34,7 @@ const DeviceAuthorizationResponse = Type.Object(
   { description: 'Device authorization response (RFC 8628 section 3.2).' },
 );
 
-const OAuthErrorBody = Type.Object(
-  {
-    error: Type.String({ description: 'RFC 6749 section 5.2 error code; here `invalid_request`' }),
-    error_description: Type.Optional(Type.String()),
-  },
-  { description: 'OAuth error (RFC 6749 section 5.2): this endpoint answers in the OAuth shape, not the API error body.' },
-);
+const OAuthErrorBody = oauthErrorBody('here `invalid_request`');
 
 export function deviceRoutes(app: App, s: Services): void {
   s.grants.set(DEVICE_CODE_GRANT_TYPE, s.device.exchangeDeviceCode);

@@ -1,6 +1,19 @@
 // OAuth 2.0 error responses (RFC 6749 section 5.2, RFC 8628 section 3.5). The token endpoint
 // answers in the OAuth shape `{error, error_description}` rather than the API's error body,
 // because OAuth clients and libraries expect exactly that.
+import { Type } from 'typebox';
+
+/** The response schema of an OAuth error; `codes` says which error values the endpoint uses. */
+export function oauthErrorBody(codes: string) {
+  return Type.Object(
+    {
+      error: Type.String({ description: `RFC 6749 section 5.2 error code: ${codes}` }),
+      error_description: Type.Optional(Type.String()),
+    },
+    { description: 'OAuth error (RFC 6749 section 5.2): this endpoint answers in the OAuth shape, not the API error body.' },
+  );
+}
+
 export type OAuthErrorCode =
   | 'invalid_request'
   | 'invalid_client'

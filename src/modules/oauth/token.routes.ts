@@ -3,15 +3,9 @@
 import { Type } from 'typebox';
 import type { App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
-import { OAuthError, type TokenForm } from './oauth.errors.js';
+import { OAuthError, oauthErrorBody, type TokenForm } from './oauth.errors.js';
 
-const OAuthErrorBody = Type.Object(
-  {
-    error: Type.String({ description: 'RFC 6749/8628 error code, e.g. authorization_pending, slow_down, access_denied, expired_token, invalid_grant, invalid_client' }),
-    error_description: Type.Optional(Type.String()),
-  },
-  { description: 'OAuth error (RFC 6749 section 5.2): this endpoint answers in the OAuth shape, not the API error body.' },
-);
+const OAuthErrorBody = oauthErrorBody('authorization_pending, slow_down, access_denied, expired_token, invalid_grant, invalid_client, invalid_request, unsupported_grant_type');
 
 const TokenBody = Type.Object(
   {
