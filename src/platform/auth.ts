@@ -110,8 +110,6 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
 export interface AuthDeps {
   verifiers: TokenVerifier[];
   memberships: MembershipLookup;
-  /** optional extra principal source tried when no Authorization header is sent (the browser cookie) */
-  cookiePrincipal?: (request: FastifyRequest) => Promise<Principal | null>;
 }
 
 export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
@@ -120,11 +118,8 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
 
   async function authenticate(request: FastifyRequest): Promise<Principal> {
     const token = bearerOf(request);
-    if (token === null) {
-      const fromCookie = deps.cookiePrincipal ? await deps.cookiePrincipal(request) : null;
-      if (fromCookie) return fromCookie;
-      throw unauthenticated('missing Authorization: Bearer <token> header');
-    }
+    // Bearer tokens only: the /device pages' cookie is read by those pages alone, never here (CSRF).
+    if (token === null) throw unauthenticated('missing Authorization: Bearer <token> header');
     for (const verifier of deps.verifiers) {
       const principal = await verifier.verify(token);
       if (principal) return principal;
