@@ -94,6 +94,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .execute();
 
+  // The purge of expired device codes runs on every new code.
+  await db.schema.createIndex('device_codes_expiry_idx').on('device_codes').column('expires_at').execute();
+
   await db.schema
     .createTable('oauth_clients')
     .addColumn('id', 'text', (c) => c.primaryKey())
