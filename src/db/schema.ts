@@ -1,6 +1,5 @@
 // Table types for Kysely. Timestamps are integer Unix seconds; booleans are 0/1 integers and
 // JSON is text, so one set of statements runs unchanged on SQLite and PostgreSQL.
-import type { Generated } from 'kysely';
 
 export interface UsersTable {
   id: string;

@@ -85,7 +85,7 @@ class CachedStatement {
 
   constructor(
     private readonly owner: CachingDatabase,
-    private readonly text: string,
+    text: string,
     private readonly stmt: SQLite.Statement,
   ) {
     this.reader = stmt.reader;

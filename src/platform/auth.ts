@@ -6,7 +6,6 @@ import { notFound, permissionDenied, unauthenticated, ApiError } from './errors.
 import { isId } from './ids.js';
 
 export type Role = 'owner' | 'admin' | 'member';
-export const ROLES: readonly Role[] = ['owner', 'admin', 'member'];
 const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
 
 export function roleAtLeast(role: Role, needed: Role): boolean {

@@ -82,12 +82,6 @@ export function createSessionService(deps: { db: Db }) {
     });
   }
 
-  async function assertNotThrottled(email: string): Promise<void> {
-    const row = await db.selectFrom('login_attempts').selectAll().where('email', '=', email).executeTakeFirst();
-    const now = clock.now();
-    if (row && now - row.window_start < THROTTLE_WINDOW_SECONDS && row.failures >= THROTTLE_MAX_FAILURES) throw throttled(row.window_start, now);
-  }
-
   /** Counts one attempt (as a failure until the password proves right) and returns the window's count. */
   async function recordAttempt(email: string): Promise<{ failures: number; window_start: number }> {
     const now = clock.now();
@@ -118,9 +112,8 @@ export function createSessionService(deps: { db: Db }) {
   /** Checks e-mail and password; returns the user id or throws 401 (429 when throttled). */
   async function checkPassword(rawEmail: string, password: string): Promise<string> {
     const email = normalizeEmail(rawEmail);
-    await assertNotThrottled(email);
     // The attempt is counted before the (slow) password check, so a burst of concurrent guesses
-    // cannot all pass the check above: each takes a slot, and those beyond the limit are refused.
+    // cannot all get through: each takes a slot, and those beyond the limit are refused.
     const attempt = await recordAttempt(email);
     if (attempt.failures > THROTTLE_MAX_FAILURES) throw throttled(attempt.window_start, clock.now());
     const user = await findUserByEmail(db, email);

@@ -11,10 +11,6 @@ export function findWorkspace(db: Executor, id: string): Promise<WorkspaceRow | 
   return db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function insertWorkspace(db: Executor, row: WorkspaceRow): Promise<void> {
-  await db.insertInto('workspaces').values(row).execute();
-}
-
 /**
  * Inserts unless the slug is taken; false when it is. `on conflict do nothing` instead of catching
  * the violation: on PostgreSQL a failed statement aborts the whole (possibly the caller's) transaction.
