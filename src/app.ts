@@ -21,6 +21,9 @@ import { deviceRoutes } from './modules/device/device.routes.js';
 import { devicePageRoutes } from './web/device.page.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import type { Services } from './services.js';
+import { Operation } from './modules/operations/operations.schemas.js';
+import { operationRoutes } from './modules/operations/operations.routes.js';
+import { clusterRoutes } from './modules/clusters/clusters.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -98,6 +101,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.addSchema(ErrorBody);
+  app.addSchema(Operation);
 
   // Callback-style hooks: they run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
@@ -132,10 +136,17 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   });
 
   systemRoutes(app, services);
+  // A worker-only process serves the probes and metrics, not the API.
+  if (config.role === 'worker') {
+    await app.ready();
+    return { app, beginShutdown: () => { closing = true; } };
+  }
   sessionRoutes(app, services);
   workspaceRoutes(app, services);
   apiTokenRoutes(app, services);
   oauthRoutes(app, services);
+  operationRoutes(app, services, { waitSafetyPollMs: services.dialect === 'sqlite' ? 250 : 1000 });
+  clusterRoutes(app, services);
   // The OAuth endpoints (RFC 6749 and 8628 use forms) and the server-rendered pages, in their own
   // context: only they parse application/x-www-form-urlencoded and cookies; the JSON API never does.
   await app.register(async (forms: App) => {
@@ -151,6 +162,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     app,
     beginShutdown: () => {
       closing = true;
+      // Pending :wait calls answer now with the current state instead of holding the drain.
+      services.operations.releaseWaiters();
     },
   };
 }

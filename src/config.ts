@@ -32,7 +32,22 @@ export interface Config {
   bodyLimit: number;
   /** time allowed for in-flight requests on SIGTERM before the process exits anyway */
   shutdownGraceMs: number;
+  /** what `svc serve` runs: the HTTP API, the job workers, or both (default) */
+  role: ServeRole;
+  jobs: {
+    /** operations one process runs at once */
+    concurrency: number;
+    /** a claimed job's lease; renewed every third of it; a dead worker's job is taken over after it */
+    leaseMs: number;
+    /** idle workers look for due jobs this often (notifications wake them sooner) */
+    pollMs: number;
+    /** multiplies every retry backoff (tests and demos shorten it) */
+    backoffScale: number;
+  };
 }
+
+export const SERVE_ROLES = ['all', 'api', 'worker'] as const;
+export type ServeRole = (typeof SERVE_ROLES)[number];
 
 export class ConfigError extends Error {}
 
@@ -46,6 +61,22 @@ function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min:
     throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
   }
   return value;
+}
+
+function numberSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a number between ${min} and ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+export function parseRole(raw: string | undefined): ServeRole {
+  if (raw === undefined || raw === '') return 'all';
+  if (!(SERVE_ROLES as readonly string[]).includes(raw)) throw new ConfigError(`role must be one of ${SERVE_ROLES.join(', ')}, got "${raw}"`);
+  return raw as ServeRole;
 }
 
 function parseSecretKey(raw: string): Buffer {
@@ -135,5 +166,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustedIssuers: parseTrustedIssuers(env.SVC_TRUSTED_ISSUERS),
     bodyLimit: intSetting(env, 'SVC_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: intSetting(env, 'SVC_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    role: parseRole(env.SVC_ROLE),
+    jobs: {
+      concurrency: intSetting(env, 'SVC_WORKER_CONCURRENCY', 16, 1, 1000),
+      leaseMs: intSetting(env, 'SVC_JOB_LEASE_MS', 30_000, 300, 3_600_000),
+      pollMs: intSetting(env, 'SVC_JOB_POLL_MS', 1000, 10, 60_000),
+      backoffScale: numberSetting(env, 'SVC_RETRY_BACKOFF_SCALE', 1, 0, 100),
+    },
   };
 }

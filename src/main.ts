@@ -10,7 +10,9 @@ import { createServices } from './services.js';
 const USAGE = `usage: svc <command>
 
 commands:
-  serve                                   run the API (HTTP on HOST:PORT; migrations run first)
+  serve [--role all|api|worker]           run the API and the job workers (HTTP on HOST:PORT; migrations
+                                          run first); --role api serves HTTP only, --role worker runs
+                                          operations only (HTTP serves just /healthz, /readyz, /metrics)
   migrate                                 apply pending database migrations and exit
   admin create-user --email E --password P [--name N]
                                           create a user and print its id
@@ -22,7 +24,9 @@ export async function main(argv: string[]): Promise<number> {
   try {
     switch (command) {
       case 'serve': {
-        await startServer(loadConfig(), { handleSignals: true });
+        const { values } = parseArgs({ args: rest, options: { role: { type: 'string' } }, strict: true });
+        const env = values.role !== undefined ? { ...process.env, SVC_ROLE: values.role } : process.env;
+        await startServer(loadConfig(env), { handleSignals: true });
         return 0;
       }
       case 'migrate': {

@@ -5,6 +5,7 @@ import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createServices, type Services } from './services.js';
+import { startRuntime } from './jobs/runtime.js';
 
 export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["idempotency-key"]', 'res.headers["set-cookie"]'];
 
@@ -39,9 +40,10 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
   const bootstrapUser = await bootstrapOwner(services);
   if (bootstrapUser) logger.info({ user_id: bootstrapUser }, 'bootstrap owner ready');
 
+  const runtime = await startRuntime(services, logger);
   const { app, beginShutdown } = await buildApp({ services, logger });
   const url = await app.listen({ port: config.port, host: config.host });
-  logger.info({ url, database: handle.dialect }, 'svc listening');
+  logger.info({ url, database: handle.dialect, role: config.role, worker_id: runtime.workerId }, 'svc listening');
 
   const purge = setInterval(() => {
     services.idempotency.purgeExpired().catch((err) => logger.warn({ err }, 'idempotency purge failed'));
@@ -62,6 +64,8 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
       // Stops accepting, waits for in-flight requests, closes idle keep-alive sockets.
       await app.close();
       clearTimeout(force);
+      // Running steps drain within the grace period; the rest are handed back to other workers.
+      await runtime.stop(config.shutdownGraceMs);
       await handle.close();
       logger.info('stopped');
     })();

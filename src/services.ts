@@ -11,11 +11,39 @@ import { createUserService } from './modules/users/users.service.js';
 import type { GrantHandler } from './modules/oauth/oauth.errors.js';
 import { createOAuthService } from './modules/oauth/oauth.service.js';
 import { createWorkspaceService } from './modules/workspaces/workspaces.service.js';
+import { createNotifier } from './jobs/notifier.js';
+import { WorkflowRegistry } from './jobs/workflows.js';
+import { createOperationService } from './modules/operations/operations.service.js';
+import { createWorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
+import type { ClusterDriver, ClusterProvider } from './drivers/cluster/driver.js';
+import { createKubernetesDriver } from './drivers/cluster/kubernetes.js';
+import { createLocalDriver } from './drivers/cluster/local.js';
+import { createClusterService } from './modules/clusters/clusters.service.js';
+import { registerClusterWorkflows } from './modules/clusters/clusters.workflows.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
   const { db, config } = deps;
   const cursors = new CursorCodec(deriveKey(config.secretKey, 'cursor'));
   const sessions = createSessionService({ db });
+  const notifier = createNotifier({ databaseUrl: config.databaseUrl });
+  const workflows = new WorkflowRegistry();
+  const operations = createOperationService({ db, cursors, notifier, workflows, publicUrl: config.publicUrl });
+  /** cluster drivers by provider (tests may replace one) */
+  const clusterDrivers = new Map<ClusterProvider, ClusterDriver>([
+    ['local', createLocalDriver({ db })],
+    ['kubernetes', createKubernetesDriver()],
+  ]);
+  const clusterDeps = { db, drivers: clusterDrivers, operations, kubeconfigKey: deriveKey(config.secretKey, 'kubeconfig') };
+  registerClusterWorkflows(workflows, clusterDeps);
+  const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl });
+  const workspaceDeletion = createWorkspaceDeletion({
+    db,
+    operations,
+    releaseClusters: async (workspaceId, ctx) => {
+      await clusters.releaseWorkspaceClusters(workspaceId, ctx);
+    },
+  });
+  workflows.register(workspaceDeletion.workflow);
   return {
     db,
     dialect: deps.dialect,
@@ -30,6 +58,14 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     oauth: createOAuthService({ db, config, cursors }),
     /** POST /oauth/token handlers by grant_type; modules register theirs */
     grants: new Map<string, GrantHandler>(),
+    /** commit-time notifications between instances (started by the runtime) */
+    notifier,
+    /** operation type -> steps; each module registers its workflows here */
+    workflows,
+    operations,
+    workspaceDeletion,
+    clusterDrivers,
+    clusters,
   };
 }
 

@@ -176,6 +176,10 @@ describe('cross-tenant isolation over every route of the OpenAPI document', () =
       await t.request('POST', `${op.path.replace('{id}', wsB)}${query}`, { token: bob.token, headers, ...(body !== undefined ? { body } : {}) });
     }
 
+    // Operations started above (the 202s) run to their end first, so the snapshot is of a settled B.
+    const started = await t.request('GET', '/v1/operations?limit=100', asBob());
+    for (const op of started.body?.data ?? []) await t.request('POST', `/v1/operations/${op.id}:wait?timeout=30`, asBob());
+
     before_ = await snapshotB();
     collectB(before_);
     for (const s of [wsB, bob.id, dave.id, bob.email, dave.email, 'Tenant B zq9x', 'tenant-b-zq9x', tokenB, tokenB.slice(12), madeB.id]) bSecrets.add(s);

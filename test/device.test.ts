@@ -5,24 +5,15 @@ import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, afterEach, before, describe, test } from 'node:test';
 import pino from 'pino';
-import { buildApp } from '../src/app.js';
-import { openDatabase } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrate.js';
 import { clock } from '../src/platform/clock.js';
 import { REDACT_PATHS } from '../src/server.js';
-import { createServices } from '../src/services.js';
-import { createTestDatabase, startTestApp, testConfig, TestApp, type TestUser } from './harness.js';
+import { startTestApp, TestApp, type TestUser } from './harness.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const logLines: string[] = [];
 
 /** The app with a trace-level logger whose output the last test searches for secrets. */
 async function startLoggedApp(): Promise<TestApp> {
-  const database = await createTestDatabase();
-  const config = testConfig(database);
-  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
-  await migrateToLatest(handle.db);
-  const services = createServices({ db: handle.db, dialect: handle.dialect, config });
   const sink = new Writable({
     write(chunk, _enc, done) {
       logLines.push(String(chunk));
@@ -30,8 +21,7 @@ async function startLoggedApp(): Promise<TestApp> {
     },
   });
   const logger = pino({ level: 'trace', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink);
-  const { app } = await buildApp({ services, logger });
-  return new TestApp(app, services, config, handle, database);
+  return startTestApp({}, { logger });
 }
 
 interface Page {

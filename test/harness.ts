@@ -6,12 +6,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { App } from '../src/platform/http.js';
 import { createServices, type Services } from '../src/services.js';
+import { startRuntime, type Runtime } from '../src/jobs/runtime.js';
+import { createLogger } from '../src/server.js';
 
 export const DIALECT = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 
@@ -52,6 +55,8 @@ export function testConfig(db: TestDatabase, env: NodeJS.ProcessEnv = {}): Confi
     SVC_SECRET_KEY: randomBytes(32).toString('hex'),
     SVC_PUBLIC_URL: 'http://svc.test',
     LOG_LEVEL: 'silent',
+    // Retries wait 1% of their production backoff, so retry tests take milliseconds.
+    SVC_RETRY_BACKOFF_SCALE: '0.01',
     ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
     ...env,
   });
@@ -87,6 +92,7 @@ export class TestApp {
     readonly config: Config,
     private readonly handle: DatabaseHandle,
     private readonly database: TestDatabase,
+    readonly runtime: Runtime,
   ) {}
 
   async request<T = any>(method: string, url: string, opts: RequestOptions = {}): Promise<Response<T>> {
@@ -165,7 +171,9 @@ export class TestApp {
 
   async close(): Promise<void> {
     const counted = await this.countedServerErrors();
+    this.services.operations.releaseWaiters();
     await this.app.close();
+    await this.runtime.stop(2000);
     await this.handle.close();
     await this.database.drop();
     if (counted.length || this.serverErrors.length) {
@@ -174,12 +182,13 @@ export class TestApp {
   }
 }
 
-export async function startTestApp(env: NodeJS.ProcessEnv = {}): Promise<TestApp> {
+export async function startTestApp(env: NodeJS.ProcessEnv = {}, opts: { logger?: Logger } = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig(database, env);
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
   await migrateToLatest(handle.db);
   const services = createServices({ db: handle.db, dialect: handle.dialect, config });
-  const { app } = await buildApp({ services });
-  return new TestApp(app, services, config, handle, database);
+  const runtime = await startRuntime(services, opts.logger ?? createLogger(config));
+  const { app } = await buildApp({ services, ...(opts.logger ? { logger: opts.logger } : {}) });
+  return new TestApp(app, services, config, handle, database, runtime);
 }

@@ -4,9 +4,11 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import * as m001 from './migrations/001_kernel.js';
+import * as m002 from './migrations/002_operations_clusters.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
+  '002_operations_clusters': m002,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -28,6 +28,8 @@ export interface WorkspacesTable {
   created_at: number;
   updated_at: number;
   revision: number;
+  /** active | deleting */
+  state: string;
 }
 
 export interface WorkspaceMembersTable {
@@ -104,6 +106,82 @@ export interface LoginAttemptsTable {
 }
 
 
+export interface OperationsTable {
+  id: string;
+  workspace_id: string;
+  type: string;
+  owner_type: string;
+  owner_id: string;
+  parent_operation_id: string | null;
+  state: string;
+  cancel_requested: number;
+  /** workflow input (JSON) */
+  input: string;
+  metadata: string;
+  response: string | null;
+  error: string | null;
+  last_error: string | null;
+  /** actor id (usr_, tok_ or oac_) */
+  requested_by: string;
+  /** the user behind the request, when a user asked: may still read it after the workspace is gone */
+  requested_by_user: string | null;
+  started_at: number;
+  completed_at: number | null;
+  updated_at: number;
+}
+
+export interface OperationStepsTable {
+  operation_id: string;
+  position: number;
+  name: string;
+  /** pending | running | completed | failed | skipped */
+  status: string;
+  attempts: number;
+  retryable: number;
+  skippable: number;
+  started_at: number | null;
+  completed_at: number | null;
+  error_message: string | null;
+  /** the step's result (JSON), read by later steps */
+  result: string | null;
+}
+
+export interface JobsTable {
+  id: string;
+  kind: string;
+  operation_id: string | null;
+  /** milliseconds */
+  run_at: number;
+  claims: number;
+  lease_token: string | null;
+  locked_by: string | null;
+  /** milliseconds */
+  locked_until: number | null;
+  created_at: number;
+}
+
+export interface ClustersTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  state: string;
+  provider: string;
+  reconciling: number;
+  options: string;
+  kubeconfig_sealed: string | null;
+  capabilities: string | null;
+  capabilities_observed_at: number | null;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface LocalClustersTable {
+  cluster_id: string;
+  node_count: number;
+  created_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -115,4 +193,9 @@ export interface Database {
   oauth_clients: OAuthClientsTable;
   signing_keys: SigningKeysTable;
   login_attempts: LoginAttemptsTable;
+  operations: OperationsTable;
+  operation_steps: OperationStepsTable;
+  jobs: JobsTable;
+  clusters: ClustersTable;
+  local_clusters: LocalClustersTable;
 }

@@ -37,6 +37,11 @@ export interface WorkspaceScope {
   role: Role;
   /** usr_ id, tok_ id or oac_ id of whoever acts, for created_by fields */
   actorId: string;
+  /**
+   * The workspace is gone and the caller may only follow what they requested there (a workspace
+   * deletion they started): routes that allow it (`requesterOfDeletedWorkspace`) filter by it.
+   */
+  requesterOnly?: boolean;
 }
 
 /**
@@ -55,11 +60,15 @@ export interface TokenVerifier {
 
 export interface MembershipLookup {
   roleOf(workspaceId: string, userId: string): Promise<Role | null>;
+  /** true when the workspace no longer exists and this user requested an operation in it */
+  requestedInDeletedWorkspace(workspaceId: string, userId: string): Promise<boolean>;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
+    /** `workspace` routes that let a user read what they requested in a workspace since deleted */
+    requesterOfDeletedWorkspace?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -155,6 +164,9 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
       );
     }
     const role = await deps.memberships.roleOf(wanted, principal.userId);
+    if (!role && request.routeOptions.config?.requesterOfDeletedWorkspace && (await deps.memberships.requestedInDeletedWorkspace(wanted, principal.userId))) {
+      return { workspaceId: wanted, role: 'member', actorId: principal.userId, requesterOnly: true };
+    }
     // 403 whether or not the workspace exists, so ids of other tenants cannot be probed.
     if (!role) throw permissionDenied('you are not a member of this workspace', 'NOT_A_MEMBER');
     return { workspaceId: wanted, role, actorId: principal.userId };

@@ -34,6 +34,7 @@ export const ID_PREFIXES = {
   session: 'ses',
   deviceCode: 'dvc',
   signingKey: 'key',
+  job: 'job',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

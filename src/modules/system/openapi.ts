@@ -14,6 +14,8 @@ export const OPENAPI_TAGS = [
   { name: 'api tokens', description: 'Workspace API tokens (`sk_svc_...`) for CI and scripts.' },
   { name: 'oauth', description: 'The OAuth 2.0 authorization server: token endpoint, device authorization grant, signing keys.' },
   { name: 'oauth clients', description: 'OAuth clients of a workspace for the client-credentials grant (JWT access tokens).' },
+  { name: 'operations', description: 'Long-running operations: read their steps, wait for the end without polling, cancel.' },
+  { name: 'clusters', description: 'Clusters of a workspace (a simulated local one, or a Kubernetes cluster by kubeconfig) and their capabilities.' },
 ];
 
 const DESCRIPTION = [

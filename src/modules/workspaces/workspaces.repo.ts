@@ -101,3 +101,15 @@ export function findMemberById(db: Executor, workspaceId: string, memberId: stri
 export async function insertMember(db: Executor, row: WorkspaceMembersTable): Promise<void> {
   await db.insertInto('workspace_members').values(row).execute();
 }
+
+/** True when this user requested some operation in the workspace (it may be gone since). */
+export async function requestedOperationIn(db: Executor, workspaceId: string, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('operations')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('requested_by_user', '=', userId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

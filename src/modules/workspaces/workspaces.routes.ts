@@ -4,6 +4,7 @@ import { parseIfMatch } from '../../platform/etag.js';
 import { bearerSecurity, headerOf, NoContent, requestHeaders, responses, withEtag, type App } from '../../platform/http.js';
 import { PageQuery, pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
+import { OperationRef } from '../operations/operations.schemas.js';
 import {
   AddMemberBody, CreateWorkspaceBody, Member, MemberPathParams, PatchMemberBody, PatchWorkspaceBody, Workspace, WorkspaceId,
 } from './workspaces.schemas.js';
@@ -67,6 +68,31 @@ export function workspaceRoutes(app: App, s: Services): void {
   }, async (request, reply) => {
     const revision = parseIfMatch(headerOf(request, 'if-match'));
     return withEtag(reply, await s.workspaces.patchWorkspace(scopeOf(request), revision, request.body));
+  });
+
+  app.delete('/v1/workspaces/:id', {
+    config: { auth: 'workspace-path', requesterOfDeletedWorkspace: true },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'deleteWorkspace', summary: 'Delete a workspace (spec endpoint 2)',
+      description:
+        'Needs admin or owner, and if-match (a stale etag is 409 ABORTED with the current etag in error.metadata.etag). ' +
+        '202 with a `workspace.delete` operation whose steps cancel the running operations, delete the clusters, revoke the API ' +
+        'tokens and OAuth clients, then remove the workspace; the workspace is `state: deleting` meanwhile and refuses new work. ' +
+        'A second DELETE while one runs returns that same operation (202). The requester can still read and `:wait` the ' +
+        'operation after the workspace is gone (svc-context: the deleted workspace id). Accepts idempotency-key.',
+      params: IdParams, headers: requestHeaders({ ifMatch: 'required', idempotency: 'optional' }),
+      response: responses({ 202: OperationRef }, [400, 403, 404, 409, 422]),
+    },
+  }, async (request, reply) => {
+    const scope = scopeOf(request);
+    const revision = parseIfMatch(headerOf(request, 'if-match'));
+    return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
+      (id) => s.operations.load(scope.workspaceId, id),
+      async (tx) => {
+        const op = await s.workspaceDeletion.deleteWorkspace(scope, revision, tx);
+        reply.header('location', `/v1/operations/${op.id}`);
+        return { status: 202, body: op, resourceId: op.id };
+      });
   });
 
   app.get('/v1/workspaces/:id/members', {

@@ -17,6 +17,9 @@ export const Workspace = Type.Object(
       { description: 'the subscription plan' },
     ),
     role: Type.Optional(RoleSchema),
+    state: StringEnum(['active', 'deleting'], {
+      description: 'active, or deleting while a workspace.delete operation runs (new clusters and other work are then refused with 422)',
+    }),
     created_at: Type.Integer({ description: 'Unix seconds' }),
     updated_at: Type.Integer({ description: 'Unix seconds' }),
     etag: Type.String({ description: 'changes on every write; send it back in if-match' }),

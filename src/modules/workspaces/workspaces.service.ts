@@ -20,6 +20,7 @@ export function toWorkspace(row: repo.WorkspaceRow, role?: string): WorkspaceT {
     slug: row.slug,
     plan: { tier: row.plan_tier, billed_by: row.billed_by },
     ...(role ? { role: role as Role } : {}),
+    state: row.state as 'active' | 'deleting',
     created_at: row.created_at,
     updated_at: row.updated_at,
     etag: etagOf(row.revision),
@@ -49,6 +50,10 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
       const row = await repo.findMemberRole(db, workspaceId, userId);
       return (row?.role as Role | undefined) ?? null;
     },
+    async requestedInDeletedWorkspace(workspaceId, userId) {
+      if (!isId('workspace', workspaceId) || (await repo.findWorkspace(db, workspaceId))) return false;
+      return repo.requestedOperationIn(db, workspaceId, userId);
+    },
   };
 
   /** Creates the workspace and its owner membership in one transaction (the caller's, if given). */
@@ -60,7 +65,7 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
       for (let attempt = 0; attempt < 5; attempt++) {
         const slug = input.slug ?? (attempt === 0 ? derived : `${derived.slice(0, 32)}-${randomString(6, '0123456789abcdefghijklmnopqrstuvwxyz')}`);
         const row: repo.WorkspaceRow = {
-          id: newId('workspace'), name: input.name, slug, plan_tier: 'free', billed_by: 'self', created_at: now, updated_at: now, revision: 1,
+          id: newId('workspace'), name: input.name, slug, plan_tier: 'free', billed_by: 'self', state: 'active', created_at: now, updated_at: now, revision: 1,
         };
         if (await repo.insertWorkspaceIfSlugFree(tx, row)) {
           await repo.insertMember(tx, { id: newId('member'), workspace_id: row.id, user_id: userId, role: 'owner', joined_at: now, updated_at: now });

@@ -1,0 +1,140 @@
+// The `local` cluster driver (the default): a simulated cluster, so the service works on a laptop
+// with nothing else. "Existing" means a row in `local_clusters`, so every instance sharing the
+// database agrees on what exists. Its capabilities are a realistic snapshot derived from the
+// cluster id (the same cluster always reports the same nodes and addresses). Faults set at
+// creation make an action wait and fail its first attempts, so retries can be seen.
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Executor } from '../../db/database.js';
+import { clock } from '../../platform/clock.js';
+import {
+  ClusterDriverError,
+  type ClusterCapabilitiesT,
+  type ClusterDriver,
+  type ClusterTarget,
+  type DriverCallContext,
+  type LocalFault,
+} from './driver.js';
+
+const NODE_COUNT = 3;
+
+/** What a kubeadm cluster with Gateway API CRDs installed serves, core group first. */
+const API_GROUPS = [
+  'v1',
+  'admissionregistration.k8s.io/v1',
+  'apiextensions.k8s.io/v1',
+  'apiregistration.k8s.io/v1',
+  'apps/v1',
+  'authentication.k8s.io/v1',
+  'authorization.k8s.io/v1',
+  'autoscaling/v1',
+  'autoscaling/v2',
+  'batch/v1',
+  'certificates.k8s.io/v1',
+  'coordination.k8s.io/v1',
+  'discovery.k8s.io/v1',
+  'events.k8s.io/v1',
+  'flowcontrol.apiserver.k8s.io/v1',
+  'gateway.networking.k8s.io/v1',
+  'gateway.networking.k8s.io/v1beta1',
+  'networking.k8s.io/v1',
+  'node.k8s.io/v1',
+  'policy/v1',
+  'rbac.authorization.k8s.io/v1',
+  'scheduling.k8s.io/v1',
+  'storage.k8s.io/v1',
+];
+
+/**
+ * Applies the target's fault for this action: waits its latency (cut short when the step is
+ * aborted), then fails while the calling step's attempt is within `fail_times`.
+ */
+async function injectFault(target: ClusterTarget, action: LocalFault['action'], ctx: DriverCallContext): Promise<void> {
+  const fault = target.faults.find((f) => f.action === action);
+  if (!fault) return;
+  if (fault.latency_ms) {
+    try {
+      await sleep(fault.latency_ms, undefined, { signal: ctx.signal });
+    } catch {
+      throw new ClusterDriverError(`${action}: aborted while waiting for the simulated cluster`, true);
+    }
+  }
+  if (ctx.attempt <= (fault.fail_times ?? 0)) {
+    throw new ClusterDriverError(`injected fault: ${action} failed on attempt ${ctx.attempt} of the simulated cluster`, true);
+  }
+}
+
+/** The snapshot of one simulated cluster; everything derives from its id and creation time. */
+export function localCapabilities(clusterId: string, nodeCount: number, createdAt: number): ClusterCapabilitiesT {
+  const h = createHash('sha256').update(clusterId).digest();
+  const short = clusterId.slice(-8);
+  const version = `v1.30.${h[0]! % 10}`;
+  const createdIso = new Date(createdAt * 1000).toISOString();
+  const nodes = Array.from({ length: nodeCount }, (_, i) => {
+    const controlPlane = i === 0;
+    return {
+      name: controlPlane ? `${short}-control-plane` : `${short}-worker-${i}`,
+      version,
+      cpu_capacity: '4',
+      memory_capacity: '16Gi',
+      os_image: 'Ubuntu 22.04.4 LTS',
+      architecture: 'amd64',
+      status_message: 'kubelet is posting ready status',
+      created_at: createdIso,
+      roles: controlPlane ? ['control-plane'] : ['worker'],
+      ready: true,
+    };
+  });
+  return {
+    api_groups: [...API_GROUPS],
+    storage_classes: [
+      { name: 'local-path', provisioner: 'rancher.io/local-path', reclaim_policy: 'Delete', volume_binding_mode: 'WaitForFirstConsumer', is_default: true },
+      { name: 'local-retain', provisioner: 'rancher.io/local-path', reclaim_policy: 'Retain', volume_binding_mode: 'WaitForFirstConsumer', is_default: false },
+    ],
+    gateway_classes: ['svc-local'],
+    gateways: [
+      {
+        namespace: 'svc-system',
+        name: 'svc-gateway',
+        gateway_class_name: 'svc-local',
+        status_message: 'Programmed',
+        listeners: [
+          { name: 'http', protocol: 'HTTP', hostname: `*.${short}.local.svc`, port: 80 },
+          { name: 'https', protocol: 'HTTPS', hostname: `*.${short}.local.svc`, port: 443 },
+        ],
+        addresses: [{ type: 'IPAddress', value: `10.96.${h[1]!}.${(h[2]! % 254) + 1}` }],
+      },
+    ],
+    ingress_classes: ['nginx'],
+    nodes,
+  };
+}
+
+export function createLocalDriver(deps: { db: Executor }): ClusterDriver {
+  const { db } = deps;
+  return {
+    provider: 'local',
+
+    async provision(target, ctx) {
+      await injectFault(target, 'provision', ctx);
+      await db
+        .insertInto('local_clusters')
+        .values({ cluster_id: target.clusterId, node_count: NODE_COUNT, created_at: clock.now() })
+        .onConflict((oc) => oc.column('cluster_id').doNothing())
+        .execute();
+    },
+
+    async capabilities(target, ctx) {
+      await injectFault(target, 'capabilities', ctx);
+      const row = await db.selectFrom('local_clusters').selectAll().where('cluster_id', '=', target.clusterId).executeTakeFirst();
+      // No retry can make it appear: only provisioning does.
+      if (!row) throw new ClusterDriverError('the simulated cluster is not provisioned', false);
+      return localCapabilities(row.cluster_id, row.node_count, row.created_at);
+    },
+
+    async destroy(target, ctx) {
+      await injectFault(target, 'destroy', ctx);
+      await db.deleteFrom('local_clusters').where('cluster_id', '=', target.clusterId).execute();
+    },
+  };
+}

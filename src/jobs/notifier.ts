@@ -1,0 +1,108 @@
+// Push, not poll: "a job is due" and "an operation ended" reach every instance at commit time.
+// PostgreSQL: pg_notify inside the writing transaction (delivered only if and when it commits) and
+// one LISTEN connection per process. SQLite: one process owns the database file's writer and the
+// notification is emitted in-process; it is only acted on after the commit, because the single
+// connection the listener's next query needs is held by the transaction until it ends.
+import { EventEmitter } from 'node:events';
+import { sql } from 'kysely';
+import pg from 'pg';
+import type { Executor } from '../db/database.js';
+
+export type Channel = 'svc_jobs' | 'svc_operations';
+const CHANNELS: Channel[] = ['svc_jobs', 'svc_operations'];
+/** sent to every listener after a reconnect: anything may have happened meanwhile */
+export const RESYNC = '*';
+
+export interface Notifier {
+  /** Publishes from inside a transaction (or outside one); delivered after commit. */
+  publish(tx: Executor, channel: Channel, payload: string): Promise<void>;
+  subscribe(channel: Channel, listener: (payload: string) => void): () => void;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+class LocalNotifier implements Notifier {
+  protected readonly events = new EventEmitter();
+  constructor() {
+    // One listener per pending :wait; thousands are normal.
+    this.events.setMaxListeners(0);
+  }
+  async publish(_tx: Executor, channel: Channel, payload: string): Promise<void> {
+    setImmediate(() => this.events.emit(channel, payload));
+  }
+  subscribe(channel: Channel, listener: (payload: string) => void): () => void {
+    this.events.on(channel, listener);
+    return () => this.events.off(channel, listener);
+  }
+  async start(): Promise<void> {}
+  async close(): Promise<void> {
+    this.events.removeAllListeners();
+  }
+}
+
+class PostgresNotifier extends LocalNotifier {
+  private client: pg.Client | null = null;
+  private closed = false;
+  private retryMs = 250;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly connectionString: string, private readonly onError: (err: unknown) => void) {
+    super();
+  }
+
+  override async publish(tx: Executor, channel: Channel, payload: string): Promise<void> {
+    await sql`select pg_notify(${channel}, ${payload})`.execute(tx);
+  }
+
+  override async start(): Promise<void> {
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.connectionString });
+    client.on('notification', (msg) => {
+      if (CHANNELS.includes(msg.channel as Channel)) this.events.emit(msg.channel, msg.payload ?? '');
+    });
+    client.on('error', (err) => {
+      this.onError(err);
+      this.scheduleReconnect(client);
+    });
+    client.on('end', () => this.scheduleReconnect(client));
+    await client.connect();
+    for (const channel of CHANNELS) await client.query(`listen ${channel}`);
+    this.client = client;
+    this.retryMs = 250;
+  }
+
+  private scheduleReconnect(dead: pg.Client): void {
+    if (this.closed || this.client !== dead || this.reconnectTimer) return;
+    this.client = null;
+    dead.end().catch(() => {});
+    this.reconnectTimer = setTimeout(async () => {
+      this.reconnectTimer = null;
+      try {
+        await this.connect();
+        for (const channel of CHANNELS) this.events.emit(channel, RESYNC);
+      } catch (err) {
+        this.onError(err);
+        this.retryMs = Math.min(this.retryMs * 2, 10_000);
+        this.client = dead;
+        this.scheduleReconnect(dead);
+      }
+    }, this.retryMs);
+    this.reconnectTimer.unref();
+  }
+
+  override async close(): Promise<void> {
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => {});
+    await super.close();
+  }
+}
+
+export function createNotifier(opts: { databaseUrl: string | null; onError?: (err: unknown) => void }): Notifier {
+  return opts.databaseUrl ? new PostgresNotifier(opts.databaseUrl, opts.onError ?? (() => {})) : new LocalNotifier();
+}

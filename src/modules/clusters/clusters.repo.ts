@@ -1,0 +1,130 @@
+// SQL of clusters. Every write bumps `revision` (the etag), also the state changes workflows make.
+import { sql } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import { keysetPage } from '../../db/keyset.js';
+import type { ClustersTable } from '../../db/schema.js';
+import type { PageRequest } from '../../platform/pagination.js';
+
+export type ClusterRow = ClustersTable;
+
+export function findCluster(db: Executor, workspaceId: string, id: string): Promise<ClusterRow | undefined> {
+  return db.selectFrom('clusters').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
+/** By id alone: for workflow steps, which act on the operation's owner. */
+export function findClusterById(db: Executor, id: string): Promise<ClusterRow | undefined> {
+  return db.selectFrom('clusters').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function listClusters(db: Executor, workspaceId: string, page: PageRequest): Promise<ClusterRow[]> {
+  return keysetPage(db.selectFrom('clusters').selectAll().where('workspace_id', '=', workspaceId), 'id', page).execute();
+}
+
+export function listClustersOfWorkspace(db: Executor, workspaceId: string): Promise<ClusterRow[]> {
+  return db.selectFrom('clusters').selectAll().where('workspace_id', '=', workspaceId).orderBy('id').execute();
+}
+
+/**
+ * Inserts unless the name is taken in the workspace; false when it is. `on conflict do nothing`
+ * rather than catching the violation: on PostgreSQL a failed statement aborts the transaction.
+ */
+export async function insertClusterIfNameFree(db: Executor, row: ClusterRow): Promise<boolean> {
+  const res = await db
+    .insertInto('clusters')
+    .values(row)
+    .onConflict((oc) => oc.columns(['workspace_id', 'name']).doNothing())
+    .executeTakeFirst();
+  return Number(res.numInsertedOrUpdatedRows ?? 0n) === 1;
+}
+
+/** Takes the workspace's write lock and reads its lifecycle state (undefined: it is gone). */
+export async function lockWorkspaceState(tx: Executor, workspaceId: string): Promise<string | undefined> {
+  await sql`update workspaces set updated_at = updated_at where id = ${workspaceId}`.execute(tx);
+  const row = await tx.selectFrom('workspaces').select('state').where('id', '=', workspaceId).executeTakeFirst();
+  return row?.state;
+}
+
+/** Compare-and-set rename (revision null: `*`); undefined when the revision did not match or the cluster is being deleted. */
+export function renameClusterIfRevision(db: Executor, workspaceId: string, id: string, revision: number | null, name: string, now: number) {
+  let q = db
+    .updateTable('clusters')
+    .set((eb) => ({ name, updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('state', '!=', 'deleting');
+  if (revision !== null) q = q.where('revision', '=', revision);
+  return q.returningAll().executeTakeFirst();
+}
+
+/** Compare-and-set: marks the cluster deleting; undefined when the revision did not match or it already is. */
+export function markDeletingIfRevision(db: Executor, workspaceId: string, id: string, revision: number | null, now: number) {
+  let q = db
+    .updateTable('clusters')
+    .set((eb) => ({ state: 'deleting', reconciling: 1, updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('state', '!=', 'deleting');
+  if (revision !== null) q = q.where('revision', '=', revision);
+  return q.returningAll().executeTakeFirst();
+}
+
+/**
+ * Claims the cluster for an operation: one statement, so two concurrent requests cannot both
+ * start one. Undefined when another operation runs on it or it is being deleted.
+ */
+export function claimForOperation(db: Executor, workspaceId: string, id: string, now: number) {
+  return db
+    .updateTable('clusters')
+    .set((eb) => ({ reconciling: 1, updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .where('workspace_id', '=', workspaceId)
+    .where('reconciling', '=', 0)
+    .where('state', '!=', 'deleting')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** pending -> provisioning, once (a repeated call changes nothing). */
+export async function markProvisioning(db: Executor, id: string, now: number): Promise<void> {
+  await db
+    .updateTable('clusters')
+    .set((eb) => ({ state: 'provisioning', updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .where('state', '=', 'pending')
+    .execute();
+}
+
+export async function storeCapabilities(db: Executor, id: string, capabilities: string, now: number): Promise<void> {
+  await db
+    .updateTable('clusters')
+    .set((eb) => ({ capabilities, capabilities_observed_at: now, updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .execute();
+}
+
+/**
+ * Ends an operation's hold on the cluster: sets `state` (null: unchanged) and clears reconciling,
+ * unless the cluster is being deleted (the deletion holds it then).
+ */
+export async function releaseFromOperation(db: Executor, id: string, state: string | null, now: number): Promise<void> {
+  await db
+    .updateTable('clusters')
+    .set((eb) => ({ ...(state !== null ? { state } : {}), reconciling: 0, updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .where('state', '!=', 'deleting')
+    .execute();
+}
+
+/** A deletion that ended without removing the cluster hands it back, suspended. */
+export async function abandonDeletion(db: Executor, id: string, now: number): Promise<void> {
+  await db
+    .updateTable('clusters')
+    .set((eb) => ({ state: 'suspended', reconciling: 0, updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .where('state', '=', 'deleting')
+    .execute();
+}
+
+export async function deleteCluster(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('clusters').where('id', '=', id).execute();
+}

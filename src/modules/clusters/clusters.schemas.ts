@@ -1,0 +1,92 @@
+// Clusters (API.md section 6) and their capabilities (spec 2.9, endpoint 9).
+import { Type, type Static } from 'typebox';
+import { CLUSTER_PROVIDERS, ClusterCapabilities } from '../../drivers/cluster/driver.js';
+import { KUBECONFIG_MAX_BYTES } from '../../drivers/cluster/kubeconfig.js';
+import { StringEnum } from '../../platform/http.js';
+
+export const CLUSTER_STATES = ['pending', 'provisioning', 'active', 'suspended', 'deleting'] as const;
+export type ClusterState = (typeof CLUSTER_STATES)[number];
+
+export const ClusterId = Type.String({ minLength: 1, maxLength: 54, description: 'cluster id (clu_...)' });
+
+const ClusterName = Type.String({
+  minLength: 1,
+  maxLength: 63,
+  pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$',
+  description: 'a DNS label: 1-63 of [a-z0-9-], starting and ending with a letter or digit; unique in the workspace',
+});
+
+const ProviderSchema = StringEnum(CLUSTER_PROVIDERS, {
+  description: '`local`: a simulated cluster run by the service (the default); `kubernetes`: a real cluster reached with a kubeconfig',
+});
+
+export const Cluster = Type.Object(
+  {
+    id: Type.String({ description: 'clu_ id' }),
+    html_url: Type.String({ format: 'uri', description: 'the dashboard view of the cluster' }),
+    name: Type.String({ description: 'unique in the workspace' }),
+    workspace_id: Type.String({ description: 'ws_ id' }),
+    state: StringEnum(CLUSTER_STATES, {
+      description:
+        'pending (registered, its cluster.create operation not yet picked up), provisioning (cluster.create is running), ' +
+        'active (it answered), suspended (its last create or refresh failed; a refresh that succeeds makes it active again), ' +
+        'deleting (a cluster.delete operation runs; the cluster disappears when it ends)',
+    }),
+    provider: ProviderSchema,
+    reconciling: Type.Boolean({ description: 'true while an operation acts on the cluster' }),
+    created_at: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
+    updated_at: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
+    etag: Type.String({ description: 'changes on every write, also on state changes made by operations; send it back in if-match' }),
+  },
+  { $id: 'Cluster', description: 'A cluster registered in a workspace. The kubeconfig of a kubernetes cluster is never returned.' },
+);
+export type ClusterT = Static<typeof Cluster>;
+
+export const LocalFaultSchema = Type.Object(
+  {
+    action: StringEnum(['provision', 'capabilities', 'destroy'], { description: 'the driver action the fault applies to' }),
+    fail_times: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, default: 0, description: 'the first N attempts of the step calling the action fail (retryably)' })),
+    latency_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000, default: 0, description: 'every call of the action first waits this long' })),
+  },
+  { additionalProperties: false },
+);
+
+export const CreateClusterBody = Type.Object(
+  {
+    name: ClusterName,
+    provider: Type.Optional(ProviderSchema),
+    kubeconfig: Type.Optional(Type.String({
+      minLength: 1,
+      maxLength: KUBECONFIG_MAX_BYTES,
+      description:
+        'kubernetes provider only, and required there: a self-contained kubeconfig (YAML or JSON; `kubectl config view --minify --flatten`) ' +
+        'with inline credentials (token, basic auth or client certificate); exec, auth-provider and file references are refused. ' +
+        'Stored encrypted (AES-256-GCM) and never returned.',
+    })),
+    local: Type.Optional(Type.Object(
+      {
+        faults: Type.Optional(Type.Array(LocalFaultSchema, {
+          maxItems: 3,
+          description: 'injected faults, at most one per action: to see retries, failures and slow steps',
+        })),
+      },
+      { additionalProperties: false, description: 'local provider only: options of the simulated cluster' },
+    )),
+  },
+  { additionalProperties: false, description: 'Registers a cluster; provider defaults to local.' },
+);
+export type CreateClusterBodyT = Static<typeof CreateClusterBody>;
+
+export const PatchClusterBody = Type.Object(
+  { name: ClusterName },
+  { additionalProperties: false, description: 'The fields to change.' },
+);
+
+export const ClusterCapabilitiesView = Type.Object(
+  {
+    ...ClusterCapabilities.properties,
+    observed_at: Type.Integer({ minimum: 0, description: 'when this snapshot was read from the cluster (Unix seconds)' }),
+  },
+  { $id: 'ClusterCapabilities', description: 'The last observed capabilities of a cluster (spec 2.9), with when they were observed.' },
+);
+export type ClusterCapabilitiesViewT = Static<typeof ClusterCapabilitiesView>;

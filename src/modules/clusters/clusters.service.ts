@@ -1,0 +1,220 @@
+// Clusters: register one (202, cluster.create), read, rename, delete (202, cluster.delete), and
+// read or refresh its capabilities. Each state change and the operation that acts on it are
+// written in one transaction; `reconciling` is claimed with one conditional statement, so two
+// operations never act on a cluster at once (deletion excepted: it drains the others first).
+import type { Db, Executor } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/database.js';
+import type { ClusterProvider, DriverCallContext } from '../../drivers/cluster/driver.js';
+import { assertValidKubeconfig } from '../../drivers/cluster/kubeconfig.js';
+import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
+import { clock } from '../../platform/clock.js';
+import { encrypt } from '../../platform/crypto.js';
+import { ApiError, invalidArgument, notFound } from '../../platform/errors.js';
+import { etagMismatch, etagOf } from '../../platform/etag.js';
+import { isId, newId } from '../../platform/ids.js';
+import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
+import { runningOperationsOfOwner } from '../operations/operations.repo.js';
+import type { OperationService } from '../operations/operations.service.js';
+import type { OperationT } from '../operations/operations.schemas.js';
+import * as repo from './clusters.repo.js';
+import type { ClusterCapabilitiesViewT, ClusterT, CreateClusterBodyT } from './clusters.schemas.js';
+import {
+  CLUSTER_CREATE, CLUSTER_DELETE, CLUSTER_REFRESH, releaseWorkspaceClusters, type ClusterWorkflowDeps, type ReleaseWorkspaceClustersOptions,
+} from './clusters.workflows.js';
+
+export interface ClusterServiceDeps extends ClusterWorkflowDeps {
+  cursors: CursorCodec;
+  operations: OperationService;
+  publicUrl: string;
+}
+
+const clusterDeleting = (id: string) =>
+  new ApiError('FAILED_PRECONDITION', `cluster ${id} is being deleted`, { reason: 'CLUSTER_DELETING' });
+
+function violation(field: string, message: string): ApiError {
+  return invalidArgument(message, 'INVALID_ARGUMENT', [{ field, description: message }]);
+}
+
+/** The provider options the body must and must not carry (the schema cannot say "iff"). */
+function checkProviderOptions(body: CreateClusterBodyT, provider: ClusterProvider): void {
+  if (provider === 'kubernetes') {
+    if (body.kubeconfig === undefined) throw violation('body.kubeconfig', 'kubeconfig is required with provider kubernetes');
+    if (body.local !== undefined) throw violation('body.local', 'local options are only accepted with provider local');
+    assertValidKubeconfig(body.kubeconfig);
+    return;
+  }
+  if (body.kubeconfig !== undefined) throw violation('body.kubeconfig', 'kubeconfig is only accepted with provider kubernetes');
+  const actions = (body.local?.faults ?? []).map((f) => f.action);
+  if (new Set(actions).size !== actions.length) throw violation('body.local.faults', 'at most one fault per action');
+}
+
+function actorOf(scope: WorkspaceScope): { actorId: string; userId: string | null } {
+  return { actorId: scope.actorId, userId: isId('user', scope.actorId) ? scope.actorId : null };
+}
+
+export function createClusterService(deps: ClusterServiceDeps) {
+  const { db, cursors, operations, publicUrl } = deps;
+
+  function toCluster(row: repo.ClusterRow): ClusterT {
+    return {
+      id: row.id,
+      html_url: `${publicUrl}/clusters/${row.id}`,
+      name: row.name,
+      workspace_id: row.workspace_id,
+      state: row.state as ClusterT['state'],
+      provider: row.provider as ClusterProvider,
+      reconciling: row.reconciling === 1,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      etag: etagOf(row.revision),
+    };
+  }
+
+  async function findOr404(executor: Executor, scope: WorkspaceScope, id: string): Promise<repo.ClusterRow> {
+    const row = isId('cluster', id) ? await repo.findCluster(executor, scope.workspaceId, id) : undefined;
+    if (!row) throw notFound('cluster');
+    return row;
+  }
+
+  /** New work is refused once the workspace is being deleted; the lock orders us against that deletion. */
+  async function assertWorkspaceActive(tx: Executor, workspaceId: string): Promise<void> {
+    const state = await repo.lockWorkspaceState(tx, workspaceId);
+    if (state !== 'active') {
+      throw new ApiError('FAILED_PRECONDITION', `workspace ${workspaceId} is being deleted`, { reason: 'WORKSPACE_DELETING' });
+    }
+  }
+
+  /** Registers the cluster (pending, reconciling) and starts cluster.create, in the caller's transaction. */
+  async function createCluster(scope: WorkspaceScope, body: CreateClusterBodyT, tx: Executor): Promise<OperationT> {
+    requireRole(scope, 'admin');
+    const provider: ClusterProvider = body.provider ?? 'local';
+    checkProviderOptions(body, provider);
+    await assertWorkspaceActive(tx, scope.workspaceId);
+    const now = clock.now();
+    const faults = (body.local?.faults ?? []).map((f) => ({ action: f.action, fail_times: f.fail_times ?? 0, latency_ms: f.latency_ms ?? 0 }));
+    const row: repo.ClusterRow = {
+      id: newId('cluster'),
+      workspace_id: scope.workspaceId,
+      name: body.name,
+      state: 'pending',
+      provider,
+      reconciling: 1,
+      options: JSON.stringify(provider === 'local' ? { faults } : {}),
+      kubeconfig_sealed: provider === 'kubernetes' ? encrypt(deps.kubeconfigKey, body.kubeconfig!) : null,
+      capabilities: null,
+      capabilities_observed_at: null,
+      created_at: now,
+      updated_at: now,
+      revision: 1,
+    };
+    if (!(await repo.insertClusterIfNameFree(tx, row))) {
+      throw new ApiError('ALREADY_EXISTS', `a cluster named "${body.name}" already exists in the workspace`, { reason: 'CLUSTER_NAME_TAKEN' });
+    }
+    return operations.start(tx, {
+      type: CLUSTER_CREATE, workspaceId: scope.workspaceId, ownerType: 'cluster', ownerId: row.id, clusterId: row.id,
+      input: {}, metadata: { cluster_name: row.name, provider }, actor: actorOf(scope),
+    });
+  }
+
+  async function getCluster(scope: WorkspaceScope, id: string): Promise<ClusterT> {
+    return toCluster(await findOr404(db, scope, id));
+  }
+
+  async function listClusters(scope: WorkspaceScope, query: PageQueryT): Promise<Page<ClusterT>> {
+    const page = cursors.request(query, scope.workspaceId);
+    const rows = await repo.listClusters(db, scope.workspaceId, page);
+    return cursors.page(rows, page, scope.workspaceId, {}, toCluster);
+  }
+
+  async function renameCluster(scope: WorkspaceScope, id: string, revision: number | null, name: string): Promise<ClusterT> {
+    requireRole(scope, 'admin');
+    if (!isId('cluster', id)) throw notFound('cluster');
+    let row: repo.ClusterRow | undefined;
+    try {
+      row = await repo.renameClusterIfRevision(db, scope.workspaceId, id, revision, name, clock.now());
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', `a cluster named "${name}" already exists in the workspace`, { reason: 'CLUSTER_NAME_TAKEN' });
+      throw err;
+    }
+    if (row) return toCluster(row);
+    const current = await findOr404(db, scope, id);
+    if (current.state === 'deleting') throw clusterDeleting(id);
+    throw etagMismatch(`cluster ${id}`, current.revision);
+  }
+
+  /**
+   * Marks the cluster deleting and starts cluster.delete; while one runs, any DELETE returns it
+   * (whatever its if-match: the caller asks for what is already happening).
+   */
+  async function deleteCluster(scope: WorkspaceScope, id: string, revision: number | null): Promise<OperationT> {
+    requireRole(scope, 'admin');
+    if (!isId('cluster', id)) throw notFound('cluster');
+    return db.transaction().execute(async (tx) => {
+      const running = await operations.findRunning(tx, id, CLUSTER_DELETE);
+      if (running && running.workspace_id === scope.workspaceId) return running;
+      const row = await repo.markDeletingIfRevision(tx, scope.workspaceId, id, revision, clock.now());
+      if (!row) {
+        const current = await findOr404(tx, scope, id);
+        if (current.state === 'deleting') {
+          // A concurrent DELETE won the race: its operation is committed by now.
+          const winner = await operations.findRunning(tx, id, CLUSTER_DELETE);
+          if (winner) return winner;
+          throw clusterDeleting(id);
+        }
+        throw etagMismatch(`cluster ${id}`, current.revision);
+      }
+      return operations.start(tx, {
+        type: CLUSTER_DELETE, workspaceId: scope.workspaceId, ownerType: 'cluster', ownerId: id, clusterId: id,
+        input: {}, metadata: { cluster_name: row.name, provider: row.provider }, actor: actorOf(scope),
+      });
+    });
+  }
+
+  async function getCapabilities(scope: WorkspaceScope, id: string): Promise<ClusterCapabilitiesViewT> {
+    const row = await findOr404(db, scope, id);
+    if (row.capabilities === null || row.capabilities_observed_at === null) {
+      throw new ApiError('FAILED_PRECONDITION', `the capabilities of cluster ${id} have not been observed yet; wait for its cluster.create operation`, {
+        reason: 'CAPABILITIES_NOT_OBSERVED',
+      });
+    }
+    return { ...JSON.parse(row.capabilities), observed_at: row.capabilities_observed_at };
+  }
+
+  /** Claims the cluster and starts cluster.capabilities.refresh, in the caller's transaction. */
+  async function refreshCapabilities(scope: WorkspaceScope, id: string, tx: Executor): Promise<OperationT> {
+    if (!isId('cluster', id)) throw notFound('cluster');
+    await assertWorkspaceActive(tx, scope.workspaceId);
+    const row = await repo.claimForOperation(tx, scope.workspaceId, id, clock.now());
+    if (!row) {
+      const current = await findOr404(tx, scope, id);
+      if (current.state === 'deleting') throw clusterDeleting(id);
+      const [running] = await runningOperationsOfOwner(tx, id, '');
+      throw new ApiError('ABORTED', `another operation is running on cluster ${id}; wait for it, then retry`, {
+        reason: 'OPERATION_IN_PROGRESS',
+        ...(running ? { metadata: { operation_id: running.id } } : {}),
+      });
+    }
+    return operations.start(tx, {
+      type: CLUSTER_REFRESH, workspaceId: scope.workspaceId, ownerType: 'cluster', ownerId: id, clusterId: id,
+      input: {}, actor: actorOf(scope),
+    });
+  }
+
+  return {
+    toCluster,
+    createCluster,
+    getCluster,
+    listClusters,
+    renameCluster,
+    deleteCluster,
+    getCapabilities,
+    refreshCapabilities,
+    /** An operation started by a cluster route, for idempotent replays. */
+    loadOperation: (workspaceId: string, operationId: string) => operations.load(workspaceId, operationId),
+    /** For workspace deletion: see releaseWorkspaceClusters in clusters.workflows.ts. */
+    releaseWorkspaceClusters: (workspaceId: string, ctx: DriverCallContext, options?: ReleaseWorkspaceClustersOptions) =>
+      releaseWorkspaceClusters(deps, workspaceId, ctx, options),
+  };
+}
+
+export type ClusterService = ReturnType<typeof createClusterService>;

@@ -1,0 +1,223 @@
+// The cluster workflows: cluster.create, cluster.capabilities.refresh and cluster.delete, and the
+// release of a whole workspace's clusters used by workspace deletion. The driver is chosen by the
+// cluster's provider; a kubernetes cluster's kubeconfig is decrypted inside the step that needs it
+// and never put in an operation's input or result.
+import type { Db, Executor } from '../../db/database.js';
+import {
+  ClusterDriverError, type ClusterDriver, type ClusterProvider, type ClusterTarget, type DriverCallContext, type LocalFault,
+} from '../../drivers/cluster/driver.js';
+import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
+import { clock } from '../../platform/clock.js';
+import { decrypt } from '../../platform/crypto.js';
+import { runningOperationsOfOwner } from '../operations/operations.repo.js';
+import type { OperationService } from '../operations/operations.service.js';
+import * as repo from './clusters.repo.js';
+
+export const CLUSTER_CREATE = 'cluster.create';
+export const CLUSTER_REFRESH = 'cluster.capabilities.refresh';
+export const CLUSTER_DELETE = 'cluster.delete';
+
+/** Driver calls: 5 attempts, 0.5 s doubling to at most 30 s (about 7.5 s of backoff in all). */
+const DRIVER_RETRY: RetryPolicy = DEFAULT_RETRY;
+/** Waiting for other operations to drain: short first waits, then every 5 s, about 3 minutes in all. */
+const DRAIN_RETRY: RetryPolicy = { maxAttempts: 40, initialDelayMs: 250, maxDelayMs: 5_000 };
+
+export interface ClusterWorkflowDeps {
+  db: Db;
+  drivers: ReadonlyMap<ClusterProvider, ClusterDriver>;
+  operations: Pick<OperationService, 'requestCancel'>;
+  /** deriveKey(secretKey, 'kubeconfig') */
+  kubeconfigKey: Buffer;
+}
+
+type Ctx = { ownerId: string; attempt: number; signal: AbortSignal };
+
+/** What the driver needs to reach this cluster; decrypts the kubeconfig (never logged, never returned). */
+export function targetOf(row: repo.ClusterRow, kubeconfigKey: Buffer): ClusterTarget {
+  const options = JSON.parse(row.options) as { faults?: LocalFault[] };
+  let kubeconfig: string | null = null;
+  if (row.kubeconfig_sealed !== null) {
+    try {
+      kubeconfig = decrypt(kubeconfigKey, row.kubeconfig_sealed);
+    } catch {
+      // No retry helps: the service's secret key changed since the cluster was registered.
+      throw new ClusterDriverError('the stored kubeconfig cannot be decrypted with the service key; register the cluster again', false);
+    }
+  }
+  return { clusterId: row.id, provider: row.provider as ClusterProvider, faults: options.faults ?? [], kubeconfig };
+}
+
+function driverFor(deps: ClusterWorkflowDeps, row: repo.ClusterRow): ClusterDriver {
+  const driver = deps.drivers.get(row.provider as ClusterProvider);
+  if (!driver) throw new ClusterDriverError(`no driver for provider ${row.provider}`, false);
+  return driver;
+}
+
+/** Runs a driver call for a step: a driver's non-retryable failure fails the step at once. */
+async function driverStep<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ClusterDriverError) throw new StepError(err.message, err.retryable);
+    throw err;
+  }
+}
+
+async function clusterOf(db: Executor, ctx: Ctx): Promise<repo.ClusterRow> {
+  const row = await repo.findClusterById(db, ctx.ownerId);
+  if (!row) throw new StepError(`cluster ${ctx.ownerId} no longer exists`, false);
+  return row;
+}
+
+export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[] {
+  const { db } = deps;
+
+  const readCapabilities = {
+    name: 'read_capabilities',
+    retry: DRIVER_RETRY,
+    async run(ctx: Ctx): Promise<Json> {
+      const row = await clusterOf(db, ctx);
+      const caps = await driverStep(async () => driverFor(deps, row).capabilities(targetOf(row, deps.kubeconfigKey), ctx));
+      return caps as unknown as Json;
+    },
+    async apply(tx: Executor, ctx: Ctx, result: Json | null): Promise<void> {
+      await repo.storeCapabilities(tx, ctx.ownerId, JSON.stringify(result), clock.now());
+    },
+  };
+  // A cluster being deleted stays `deleting`: releaseFromOperation leaves it alone.
+  const activate = {
+    name: 'activate',
+    async apply(tx: Executor, ctx: Ctx): Promise<void> {
+      await repo.releaseFromOperation(tx, ctx.ownerId, 'active', clock.now());
+    },
+  };
+
+  const create: WorkflowDefinition = {
+    type: CLUSTER_CREATE,
+    cancellable: true,
+    steps: [
+      {
+        name: 'provision',
+        retry: DRIVER_RETRY,
+        async run(ctx) {
+          // The worker has picked the operation up. Written outside the step's transaction so it
+          // shows while the driver works; conditional, so a repeated run changes nothing.
+          await repo.markProvisioning(db, ctx.ownerId, clock.now());
+          const row = await clusterOf(db, ctx);
+          await driverStep(async () => driverFor(deps, row).provision(targetOf(row, deps.kubeconfigKey), ctx));
+          return null;
+        },
+      },
+      readCapabilities,
+      activate,
+    ],
+    async onEnd(tx, ctx, outcome) {
+      if (outcome !== 'SUCCEEDED') await repo.releaseFromOperation(tx, ctx.ownerId, 'suspended', clock.now());
+    },
+  };
+
+  const refresh: WorkflowDefinition = {
+    type: CLUSTER_REFRESH,
+    cancellable: true,
+    steps: [readCapabilities, activate],
+    async onEnd(tx, ctx, outcome) {
+      // A cluster that does not answer is suspended; a cancelled refresh says nothing about it.
+      if (outcome === 'FAILED') await repo.releaseFromOperation(tx, ctx.ownerId, 'suspended', clock.now());
+      if (outcome === 'CANCELLED') await repo.releaseFromOperation(tx, ctx.ownerId, null, clock.now());
+    },
+  };
+
+  const remove: WorkflowDefinition = {
+    type: CLUSTER_DELETE,
+    // Halfway through, the cluster may be released but still listed: finishing is the only way out.
+    cancellable: false,
+    steps: [
+      {
+        name: 'drain_operations',
+        retry: DRAIN_RETRY,
+        async run(ctx) {
+          const running = await runningOperationsOfOwner(db, ctx.ownerId, ctx.operationId);
+          if (running.length === 0) return null;
+          const asked = running.filter((op) => op.cancel_requested === 0);
+          if (asked.length) {
+            await db.transaction().execute(async (tx) => {
+              for (const op of asked) await deps.operations.requestCancel(tx, op.id);
+            });
+          }
+          throw new StepError(`waiting for ${running.length} operation${running.length === 1 ? '' : 's'} on the cluster to finish`, true);
+        },
+      },
+      {
+        name: 'release',
+        retry: DRIVER_RETRY,
+        // An unreachable cluster must not keep its registration alive forever.
+        skippable: true,
+        async run(ctx) {
+          const row = await repo.findClusterById(db, ctx.ownerId);
+          if (!row) return null;
+          await driverStep(async () => driverFor(deps, row).destroy(targetOf(row, deps.kubeconfigKey), ctx));
+          return null;
+        },
+      },
+      {
+        name: 'remove',
+        async apply(tx, ctx) {
+          await repo.deleteCluster(tx, ctx.ownerId);
+        },
+      },
+    ],
+    async onEnd(tx, ctx, outcome) {
+      if (outcome !== 'SUCCEEDED') await repo.abandonDeletion(tx, ctx.ownerId, clock.now());
+    },
+  };
+
+  return [create, refresh, remove];
+}
+
+export function registerClusterWorkflows(registry: WorkflowRegistry, deps: ClusterWorkflowDeps): void {
+  for (const workflow of clusterWorkflows(deps)) registry.register(workflow);
+}
+
+export interface ReleaseWorkspaceClustersOptions {
+  /**
+   * From this attempt of the calling step on, a cluster whose driver keeps failing is given up
+   * (its row deleted anyway), as cluster.delete skips its release step: an unreachable cluster
+   * must not block a workspace deletion. Default 3.
+   */
+  abandonFromAttempt?: number;
+}
+
+/**
+ * For workspace deletion: releases every cluster of the workspace through its driver and deletes
+ * its row. Idempotent: run it again after a crash or a failure and it picks up what is left.
+ * Throws a retryable StepError while some driver fails and `abandonFromAttempt` is not reached.
+ * Returns how many clusters were released and how many were given up.
+ */
+export async function releaseWorkspaceClusters(
+  deps: ClusterWorkflowDeps,
+  workspaceId: string,
+  ctx: DriverCallContext,
+  options: ReleaseWorkspaceClustersOptions = {},
+): Promise<{ released: number; abandoned: number }> {
+  const abandonFrom = options.abandonFromAttempt ?? 3;
+  const rows = await repo.listClustersOfWorkspace(deps.db, workspaceId);
+  const failures: string[] = [];
+  let abandoned = 0;
+  for (const row of rows) {
+    try {
+      await driverFor(deps, row).destroy(targetOf(row, deps.kubeconfigKey), ctx);
+    } catch (err) {
+      const retryable = !(err instanceof ClusterDriverError) || err.retryable;
+      if (retryable && ctx.attempt < abandonFrom) {
+        failures.push(`${row.id}: ${err instanceof Error ? err.message : String(err)}`);
+        continue;
+      }
+      abandoned++;
+    }
+    await repo.deleteCluster(deps.db, row.id);
+  }
+  if (failures.length) {
+    throw new StepError(`releasing ${failures.length} cluster${failures.length === 1 ? '' : 's'} failed: ${failures.join('; ')}`, true);
+  }
+  return { released: rows.length - abandoned, abandoned };
+}

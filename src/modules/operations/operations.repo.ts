@@ -1,0 +1,112 @@
+// SQL of operations and their steps. Terminal operations never change: every update that ends or
+// edits an operation is guarded by `state = 'RUNNING'`.
+import type { Selectable } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import type { OperationStepsTable, OperationsTable } from '../../db/schema.js';
+import { keysetPage } from '../../db/keyset.js';
+import type { PageRequest } from '../../platform/pagination.js';
+
+export type OperationRow = Selectable<OperationsTable>;
+export type StepRow = Selectable<OperationStepsTable>;
+
+/** Columns of a list item: everything but the workflow input. */
+const ITEM_COLUMNS = [
+  'id', 'workspace_id', 'type', 'owner_type', 'owner_id', 'parent_operation_id', 'state', 'cancel_requested', 'metadata',
+  'response', 'error', 'last_error', 'requested_by', 'requested_by_user', 'started_at', 'completed_at', 'updated_at',
+] as const;
+export type OperationItemRow = Pick<OperationRow, (typeof ITEM_COLUMNS)[number]>;
+
+export async function insertOperation(tx: Executor, row: OperationRow, steps: StepRow[]): Promise<void> {
+  await tx.insertInto('operations').values(row).execute();
+  if (steps.length) await tx.insertInto('operation_steps').values(steps).execute();
+}
+
+export async function findOperation(db: Executor, id: string): Promise<OperationRow | undefined> {
+  return db.selectFrom('operations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The operation as a caller in `workspaceId` may see it (`requester`: only if that user asked for it). */
+export async function findVisibleOperation(db: Executor, workspaceId: string, id: string, requester: string | null): Promise<OperationItemRow | undefined> {
+  let q = db.selectFrom('operations').select(ITEM_COLUMNS).where('id', '=', id).where('workspace_id', '=', workspaceId);
+  if (requester !== null) q = q.where('requested_by_user', '=', requester);
+  return q.executeTakeFirst();
+}
+
+export async function listSteps(db: Executor, operationId: string): Promise<StepRow[]> {
+  return db.selectFrom('operation_steps').selectAll().where('operation_id', '=', operationId).orderBy('position').execute();
+}
+
+export async function listOperations(
+  db: Executor,
+  workspaceId: string,
+  filters: { owner_type?: string; owner_id?: string; requester: string | null },
+  page: PageRequest,
+): Promise<OperationItemRow[]> {
+  let q = db.selectFrom('operations').select(ITEM_COLUMNS).where('workspace_id', '=', workspaceId);
+  if (filters.owner_type !== undefined) q = q.where('owner_type', '=', filters.owner_type);
+  if (filters.owner_id !== undefined) q = q.where('owner_id', '=', filters.owner_id);
+  if (filters.requester !== null) q = q.where('requested_by_user', '=', filters.requester);
+  return keysetPage(q, 'id', page).execute();
+}
+
+/** The running operation of this type on this owner, if any. */
+export async function findRunningOperation(db: Executor, ownerId: string, type: string): Promise<OperationItemRow | undefined> {
+  return db
+    .selectFrom('operations')
+    .select(ITEM_COLUMNS)
+    .where('owner_id', '=', ownerId)
+    .where('state', '=', 'RUNNING')
+    .where('type', '=', type)
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+}
+
+/** Marks cancellation requested on a running operation; false when it is already done. */
+export async function requestCancel(tx: Executor, id: string, now: number): Promise<boolean> {
+  const res = await tx
+    .updateTable('operations')
+    .set({ cancel_requested: 1, updated_at: now })
+    .where('id', '=', id)
+    .where('state', '=', 'RUNNING')
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Running operations of a workspace other than `except`, oldest first. */
+export async function runningOperationsOfWorkspace(db: Executor, workspaceId: string, except: string): Promise<{ id: string; cancel_requested: number }[]> {
+  return db
+    .selectFrom('operations')
+    .select(['id', 'cancel_requested'])
+    .where('workspace_id', '=', workspaceId)
+    .where('state', '=', 'RUNNING')
+    .where('id', '!=', except)
+    .orderBy('id')
+    .execute();
+}
+
+/** Running operations on one owner (a cluster) other than `except`. */
+export async function runningOperationsOfOwner(db: Executor, ownerId: string, except: string): Promise<{ id: string; cancel_requested: number }[]> {
+  return db
+    .selectFrom('operations')
+    .select(['id', 'cancel_requested'])
+    .where('owner_id', '=', ownerId)
+    .where('state', '=', 'RUNNING')
+    .where('id', '!=', except)
+    .orderBy('id')
+    .execute();
+}
+
+export async function updateStep(tx: Executor, operationId: string, position: number, set: Partial<StepRow>): Promise<void> {
+  await tx.updateTable('operation_steps').set(set).where('operation_id', '=', operationId).where('position', '=', position).execute();
+}
+
+/** Updates a running operation; false when it already ended. */
+export async function updateRunningOperation(tx: Executor, id: string, set: Partial<OperationRow>): Promise<boolean> {
+  const res = await tx.updateTable('operations').set(set).where('id', '=', id).where('state', '=', 'RUNNING').executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+export async function isCancelRequested(tx: Executor, id: string): Promise<boolean> {
+  const row = await tx.selectFrom('operations').select('cancel_requested').where('id', '=', id).executeTakeFirst();
+  return row?.cancel_requested === 1;
+}

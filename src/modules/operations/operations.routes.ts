@@ -1,0 +1,62 @@
+import { Type } from 'typebox';
+import { scopeOf } from '../../platform/auth.js';
+import { bearerSecurity, requestHeaders, responses, verbPath, type App } from '../../platform/http.js';
+import { pageOf } from '../../platform/pagination.js';
+import type { Services } from '../../services.js';
+import { ListOperationsQuery, OperationId, OperationRef, WaitQuery } from './operations.schemas.js';
+
+const tags = ['operations'];
+const IdParams = Type.Object({ id: OperationId });
+const AFTER_DELETION =
+  ' After a workspace is deleted, the user who requested an operation in it can still read and wait for it by sending the deleted workspace\'s id in svc-context.';
+
+export function operationRoutes(app: App, s: Services, opts: { waitSafetyPollMs: number }): void {
+  app.get('/v1/operations', {
+    config: { auth: 'workspace', requesterOfDeletedWorkspace: true },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'listOperations', summary: 'List operations',
+      description: 'Operations of the workspace, newest first, optionally of one collection (owner_type) or one resource (owner_id). List items omit `steps`.' + AFTER_DELETION,
+      headers: requestHeaders(), querystring: ListOperationsQuery,
+      response: responses({ 200: pageOf(OperationRef, 'A page of operations') }),
+    },
+  }, async (request) => s.operations.list(scopeOf(request), request.query));
+
+  app.get('/v1/operations/:id', {
+    config: { auth: 'workspace', requesterOfDeletedWorkspace: true },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'getOperation', summary: 'Get an operation',
+      description: 'The operation with its steps.' + AFTER_DELETION,
+      params: IdParams, headers: requestHeaders(),
+      response: responses({ 200: OperationRef }),
+    },
+  }, async (request) => s.operations.get(scopeOf(request), request.params.id));
+
+  app.post(verbPath('/v1/operations/:id', 'wait'), {
+    config: { auth: 'workspace', requesterOfDeletedWorkspace: true },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'waitOperation', summary: 'Wait for an operation to end',
+      description:
+        'Returns the operation as soon as it is done (the end is pushed to every instance, not polled), or as it is when ' +
+        '`timeout` seconds (1-60, default 30) pass; check `done`. No body.' + AFTER_DELETION,
+      params: IdParams, headers: requestHeaders(), querystring: WaitQuery,
+      response: responses({ 200: OperationRef }),
+    },
+  }, async (request) => s.operations.wait(scopeOf(request), request.params.id, (request.query.timeout ?? 30) * 1000, opts.waitSafetyPollMs));
+
+  app.post(verbPath('/v1/operations/:id', 'cancel'), {
+    config: { auth: 'workspace' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'cancelOperation', summary: 'Cancel an operation',
+      description:
+        'Asks a running operation to stop: 202 with the operation, still RUNNING; the running step drains, then the operation ' +
+        'becomes CANCELLED (a step waiting for a retry is not run again). 422 FAILED_PRECONDITION when it is already done ' +
+        '(reason OPERATION_DONE) or its type cannot be cancelled halfway (reason NOT_CANCELLABLE: workspace.delete, cluster.delete). ' +
+        'Any member may cancel. No body.',
+      params: IdParams, headers: requestHeaders(),
+      response: responses({ 202: OperationRef }, [400, 403, 404, 422]),
+    },
+  }, async (request, reply) => {
+    const op = await s.operations.cancel(scopeOf(request), request.params.id);
+    return reply.code(202).send(op);
+  });
+}

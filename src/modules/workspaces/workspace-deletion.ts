@@ -1,0 +1,110 @@
+// DELETE /v1/workspaces/{id} (spec endpoint 2) and its `workspace.delete` workflow: stop the
+// workspace's running operations, release its clusters, revoke its credentials, then remove it.
+// The operation row outlives the workspace, so the requester can follow the deletion to its end.
+import type { Db, Executor } from '../../db/database.js';
+import { StepError, type StepContext, type WorkflowDefinition } from '../../jobs/workflows.js';
+import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
+import { clock } from '../../platform/clock.js';
+import { ApiError, notFound } from '../../platform/errors.js';
+import { etagMismatch } from '../../platform/etag.js';
+import type { OperationService } from '../operations/operations.service.js';
+import type { OperationT } from '../operations/operations.schemas.js';
+import { runningOperationsOfWorkspace } from '../operations/operations.repo.js';
+
+export const WORKSPACE_DELETE = 'workspace.delete';
+
+type Input = Record<string, never>;
+
+export interface WorkspaceDeletionDeps {
+  db: Db;
+  operations: OperationService;
+  /** destroys every cluster of the workspace through its driver and deletes the rows; idempotent */
+  releaseClusters(workspaceId: string, ctx: StepContext<unknown>): Promise<void>;
+}
+
+export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
+  const { db, operations } = deps;
+
+  /**
+   * Starts the deletion, or returns the one already running. The etag check and the switch to
+   * `deleting` are one statement, so two concurrent deletions start one operation.
+   */
+  async function deleteWorkspace(scope: WorkspaceScope, revision: number | null, tx: Executor): Promise<OperationT> {
+    if (scope.requesterOnly) throw notFound('workspace');
+    requireRole(scope, 'admin');
+    const now = clock.now();
+    const switched = await tx
+      .updateTable('workspaces')
+      .set((eb) => ({ state: 'deleting', revision: eb('revision', '+', 1), updated_at: now }))
+      .where('id', '=', scope.workspaceId)
+      .where('state', '=', 'active')
+      .$if(revision !== null, (q) => q.where('revision', '=', revision!))
+      .executeTakeFirst();
+    if (Number(switched.numUpdatedRows) === 0) {
+      const current = await tx.selectFrom('workspaces').select(['state', 'revision']).where('id', '=', scope.workspaceId).executeTakeFirst();
+      if (!current) throw notFound('workspace');
+      if (current.state === 'deleting') {
+        const running = await operations.findRunning(tx, scope.workspaceId, WORKSPACE_DELETE);
+        if (running) return running;
+        throw new ApiError('ABORTED', 'the workspace is being deleted; retry shortly', { reason: 'WORKSPACE_DELETING', headers: { 'retry-after': '1' } });
+      }
+      throw etagMismatch(`workspace ${scope.workspaceId}`, current.revision);
+    }
+    return operations.start(tx, {
+      type: WORKSPACE_DELETE,
+      workspaceId: scope.workspaceId,
+      ownerType: 'workspace',
+      ownerId: scope.workspaceId,
+      clusterId: null,
+      input: {},
+      actor: { actorId: scope.actorId, userId: scope.actorId.startsWith('usr_') ? scope.actorId : null },
+    });
+  }
+
+  const workflow: WorkflowDefinition<Input> = {
+    type: WORKSPACE_DELETE,
+    // Halfway, a workspace has lost some of what it owned: there is nothing sensible to go back to.
+    cancellable: false,
+    steps: [
+      {
+        name: 'cancel_operations',
+        // Waits for cancelled operations to drain: up to ~10 minutes of backoff in all.
+        retry: { maxAttempts: 40, initialDelayMs: 250, maxDelayMs: 20_000 },
+        async run(ctx) {
+          const running = await runningOperationsOfWorkspace(db, ctx.workspaceId, ctx.operationId);
+          if (running.length === 0) return { cancelled: 0 };
+          await db.transaction().execute(async (tx) => {
+            for (const op of running) if (op.cancel_requested === 0) await operations.requestCancel(tx, op.id);
+          });
+          throw new StepError(`waiting for ${running.length} running operation(s) of the workspace to end`);
+        },
+      },
+      {
+        name: 'delete_clusters',
+        // A cluster that cannot be reached must not keep a workspace alive: skipped after retries.
+        skippable: true,
+        async run(ctx) {
+          await deps.releaseClusters(ctx.workspaceId, ctx as StepContext<unknown>);
+        },
+      },
+      {
+        name: 'revoke_credentials',
+        async apply(tx, ctx) {
+          await tx.deleteFrom('api_tokens').where('workspace_id', '=', ctx.workspaceId).execute();
+          await tx.deleteFrom('oauth_clients').where('workspace_id', '=', ctx.workspaceId).execute();
+        },
+      },
+      {
+        name: 'remove_workspace',
+        async apply(tx, ctx) {
+          // Idempotency records stay until they expire (24 h): a retried DELETE still replays its operation.
+          // Members, and whatever a skipped step left, go by foreign-key cascade.
+          await tx.deleteFrom('workspaces').where('id', '=', ctx.workspaceId).execute();
+        },
+      },
+    ],
+    response: (ctx) => ({ workspace_id: ctx.workspaceId }),
+  };
+
+  return { deleteWorkspace, workflow };
+}

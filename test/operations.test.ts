@@ -1,0 +1,252 @@
+// The operations engine through HTTP: every invariant on each state an operation passes through,
+// retries with last_error, exhaustion, skippable steps, cancellation, pushed :wait, listing and
+// tenancy. Test workflows are registered into the real registry and run by the real workers.
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, test } from 'node:test';
+import { StepError, type Json } from '../src/jobs/workflows.js';
+import { startTestApp, type TestApp, type TestUser } from './harness.js';
+import { assertOperationInvariants } from './operation-invariants.js';
+
+describe('operations engine', () => {
+  let t: TestApp;
+  let alice: TestUser;
+  let bob: TestUser;
+  let wsA: string;
+  let wsB: string;
+  /** when the last step of test.timed finished, per operation */
+  const endedAt = new Map<string, number>();
+
+  before(async () => {
+    t = await startTestApp();
+    alice = await t.user('alice');
+    bob = await t.user('bob');
+    wsA = (await t.workspace(alice, 'A')).id;
+    wsB = (await t.workspace(bob, 'B')).id;
+    const wf = t.services.workflows;
+    // 20 s of production backoff is 200 ms here (SVC_RETRY_BACKOFF_SCALE=0.01): long enough to observe.
+    const observableRetry = { maxAttempts: 3, initialDelayMs: 20_000, maxDelayMs: 20_000 };
+    wf.register<{ fail_times: number }>({
+      type: 'test.flaky',
+      cancellable: true,
+      steps: [
+        { name: 'prepare', run: async () => ({ prepared: true }) },
+        {
+          name: 'flaky',
+          retry: observableRetry,
+          run: async (ctx) => {
+            if (ctx.attempt <= ctx.input.fail_times) throw new Error(`flaky failure ${ctx.attempt}`);
+            return { attempt: ctx.attempt, saw: ctx.results.prepare ?? null };
+          },
+        },
+        { name: 'finish' },
+      ],
+      response: (ctx) => ({ flaky: ctx.results.flaky ?? null }),
+    });
+    wf.register<{ ms: number }>({
+      type: 'test.timed',
+      cancellable: true,
+      steps: [
+        { name: 'slow', run: async (ctx) => { await sleep(ctx.input.ms); } },
+        { name: 'after', run: async (ctx) => { endedAt.set(ctx.operationId, Date.now()); } },
+      ],
+    });
+    wf.register<{ ms: number }>({
+      type: 'test.uncancellable',
+      cancellable: false,
+      steps: [{ name: 'slow', run: async (ctx) => { await sleep(ctx.input.ms); } }, { name: 'done' }],
+    });
+    wf.register<Record<string, Json>>({
+      type: 'test.skippable',
+      cancellable: true,
+      steps: [
+        { name: 'optional', skippable: true, run: async () => { throw new StepError('not available here', false); } },
+        { name: 'required', run: async () => ({ ran: true }) },
+      ],
+    });
+  });
+  after(() => t.close());
+
+  async function start(type: string, input: Record<string, Json>, workspaceId = wsA, user = alice): Promise<string> {
+    const op = await t.services.db.transaction().execute((tx) =>
+      t.services.operations.start(tx, {
+        type, workspaceId, ownerType: 'workspace', ownerId: workspaceId, clusterId: null, input,
+        actor: { actorId: user.id, userId: user.id },
+      }));
+    return op.id;
+  }
+  const ctx = (user = alice, ws = wsA) => ({ token: user.token, headers: { 'svc-context': ws } });
+  const get = async (id: string, user = alice, ws = wsA) => {
+    const res = await t.request('GET', `/v1/operations/${id}`, ctx(user, ws));
+    assert.equal(res.status, 200, res.text);
+    assertOperationInvariants(res.body, { publicUrl: 'http://svc.test' });
+    return res.body;
+  };
+  const wait = async (id: string, timeout = 10) => {
+    const res = await t.request('POST', `/v1/operations/${id}:wait?timeout=${timeout}`, ctx());
+    assert.equal(res.status, 200, res.text);
+    assertOperationInvariants(res.body, { publicUrl: 'http://svc.test' });
+    return res.body;
+  };
+  async function until(id: string, predicate: (op: any) => boolean, ms = 5000): Promise<any> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const op = await get(id);
+      if (predicate(op)) return op;
+      if (Date.now() > deadline) throw new Error(`operation ${id} never reached the expected state: ${JSON.stringify(op)}`);
+      await sleep(10);
+    }
+  }
+
+  test('a step that fails twice then succeeds: last_error while RUNNING, cleared after', async () => {
+    const id = await start('test.flaky', { fail_times: 2 });
+    const running = await until(id, (op) => op.last_error !== null);
+    assert.equal(running.state, 'RUNNING');
+    assert.equal(running.done, false);
+    assert.equal(running.last_error.step_name, 'flaky');
+    assert.match(running.last_error.message, /flaky failure/);
+    const flakyStep = running.steps.find((s: any) => s.name === 'flaky');
+    assert.equal(flakyStep.status, 'failed');
+    assert.match(flakyStep.error_message, /flaky failure/);
+    assert.equal(running.steps[0].status, 'completed');
+
+    const done = await wait(id);
+    assert.equal(done.state, 'SUCCEEDED');
+    assert.equal(done.last_error, null, 'cleared when the step succeeds on retry');
+    assert.deepEqual(done.response, { type: 'test.flaky', cluster_id: null, flaky: { attempt: 3, saw: { prepared: true } } });
+    assert.deepEqual(done.steps.map((s: any) => [s.name, s.status, s.attempts]), [['prepare', 'completed', 1], ['flaky', 'completed', 3], ['finish', 'completed', 1]]);
+    assert.equal(done.steps[1].error_message, undefined);
+  });
+
+  test('a step that keeps failing ends FAILED with error.message', async () => {
+    const id = await start('test.flaky', { fail_times: 99 });
+    const op = await wait(id);
+    assert.equal(op.state, 'FAILED');
+    assert.match(op.error.message, /flaky failed: flaky failure 3/);
+    assert.equal(op.last_error.step_name, 'flaky');
+    assert.deepEqual(op.steps.map((s: any) => s.status), ['completed', 'failed', 'pending']);
+    assert.equal(op.steps[1].attempts, 3);
+  });
+
+  test('terminal operations never change: cancel is 422 and the body stays the same', async () => {
+    const id = await start('test.flaky', { fail_times: 0 });
+    const done = await wait(id);
+    assert.equal(done.state, 'SUCCEEDED');
+    const res = await t.request('POST', `/v1/operations/${id}:cancel`, ctx());
+    assert.equal(res.status, 422);
+    assert.equal(res.body.error.code, 'FAILED_PRECONDITION');
+    assert.equal(res.body.error.reason, 'OPERATION_DONE');
+    assert.deepEqual(await get(id), done);
+  });
+
+  test('a skippable step that fails for good is skipped and the workflow goes on', async () => {
+    const op = await wait(await start('test.skippable', {}));
+    assert.equal(op.state, 'SUCCEEDED');
+    assert.deepEqual(op.steps.map((s: any) => [s.status, s.attempts]), [['skipped', 1], ['completed', 1]]);
+    assert.equal(op.steps[0].skippable, true);
+    assert.equal(op.steps[0].error_message, 'not available here');
+    assert.equal(op.last_error.step_name, 'optional');
+  });
+
+  test('cancel during a slow step: 202 RUNNING, the step drains, then CANCELLED', async () => {
+    const id = await start('test.timed', { ms: 400 });
+    await until(id, (op) => op.steps[0].status === 'running');
+    const res = await t.request('POST', `/v1/operations/${id}:cancel`, ctx());
+    assert.equal(res.status, 202);
+    assertOperationInvariants(res.body);
+    assert.equal(res.body.state, 'RUNNING');
+    const op = await wait(id);
+    assert.equal(op.state, 'CANCELLED');
+    assert.match(op.error.message, /cancel/);
+    assert.deepEqual(op.steps.map((s: any) => s.status), ['completed', 'pending'], 'the running step drained; the next never ran');
+    assert.equal(endedAt.has(id), false);
+    const again = await t.request('POST', `/v1/operations/${id}:cancel`, ctx());
+    assert.equal(again.status, 422);
+  });
+
+  test('cancel while a step waits for its retry lands without running it again', async () => {
+    const id = await start('test.flaky', { fail_times: 99 });
+    await until(id, (op) => op.last_error !== null);
+    const res = await t.request('POST', `/v1/operations/${id}:cancel`, ctx());
+    assert.equal(res.status, 202);
+    const op = await wait(id);
+    assert.equal(op.state, 'CANCELLED');
+    assert.equal(op.steps[1].attempts, 1);
+  });
+
+  test('an operation whose workflow cannot be cancelled: 422 NOT_CANCELLABLE', async () => {
+    const id = await start('test.uncancellable', { ms: 300 });
+    const res = await t.request('POST', `/v1/operations/${id}:cancel`, ctx());
+    assert.equal(res.status, 422);
+    assert.equal(res.body.error.reason, 'NOT_CANCELLABLE');
+    assert.equal((await wait(id)).state, 'SUCCEEDED');
+  });
+
+  test(':wait answers within 100 ms of the end', async () => {
+    for (let i = 0; i < 3; i++) {
+      const id = await start('test.timed', { ms: 150 });
+      const op = await wait(id);
+      const answeredAt = Date.now();
+      assert.equal(op.state, 'SUCCEEDED');
+      const lag = answeredAt - endedAt.get(id)!;
+      assert.ok(lag < 100, `answered ${lag} ms after the end`);
+    }
+  });
+
+  test(':wait returns the running operation at its timeout', async () => {
+    const id = await start('test.timed', { ms: 2500 });
+    const t0 = Date.now();
+    const op = await wait(id, 1);
+    const took = Date.now() - t0;
+    assert.equal(op.state, 'RUNNING');
+    assert.equal(op.done, false);
+    assert.ok(took >= 950 && took < 2000, `returned after ${took} ms`);
+    assert.equal((await wait(id)).state, 'SUCCEEDED');
+  });
+
+  test(':wait timeout is 1-60 seconds', async () => {
+    const id = await start('test.flaky', { fail_times: 0 });
+    for (const bad of ['0', '61', 'x']) {
+      const res = await t.request('POST', `/v1/operations/${id}:wait?timeout=${bad}`, ctx());
+      assert.equal(res.status, 400, bad);
+    }
+    const encoded = await t.request('POST', `/v1/operations/${id}%3Await?timeout=5`, ctx());
+    assert.equal(encoded.status, 200);
+  });
+
+  test('list: newest first, owner filters, no steps in items, keyset cursors', async () => {
+    const ids = [await start('test.flaky', { fail_times: 0 }), await start('test.flaky', { fail_times: 0 })];
+    for (const id of ids) await wait(id);
+    const res = await t.request('GET', '/v1/operations?limit=1', ctx());
+    assert.equal(res.status, 200);
+    assert.equal(res.body.data.length, 1);
+    assert.equal(res.body.data[0].id, ids[1]);
+    assertOperationInvariants(res.body.data[0], { listItem: true });
+    assert.equal(res.body.has_more, true);
+    const next = await t.request('GET', `/v1/operations?limit=1&cursor=${res.body.next_cursor}`, ctx());
+    assert.equal(next.body.data[0].id, ids[0]);
+    const filtered = await t.request('GET', `/v1/operations?owner_type=workspace&owner_id=${wsA}&limit=100`, ctx());
+    assert.ok(filtered.body.data.length >= 2);
+    assert.ok(filtered.body.data.every((op: any) => op.owner_id === wsA && op.steps === undefined));
+    const none = await t.request('GET', '/v1/operations?owner_type=cluster', ctx());
+    assert.deepEqual(none.body.data, []);
+    const wrongFilter = await t.request('GET', `/v1/operations?limit=1&owner_type=cluster&cursor=${res.body.next_cursor}`, ctx());
+    assert.equal(wrongFilter.status, 400, 'a cursor is bound to its filters');
+    const badType = await t.request('GET', '/v1/operations?owner_type=nope', ctx());
+    assert.equal(badType.status, 400);
+  });
+
+  test("another workspace's operation is not found; malformed ids are 404", async () => {
+    const id = await start('test.flaky', { fail_times: 0 }, wsB, bob);
+    await t.request('POST', `/v1/operations/${id}:wait`, ctx(bob, wsB));
+    for (const [method, path] of [['GET', `/v1/operations/${id}`], ['POST', `/v1/operations/${id}:wait`], ['POST', `/v1/operations/${id}:cancel`]] as const) {
+      const res = await t.request(method, path, ctx());
+      assert.equal(res.status, 404, `${method} ${path}`);
+    }
+    const list = await t.request('GET', '/v1/operations?limit=100', ctx());
+    assert.ok(list.body.data.every((op: any) => op.workspace_id === wsA));
+    assert.equal((await t.request('GET', '/v1/operations/inst_01aaaaaaaaaaaaaaaaaaaaaaaa', ctx())).status, 404);
+    assert.equal((await t.request('GET', `/v1/operations/${id}`, ctx(bob, wsA))).status, 403, 'not a member of A');
+    assert.equal((await t.request('GET', `/v1/operations/${id}`, { token: bob.token })).status, 403, 'no svc-context');
+  });
+});
