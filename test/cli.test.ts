@@ -6,23 +6,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../src/db/database.js';
 import { createTestDatabase, type TestDatabase } from './harness.js';
-import { ROOT, runSvc, startSvc } from './processes.js';
+import { dbEnv, ROOT, runSvc, startSvc } from './processes.js';
 
 const BOOTSTRAP_TOKEN = 'Bootstrap0Token0For0The0CliTests'; // 32 characters of [A-Za-z0-9]
-
-/** Environment selecting the test database: SQLite in the data dir, or the test's PostgreSQL database. */
-function dbEnv(db: TestDatabase, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    SVC_DATA_DIR: db.dataDir,
-    SVC_SECRET_KEY: SECRET_KEY,
-    ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
-    ...extra,
-  };
-}
-const SECRET_KEY = randomBytes(32).toString('hex');
 
 async function getJson(url: string, token: string): Promise<{ status: number; body: any }> {
   const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });

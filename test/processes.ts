@@ -3,9 +3,23 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { once } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import type { TestDatabase } from './harness.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 const ENTRY = [process.execPath, '--import', 'tsx', 'test/svc.ts'] as const;
+
+const SECRET_KEY = randomBytes(32).toString('hex');
+
+/** Environment selecting the test database: SQLite in the data dir, or the test's PostgreSQL database; one service key. */
+export function dbEnv(db: TestDatabase, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    SVC_DATA_DIR: db.dataDir,
+    SVC_SECRET_KEY: SECRET_KEY,
+    ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
+    ...extra,
+  };
+}
 
 /** A minimal environment: nothing of the test runner's (DATABASE_URL, PORT...) leaks in. */
 function envFor(env: Record<string, string>): NodeJS.ProcessEnv {
