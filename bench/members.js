@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 
 export const MEMBER_COUNT = 50;
 
-async function call(base, method, path, token, body, headers = {}) {
+export async function call(base, method, path, token, body, headers = {}) {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}), ...headers },

@@ -9,101 +9,20 @@
 //
 // Options (environment): BENCH_DURATION seconds per round (10), BENCH_ROUNDS (3), BENCH_CONNECTIONS (64), BENCH_CPU_PROF=1
 // writes a V8 CPU profile of the server to bench/results/ (for finding what is slow).
-import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { MEMBER_COUNT, buildScenario, createUsers } from './members.js';
+import { cpuSeconds, ensureBuilt, freePort, heapMb, RESULTS, rssMb, startProcess, stopProcess, waitUntilUp } from './processes.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const RESULTS = join(ROOT, 'bench', 'results');
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const BUDGET = { ratio: 0.5, p99Ms: 20, rssMb: 200 };
-
-function newestMtime(dir) {
-  let newest = 0;
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    const s = statSync(p);
-    newest = Math.max(newest, s.isDirectory() ? newestMtime(p) : s.mtimeMs);
-  }
-  return newest;
-}
-
-/** The bench runs the built service; build it when dist/ is missing or older than src/. */
-function ensureBuilt() {
-  const main = join(ROOT, 'dist', 'main.js');
-  if (existsSync(main) && statSync(main).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
-  console.log('building dist/ (npm run build)...');
-  const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('build failed');
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitUntilUp(url, child, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`);
-    try {
-      const res = await fetch(url);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not come up within ${timeoutMs} ms`);
-}
-
-function startProcess(args, env, logFile) {
-  const out = openSync(logFile, 'a');
-  return spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', out, out] });
-}
-
-async function stopProcess(child) {
-  if (child.exitCode !== null) return child.exitCode;
-  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  child.kill('SIGTERM');
-  return exited;
-}
-
-/** V8 heap figures of the server, from its own /metrics. */
-async function heapMb(base) {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const read = (name) => Number(new RegExp(`^${name} ([0-9.e+]+)`, 'm').exec(text)?.[1] ?? NaN) / 1e6;
-  return { used: Math.round(read('nodejs_heap_size_used_bytes')), total: Math.round(read('nodejs_heap_size_total_bytes')) };
-}
-
-/** Resident set size of a process in MB, from /proc (Linux). */
-function rssMb(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1]);
-  return Math.round((kb / 1024) * 10) / 10;
-}
-
-/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (Linux; clock ticks of 1/100 s). */
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /** Runs the load and also measures the server's CPU time per request, which other load on the machine disturbs less than req/s. */
 async function measure(url, headers, duration, pid) {

@@ -25,7 +25,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const { db, config } = deps;
   const cursors = new CursorCodec(deriveKey(config.secretKey, 'cursor'));
   const sessions = createSessionService({ db });
-  const notifier = createNotifier({ databaseUrl: config.databaseUrl });
+  const notifier = createNotifier({ databaseUrl: config.databaseUrl, db });
   const workflows = new WorkflowRegistry();
   const operations = createOperationService({ db, cursors, notifier, workflows, publicUrl: config.publicUrl });
   /** cluster drivers by provider (tests may replace one) */

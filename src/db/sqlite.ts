@@ -18,7 +18,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
-  CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig,
+  CompiledQuery, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig,
 } from 'kysely';
 
 const MAX_STATEMENTS = 1000;
@@ -126,12 +126,27 @@ class SqliteImmediateDriver extends SqliteDriver {
   }
 }
 
+/**
+ * SQLite runs DDL in transactions; saying so makes Kysely's migrator run each batch in one
+ * (`begin immediate`), which is what serializes `svc migrate` run by several processes at once:
+ * Kysely's SQLite migration lock is a no-op, and without the transaction two processes could both
+ * read "nothing applied yet" and apply the same migration.
+ */
+class SqliteTransactionalDdlAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 class SqliteImmediateDialect extends SqliteDialect {
   constructor(private readonly sqliteConfig: SqliteDialectConfig) {
     super(sqliteConfig);
   }
   override createDriver(): Driver {
     return new SqliteImmediateDriver(this.sqliteConfig);
+  }
+  override createAdapter(): SqliteAdapter {
+    return new SqliteTransactionalDdlAdapter();
   }
 }
 

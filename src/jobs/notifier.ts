@@ -12,10 +12,18 @@ export type Channel = 'svc_jobs' | 'svc_operations';
 const CHANNELS: Channel[] = ['svc_jobs', 'svc_operations'];
 /** sent to every listener after a reconnect: anything may have happened meanwhile */
 export const RESYNC = '*';
+/** how long announcements gather before they go out as one notification */
+const ANNOUNCE_BATCH_MS = 3;
 
 export interface Notifier {
   /** Publishes from inside a transaction (or outside one); delivered after commit. */
   publish(tx: Executor, channel: Channel, payload: string): Promise<void>;
+  /**
+   * Publishes after the caller's commit, batched: payloads announced within a few milliseconds
+   * go out as one notification (comma-separated). PostgreSQL serializes the commits of
+   * transactions that NOTIFY, so the hot path (every operation's end) announces instead.
+   */
+  announce(channel: Channel, payload: string): void;
   subscribe(channel: Channel, listener: (payload: string) => void): () => void;
   start(): Promise<void>;
   close(): Promise<void>;
@@ -29,6 +37,14 @@ class LocalNotifier implements Notifier {
   }
   async publish(_tx: Executor, channel: Channel, payload: string): Promise<void> {
     setImmediate(() => this.events.emit(channel, payload));
+  }
+  announce(channel: Channel, payload: string): void {
+    setImmediate(() => this.events.emit(channel, payload));
+  }
+  /** Delivers each payload of a (possibly batched) notification. */
+  protected deliver(channel: Channel, payload: string): void {
+    if (payload === RESYNC || !payload.includes(',')) this.events.emit(channel, payload);
+    else for (const one of payload.split(',')) this.events.emit(channel, one);
   }
   subscribe(channel: Channel, listener: (payload: string) => void): () => void {
     this.events.on(channel, listener);
@@ -45,13 +61,39 @@ class PostgresNotifier extends LocalNotifier {
   private closed = false;
   private retryMs = 250;
   private reconnectTimer: NodeJS.Timeout | null = null;
+  private readonly batches = new Map<Channel, string[]>();
+  private flushTimer: NodeJS.Timeout | null = null;
 
-  constructor(private readonly connectionString: string, private readonly onError: (err: unknown) => void) {
+  constructor(
+    private readonly connectionString: string,
+    private readonly db: Executor,
+    private readonly onError: (err: unknown) => void,
+  ) {
     super();
   }
 
   override async publish(tx: Executor, channel: Channel, payload: string): Promise<void> {
     await sql`select pg_notify(${channel}, ${payload})`.execute(tx);
+  }
+
+  override announce(channel: Channel, payload: string): void {
+    const batch = this.batches.get(channel) ?? [];
+    batch.push(payload);
+    this.batches.set(channel, batch);
+    this.flushTimer ??= setTimeout(() => void this.flush(), ANNOUNCE_BATCH_MS);
+  }
+
+  private async flush(): Promise<void> {
+    this.flushTimer = null;
+    const batches = [...this.batches.entries()];
+    this.batches.clear();
+    for (const [channel, payloads] of batches) {
+      // NOTIFY payloads are limited to 8000 bytes: ids are ~30 characters, so 200 a notification.
+      for (let i = 0; i < payloads.length; i += 200) {
+        const payload = payloads.slice(i, i + 200).join(',');
+        await sql`select pg_notify(${channel}, ${payload})`.execute(this.db).catch(this.onError);
+      }
+    }
   }
 
   override async start(): Promise<void> {
@@ -61,7 +103,7 @@ class PostgresNotifier extends LocalNotifier {
   private async connect(): Promise<void> {
     const client = new pg.Client({ connectionString: this.connectionString });
     client.on('notification', (msg) => {
-      if (CHANNELS.includes(msg.channel as Channel)) this.events.emit(msg.channel, msg.payload ?? '');
+      if (CHANNELS.includes(msg.channel as Channel)) this.deliver(msg.channel as Channel, msg.payload ?? '');
     });
     client.on('error', (err) => {
       this.onError(err);
@@ -94,6 +136,10 @@ class PostgresNotifier extends LocalNotifier {
   }
 
   override async close(): Promise<void> {
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      await this.flush();
+    }
     this.closed = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     const client = this.client;
@@ -103,6 +149,6 @@ class PostgresNotifier extends LocalNotifier {
   }
 }
 
-export function createNotifier(opts: { databaseUrl: string | null; onError?: (err: unknown) => void }): Notifier {
-  return opts.databaseUrl ? new PostgresNotifier(opts.databaseUrl, opts.onError ?? (() => {})) : new LocalNotifier();
+export function createNotifier(opts: { databaseUrl: string | null; db: Executor; onError?: (err: unknown) => void }): Notifier {
+  return opts.databaseUrl ? new PostgresNotifier(opts.databaseUrl, opts.db, opts.onError ?? (() => {})) : new LocalNotifier();
 }

@@ -80,17 +80,20 @@ export async function rescheduleJob(tx: Executor, job: ClaimedJob, runAtMs: numb
 }
 
 /**
- * The fence of every write a worker makes: inside the transaction, renews the lease and locks the
- * job's row; false when another worker took the job over (then the transaction must roll back).
+ * The fence of every transaction a worker commits: locks the job's row (PostgreSQL; SQLite's
+ * transaction holds the whole database) and returns the operation's cancel flag; undefined when
+ * another worker has taken the job over, and the transaction must then roll back.
  */
-export async function holdsLease(tx: Executor, job: ClaimedJob, leaseMs: number): Promise<boolean> {
-  const res = await tx
-    .updateTable('jobs')
-    .set({ locked_until: clock.nowMs() + leaseMs })
-    .where('id', '=', job.id)
-    .where('lease_token', '=', job.leaseToken)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+export async function fenceJob(tx: Executor, dialect: Dialect, job: ClaimedJob): Promise<{ cancelRequested: boolean } | undefined> {
+  let q = tx
+    .selectFrom('jobs')
+    .innerJoin('operations', 'operations.id', 'jobs.operation_id')
+    .select('operations.cancel_requested')
+    .where('jobs.id', '=', job.id)
+    .where('jobs.lease_token', '=', job.leaseToken);
+  if (dialect === 'postgres') q = q.forUpdate(['jobs']);
+  const row = await q.executeTakeFirst();
+  return row ? { cancelRequested: row.cancel_requested === 1 } : undefined;
 }
 
 /** Makes an operation's waiting job due now (cancel during a retry backoff). */

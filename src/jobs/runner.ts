@@ -1,33 +1,37 @@
 // Runs one claimed operation job: resumes the workflow at its first unfinished step, records each
-// step's outcome under the job's lease (a worker that lost its lease writes nothing), retries a
+// step's outcome under the job's lease (a worker that lost its lease commits nothing), retries a
 // failing step with capped exponential backoff, honours cancellation between steps, and ends the
-// operation exactly once.
+// operation exactly once. Each step costs one transaction: the completion of a step, the start of
+// the next (or the end of the operation) and the cancellation check commit together.
 import type { Transaction } from 'kysely';
-import type { Db } from '../db/database.js';
+import type { Db, Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import { clock } from '../platform/clock.js';
 import * as ops from '../modules/operations/operations.repo.js';
 import type { Notifier } from './notifier.js';
-import { completeJob, holdsLease, rescheduleJob, type ClaimedJob } from './queue.js';
+import { completeJob, fenceJob, rescheduleJob, type ClaimedJob } from './queue.js';
 import {
-  backoffMs, DEFAULT_RETRY, StepError, type Json, type StepContext, type StepDefinition, type TerminalState, type WorkflowRegistry,
+  backoffMs, DEFAULT_RETRY, StepError, type Json, type StepContext, type StepDefinition, type TerminalState, type WorkflowDefinition, type WorkflowRegistry,
 } from './workflows.js';
 
 const DEFAULT_STEP_TIMEOUT_MS = 5 * 60 * 1000;
 const MAX_MESSAGE = 2000;
 
-/** The lease moved to another worker: stop, change nothing. */
+/** The lease moved to another worker (or the worker is stopping): stop, change nothing. */
 class LeaseLost extends Error {}
 
 export interface RunnerDeps {
   db: Db;
+  dialect: Dialect;
   notifier: Notifier;
   workflows: WorkflowRegistry;
-  leaseMs: number;
   backoffScale: number;
   /** asks the pool to look for due jobs at this time (a retry's backoff ends) */
   wakeAt(ms: number): void;
 }
+
+type Ctx = StepContext<Record<string, Json>>;
+type Step = StepDefinition<Record<string, Json>>;
 
 function messageOf(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
@@ -45,80 +49,97 @@ function untilAborted<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> 
 }
 
 export async function runOperationJob(deps: RunnerDeps, job: ClaimedJob, jobSignal: AbortSignal): Promise<void> {
-  const { db, notifier, workflows } = deps;
-
-  /** One fenced transaction: nothing commits unless this worker still holds the job. */
-  async function fenced<T>(fn: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
-    return db.transaction().execute(async (tx) => {
-      if (!(await holdsLease(tx, job, deps.leaseMs))) throw new LeaseLost();
-      return fn(tx);
-    });
-  }
-
+  const { db } = deps;
   const op = job.operationId ? await ops.findOperation(db, job.operationId) : undefined;
   if (!op || op.state !== 'RUNNING') {
     await completeJob(db, job);
     return;
   }
-  const rows = await ops.listSteps(db, op.id);
-  const workflow = workflows.get(op.type);
-  const ctx: StepContext<Record<string, Json>> = {
-    operationId: op.id, workspaceId: op.workspace_id, ownerId: op.owner_id,
-    input: JSON.parse(op.input), results: {}, attempt: 0, signal: jobSignal,
-  };
+  try {
+    await new OperationRun(deps, job, jobSignal, op, await ops.listSteps(db, op.id)).run();
+  } catch (err) {
+    if (!(err instanceof LeaseLost)) throw err;
+  }
+}
 
-  async function finish(tx: Transaction<Database>, outcome: TerminalState, message: string | null): Promise<void> {
-    const now = clock.now();
-    const metadata = JSON.parse(op!.metadata) as { cluster_id: string | null };
-    const response = outcome === 'SUCCEEDED'
-      ? JSON.stringify({ ...(workflow?.response?.(ctx) ?? {}), type: op!.type, cluster_id: metadata.cluster_id })
-      : null;
-    const ended = await ops.updateRunningOperation(tx, op!.id, {
-      state: outcome, completed_at: now, updated_at: now, response,
-      error: message === null ? null : JSON.stringify({ message }),
-    });
-    if (ended) await workflow?.onEnd?.(tx, ctx, outcome);
-    await completeJob(tx, job);
-    await notifier.publish(tx, 'svc_operations', op!.id);
+class OperationRun {
+  private readonly workflow: WorkflowDefinition<Record<string, Json>> | undefined;
+  private readonly ctx: Ctx;
+  /** step_name of the operation's last_error, to clear it when that step succeeds */
+  private lastErrorStep: string | null;
+
+  constructor(
+    private readonly deps: RunnerDeps,
+    private readonly job: ClaimedJob,
+    private readonly jobSignal: AbortSignal,
+    private readonly op: ops.OperationRow,
+    private readonly rows: ops.StepRow[],
+  ) {
+    this.workflow = deps.workflows.get(op.type);
+    this.ctx = {
+      operationId: op.id, workspaceId: op.workspace_id, ownerId: op.owner_id,
+      input: JSON.parse(op.input), results: {}, attempt: 0, signal: jobSignal,
+    };
+    this.lastErrorStep = op.last_error ? (JSON.parse(op.last_error) as { step_name: string }).step_name : null;
   }
 
-  try {
+  /** set by finish(): the end is announced once the transaction has committed */
+  private ended = false;
+
+  /** One transaction that commits only while this worker holds the job. */
+  private async fenced<T>(fn: (tx: Transaction<Database>, cancelRequested: boolean) => Promise<T>): Promise<T> {
+    const result = await this.deps.db.transaction().execute(async (tx) => {
+      const fence = await fenceJob(tx, this.deps.dialect, this.job);
+      if (!fence) throw new LeaseLost();
+      return fn(tx, fence.cancelRequested && this.workflow?.cancellable === true);
+    });
+    if (this.ended) this.deps.notifier.announce('svc_operations', this.op.id);
+    return result;
+  }
+
+  async run(): Promise<void> {
+    const { workflow, op, rows } = this;
     if (!workflow) {
-      await fenced((tx) => finish(tx, 'FAILED', `no workflow is declared for operation type ${op.type}`));
+      await this.fenced((tx) => this.finish(tx, 'FAILED', `no workflow is declared for operation type ${op.type}`));
       return;
     }
     // Non-cancellable workflows ignore the request (a workspace deletion asks every operation).
     if (op.cancel_requested === 1 && workflow.cancellable) {
-      await fenced((tx) => finish(tx, 'CANCELLED', 'cancelled on request'));
+      await this.fenced((tx) => this.finish(tx, 'CANCELLED', 'cancelled on request'));
       return;
     }
-    for (const row of rows) {
-      if (row.status === 'completed' || row.status === 'skipped') {
-        ctx.results[row.name] = row.result === null ? null : JSON.parse(row.result);
-        continue;
-      }
-      const step = workflow.steps[row.position];
-      if (!step || step.name !== row.name) {
-        await fenced((tx) => finish(tx, 'FAILED', `workflow ${op.type} no longer has step ${row.name}`));
-        return;
-      }
-      const outcome = await runStep(step, row);
-      if (outcome === 'stop') return;
+    const drifted = rows.find((r) => workflow.steps[r.position]?.name !== r.name);
+    if (drifted || rows.length !== workflow.steps.length) {
+      await this.fenced((tx) => this.finish(tx, 'FAILED', `workflow ${op.type} changed since the operation started (step ${drifted?.name ?? rows.length})`));
+      return;
     }
-    await fenced((tx) => finish(tx, 'SUCCEEDED', null));
-  } catch (err) {
-    if (err instanceof LeaseLost) return;
-    throw err;
+    let index = rows.findIndex((r) => r.status !== 'completed' && r.status !== 'skipped');
+    for (const row of rows.slice(0, index === -1 ? rows.length : index)) {
+      this.ctx.results[row.name] = row.result === null ? null : JSON.parse(row.result);
+    }
+    if (index === -1) {
+      await this.fenced((tx) => this.finish(tx, 'SUCCEEDED', null));
+      return;
+    }
+    const first = this.startAttempt(index);
+    if (!(await ops.markStepRunningFenced(this.deps.db, this.job, op.id, index, first.attempts, first.startedAt))) throw new LeaseLost();
+    while (index !== -1) index = await this.runStep(index);
   }
 
-  /** Runs one step; 'next' to go on, 'stop' when the job is rescheduled or the operation ended. */
-  async function runStep(step: StepDefinition<Record<string, Json>>, row: ops.StepRow): Promise<'next' | 'stop'> {
-    const attempt = row.attempts + 1;
-    const now = clock.now();
-    await fenced((tx) => ops.updateStep(tx, op!.id, row.position, { status: 'running', attempts: attempt, started_at: row.started_at ?? now }));
+  /** Counts an attempt of step `index`; the caller writes it with the step's `running` status. */
+  private startAttempt(index: number): { attempts: number; startedAt: number } {
+    const row = this.rows[index]!;
+    row.attempts += 1;
+    row.started_at ??= clock.now();
+    return { attempts: row.attempts, startedAt: row.started_at };
+  }
 
-    const signal = AbortSignal.any([jobSignal, AbortSignal.timeout(step.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS)]);
-    const stepCtx = { ...ctx, attempt, signal };
+  /** Runs step `index`; returns the next step to run, or -1 when this job is done with the operation. */
+  private async runStep(index: number): Promise<number> {
+    const step = this.workflow!.steps[index]!;
+    const row = this.rows[index]!;
+    const signal = AbortSignal.any([this.jobSignal, AbortSignal.timeout(step.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS)]);
+    const stepCtx: Ctx = { ...this.ctx, attempt: row.attempts, signal };
     let result: Json | null = null;
     let failure: unknown = null;
     try {
@@ -127,64 +148,96 @@ export async function runOperationJob(deps: RunnerDeps, job: ClaimedJob, jobSign
       failure = err;
     }
     // Lost lease or shutdown: leave the step to whoever resumes the job.
-    if (jobSignal.aborted) throw new LeaseLost();
-
+    if (this.jobSignal.aborted) throw new LeaseLost();
     if (failure === null) {
       try {
-        return await fenced(async (tx) => {
-          await step.apply?.(tx, stepCtx, result);
-          await ops.updateStep(tx, op!.id, row.position, {
-            status: 'completed', completed_at: clock.now(), error_message: null, result: JSON.stringify(result),
-          });
-          ctx.results[step.name] = result;
-          const last = op!.last_error ? (JSON.parse(op!.last_error) as { step_name: string }) : null;
-          if (last?.step_name === step.name) {
-            await ops.updateRunningOperation(tx, op!.id, { last_error: null, updated_at: clock.now() });
-            op!.last_error = null;
-          }
-          if (workflow!.cancellable && row.position < workflow!.steps.length - 1 && (await ops.isCancelRequested(tx, op!.id))) {
-            await finish(tx, 'CANCELLED', `cancelled on request after step ${step.name}`);
-            return 'stop' as const;
-          }
-          return 'next' as const;
-        });
+        return await this.fenced((tx, cancelRequested) => this.completeStep(tx, cancelRequested, index, step, stepCtx, result));
       } catch (err) {
         if (err instanceof LeaseLost) throw err;
-        // apply() refused: a failure of the step like any other.
-        failure = err;
+        failure = err; // apply() refused: a failure of the step like any other
       }
     }
+    return this.fenced((tx, cancelRequested) => this.failStep(tx, cancelRequested, index, step, failure));
+  }
 
+  private async completeStep(tx: Transaction<Database>, cancelRequested: boolean, index: number, step: Step, stepCtx: Ctx, result: Json | null): Promise<number> {
+    await step.apply?.(tx, stepCtx, result);
+    this.ctx.results[step.name] = result;
+    if (this.lastErrorStep === step.name) {
+      await ops.updateRunningOperation(tx, this.op.id, { last_error: null, updated_at: clock.now() });
+      this.lastErrorStep = null;
+    }
+    const completion = { completedAt: clock.now(), result: JSON.stringify(result) };
+    const last = index === this.rows.length - 1;
+    if (last || cancelRequested) {
+      await ops.updateStep(tx, this.op.id, index, { status: 'completed', completed_at: completion.completedAt, error_message: null, result: completion.result });
+      if (last) await this.finish(tx, 'SUCCEEDED', null);
+      else await this.finish(tx, 'CANCELLED', `cancelled on request after step ${step.name}`);
+      return -1;
+    }
+    await ops.completeStepAndStartNext(tx, this.op.id, index, completion, this.startAttempt(index + 1));
+    return index + 1;
+  }
+
+  /** After step `index` was skipped: end the operation, or start the next step. */
+  private async advance(tx: Transaction<Database>, cancelRequested: boolean, index: number, when: string): Promise<number> {
+    if (index === this.rows.length - 1) {
+      await this.finish(tx, 'SUCCEEDED', null);
+      return -1;
+    }
+    if (cancelRequested) {
+      await this.finish(tx, 'CANCELLED', `cancelled on request ${when}`);
+      return -1;
+    }
+    const next = this.startAttempt(index + 1);
+    await ops.updateStep(tx, this.op.id, index + 1, { status: 'running', attempts: next.attempts, started_at: next.startedAt });
+    return index + 1;
+  }
+
+  private async failStep(tx: Transaction<Database>, cancelRequested: boolean, index: number, step: Step, failure: unknown): Promise<number> {
     const message = messageOf(failure);
+    const attempt = this.rows[index]!.attempts;
     const retryable = step.retryable !== false && !(failure instanceof StepError && !failure.retryable);
     const policy = step.retry ?? DEFAULT_RETRY;
-    const lastError = JSON.stringify({ message, step_name: step.name });
-    op!.last_error = lastError;
-    const retryAt = clock.nowMs() + backoffMs(policy, attempt, deps.backoffScale);
-    return fenced(async (tx) => {
-      if (workflow!.cancellable && (await ops.isCancelRequested(tx, op!.id))) {
-        await ops.updateStep(tx, op!.id, row.position, { status: 'failed', error_message: message });
-        await ops.updateRunningOperation(tx, op!.id, { last_error: lastError, updated_at: clock.now() });
-        await finish(tx, 'CANCELLED', `cancelled on request; step ${step.name} had failed: ${message}`);
-        return 'stop' as const;
-      }
-      if (retryable && attempt < policy.maxAttempts) {
-        await ops.updateStep(tx, op!.id, row.position, { status: 'failed', error_message: message });
-        await ops.updateRunningOperation(tx, op!.id, { last_error: lastError, updated_at: clock.now() });
-        await rescheduleJob(tx, job, retryAt);
-        deps.wakeAt(retryAt);
-        return 'stop' as const;
-      }
-      if (step.skippable) {
-        await ops.updateStep(tx, op!.id, row.position, { status: 'skipped', error_message: message, completed_at: clock.now() });
-        await ops.updateRunningOperation(tx, op!.id, { last_error: lastError, updated_at: clock.now() });
-        ctx.results[step.name] = null;
-        return 'next' as const;
-      }
-      await ops.updateStep(tx, op!.id, row.position, { status: 'failed', error_message: message });
-      await ops.updateRunningOperation(tx, op!.id, { last_error: lastError, updated_at: clock.now() });
-      await finish(tx, 'FAILED', `step ${step.name} failed: ${message}`);
-      return 'stop' as const;
+    const now = clock.now();
+    await ops.updateRunningOperation(tx, this.op.id, { last_error: JSON.stringify({ message, step_name: step.name }), updated_at: now });
+    this.lastErrorStep = step.name;
+    if (cancelRequested) {
+      await ops.updateStep(tx, this.op.id, index, { status: 'failed', error_message: message });
+      await this.finish(tx, 'CANCELLED', `cancelled on request; step ${step.name} had failed: ${message}`);
+      return -1;
+    }
+    if (retryable && attempt < policy.maxAttempts) {
+      await ops.updateStep(tx, this.op.id, index, { status: 'failed', error_message: message });
+      const retryAt = clock.nowMs() + backoffMs(policy, attempt, this.deps.backoffScale);
+      await rescheduleJob(tx, this.job, retryAt);
+      this.deps.wakeAt(retryAt);
+      return -1;
+    }
+    if (step.skippable) {
+      await ops.updateStep(tx, this.op.id, index, { status: 'skipped', error_message: message, completed_at: now });
+      this.ctx.results[step.name] = null;
+      return this.advance(tx, cancelRequested, index, `after skipping step ${step.name}`);
+    }
+    await ops.updateStep(tx, this.op.id, index, { status: 'failed', error_message: message });
+    await this.finish(tx, 'FAILED', `step ${step.name} failed: ${message}`);
+    return -1;
+  }
+
+  /** Ends the operation (once: terminal operations never change), releases the job, tells waiters. */
+  private async finish(tx: Transaction<Database>, outcome: TerminalState, message: string | null): Promise<void> {
+    const { op, workflow, ctx } = this;
+    const now = clock.now();
+    const metadata = JSON.parse(op.metadata) as { cluster_id: string | null };
+    const response = outcome === 'SUCCEEDED'
+      ? JSON.stringify({ ...(workflow?.response?.(ctx) ?? {}), type: op.type, cluster_id: metadata.cluster_id })
+      : null;
+    const ended = await ops.updateRunningOperation(tx, op.id, {
+      state: outcome, completed_at: now, updated_at: now, response,
+      error: message === null ? null : JSON.stringify({ message }),
     });
+    if (ended) await workflow?.onEnd?.(tx, ctx, outcome);
+    await completeJob(tx, this.job);
+    this.ended = true;
   }
 }

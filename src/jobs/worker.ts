@@ -92,7 +92,7 @@ export class WorkerPool {
     heartbeat.unref();
     const done = runOperationJob(
       {
-        db: this.deps.db, notifier: this.deps.notifier, workflows: this.deps.workflows, leaseMs,
+        db: this.deps.db, dialect: this.deps.dialect, notifier: this.deps.notifier, workflows: this.deps.workflows,
         backoffScale: this.options.backoffScale, wakeAt: (ms) => this.wakeAt(ms),
       },
       job,

@@ -1,6 +1,6 @@
 // SQL of operations and their steps. Terminal operations never change: every update that ends or
 // edits an operation is guarded by `state = 'RUNNING'`.
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { OperationStepsTable, OperationsTable } from '../../db/schema.js';
 import { keysetPage } from '../../db/keyset.js';
@@ -109,4 +109,46 @@ export async function updateRunningOperation(tx: Executor, id: string, set: Part
 export async function isCancelRequested(tx: Executor, id: string): Promise<boolean> {
   const row = await tx.selectFrom('operations').select('cancel_requested').where('id', '=', id).executeTakeFirst();
   return row?.cancel_requested === 1;
+}
+
+/**
+ * Marks a step running in one statement, fenced by the job's lease (no transaction needed: the
+ * write is harmless if the lease is lost right after). False when the lease was lost.
+ */
+export async function markStepRunningFenced(
+  db: Executor,
+  job: { id: string; leaseToken: string },
+  operationId: string,
+  position: number,
+  attempts: number,
+  startedAt: number,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('operation_steps')
+    .set({ status: 'running', attempts, started_at: startedAt })
+    .where('operation_id', '=', operationId)
+    .where('position', '=', position)
+    .where((eb) => eb.exists(eb.selectFrom('jobs').select('jobs.id').where('jobs.id', '=', job.id).where('jobs.lease_token', '=', job.leaseToken)))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Completes step `position` and starts the next one, in one statement. */
+export async function completeStepAndStartNext(
+  tx: Executor,
+  operationId: string,
+  position: number,
+  completion: { completedAt: number; result: string },
+  next: { attempts: number; startedAt: number },
+): Promise<void> {
+  const isDone = sql<boolean>`position = ${position}`;
+  await sql`
+    update operation_steps set
+      status = case when ${isDone} then 'completed' else 'running' end,
+      completed_at = case when ${isDone} then ${completion.completedAt} else completed_at end,
+      error_message = case when ${isDone} then null else error_message end,
+      result = case when ${isDone} then ${completion.result} else result end,
+      attempts = case when ${isDone} then attempts else ${next.attempts} end,
+      started_at = case when ${isDone} then started_at else ${next.startedAt} end
+    where operation_id = ${operationId} and position in (${position}, ${position + 1})`.execute(tx);
 }

@@ -1,0 +1,88 @@
+// Process plumbing shared by the benchmarks: build dist/ when stale, free ports, start and stop
+// `svc` processes, and read their memory and CPU time from /proc (Linux).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import net from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const RESULTS = join(ROOT, 'bench', 'results');
+
+export function newestMtime(dir) {
+  let newest = 0;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const s = statSync(p);
+    newest = Math.max(newest, s.isDirectory() ? newestMtime(p) : s.mtimeMs);
+  }
+  return newest;
+}
+
+/** The bench runs the built service; build it when dist/ is missing or older than src/. */
+export function ensureBuilt() {
+  const main = join(ROOT, 'dist', 'main.js');
+  if (existsSync(main) && statSync(main).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
+  console.log('building dist/ (npm run build)...');
+  const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) throw new Error('build failed');
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitUntilUp(url, child, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} did not come up within ${timeoutMs} ms`);
+}
+
+export function startProcess(args, env, logFile) {
+  const out = openSync(logFile, 'a');
+  return spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', out, out] });
+}
+
+export async function stopProcess(child) {
+  if (child.exitCode !== null) return child.exitCode;
+  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+/** V8 heap figures of the server, from its own /metrics. */
+export async function heapMb(base) {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const read = (name) => Number(new RegExp(`^${name} ([0-9.e+]+)`, 'm').exec(text)?.[1] ?? NaN) / 1e6;
+  return { used: Math.round(read('nodejs_heap_size_used_bytes')), total: Math.round(read('nodejs_heap_size_total_bytes')) };
+}
+
+/** Resident set size of a process in MB, from /proc (Linux). */
+export function rssMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1]);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat (Linux; clock ticks of 1/100 s). */
+export function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
