@@ -103,8 +103,11 @@ export class WorkerPool {
         if (abort.signal.aborted && this.stopping) await rescheduleJob(this.deps.db, job, clock.nowMs());
       })
       .catch(async (err) => {
-        this.deps.logger.error({ err, job_id: job.id, operation_id: job.operationId }, 'operation job failed; retrying it shortly');
-        await rescheduleJob(this.deps.db, job, clock.nowMs() + 1000).catch(() => {});
+        // Not a step failure (those are recorded on the operation) but the runner's own, such as
+        // the database being unreachable: back off by the job's claim count, 1 s doubling to 1 min.
+        const delayMs = Math.min(60_000, 1000 * 2 ** Math.min(6, Math.max(0, job.claims - 1)));
+        this.deps.logger.error({ err, job_id: job.id, operation_id: job.operationId, retry_in_ms: delayMs }, 'operation job failed; retrying it');
+        await rescheduleJob(this.deps.db, job, clock.nowMs() + delayMs).catch(() => {});
       })
       .finally(() => {
         clearInterval(heartbeat);
