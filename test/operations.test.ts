@@ -249,4 +249,17 @@ describe('operations engine', () => {
     assert.equal((await t.request('GET', `/v1/operations/${id}`, ctx(bob, wsA))).status, 403, 'not a member of A');
     assert.equal((await t.request('GET', `/v1/operations/${id}`, { token: bob.token })).status, 403, 'no svc-context');
   });
+
+  // Last: after it, this app's waits no longer sleep.
+  test('shutdown releases pending waits at once with the current state', async () => {
+    const id = await start('test.timed', { ms: 3000 });
+    const t0 = Date.now();
+    const pending = t.request('POST', `/v1/operations/${id}:wait?timeout=30`, ctx());
+    await sleep(100);
+    t.services.operations.releaseWaiters();
+    const res = await pending;
+    assert.equal(res.status, 200);
+    assert.equal(res.body.state, 'RUNNING');
+    assert.ok(Date.now() - t0 < 1000, 'released, not timed out');
+  });
 });

@@ -2,7 +2,8 @@
 // its first job; read, list, wait (pushed through the notifier) and cancel.
 import type { Db, Executor } from '../../db/database.js';
 import { enqueueJob, expediteOperationJob } from '../../jobs/queue.js';
-import { RESYNC, type Notifier } from '../../jobs/notifier.js';
+import type { Notifier } from '../../jobs/notifier.js';
+import { OperationWaiters } from './operation-waiters.js';
 import type { Json, WorkflowRegistry } from '../../jobs/workflows.js';
 import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
@@ -51,7 +52,7 @@ function requesterOf(scope: WorkspaceScope): string | null {
 
 export function createOperationService(deps: { db: Db; cursors: CursorCodec; notifier: Notifier; workflows: WorkflowRegistry; publicUrl: string }) {
   const { db, cursors, notifier, workflows, publicUrl } = deps;
-  const waiters = new Set<() => void>();
+  const waiters = new OperationWaiters(notifier);
 
   function toOperation(row: repo.OperationItemRow, steps?: repo.StepRow[]): OperationT {
     const state = row.state as OperationState;
@@ -137,44 +138,25 @@ export function createOperationService(deps: { db: Db; cursors: CursorCodec; not
    * notification lost while the listening connection reconnected.
    */
   async function wait(scope: WorkspaceScope, id: string, timeoutMs: number, safetyPollMs: number): Promise<OperationT> {
-    // `notified` catches a notification that lands between a read and the start of the sleep.
-    let notified = false;
-    let wake: () => void = () => {};
-    const unsubscribe = notifier.subscribe('svc_operations', (payload) => {
-      if (payload === id || payload === RESYNC) {
-        notified = true;
-        wake();
-      }
-    });
+    // Watch before the first read, so an end between the read and the sleep is not missed.
+    const watch = waiters.watch(id);
     const deadline = Date.now() + timeoutMs;
     try {
       for (;;) {
-        notified = false;
+        watch.takeNotified();
         const op = await read(scope, id, true);
         const left = deadline - Date.now();
-        if (op.done || left <= 0 || closing) return op;
-        if (notified) continue;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, Math.min(left, safetyPollMs));
-          function done() {
-            clearTimeout(timer);
-            waiters.delete(done);
-            resolve();
-          }
-          wake = done;
-          waiters.add(done);
-        });
+        if (op.done || left <= 0 || waiters.closing) return op;
+        if (!watch.takeNotified()) await watch.sleep(Math.min(left, safetyPollMs));
       }
     } finally {
-      unsubscribe();
+      watch.close();
     }
   }
 
-  let closing = false;
   /** Ends every pending wait with the current state (shutdown must not hang on them). */
   function releaseWaiters(): void {
-    closing = true;
-    for (const done of [...waiters]) done();
+    waiters.releaseAll();
   }
 
   async function cancel(scope: WorkspaceScope, id: string): Promise<OperationT> {
