@@ -9,7 +9,8 @@
 //      Uses BENCH_DATABASE_URL, else starts a throwaway PostgreSQL 15 with .ci/start-postgres
 //      (skipped, and reported so, when neither is possible).
 //
-// Options (environment): BENCH_OPS_LATENCY_N (300), BENCH_OPS_N (2000), BENCH_OPS_PG_N (3000).
+// Options (environment): BENCH_OPS_LATENCY_N (300), BENCH_OPS_N (2000), BENCH_OPS_PG_N (3000),
+// BENCH_OPS_PG_ROUNDS (3: alternating rounds of one and two workers; the medians count).
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { ensureBuilt, freePort, RESULTS, ROOT, startProcess, stopProcess, waitUn
 const LATENCY_N = Number(process.env.BENCH_OPS_LATENCY_N ?? 300);
 const THROUGHPUT_N = Number(process.env.BENCH_OPS_N ?? 2000);
 const PG_N = Number(process.env.BENCH_OPS_PG_N ?? 3000);
+const PG_ROUNDS = Number(process.env.BENCH_OPS_PG_ROUNDS ?? 3);
 const BUDGET = { medianMs: 50, opsPerSecond: 200 };
 const TOKEN = randomBytes(24).toString('hex').slice(0, 32);
 
@@ -115,36 +117,50 @@ function postgresUrl(work) {
   return r.status === 0 ? r.stdout.trim() : null;
 }
 
+/** One drain on a fresh database: PG_N operations enqueued, then `workers` worker processes. */
+async function drainOnPostgres(adminUrl, work, workers) {
+  const name = `svc_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const env = {
+    DATABASE_URL: url.toString(), SVC_DATA_DIR: join(work, `pg-${workers}`), SVC_SECRET_KEY: randomBytes(32).toString('hex'),
+    SVC_BOOTSTRAP_EMAIL: 'owner@bench.test', SVC_BOOTSTRAP_PASSWORD: 'bench owner password', SVC_BOOTSTRAP_TOKEN: TOKEN, LOG_LEVEL: 'info',
+  };
+  const api = await startSvc(env, work, `pg-api-${workers}`, 'api');
+  const ws = (await call(api.base, 'POST', '/v1/workspaces', TOKEN, { name: 'Bench pg' })).body.id;
+  await enqueue(api.base, ws, PG_N);
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  const running = async () => Number((await client.query("select count(*) as n from operations where state = 'RUNNING'")).rows[0].n);
+  const drained = await drainTime(running, PG_N, () =>
+    Promise.all(Array.from({ length: workers }, (_, i) => startSvc(env, work, `pg-worker-${workers}-${i}`, 'worker'))));
+  await client.end();
+  for (const p of drained.workers) await stopProcess(p.child);
+  await stopProcess(api.child);
+  await admin.query(`drop database ${name} with (force)`);
+  await admin.end();
+  return PG_N / drained.seconds;
+}
+
+/** Alternating rounds of one and two worker processes (so other load hits both alike); medians count. */
 async function scaleOut(adminUrl, work) {
-  const results = {};
-  for (const workers of [1, 2]) {
-    const name = `svc_bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    const url = new URL(adminUrl);
-    url.pathname = `/${name}`;
-    const env = {
-      DATABASE_URL: url.toString(), SVC_DATA_DIR: join(work, `pg-${workers}`), SVC_SECRET_KEY: randomBytes(32).toString('hex'),
-      SVC_BOOTSTRAP_EMAIL: 'owner@bench.test', SVC_BOOTSTRAP_PASSWORD: 'bench owner password', SVC_BOOTSTRAP_TOKEN: TOKEN, LOG_LEVEL: 'info',
-    };
-    const api = await startSvc(env, work, `pg-api-${workers}`, 'api');
-    const ws = (await call(api.base, 'POST', '/v1/workspaces', TOKEN, { name: 'Bench pg' })).body.id;
-    await enqueue(api.base, ws, PG_N);
-    const client = new pg.Client({ connectionString: url.toString() });
-    await client.connect();
-    const running = async () => Number((await client.query("select count(*) as n from operations where state = 'RUNNING'")).rows[0].n);
-    const drained = await drainTime(running, PG_N, () =>
-      Promise.all(Array.from({ length: workers }, (_, i) => startSvc(env, work, `pg-worker-${workers}-${i}`, 'worker'))));
-    await client.end();
-    for (const p of drained.workers) await stopProcess(p.child);
-    await stopProcess(api.child);
-    await admin.query(`drop database ${name} with (force)`);
-    await admin.end();
-    results[`${workers}_worker${workers > 1 ? 's' : ''}`] = { operations: PG_N, seconds: round(drained.seconds, 2), per_second: Math.round(PG_N / drained.seconds) };
-    console.log(`  PostgreSQL, ${workers} worker process(es): ${results[`${workers}_worker${workers > 1 ? 's' : ''}`].per_second} operations/s`);
+  const rates = { 1: [], 2: [] };
+  for (let round = 1; round <= PG_ROUNDS; round++) {
+    for (const workers of [1, 2]) {
+      const rate = await drainOnPostgres(adminUrl, work, workers);
+      rates[workers].push(Math.round(rate));
+      console.log(`  round ${round}, ${workers} worker process${workers > 1 ? 'es' : ''}: ${Math.round(rate)} operations/s`);
+    }
   }
-  return results;
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  return {
+    operations_per_round: PG_N,
+    '1_worker': { per_second: median(rates[1]), rounds: rates[1] },
+    '2_workers': { per_second: median(rates[2]), rounds: rates[2] },
+  };
 }
 
 async function main() {
@@ -159,7 +175,7 @@ async function main() {
     const pgUrl = postgresUrl(work);
     let postgres = null;
     if (pgUrl) {
-      console.log(`PostgreSQL: ${PG_N} operations drained by one, then two worker processes...`);
+      console.log(`PostgreSQL: ${PG_N} operations drained by one, then two worker processes, ${PG_ROUNDS} rounds...`);
       postgres = await scaleOut(pgUrl, work);
     } else console.log('PostgreSQL: not available (set BENCH_DATABASE_URL); scale-out not measured');
 

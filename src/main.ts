@@ -57,6 +57,10 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`configuration error: ${err.message}`);
       return 2;
     }
+    if (typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`${(err as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
     throw err;
   }
 }

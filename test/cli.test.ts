@@ -55,12 +55,18 @@ describe('svc migrate and svc admin', () => {
   });
 
   test('bad configuration, an unknown command and no command exit 2 with a message', async () => {
-    const [badPort, badToken, unknown, none] = await Promise.all([
+    const [badPort, badToken, unknown, none, badRole, badFlag] = await Promise.all([
       runSvc(['serve'], dbEnv(db, { PORT: 'abc' })),
       runSvc(['serve'], dbEnv(db, { SVC_BOOTSTRAP_EMAIL: 'a@b.test', SVC_BOOTSTRAP_PASSWORD: 'password1', SVC_BOOTSTRAP_TOKEN: 'short' })),
       runSvc(['frobnicate'], dbEnv(db)),
       runSvc([], dbEnv(db)),
+      runSvc(['serve', '--role', 'boss'], dbEnv(db)),
+      runSvc(['serve', '--rol', 'api'], dbEnv(db)),
     ]);
+    assert.equal(badRole.code, 2);
+    assert.match(badRole.stderr, /role must be one of all, api, worker, got "boss"/);
+    assert.equal(badFlag.code, 2, badFlag.stderr);
+    assert.match(badFlag.stderr, /Unknown option '--rol'/);
     assert.equal(badPort.code, 2);
     assert.match(badPort.stderr, /configuration error: PORT must be an integer between 0 and 65535, got "abc"/);
     assert.equal(badToken.code, 2);
