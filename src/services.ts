@@ -15,8 +15,7 @@ import { createNotifier } from './jobs/notifier.js';
 import { WorkflowRegistry } from './jobs/workflows.js';
 import { createOperationService } from './modules/operations/operations.service.js';
 import { createWorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
-import type { ClusterDriver, ClusterProvider } from './drivers/cluster/driver.js';
-import { createKubernetesDriver } from './drivers/cluster/kubernetes.js';
+import { lazyDriver, type ClusterDriver, type ClusterProvider } from './drivers/cluster/driver.js';
 import { createLocalDriver } from './drivers/cluster/local.js';
 import { createClusterService } from './modules/clusters/clusters.service.js';
 import { registerClusterWorkflows } from './modules/clusters/clusters.workflows.js';
@@ -31,7 +30,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   /** cluster drivers by provider (tests may replace one) */
   const clusterDrivers = new Map<ClusterProvider, ClusterDriver>([
     ['local', createLocalDriver({ db })],
-    ['kubernetes', createKubernetesDriver()],
+    ['kubernetes', lazyDriver('kubernetes', async () => (await import('./drivers/cluster/kubernetes.js')).createKubernetesDriver())],
   ]);
   const clusterDeps = { db, drivers: clusterDrivers, operations, kubeconfigKey: deriveKey(config.secretKey, 'kubeconfig') };
   registerClusterWorkflows(workflows, clusterDeps);

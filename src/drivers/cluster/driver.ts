@@ -103,3 +103,21 @@ export interface ClusterDriver {
   /** Releases what the service holds on the cluster; idempotent (a missing cluster is success). */
   destroy(target: ClusterTarget, ctx: DriverCallContext): Promise<void>;
 }
+
+/**
+ * A driver loaded on first use. The kubernetes driver's client library adds ~70 MB to the
+ * process when imported; a service that never registers a Kubernetes cluster should not pay it.
+ */
+export function lazyDriver(provider: ClusterProvider, load: () => Promise<ClusterDriver>): ClusterDriver {
+  let loaded: Promise<ClusterDriver> | null = null;
+  const driver = () => (loaded ??= load().catch((err) => {
+    loaded = null; // let a later call try again
+    throw err;
+  }));
+  return {
+    provider,
+    provision: async (target, ctx) => (await driver()).provision(target, ctx),
+    capabilities: async (target, ctx) => (await driver()).capabilities(target, ctx),
+    destroy: async (target, ctx) => (await driver()).destroy(target, ctx),
+  };
+}
