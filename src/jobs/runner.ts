@@ -151,6 +151,7 @@ class OperationRun {
     if (this.jobSignal.aborted) throw new LeaseLost();
     if (failure === null) {
       try {
+        if (await this.completeWithoutTransaction(index, step, result)) return index + 1;
         return await this.fenced((tx, cancelRequested) => this.completeStep(tx, cancelRequested, index, step, stepCtx, result));
       } catch (err) {
         if (err instanceof LeaseLost) throw err;
@@ -158,6 +159,23 @@ class OperationRun {
       }
     }
     return this.fenced((tx, cancelRequested) => this.failStep(tx, cancelRequested, index, step, failure));
+  }
+
+  /**
+   * A step without database effects, followed by another, completes in one fenced statement when
+   * nothing else is pending (no last_error to clear, no cancellation): no transaction needed.
+   */
+  private async completeWithoutTransaction(index: number, step: Step, result: Json | null): Promise<boolean> {
+    if (step.apply || this.lastErrorStep === step.name || index === this.rows.length - 1) return false;
+    const attempt = this.rows[index + 1]!;
+    const next = { attempts: attempt.attempts + 1, startedAt: attempt.started_at ?? clock.now() };
+    const fence = { jobId: this.job.id, leaseToken: this.job.leaseToken, honourCancel: this.workflow!.cancellable };
+    const done = await ops.completeStepAndStartNext(this.deps.db, this.op.id, index, { completedAt: clock.now(), result: JSON.stringify(result) }, next, fence);
+    if (!done) return false;
+    this.ctx.results[step.name] = result;
+    attempt.attempts = next.attempts;
+    attempt.started_at = next.startedAt;
+    return true;
   }
 
   private async completeStep(tx: Transaction<Database>, cancelRequested: boolean, index: number, step: Step, stepCtx: Ctx, result: Json | null): Promise<number> {

@@ -85,13 +85,15 @@ export function claimForOperation(db: Executor, workspaceId: string, id: string,
 }
 
 /** pending -> provisioning, once (a repeated call changes nothing). */
-export async function markProvisioning(db: Executor, id: string, now: number): Promise<void> {
-  await db
+/** pending -> provisioning; returns the row when it changed it (undefined on a repeated run). */
+export async function markProvisioning(db: Executor, id: string, now: number): Promise<ClusterRow | undefined> {
+  return db
     .updateTable('clusters')
     .set((eb) => ({ state: 'provisioning', updated_at: now, revision: eb('revision', '+', 1) }))
     .where('id', '=', id)
     .where('state', '=', 'pending')
-    .execute();
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function storeCapabilities(db: Executor, id: string, capabilities: string, now: number): Promise<void> {

@@ -102,8 +102,7 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
         async run(ctx) {
           // The worker has picked the operation up. Written outside the step's transaction so it
           // shows while the driver works; conditional, so a repeated run changes nothing.
-          await repo.markProvisioning(db, ctx.ownerId, clock.now());
-          const row = await clusterOf(db, ctx);
+          const row = (await repo.markProvisioning(db, ctx.ownerId, clock.now())) ?? (await clusterOf(db, ctx));
           await driverStep(async () => driverFor(deps, row).provision(targetOf(row, deps.kubeconfigKey), ctx));
           return null;
         },

@@ -133,16 +133,26 @@ export async function markStepRunningFenced(
   return Number(res.numUpdatedRows) === 1;
 }
 
-/** Completes step `position` and starts the next one, in one statement. */
+/**
+ * Completes step `position` and starts the next one, in one statement. With `fence`, the
+ * statement also checks that the job is still this worker's and (for cancellable workflows) that
+ * no cancellation was asked, and changes nothing otherwise: then it returns false and the caller
+ * takes the transactional path. That saves a transaction for steps without database effects.
+ */
 export async function completeStepAndStartNext(
-  tx: Executor,
+  db: Executor,
   operationId: string,
   position: number,
   completion: { completedAt: number; result: string },
   next: { attempts: number; startedAt: number },
-): Promise<void> {
+  fence?: { jobId: string; leaseToken: string; honourCancel: boolean },
+): Promise<boolean> {
   const isDone = sql<boolean>`position = ${position}`;
-  await sql`
+  const fenced = fence
+    ? sql`and exists (select 1 from jobs where jobs.id = ${fence.jobId} and jobs.lease_token = ${fence.leaseToken})
+          ${fence.honourCancel ? sql`and not exists (select 1 from operations where operations.id = ${operationId} and operations.cancel_requested = 1)` : sql``}`
+    : sql``;
+  const res = await sql`
     update operation_steps set
       status = case when ${isDone} then 'completed' else 'running' end,
       completed_at = case when ${isDone} then ${completion.completedAt} else completed_at end,
@@ -150,5 +160,6 @@ export async function completeStepAndStartNext(
       result = case when ${isDone} then ${completion.result} else result end,
       attempts = case when ${isDone} then attempts else ${next.attempts} end,
       started_at = case when ${isDone} then started_at else ${next.startedAt} end
-    where operation_id = ${operationId} and position in (${position}, ${position + 1})`.execute(tx);
+    where operation_id = ${operationId} and position in (${position}, ${position + 1}) ${fenced}`.execute(db);
+  return Number(res.numAffectedRows ?? 0n) === 2;
 }
