@@ -53,22 +53,13 @@ export class ConfigError extends Error {}
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
-function intSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+/** A numeric setting within [min, max]; `integer: false` accepts fractions (scales). */
+function numberSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number, integer = true): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got "${raw}"`);
-  }
-  return value;
-}
-
-function numberSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be a number between ${min} and ${max}, got "${raw}"`);
+  if (!(integer ? Number.isInteger(value) : Number.isFinite(value)) || value < min || value > max) {
+    throw new ConfigError(`${name} must be ${integer ? 'an integer' : 'a number'} between ${min} and ${max}, got "${raw}"`);
   }
   return value;
 }
@@ -122,7 +113,7 @@ function parseTrustedIssuers(raw: string | undefined): TrustedIssuer[] {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = intSetting(env, 'PORT', 8080, 0, 65535);
+  const port = numberSetting(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '127.0.0.1';
   const dataDir = resolve(env.SVC_DATA_DIR || './data');
   const databaseUrl = env.DATABASE_URL || null;
@@ -164,14 +155,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKeyGenerated: generated,
     bootstrap,
     trustedIssuers: parseTrustedIssuers(env.SVC_TRUSTED_ISSUERS),
-    bodyLimit: intSetting(env, 'SVC_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
-    shutdownGraceMs: intSetting(env, 'SVC_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    bodyLimit: numberSetting(env, 'SVC_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    shutdownGraceMs: numberSetting(env, 'SVC_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     role: parseRole(env.SVC_ROLE),
     jobs: {
-      concurrency: intSetting(env, 'SVC_WORKER_CONCURRENCY', 16, 1, 1000),
-      leaseMs: intSetting(env, 'SVC_JOB_LEASE_MS', 30_000, 300, 3_600_000),
-      pollMs: intSetting(env, 'SVC_JOB_POLL_MS', 1000, 10, 60_000),
-      backoffScale: numberSetting(env, 'SVC_RETRY_BACKOFF_SCALE', 1, 0, 100),
+      concurrency: numberSetting(env, 'SVC_WORKER_CONCURRENCY', 16, 1, 1000),
+      leaseMs: numberSetting(env, 'SVC_JOB_LEASE_MS', 30_000, 300, 3_600_000),
+      pollMs: numberSetting(env, 'SVC_JOB_POLL_MS', 1000, 10, 60_000),
+      backoffScale: numberSetting(env, 'SVC_RETRY_BACKOFF_SCALE', 1, 0, 100, false),
     },
   };
 }

@@ -36,7 +36,6 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   registerClusterWorkflows(workflows, clusterDeps);
   const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl });
   const workspaceDeletion = createWorkspaceDeletion({
-    db,
     operations,
     releaseClusters: async (workspaceId, ctx) => {
       await clusters.releaseWorkspaceClusters(workspaceId, ctx);

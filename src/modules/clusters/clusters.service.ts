@@ -13,7 +13,7 @@ import { ApiError, invalidArgument, notFound } from '../../platform/errors.js';
 import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
-import { runningOperationsOfOwner } from '../operations/operations.repo.js';
+import { runningOperations } from '../operations/operations.repo.js';
 import type { OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import * as repo from './clusters.repo.js';
@@ -188,7 +188,7 @@ export function createClusterService(deps: ClusterServiceDeps) {
     if (!row) {
       const current = await findOr404(tx, scope, id);
       if (current.state === 'deleting') throw clusterDeleting(id);
-      const [running] = await runningOperationsOfOwner(tx, id, '');
+      const [running] = await runningOperations(tx, { owner_id: id }, '');
       throw new ApiError('ABORTED', `another operation is running on cluster ${id}; wait for it, then retry`, {
         reason: 'OPERATION_IN_PROGRESS',
         ...(running ? { metadata: { operation_id: running.id } } : {}),

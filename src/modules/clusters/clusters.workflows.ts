@@ -9,7 +9,6 @@ import {
 import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
 import { decrypt } from '../../platform/crypto.js';
-import { runningOperationsOfOwner } from '../operations/operations.repo.js';
 import type { OperationService } from '../operations/operations.service.js';
 import * as repo from './clusters.repo.js';
 
@@ -25,7 +24,7 @@ const DRAIN_RETRY: RetryPolicy = { maxAttempts: 40, initialDelayMs: 250, maxDela
 export interface ClusterWorkflowDeps {
   db: Db;
   drivers: ReadonlyMap<ClusterProvider, ClusterDriver>;
-  operations: Pick<OperationService, 'requestCancel'>;
+  operations: Pick<OperationService, 'cancelOthers'>;
   /** deriveKey(secretKey, 'kubeconfig') */
   kubeconfigKey: Buffer;
 }
@@ -135,15 +134,9 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
         name: 'drain_operations',
         retry: DRAIN_RETRY,
         async run(ctx) {
-          const running = await runningOperationsOfOwner(db, ctx.ownerId, ctx.operationId);
-          if (running.length === 0) return null;
-          const asked = running.filter((op) => op.cancel_requested === 0);
-          if (asked.length) {
-            await db.transaction().execute(async (tx) => {
-              for (const op of asked) await deps.operations.requestCancel(tx, op.id);
-            });
-          }
-          throw new StepError(`waiting for ${running.length} operation${running.length === 1 ? '' : 's'} on the cluster to finish`, true);
+          const running = await deps.operations.cancelOthers({ owner_id: ctx.ownerId }, ctx.operationId);
+          if (running === 0) return null;
+          throw new StepError(`waiting for ${running} operation${running === 1 ? '' : 's'} on the cluster to finish`, true);
         },
       },
       {

@@ -72,28 +72,14 @@ export async function requestCancel(tx: Executor, id: string, now: number): Prom
   return Number(res.numUpdatedRows) === 1;
 }
 
-/** Running operations of a workspace other than `except`, oldest first. */
-export async function runningOperationsOfWorkspace(db: Executor, workspaceId: string, except: string): Promise<{ id: string; cancel_requested: number }[]> {
-  return db
-    .selectFrom('operations')
-    .select(['id', 'cancel_requested'])
-    .where('workspace_id', '=', workspaceId)
-    .where('state', '=', 'RUNNING')
-    .where('id', '!=', except)
-    .orderBy('id')
-    .execute();
-}
-
-/** Running operations on one owner (a cluster) other than `except`. */
-export async function runningOperationsOfOwner(db: Executor, ownerId: string, except: string): Promise<{ id: string; cancel_requested: number }[]> {
-  return db
-    .selectFrom('operations')
-    .select(['id', 'cancel_requested'])
-    .where('owner_id', '=', ownerId)
-    .where('state', '=', 'RUNNING')
-    .where('id', '!=', except)
-    .orderBy('id')
-    .execute();
+/** Running operations of a workspace, or on one owner (a cluster), other than `except`; oldest first. */
+export async function runningOperations(
+  db: Executor,
+  of: { workspace_id: string } | { owner_id: string },
+  except: string,
+): Promise<{ id: string; cancel_requested: number }[]> {
+  const q = db.selectFrom('operations').select(['id', 'cancel_requested']).where('state', '=', 'RUNNING').where('id', '!=', except);
+  return ('workspace_id' in of ? q.where('workspace_id', '=', of.workspace_id) : q.where('owner_id', '=', of.owner_id)).orderBy('id').execute();
 }
 
 export async function updateStep(tx: Executor, operationId: string, position: number, set: Partial<StepRow>): Promise<void> {

@@ -187,12 +187,30 @@ export function createOperationService(deps: { db: Db; cursors: CursorCodec; not
     }
   }
 
+  /**
+   * Asks the other running operations of a workspace or on one owner to stop; returns how many
+   * still run. Steps that must wait for them (deletions) throw a retryable error while any does.
+   */
+  async function cancelOthers(of: { workspace_id: string } | { owner_id: string }, except: string): Promise<number> {
+    const running = await repo.runningOperations(db, of, except);
+    const unasked = running.filter((op) => op.cancel_requested === 0);
+    if (unasked.length) {
+      await db.transaction().execute(async (tx) => {
+        for (const op of unasked) await requestCancel(tx, op.id);
+      });
+    }
+    return running.length;
+  }
+
   async function findRunning(executor: Executor, ownerId: string, type: string): Promise<OperationT | null> {
     const row = await repo.findRunningOperation(executor, ownerId, type);
     return row ? toOperation(row, await repo.listSteps(executor, row.id)) : null;
   }
 
-  return { start, get: (scope: WorkspaceScope, id: string) => read(scope, id, true), load, list, wait, cancel, requestCancel, findRunning, releaseWaiters, toOperation };
+  return {
+    start, get: (scope: WorkspaceScope, id: string) => read(scope, id, true), load, list, wait, cancel, requestCancel, cancelOthers,
+    findRunning, releaseWaiters, toOperation,
+  };
 }
 
 export type OperationService = ReturnType<typeof createOperationService>;

@@ -1,7 +1,7 @@
 // DELETE /v1/workspaces/{id} (spec endpoint 2) and its `workspace.delete` workflow: stop the
 // workspace's running operations, release its clusters, revoke its credentials, then remove it.
 // The operation row outlives the workspace, so the requester can follow the deletion to its end.
-import type { Db, Executor } from '../../db/database.js';
+import type { Executor } from '../../db/database.js';
 import { StepError, type StepContext, type WorkflowDefinition } from '../../jobs/workflows.js';
 import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
@@ -9,21 +9,19 @@ import { ApiError, notFound } from '../../platform/errors.js';
 import { etagMismatch } from '../../platform/etag.js';
 import type { OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
-import { runningOperationsOfWorkspace } from '../operations/operations.repo.js';
 
 export const WORKSPACE_DELETE = 'workspace.delete';
 
 type Input = Record<string, never>;
 
 export interface WorkspaceDeletionDeps {
-  db: Db;
   operations: OperationService;
   /** destroys every cluster of the workspace through its driver and deletes the rows; idempotent */
   releaseClusters(workspaceId: string, ctx: StepContext<unknown>): Promise<void>;
 }
 
 export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
-  const { db, operations } = deps;
+  const { operations } = deps;
 
   /**
    * Starts the deletion, or returns the one already running. The etag check and the switch to
@@ -71,12 +69,8 @@ export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
         // Waits for cancelled operations to drain: up to ~10 minutes of backoff in all.
         retry: { maxAttempts: 40, initialDelayMs: 250, maxDelayMs: 20_000 },
         async run(ctx) {
-          const running = await runningOperationsOfWorkspace(db, ctx.workspaceId, ctx.operationId);
-          if (running.length === 0) return { cancelled: 0 };
-          await db.transaction().execute(async (tx) => {
-            for (const op of running) if (op.cancel_requested === 0) await operations.requestCancel(tx, op.id);
-          });
-          throw new StepError(`waiting for ${running.length} running operation(s) of the workspace to end`);
+          const running = await operations.cancelOthers({ workspace_id: ctx.workspaceId }, ctx.operationId);
+          if (running > 0) throw new StepError(`waiting for ${running} running operation(s) of the workspace to end`);
         },
       },
       {
