@@ -1,5 +1,4 @@
 // SQL of clusters. Every write bumps `revision` (the etag), also the state changes workflows make.
-import { sql } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import { keysetPage } from '../../db/keyset.js';
 import type { ClustersTable } from '../../db/schema.js';
@@ -35,13 +34,6 @@ export async function insertClusterIfNameFree(db: Executor, row: ClusterRow): Pr
     .onConflict((oc) => oc.columns(['workspace_id', 'name']).doNothing())
     .executeTakeFirst();
   return Number(res.numInsertedOrUpdatedRows ?? 0n) === 1;
-}
-
-/** Takes the workspace's write lock and reads its lifecycle state (undefined: it is gone). */
-export async function lockWorkspaceState(tx: Executor, workspaceId: string): Promise<string | undefined> {
-  await sql`update workspaces set updated_at = updated_at where id = ${workspaceId}`.execute(tx);
-  const row = await tx.selectFrom('workspaces').select('state').where('id', '=', workspaceId).executeTakeFirst();
-  return row?.state;
 }
 
 /** Compare-and-set rename (revision null: `*`); undefined when the revision did not match or the cluster is being deleted. */

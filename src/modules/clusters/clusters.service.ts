@@ -17,6 +17,7 @@ import { runningOperations } from '../operations/operations.repo.js';
 import type { OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import * as repo from './clusters.repo.js';
+import { lockWorkspace } from '../workspaces/workspaces.repo.js';
 import type { ClusterCapabilitiesViewT, ClusterT, CreateClusterBodyT } from './clusters.schemas.js';
 import {
   CLUSTER_CREATE, CLUSTER_DELETE, CLUSTER_REFRESH, releaseWorkspaceClusters, type ClusterWorkflowDeps, type ReleaseWorkspaceClustersOptions,
@@ -78,7 +79,7 @@ export function createClusterService(deps: ClusterServiceDeps) {
 
   /** New work is refused once the workspace is being deleted; the lock orders us against that deletion. */
   async function assertWorkspaceActive(tx: Executor, workspaceId: string): Promise<void> {
-    const state = await repo.lockWorkspaceState(tx, workspaceId);
+    const state = await lockWorkspace(tx, workspaceId);
     if (state !== 'active') {
       throw new ApiError('FAILED_PRECONDITION', `workspace ${workspaceId} is being deleted`, { reason: 'WORKSPACE_DELETING' });
     }

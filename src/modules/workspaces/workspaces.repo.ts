@@ -113,3 +113,17 @@ export async function requestedOperationIn(db: Executor, workspaceId: string, us
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/**
+ * Takes the workspace's write lock (a row lock on PostgreSQL; SQLite's transaction already holds
+ * the database) and returns its lifecycle state, in one statement; undefined when it is gone.
+ */
+export async function lockWorkspace(tx: Executor, id: string): Promise<string | undefined> {
+  const row = await tx
+    .updateTable('workspaces')
+    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
+    .where('id', '=', id)
+    .returning('state')
+    .executeTakeFirst();
+  return row?.state;
+}

@@ -1,5 +1,4 @@
 // Workspaces and their members. The creator becomes the owner in the same transaction.
-import { sql } from 'kysely';
 import { inTransaction, isUniqueViolation, type Db, type Executor } from '../../db/database.js';
 import { roleAtLeast, type MembershipLookup, type Role, type WorkspaceScope } from '../../platform/auth.js';
 import { clock, isoFromSeconds } from '../../platform/clock.js';
@@ -34,11 +33,6 @@ export function toMember(row: repo.MemberRow): MemberT {
 function slugFromName(name: string): string {
   const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 32);
   return base.length >= 3 ? base : `ws-${base || randomString(4, '0123456789abcdefghijklmnopqrstuvwxyz')}`.replace(/-+$/, '');
-}
-
-/** Takes the workspace's write lock (a row lock on PostgreSQL, the database write lock on SQLite). */
-async function lockWorkspace(tx: Executor, id: string): Promise<void> {
-  await sql`update workspaces set updated_at = updated_at where id = ${id}`.execute(tx);
 }
 
 export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
@@ -162,7 +156,7 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
   async function changeMemberRole(scope: WorkspaceScope, userId: string, role: Role): Promise<MemberT> {
     if (!isId('user', userId)) throw notFound('member');
     return db.transaction().execute(async (tx) => {
-      await lockWorkspace(tx, scope.workspaceId);
+      await repo.lockWorkspace(tx, scope.workspaceId);
       const target = await repo.findMember(tx, scope.workspaceId, userId);
       if (!target) throw notFound('member');
       assertMayManage(scope, target.role as Role, role);
@@ -177,7 +171,7 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
   async function removeMember(scope: WorkspaceScope, userId: string): Promise<void> {
     if (!isId('user', userId)) throw notFound('member');
     await db.transaction().execute(async (tx) => {
-      await lockWorkspace(tx, scope.workspaceId);
+      await repo.lockWorkspace(tx, scope.workspaceId);
       const target = await repo.findMember(tx, scope.workspaceId, userId);
       if (!target) throw notFound('member');
       assertMayManage(scope, target.role as Role, null);
