@@ -100,9 +100,3 @@ export async function fenceJob(tx: Executor, dialect: Dialect, job: ClaimedJob):
 export async function expediteOperationJob(tx: Executor, operationId: string): Promise<void> {
   await tx.updateTable('jobs').set({ run_at: clock.nowMs() }).where('operation_id', '=', operationId).where('lease_token', 'is', null).execute();
 }
-
-/** The earliest run_at of the jobs not leased, to sleep exactly until then. */
-export async function nextDueAt(db: Db): Promise<number | null> {
-  const row = await db.selectFrom('jobs').select((eb) => eb.fn.min('run_at').as('at')).where('lease_token', 'is', null).executeTakeFirst();
-  return row?.at === null || row?.at === undefined ? null : Number(row.at);
-}

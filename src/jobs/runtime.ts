@@ -7,8 +7,6 @@ import type { Services } from '../services.js';
 import { WorkerPool } from './worker.js';
 
 export interface Runtime {
-  /** null when this process runs no workers */
-  pool: WorkerPool | null;
   workerId: string;
   /** stops claiming, lets running steps drain for up to `graceMs`, then closes the listener */
   stop(graceMs: number): Promise<void>;
@@ -27,7 +25,6 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     pool.start();
   }
   return {
-    pool,
     workerId,
     async stop(graceMs: number) {
       await pool?.stop(graceMs);

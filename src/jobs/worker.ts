@@ -135,8 +135,4 @@ export class WorkerPool {
       await all();
     }
   }
-
-  get busy(): number {
-    return this.running.size;
-  }
 }

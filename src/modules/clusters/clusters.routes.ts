@@ -28,7 +28,7 @@ export function clusterRoutes(app: App, s: Services): void {
   }, async (request, reply) => {
     const scope = scopeOf(request);
     return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
-      (operationId) => s.clusters.loadOperation(scope.workspaceId, operationId),
+      (operationId) => s.operations.load(scope.workspaceId, operationId),
       async (tx) => {
         const op = await s.clusters.createCluster(scope, request.body, tx);
         return { status: 202, body: op, resourceId: op.id };
@@ -116,7 +116,7 @@ export function clusterRoutes(app: App, s: Services): void {
   }, async (request, reply) => {
     const scope = scopeOf(request);
     return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
-      (operationId) => s.clusters.loadOperation(scope.workspaceId, operationId),
+      (operationId) => s.operations.load(scope.workspaceId, operationId),
       async (tx) => {
         const op = await s.clusters.refreshCapabilities(scope, request.params.id, tx);
         return { status: 202, body: op, resourceId: op.id };

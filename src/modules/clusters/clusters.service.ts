@@ -14,7 +14,7 @@ import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import { runningOperations } from '../operations/operations.repo.js';
-import type { OperationService } from '../operations/operations.service.js';
+import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import * as repo from './clusters.repo.js';
 import { lockWorkspace } from '../workspaces/workspaces.repo.js';
@@ -47,10 +47,6 @@ function checkProviderOptions(body: CreateClusterBodyT, provider: ClusterProvide
   if (body.kubeconfig !== undefined) throw violation('body.kubeconfig', 'kubeconfig is only accepted with provider kubernetes');
   const actions = (body.local?.faults ?? []).map((f) => f.action);
   if (new Set(actions).size !== actions.length) throw violation('body.local.faults', 'at most one fault per action');
-}
-
-function actorOf(scope: WorkspaceScope): { actorId: string; userId: string | null } {
-  return { actorId: scope.actorId, userId: isId('user', scope.actorId) ? scope.actorId : null };
 }
 
 export function createClusterService(deps: ClusterServiceDeps) {
@@ -210,8 +206,6 @@ export function createClusterService(deps: ClusterServiceDeps) {
     deleteCluster,
     getCapabilities,
     refreshCapabilities,
-    /** An operation started by a cluster route, for idempotent replays. */
-    loadOperation: (workspaceId: string, operationId: string) => operations.load(workspaceId, operationId),
     /** For workspace deletion: see releaseWorkspaceClusters in clusters.workflows.ts. */
     releaseWorkspaceClusters: (workspaceId: string, ctx: DriverCallContext, options?: ReleaseWorkspaceClustersOptions) =>
       releaseWorkspaceClusters(deps, workspaceId, ctx, options),

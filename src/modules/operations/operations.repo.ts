@@ -92,11 +92,6 @@ export async function updateRunningOperation(tx: Executor, id: string, set: Part
   return Number(res.numUpdatedRows) === 1;
 }
 
-export async function isCancelRequested(tx: Executor, id: string): Promise<boolean> {
-  const row = await tx.selectFrom('operations').select('cancel_requested').where('id', '=', id).executeTakeFirst();
-  return row?.cancel_requested === 1;
-}
-
 /**
  * Marks a step running in one statement, fenced by the job's lease (no transaction needed: the
  * write is harmless if the lease is lost right after). False when the lease was lost.

@@ -45,6 +45,11 @@ export function toStep(row: repo.StepRow): OperationStepT {
   };
 }
 
+/** Who starts an operation: the acting credential, and the user behind it when a user acts. */
+export function actorOf(scope: WorkspaceScope): StartOperation['actor'] {
+  return { actorId: scope.actorId, userId: isId('user', scope.actorId) ? scope.actorId : null };
+}
+
 /** The user a scope acts for, when it may only see operations it requested (its workspace is gone). */
 function requesterOf(scope: WorkspaceScope): string | null {
   return scope.requesterOnly ? scope.actorId : null;
@@ -168,23 +173,18 @@ export function createOperationService(deps: { db: Db; cursors: CursorCodec; not
     if (workflow && !workflow.cancellable) {
       throw new ApiError('FAILED_PRECONDITION', `a ${current.metadata.type} operation cannot be cancelled`, { reason: 'NOT_CANCELLABLE' });
     }
-    await db.transaction().execute(async (tx) => {
-      if (!(await repo.requestCancel(tx, id, clock.now()))) {
-        throw new ApiError('FAILED_PRECONDITION', `operation ${id} is already done`, { reason: 'OPERATION_DONE' });
-      }
-      // A job waiting out a retry backoff is made due, so the cancellation lands now.
-      await expediteOperationJob(tx, id);
-      await notifier.publish(tx, 'svc_jobs', id);
-    });
+    const asked = await db.transaction().execute((tx) => requestCancel(tx, id));
+    if (!asked) throw new ApiError('FAILED_PRECONDITION', `operation ${id} is already done`, { reason: 'OPERATION_DONE' });
     return read(scope, id, true);
   }
 
-  /** Asks a running operation to stop (used by workflows such as workspace deletion). */
-  async function requestCancel(tx: Executor, id: string): Promise<void> {
-    if (await repo.requestCancel(tx, id, clock.now())) {
-      await expediteOperationJob(tx, id);
-      await notifier.publish(tx, 'svc_jobs', id);
-    }
+  /** Asks a running operation to stop; false when it had already ended. */
+  async function requestCancel(tx: Executor, id: string): Promise<boolean> {
+    if (!(await repo.requestCancel(tx, id, clock.now()))) return false;
+    // A job waiting out a retry backoff is made due, so the cancellation lands now.
+    await expediteOperationJob(tx, id);
+    await notifier.publish(tx, 'svc_jobs', id);
+    return true;
   }
 
   /**
@@ -208,7 +208,7 @@ export function createOperationService(deps: { db: Db; cursors: CursorCodec; not
   }
 
   return {
-    start, get: (scope: WorkspaceScope, id: string) => read(scope, id, true), load, list, wait, cancel, requestCancel, cancelOthers,
+    start, get: (scope: WorkspaceScope, id: string) => read(scope, id, true), load, list, wait, cancel, cancelOthers,
     findRunning, releaseWaiters, toOperation,
   };
 }

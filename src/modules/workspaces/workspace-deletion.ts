@@ -7,7 +7,7 @@ import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import { etagMismatch } from '../../platform/etag.js';
-import type { OperationService } from '../operations/operations.service.js';
+import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 
 export const WORKSPACE_DELETE = 'workspace.delete';
@@ -55,7 +55,7 @@ export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
       ownerId: scope.workspaceId,
       clusterId: null,
       input: {},
-      actor: { actorId: scope.actorId, userId: scope.actorId.startsWith('usr_') ? scope.actorId : null },
+      actor: actorOf(scope),
     });
   }
 
