@@ -186,18 +186,15 @@ class OperationRun {
       this.lastErrorStep = null;
     }
     const completion = { completedAt: clock.now(), result: JSON.stringify(result) };
-    const last = index === this.rows.length - 1;
-    if (last || cancelRequested) {
-      await ops.updateStep(tx, this.op.id, index, { status: 'completed', completed_at: completion.completedAt, error_message: null, result: completion.result });
-      if (last) await this.finish(tx, 'SUCCEEDED', null);
-      else await this.finish(tx, 'CANCELLED', `cancelled on request after step ${step.name}`);
-      return -1;
+    if (index < this.rows.length - 1 && !cancelRequested) {
+      await ops.completeStepAndStartNext(tx, this.op.id, index, completion, this.startAttempt(index + 1));
+      return index + 1;
     }
-    await ops.completeStepAndStartNext(tx, this.op.id, index, completion, this.startAttempt(index + 1));
-    return index + 1;
+    await ops.updateStep(tx, this.op.id, index, { status: 'completed', completed_at: completion.completedAt, error_message: null, result: completion.result });
+    return this.advance(tx, cancelRequested, index, `after step ${step.name}`);
   }
 
-  /** After step `index` was skipped: end the operation, or start the next step. */
+  /** After step `index` completed or was skipped: end the operation, or start the next step. */
   private async advance(tx: Transaction<Database>, cancelRequested: boolean, index: number, when: string): Promise<number> {
     if (index === this.rows.length - 1) {
       await this.finish(tx, 'SUCCEEDED', null);
