@@ -57,6 +57,11 @@ describe('operations engine', () => {
       steps: [{ name: 'slow', run: async (ctx) => { await sleep(ctx.input.ms); } }, { name: 'done' }],
     });
     wf.register<Record<string, Json>>({
+      type: 'test.hangs',
+      cancellable: true,
+      steps: [{ name: 'hang', retryable: false, timeoutMs: 150, run: async () => { await sleep(3000); } }],
+    });
+    wf.register<Record<string, Json>>({
       type: 'test.skippable',
       cancellable: true,
       steps: [
@@ -180,6 +185,14 @@ describe('operations engine', () => {
     assert.equal(res.status, 422);
     assert.equal(res.body.error.reason, 'NOT_CANCELLABLE');
     assert.equal((await wait(id)).state, 'SUCCEEDED');
+  });
+
+  test('a step that outlives its timeout fails with a message saying so', async () => {
+    const t0 = Date.now();
+    const op = await wait(await start('test.hangs', {}));
+    assert.equal(op.state, 'FAILED');
+    assert.match(op.error.message, /step hang failed: step hang timed out after 150 ms/);
+    assert.ok(Date.now() - t0 < 2000, 'failed at the timeout, not when the step finally returned');
   });
 
   test(':wait answers within 100 ms of the end', async () => {

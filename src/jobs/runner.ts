@@ -48,6 +48,27 @@ function untilAborted<T>(fn: () => Promise<T>, signal: AbortSignal): Promise<T> 
   });
 }
 
+/**
+ * A step's signal: aborted by the job's (lost lease, shutdown) or at the step's deadline. A plain
+ * timer cleared by dispose(), not AbortSignal.any([..., AbortSignal.timeout()]): on Node 20 a
+ * garbage collection can drop that timeout signal before it fires, and the step would never time
+ * out (the kubernetes driver's request deadlines avoid it the same way).
+ */
+function stepDeadline(jobSignal: AbortSignal, ms: number, stepName: string): { signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onJobAbort = () => controller.abort(jobSignal.reason);
+  if (jobSignal.aborted) onJobAbort();
+  else jobSignal.addEventListener('abort', onJobAbort, { once: true });
+  const timer = setTimeout(() => controller.abort(new Error(`step ${stepName} timed out after ${ms} ms`)), ms);
+  return {
+    signal: controller.signal,
+    dispose() {
+      clearTimeout(timer);
+      jobSignal.removeEventListener('abort', onJobAbort);
+    },
+  };
+}
+
 export async function runOperationJob(deps: RunnerDeps, job: ClaimedJob, jobSignal: AbortSignal): Promise<void> {
   const { db } = deps;
   const op = job.operationId ? await ops.findOperation(db, job.operationId) : undefined;
@@ -138,14 +159,16 @@ class OperationRun {
   private async runStep(index: number): Promise<number> {
     const step = this.workflow!.steps[index]!;
     const row = this.rows[index]!;
-    const signal = AbortSignal.any([this.jobSignal, AbortSignal.timeout(step.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS)]);
-    const stepCtx: Ctx = { ...this.ctx, attempt: row.attempts, signal };
+    const deadline = stepDeadline(this.jobSignal, step.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, step.name);
+    const stepCtx: Ctx = { ...this.ctx, attempt: row.attempts, signal: deadline.signal };
     let result: Json | null = null;
     let failure: unknown = null;
     try {
-      if (step.run) result = (await untilAborted(() => step.run!(stepCtx), signal)) ?? null;
+      if (step.run) result = (await untilAborted(() => step.run!(stepCtx), deadline.signal)) ?? null;
     } catch (err) {
       failure = err;
+    } finally {
+      deadline.dispose();
     }
     // Lost lease or shutdown: leave the step to whoever resumes the job.
     if (this.jobSignal.aborted) throw new LeaseLost();
