@@ -44,12 +44,29 @@ export interface Config {
     /** multiplies every retry backoff (tests and demos shorten it) */
     backoffScale: number;
   };
+  preview: {
+    /** the preview router's listen port (on HOST); also the port its URLs carry when it is not 80 */
+    port: number;
+    /** hostnames of install URLs and preview hostnames are `<label>.<domain>` */
+    domain: string;
+    /** a pinned hostname is evicted once its render has been replaced for this long (seconds) */
+    pinnedRetentionSeconds: number;
+  };
 }
 
 export const SERVE_ROLES = ['all', 'api', 'worker'] as const;
 export type ServeRole = (typeof SERVE_ROLES)[number];
 
 export class ConfigError extends Error {}
+
+/** A DNS name of labels of [a-z0-9-] (a wildcard DNS record `*.<domain>` points at the router). */
+const DOMAIN = /^(?=.{1,190}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+function parsePreviewDomain(raw: string | undefined): string {
+  const domain = (raw || 'preview.localhost').toLowerCase().replace(/\.$/, '');
+  if (!DOMAIN.test(domain)) throw new ConfigError(`SVC_PREVIEW_DOMAIN must be a DNS name of at most 190 characters, got "${raw}"`);
+  return domain;
+}
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
@@ -163,6 +180,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       leaseMs: numberSetting(env, 'SVC_JOB_LEASE_MS', 30_000, 300, 3_600_000),
       pollMs: numberSetting(env, 'SVC_JOB_POLL_MS', 1000, 10, 60_000),
       backoffScale: numberSetting(env, 'SVC_RETRY_BACKOFF_SCALE', 1, 0, 100, false),
+    },
+    preview: {
+      port: numberSetting(env, 'SVC_PREVIEW_PORT', 8081, 0, 65535),
+      domain: parsePreviewDomain(env.SVC_PREVIEW_DOMAIN),
+      pinnedRetentionSeconds: numberSetting(env, 'SVC_PREVIEW_PINNED_RETENTION', 7 * 24 * 3600, 0, 10 * 365 * 24 * 3600),
     },
   };
 }

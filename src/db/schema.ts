@@ -182,6 +182,99 @@ export interface LocalClustersTable {
   created_at: number;
 }
 
+export interface PackagesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface PackageVersionsTable {
+  id: string;
+  package_id: string;
+  workspace_id: string;
+  semver: string;
+  /** zero-padded major.minor.patch: text order is release precedence */
+  sort_key: string;
+  /** 1 for a prerelease (1.0.0-rc.1): never "latest" */
+  prerelease: number;
+  /** JSON Schema of the install values (JSON) */
+  input_schema: string;
+  /** { routes, resources } (JSON) */
+  manifest: string;
+  created_at: number;
+}
+
+export interface InstallsTable {
+  id: string;
+  workspace_id: string;
+  cluster_id: string;
+  package_id: string;
+  package_version_id: string;
+  pin_kind: string;
+  pin_version: string | null;
+  values: string;
+  state: string;
+  reconciling: number;
+  current_render_id: string | null;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface InstallRendersTable {
+  id: string;
+  install_id: string;
+  workspace_id: string;
+  package_version_id: string;
+  semver: string;
+  content_hash: string;
+  manifest: string;
+  created_at: number;
+  replaced_at: number | null;
+}
+
+export interface InstallUrlsTable {
+  install_id: string;
+  route_key: string;
+  hostname: string;
+  url: string;
+  protocol: string;
+  error: string;
+  updated_at: number;
+  last_observed_at: number;
+}
+
+export interface PreviewHostnamesTable {
+  id: string;
+  workspace_id: string;
+  install_id: string;
+  hostname: string;
+  binding_kind: string;
+  track: string;
+  render_id: string;
+  protocol: string;
+  routing_mode: string;
+  state: string;
+  pending_operation_id: string | null;
+  pending_render_id: string | null;
+  last_seen_at: number;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface LocalDeploymentsTable {
+  cluster_id: string;
+  install_id: string;
+  render_id: string;
+  resource_count: number;
+  deployed_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -198,4 +291,11 @@ export interface Database {
   jobs: JobsTable;
   clusters: ClustersTable;
   local_clusters: LocalClustersTable;
+  packages: PackagesTable;
+  package_versions: PackageVersionsTable;
+  installs: InstallsTable;
+  install_renders: InstallRendersTable;
+  install_urls: InstallUrlsTable;
+  preview_hostnames: PreviewHostnamesTable;
+  local_deployments: LocalDeploymentsTable;
 }

@@ -61,12 +61,20 @@ export const ClusterCapabilities = Type.Object({
 export type ClusterCapabilitiesT = Static<typeof ClusterCapabilities>;
 
 /** The local driver's fault injection, set at cluster creation (so retries and failures can be seen). */
+export const LOCAL_FAULT_ACTIONS = ['provision', 'capabilities', 'destroy', 'deploy', 'health', 'undeploy'] as const;
+
 export interface LocalFault {
-  action: 'provision' | 'capabilities' | 'destroy';
+  /** `health`: the first N readiness checks report the deployment not ready yet */
+  action: (typeof LOCAL_FAULT_ACTIONS)[number];
   /** the first N attempts of the action fail */
   fail_times?: number;
   /** every call of the action first waits this long */
   latency_ms?: number;
+}
+
+/** The namespace an install's objects live in on its cluster. */
+export function installNamespace(installId: string): string {
+  return `svc-${installId.slice(installId.indexOf('_') + 1)}`;
 }
 
 /** What a driver needs to reach one cluster. */
@@ -94,6 +102,38 @@ export class ClusterDriverError extends Error {
   }
 }
 
+/** A route a package exposes (its manifest's `routes`), served at the install's URL for it. */
+export interface RouteSpec {
+  route_key: string;
+  protocol: 'http' | 'websocket' | 'grpc';
+  /** the Service (in the install's namespace) and port that serve the route on a real cluster */
+  service?: { name: string; port: number };
+}
+
+/** A Kubernetes object of a rendered manifest (namespaced; the driver sets its namespace). */
+export type KubernetesObject = { apiVersion: string; kind: string; metadata: { name: string; [key: string]: unknown }; [key: string]: unknown };
+
+/** Where an install lives on its cluster. */
+export interface DeploymentTarget {
+  installId: string;
+  /** the install's namespace, `svc-<install id body>` */
+  namespace: string;
+}
+
+/** One render of an install, to apply. */
+export interface DeploymentSpec extends DeploymentTarget {
+  renderId: string;
+  resources: KubernetesObject[];
+  routes: RouteSpec[];
+}
+
+export interface DeploymentStatus {
+  /** every workload of the render is ready */
+  ready: boolean;
+  /** what is still missing when not ready, or a summary when ready */
+  message: string;
+}
+
 export interface ClusterDriver {
   readonly provider: ClusterProvider;
   /** Makes sure the cluster exists and answers; idempotent. */
@@ -102,6 +142,12 @@ export interface ClusterDriver {
   capabilities(target: ClusterTarget, ctx: DriverCallContext): Promise<ClusterCapabilitiesT>;
   /** Releases what the service holds on the cluster; idempotent (a missing cluster is success). */
   destroy(target: ClusterTarget, ctx: DriverCallContext): Promise<void>;
+  /** Applies a render's objects to the install's namespace (created if missing); idempotent. */
+  deploy(target: ClusterTarget, spec: DeploymentSpec, ctx: DriverCallContext): Promise<void>;
+  /** Reads whether the render's workloads are ready. */
+  deploymentStatus(target: ClusterTarget, spec: DeploymentSpec, ctx: DriverCallContext): Promise<DeploymentStatus>;
+  /** Removes everything of the install from the cluster; idempotent (nothing there is success). */
+  undeploy(target: ClusterTarget, deployment: DeploymentTarget, ctx: DriverCallContext): Promise<void>;
 }
 
 /**
@@ -119,5 +165,8 @@ export function lazyDriver(provider: ClusterProvider, load: () => Promise<Cluste
     provision: async (target, ctx) => (await driver()).provision(target, ctx),
     capabilities: async (target, ctx) => (await driver()).capabilities(target, ctx),
     destroy: async (target, ctx) => (await driver()).destroy(target, ctx),
+    deploy: async (target, spec, ctx) => (await driver()).deploy(target, spec, ctx),
+    deploymentStatus: async (target, spec, ctx) => (await driver()).deploymentStatus(target, spec, ctx),
+    undeploy: async (target, deployment, ctx) => (await driver()).undeploy(target, deployment, ctx),
   };
 }

@@ -362,5 +362,17 @@ export function createKubernetesDriver(options: KubernetesDriverOptions = {}): C
       // nothing on it (the driver only reads), so there is nothing remote to release and
       // unregistering is the database's business. Resolving is trivially idempotent.
     },
+
+    async deploy() {
+      throw new ClusterDriverError('deploying to a kubernetes cluster is not implemented yet', false);
+    },
+
+    async deploymentStatus() {
+      throw new ClusterDriverError('reading deployments on a kubernetes cluster is not implemented yet', false);
+    },
+
+    async undeploy() {
+      throw new ClusterDriverError('removing deployments from a kubernetes cluster is not implemented yet', false);
+    },
   };
 }

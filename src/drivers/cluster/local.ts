@@ -45,21 +45,23 @@ const API_GROUPS = [
   'storage.k8s.io/v1',
 ];
 
-/**
- * Applies the target's fault for this action: waits its latency (cut short when the step is
- * aborted), then fails while the calling step's attempt is within `fail_times`.
- */
-async function injectFault(target: ClusterTarget, action: LocalFault['action'], ctx: DriverCallContext): Promise<void> {
+/** Waits the latency of the target's fault for this action (cut short when the step is aborted); returns the fault. */
+async function faultLatency(target: ClusterTarget, action: LocalFault['action'], ctx: DriverCallContext): Promise<LocalFault | undefined> {
   const fault = target.faults.find((f) => f.action === action);
-  if (!fault) return;
-  if (fault.latency_ms) {
+  if (fault?.latency_ms) {
     try {
       await sleep(fault.latency_ms, undefined, { signal: ctx.signal });
     } catch {
       throw new ClusterDriverError(`${action}: aborted while waiting for the simulated cluster`, true);
     }
   }
-  if (ctx.attempt <= (fault.fail_times ?? 0)) {
+  return fault;
+}
+
+/** Applies the target's fault for this action: its latency, then a failure while the calling step's attempt is within `fail_times`. */
+async function injectFault(target: ClusterTarget, action: LocalFault['action'], ctx: DriverCallContext): Promise<void> {
+  const fault = await faultLatency(target, action, ctx);
+  if (fault && ctx.attempt <= (fault.fail_times ?? 0)) {
     throw new ClusterDriverError(`injected fault: ${action} failed on attempt ${ctx.attempt} of the simulated cluster`, true);
   }
 }
@@ -135,6 +137,41 @@ export function createLocalDriver(deps: { db: Executor }): ClusterDriver {
     async destroy(target, ctx) {
       await injectFault(target, 'destroy', ctx);
       await db.deleteFrom('local_clusters').where('cluster_id', '=', target.clusterId).execute();
+    },
+
+    // A deployment is a row naming the render that runs; deploying another render replaces it,
+    // as applying new objects over old ones does on a real cluster.
+    async deploy(target, spec, ctx) {
+      await injectFault(target, 'deploy', ctx);
+      const cluster = await db.selectFrom('local_clusters').select('cluster_id').where('cluster_id', '=', target.clusterId).executeTakeFirst();
+      if (!cluster) throw new ClusterDriverError('the simulated cluster is not provisioned', false);
+      const now = clock.now();
+      await db
+        .insertInto('local_deployments')
+        .values({ cluster_id: target.clusterId, install_id: spec.installId, render_id: spec.renderId, resource_count: spec.resources.length, deployed_at: now })
+        .onConflict((oc) => oc.columns(['cluster_id', 'install_id']).doUpdateSet({ render_id: spec.renderId, resource_count: spec.resources.length, deployed_at: now }))
+        .execute();
+    },
+
+    async deploymentStatus(target, spec, ctx) {
+      // A health fault is "not ready yet" on the first checks, not a failure of the call.
+      const fault = await faultLatency(target, 'health', ctx);
+      const row = await db
+        .selectFrom('local_deployments')
+        .select(['render_id', 'resource_count'])
+        .where('cluster_id', '=', target.clusterId)
+        .where('install_id', '=', spec.installId)
+        .executeTakeFirst();
+      if (!row || row.render_id !== spec.renderId) return { ready: false, message: `render ${spec.renderId} is not deployed` };
+      if (ctx.attempt <= (fault?.fail_times ?? 0)) {
+        return { ready: false, message: `injected fault: ${row.resource_count} object(s) not ready on check ${ctx.attempt} of the simulated cluster` };
+      }
+      return { ready: true, message: `${row.resource_count} object(s) ready` };
+    },
+
+    async undeploy(target, deployment, ctx) {
+      await injectFault(target, 'undeploy', ctx);
+      await db.deleteFrom('local_deployments').where('cluster_id', '=', target.clusterId).where('install_id', '=', deployment.installId).execute();
     },
   };
 }

@@ -1,6 +1,6 @@
 // Clusters (API.md section 6) and their capabilities (spec 2.9, endpoint 9).
 import { Type, type Static } from 'typebox';
-import { CLUSTER_PROVIDERS, ClusterCapabilities } from '../../drivers/cluster/driver.js';
+import { CLUSTER_PROVIDERS, ClusterCapabilities, LOCAL_FAULT_ACTIONS } from '../../drivers/cluster/driver.js';
 import { KUBECONFIG_MAX_BYTES } from '../../drivers/cluster/kubeconfig.js';
 import { StringEnum } from '../../platform/http.js';
 
@@ -44,7 +44,11 @@ export type ClusterT = Static<typeof Cluster>;
 
 export const LocalFaultSchema = Type.Object(
   {
-    action: StringEnum(['provision', 'capabilities', 'destroy'], { description: 'the driver action the fault applies to' }),
+    action: StringEnum(LOCAL_FAULT_ACTIONS, {
+      description:
+        'the driver action the fault applies to: provision, capabilities and destroy (the cluster\'s operations); deploy, health ' +
+        '(the readiness check after a deploy: a failure reads as "not ready yet") and undeploy (install operations)',
+    }),
     fail_times: Type.Optional(Type.Integer({ minimum: 0, maximum: 100, default: 0, description: 'the first N attempts of the step calling the action fail (retryably)' })),
     latency_ms: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000, default: 0, description: 'every call of the action first waits this long' })),
   },

@@ -17,7 +17,7 @@ import { runningOperations } from '../operations/operations.repo.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import * as repo from './clusters.repo.js';
-import { lockWorkspace } from '../workspaces/workspaces.repo.js';
+import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import type { ClusterCapabilitiesViewT, ClusterT, CreateClusterBodyT } from './clusters.schemas.js';
 import {
   CLUSTER_CREATE, CLUSTER_DELETE, CLUSTER_REFRESH, releaseWorkspaceClusters, type ClusterWorkflowDeps, type ReleaseWorkspaceClustersOptions,
@@ -71,14 +71,6 @@ export function createClusterService(deps: ClusterServiceDeps) {
     const row = isId('cluster', id) ? await repo.findCluster(executor, scope.workspaceId, id) : undefined;
     if (!row) throw notFound('cluster');
     return row;
-  }
-
-  /** New work is refused once the workspace is being deleted; the lock orders us against that deletion. */
-  async function assertWorkspaceActive(tx: Executor, workspaceId: string): Promise<void> {
-    const state = await lockWorkspace(tx, workspaceId);
-    if (state !== 'active') {
-      throw new ApiError('FAILED_PRECONDITION', `workspace ${workspaceId} is being deleted`, { reason: 'WORKSPACE_DELETING' });
-    }
   }
 
   /** Registers the cluster (pending, reconciling) and starts cluster.create, in the caller's transaction. */

@@ -9,8 +9,20 @@ import { ApiError, notFound } from '../../platform/errors.js';
 import { etagMismatch } from '../../platform/etag.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
+import { lockWorkspace } from './workspaces.repo.js';
 
 export const WORKSPACE_DELETE = 'workspace.delete';
+
+/**
+ * New work in a workspace (a cluster, an install...) is refused once its deletion started. Locks
+ * the workspace row, so the check is ordered against the deletion's switch to `deleting`.
+ */
+export async function assertWorkspaceActive(tx: Executor, workspaceId: string): Promise<void> {
+  const state = await lockWorkspace(tx, workspaceId);
+  if (state !== 'active') {
+    throw new ApiError('FAILED_PRECONDITION', `workspace ${workspaceId} is being deleted`, { reason: 'WORKSPACE_DELETING' });
+  }
+}
 
 type Input = Record<string, never>;
 
