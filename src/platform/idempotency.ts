@@ -31,12 +31,18 @@ export interface IdempotentOutcome<T> {
   resourceId: string;
 }
 
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+/** Deeper bodies are refused before fingerprinting: the recursion below would overflow the stack (a 500). */
+const MAX_BODY_DEPTH = 256;
+
+function canonical(value: unknown, depth = 0): string {
+  if (depth > MAX_BODY_DEPTH) {
+    throw new ApiError('INVALID_ARGUMENT', `request body nests deeper than ${MAX_BODY_DEPTH} levels`, { reason: 'BODY_TOO_DEEP' });
+  }
+  if (Array.isArray(value)) return `[${value.map((v) => canonical(v, depth + 1)).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.keys(value as object)
       .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k], depth + 1)}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value ?? null);
