@@ -1,12 +1,16 @@
 // A local stand-in for a Kubernetes API server: answers the paths the kubernetes cluster driver reads
 // (/version, /api, /apis, nodes, storage classes, ingress classes, Gateway API classes and gateways)
 // with JSON shaped as a real API server returns it (kinds, list metadata, Status errors, continue
-// tokens), and checks credentials like one (bearer token, or a client certificate over TLS).
+// tokens), and checks credentials like one (bearer token, or a client certificate over TLS). What
+// the driver writes (namespaces, server-side apply of an install's objects) is k8s-standin-objects.ts.
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import yaml from 'js-yaml';
+import { ObjectStore } from './k8s-standin-objects.js';
+
+export { readyStatus } from './k8s-standin-objects.js';
 
 /**
  * Test-only TLS material (never used outside tests). The server certificate is self-signed for
@@ -75,6 +79,9 @@ export interface RecordedRequest {
   authorization: string | undefined;
   /** CN of a verified client certificate */
   clientCertCn: string | undefined;
+  contentType: string | undefined;
+  /** the request body as sent ('' when none) */
+  body: string;
 }
 
 export interface K8sStandin {
@@ -82,6 +89,8 @@ export interface K8sStandin {
   requests: RecordedRequest[];
   /** requests still to be answered 503; tests may set it */
   failRemaining: number;
+  /** namespaces and applied objects; tests read them, set their status, deny resources, slow namespace deletion */
+  objects: ObjectStore;
   close(): Promise<void>;
 }
 
@@ -230,13 +239,16 @@ export async function startK8sStandin(options: StandinOptions = {}): Promise<K8s
     routes['/apis/gateway.networking.k8s.io/v1/gateways'] = (q) => list('GatewayList', 'gateway.networking.k8s.io/v1', GATEWAYS, q, options.maxPageSize);
   }
 
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
+  const objects = new ObjectStore(gatewayApi);
+
+  const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
     const url = new URL(req.url ?? '/', 'http://standin');
     const path = url.pathname.replace(/\/+$/, '') || '/';
     const socket = req.socket as Partial<TLSSocket>;
     const peer = socket.authorized && socket.getPeerCertificate ? socket.getPeerCertificate() : undefined;
     const clientCertCn = peer?.subject?.CN ? String(peer.subject.CN) : undefined;
-    requests.push({ method: req.method ?? '', path, query: Object.fromEntries(url.searchParams), authorization: req.headers.authorization, clientCertCn });
+    const contentType = req.headers['content-type'];
+    requests.push({ method: req.method ?? '', path, query: Object.fromEntries(url.searchParams), authorization: req.headers.authorization, clientCertCn, contentType, body });
     const send = (code: number, body: Json) => {
       if (res.destroyed) return;
       res.writeHead(code, { 'content-type': 'application/json', 'audit-id': `standin-${requests.length}` });
@@ -248,10 +260,12 @@ export async function startK8sStandin(options: StandinOptions = {}): Promise<K8s
         return send(503, status(503, 'ServiceUnavailable', 'the server is currently unable to handle the request'));
       }
       if (req.headers.authorization !== `Bearer ${token}` && clientCertCn !== 'svc-test-client') return send(401, status(401, 'Unauthorized', 'Unauthorized'));
+      const route = req.method === 'GET' ? routes[path] : undefined;
+      if (route) return send(200, route(url.searchParams));
+      const answer = objects.handle(req.method ?? '', path, url.searchParams, contentType ?? '', body);
+      if (answer) return send(answer.code, answer.body);
       if (req.method !== 'GET') return send(405, status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource'));
-      const route = routes[path];
-      if (!route) return send(404, { ...status(404, 'NotFound', 'the server could not find the requested resource'), details: {} });
-      send(200, route(url.searchParams));
+      send(404, { ...status(404, 'NotFound', 'the server could not find the requested resource'), details: {} });
     };
     if (!options.delayMs) return answer();
     const timer = setTimeout(() => {
@@ -261,17 +275,25 @@ export async function startK8sStandin(options: StandinOptions = {}): Promise<K8s
     timers.add(timer);
   };
 
+  // The body is read whole before anything is answered, as an API server decodes it first.
+  const receive = (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
+  };
   const server: Server = options.https
-    ? createHttpsServer({ cert: STANDIN_SERVER_CERT, key: STANDIN_SERVER_KEY, ca: [TEST_CLIENT_CERT], requestCert: true, rejectUnauthorized: false }, handle)
-    : createHttpServer(handle);
+    ? createHttpsServer({ cert: STANDIN_SERVER_CERT, key: STANDIN_SERVER_KEY, ca: [TEST_CLIENT_CERT], requestCert: true, rejectUnauthorized: false }, receive)
+    : createHttpServer(receive);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const stand: K8sStandin = {
     url: `${options.https ? 'https' : 'http'}://127.0.0.1:${port}`,
     requests,
     failRemaining: options.failTimes ?? 0,
+    objects,
     close: () => new Promise<void>((resolve) => {
       for (const t of timers) clearTimeout(t);
+      objects.close();
       server.closeAllConnections();
       server.close(() => resolve());
     }),

@@ -1,5 +1,6 @@
 // The `kubernetes` cluster driver: a cluster someone else runs, reached with the kubeconfig given at
-// registration. It reads; it never changes anything on the cluster.
+// registration. It reads the cluster's capabilities; the only things it changes are the namespaces
+// of installs and the objects in them (kubernetes-deploy.ts).
 import {
   ApiException,
   ApisApi,
@@ -11,7 +12,9 @@ import {
   NetworkingV1Api,
   Observable,
   StorageV1Api,
+  ServerConfiguration,
   VersionApi,
+  createConfiguration,
   type ConfigurationOptions,
   type ObservableMiddleware,
   type V1Node,
@@ -25,6 +28,7 @@ import {
   type DriverCallContext,
 } from './driver.js';
 import { KubeconfigError, parseKubeconfig, type ParsedKubeconfig } from './kubeconfig.js';
+import { ObjectClient, applyRender, deleteNamespace, readRenderStatus, type DeployCall } from './kubernetes-deploy.js';
 
 type Caps = ClusterCapabilitiesT;
 type Obj = Record<string, unknown>;
@@ -55,6 +59,8 @@ interface Connection {
   storage: StorageV1Api;
   networking: NetworkingV1Api;
   custom: CustomObjectsApi;
+  /** any kind, through discovery; its requests carry the deadline middleware in its configuration */
+  objects: ObjectClient;
   options: ConfigurationOptions;
   /** values that must never appear in an error message */
   secrets: string[];
@@ -139,6 +145,13 @@ function connect(target: ClusterTarget, deadlines: RequestDeadlines): Connection
     storage: kc.makeApiClient(StorageV1Api),
     networking: kc.makeApiClient(NetworkingV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
+    // KubernetesObjectApi takes no per-call middleware (its requests use the configuration's only),
+    // so its configuration is built with the deadline in it, as makeApiClient builds the others.
+    objects: new ObjectClient(createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: kc },
+      middleware: [deadline],
+    })),
     options: { middleware: [deadline], middlewareMergeStrategy: 'append' },
     secrets: [user.token, user.password, user.clientKeyData, user.clientCertificateData].filter((s): s is string => !!s && s.length >= 4),
   };
@@ -170,7 +183,8 @@ function toDriverError(err: unknown, what: string, conn: Connection, ctx: Driver
     const detail = redact(statusMessage(err.body), conn.secrets);
     const suffix = detail ? `: ${detail}` : '';
     if (code === 401) return new ClusterDriverError(`${what}: credentials rejected by the cluster API (HTTP 401)`, false);
-    if (code === 403) return new ClusterDriverError(`${what}: credentials rejected, access forbidden (HTTP 403)${suffix}`, false);
+    // Forbidden: the credentials lack a permission (RBAC); only the cluster's owner can grant it.
+    if (code === 403) return new ClusterDriverError(`${what}: access forbidden (HTTP 403)${suffix}`, false);
     if (code === 408 || code === 429 || code >= 500) return new ClusterDriverError(`${what}: the cluster API answered HTTP ${code}${suffix}`, true);
     if (code === 404) return new ClusterDriverError(`${what}: not found (HTTP 404); is the server a Kubernetes API server?`, false);
     return new ClusterDriverError(`${what}: the cluster API answered HTTP ${code}${suffix}`, false);
@@ -325,6 +339,10 @@ async function readCapabilities(c: Connection): Promise<Caps> {
 export function createKubernetesDriver(options: KubernetesDriverOptions = {}): ClusterDriver {
   const timeoutMs = options.requestTimeoutMs ?? 10_000;
 
+  function deployCall(c: Connection, ctx: DriverCallContext): DeployCall {
+    return { objects: c.objects, coreV1: c.coreV1, options: c.options, signal: ctx.signal, fail: (err, what) => toDriverError(err, what, c, ctx, timeoutMs) };
+  }
+
   async function call<T>(what: string, target: ClusterTarget, ctx: DriverCallContext, run: (c: Connection) => Promise<T>): Promise<T> {
     if (ctx.signal.aborted) throw new ClusterDriverError(`${what}: aborted`, true);
     const deadlines = new RequestDeadlines(ctx.signal, timeoutMs);
@@ -358,21 +376,22 @@ export function createKubernetesDriver(options: KubernetesDriverOptions = {}): C
     },
 
     async destroy() {
-      // A registered Kubernetes cluster belongs to whoever registered it: the service created
-      // nothing on it (the driver only reads), so there is nothing remote to release and
-      // unregistering is the database's business. Resolving is trivially idempotent.
+      // A registered Kubernetes cluster belongs to whoever registered it. What the service created
+      // there are install namespaces, and a cluster is deleted only once it has no installs (each
+      // undeployed), so there is nothing remote to release and unregistering is the database's
+      // business. Resolving is trivially idempotent.
     },
 
-    async deploy() {
-      throw new ClusterDriverError('deploying to a kubernetes cluster is not implemented yet', false);
+    async deploy(target, spec, ctx) {
+      await call(`deploying render ${spec.renderId}`, target, ctx, (c) => applyRender(deployCall(c, ctx), spec));
     },
 
-    async deploymentStatus() {
-      throw new ClusterDriverError('reading deployments on a kubernetes cluster is not implemented yet', false);
+    async deploymentStatus(target, spec, ctx) {
+      return call(`reading the status of render ${spec.renderId}`, target, ctx, (c) => readRenderStatus(deployCall(c, ctx), spec));
     },
 
-    async undeploy() {
-      throw new ClusterDriverError('removing deployments from a kubernetes cluster is not implemented yet', false);
+    async undeploy(target, deployment, ctx) {
+      await call(`removing install ${deployment.installId}`, target, ctx, (c) => deleteNamespace(deployCall(c, ctx), deployment.namespace));
     },
   };
 }
