@@ -24,6 +24,9 @@ import type { Services } from './services.js';
 import { Operation } from './modules/operations/operations.schemas.js';
 import { operationRoutes } from './modules/operations/operations.routes.js';
 import { clusterRoutes } from './modules/clusters/clusters.routes.js';
+import { packageRoutes } from './modules/packages/packages.routes.js';
+import { installRoutes } from './modules/installs/installs.routes.js';
+import { previewHostnameRoutes } from './modules/preview-hostnames/preview-hostnames.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -147,6 +150,9 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   oauthRoutes(app, services);
   operationRoutes(app, services, { waitSafetyPollMs: services.dialect === 'sqlite' ? 250 : 1000 });
   clusterRoutes(app, services);
+  packageRoutes(app, services);
+  installRoutes(app, services);
+  previewHostnameRoutes(app, services);
   // The OAuth endpoints (RFC 6749 and 8628 use forms) and the server-rendered pages, in their own
   // context: only they parse application/x-www-form-urlencoded and cookies; the JSON API never does.
   await app.register(async (forms: App) => {

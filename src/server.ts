@@ -6,6 +6,7 @@ import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createServices, type Services } from './services.js';
 import { startRuntime } from './jobs/runtime.js';
+import { createPreviewRouter } from './modules/preview-hostnames/preview-router.js';
 
 export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["idempotency-key"]', 'res.headers["set-cookie"]'];
 
@@ -42,6 +43,12 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
 
   const runtime = await startRuntime(services, logger);
   const { app, beginShutdown } = await buildApp({ services, logger });
+  // The preview router answers for install URLs and preview hostnames on its own port.
+  const previewRouter = config.role === 'worker' ? null : createPreviewRouter({ db: handle.db, domain: config.preview.domain, logger });
+  if (previewRouter) {
+    const previewUrl = await previewRouter.listen(config.preview.port, config.host);
+    logger.info({ url: previewUrl, domain: config.preview.domain }, 'preview router listening');
+  }
   const url = await app.listen({ port: config.port, host: config.host });
   logger.info({ url, database: handle.dialect, role: config.role, worker_id: runtime.workerId }, 'svc listening');
 
@@ -59,10 +66,11 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
       const force = setTimeout(() => {
         logger.warn('grace period over; closing remaining connections');
         app.server.closeAllConnections();
+        previewRouter?.server.closeAllConnections();
       }, config.shutdownGraceMs);
       force.unref();
       // Stops accepting, waits for in-flight requests, closes idle keep-alive sockets.
-      await app.close();
+      await Promise.all([app.close(), previewRouter?.close()]);
       clearTimeout(force);
       // Running steps drain within the grace period; the rest are handed back to other workers.
       await runtime.stop(config.shutdownGraceMs);

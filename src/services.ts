@@ -19,6 +19,11 @@ import { lazyDriver, type ClusterDriver, type ClusterProvider } from './drivers/
 import { createLocalDriver } from './drivers/cluster/local.js';
 import { createClusterService } from './modules/clusters/clusters.service.js';
 import { registerClusterWorkflows } from './modules/clusters/clusters.workflows.js';
+import { createPackageService } from './modules/packages/packages.service.js';
+import { createInstallService } from './modules/installs/installs.service.js';
+import { registerInstallWorkflows } from './modules/installs/installs.workflows.js';
+import { createPreviewHostnameService } from './modules/preview-hostnames/preview-hostnames.service.js';
+import { registerPreviewHostnameWorkflows } from './modules/preview-hostnames/preview-hostnames.workflows.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
   const { db, config } = deps;
@@ -35,8 +40,16 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const clusterDeps = { db, drivers: clusterDrivers, operations, kubeconfigKey: deriveKey(config.secretKey, 'kubeconfig') };
   registerClusterWorkflows(workflows, clusterDeps);
   const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl });
+  const installDeps = { ...clusterDeps, preview: config.preview };
+  registerInstallWorkflows(workflows, installDeps);
+  const installs = createInstallService({ ...installDeps, dialect: deps.dialect, cursors, publicUrl: config.publicUrl });
+  registerPreviewHostnameWorkflows(workflows, db);
+  const previewHostnames = createPreviewHostnameService({ db, dialect: deps.dialect, cursors, operations, preview: config.preview });
   const workspaceDeletion = createWorkspaceDeletion({
     operations,
+    releaseInstalls: async (workspaceId, ctx) => {
+      await installs.releaseWorkspaceInstalls(workspaceId, ctx);
+    },
     releaseClusters: async (workspaceId, ctx) => {
       await clusters.releaseWorkspaceClusters(workspaceId, ctx);
     },
@@ -64,6 +77,9 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     workspaceDeletion,
     clusterDrivers,
     clusters,
+    packages: createPackageService({ db, cursors }),
+    installs,
+    previewHostnames,
   };
 }
 

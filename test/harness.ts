@@ -3,6 +3,7 @@
 // through the same services the HTTP routes use.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -15,6 +16,7 @@ import type { App } from '../src/platform/http.js';
 import { createServices, type Services } from '../src/services.js';
 import { startRuntime, type Runtime } from '../src/jobs/runtime.js';
 import { createLogger } from '../src/server.js';
+import { createPreviewRouter, type PreviewRouter } from '../src/modules/preview-hostnames/preview-router.js';
 
 export const DIALECT = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 
@@ -84,8 +86,21 @@ export interface TestUser {
   token: string;
 }
 
+/** A TCP port free right now on 127.0.0.1 (for SVC_PREVIEW_PORT: URLs carry the port, so it must be known up front). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 export class TestApp {
   private users = 0;
+  private previewRouter: PreviewRouter | null = null;
   constructor(
     readonly app: App,
     readonly services: Services,
@@ -118,6 +133,16 @@ export class TestApp {
       this.serverErrors.push(`${method} ${url} -> ${res.statusCode} ${res.body.slice(0, 300)}`);
     }
     return { status: res.statusCode, body, headers: res.headers, text: res.body };
+  }
+
+  /**
+   * Starts the preview router on config.preview.port (opt in: start the app with
+   * `{ SVC_PREVIEW_PORT: String(await freePort()) }`); returns its base URL. Closed with the app.
+   */
+  async startPreviewRouter(): Promise<string> {
+    if (this.previewRouter) throw new Error('the preview router is already started');
+    this.previewRouter = createPreviewRouter({ db: this.services.db, domain: this.config.preview.domain });
+    return this.previewRouter.listen(this.config.preview.port, '127.0.0.1');
   }
 
   /** A user with a fresh session token. */
@@ -173,6 +198,7 @@ export class TestApp {
     const counted = await this.countedServerErrors();
     this.services.operations.releaseWaiters();
     await this.app.close();
+    await this.previewRouter?.close();
     await this.runtime.stop(2000);
     await this.handle.close();
     await this.database.drop();

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
-import type { TestDatabase } from './harness.js';
+import { freePort, type TestDatabase } from './harness.js';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 const ENTRY = [process.execPath, '--import', 'tsx', 'test/svc.ts'] as const;
@@ -67,11 +67,15 @@ export interface RunningSvc {
   stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `svc serve` on a free port and resolves once it logs "svc listening". */
+/**
+ * Starts `svc serve` on a free port and resolves once it logs "svc listening". The preview router
+ * gets a free port of its own too, so several processes on one machine never collide on 8081.
+ */
 export async function startSvc(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningSvc> {
+  const previewPort = String(await freePort());
   const child = spawn(ENTRY[0], [...ENTRY.slice(1), 'serve'], {
     cwd: ROOT,
-    env: envFor({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }),
+    env: envFor({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', SVC_PREVIEW_PORT: previewPort, ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: LogLine[] = [];

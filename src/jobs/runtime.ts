@@ -1,13 +1,20 @@
 // What runs beside the HTTP API in one process: the notification listener and, unless the process
-// is API-only (`svc serve --role api`), the worker pool.
+// is API-only (`svc serve --role api`), the worker pool and the periodic sweeps.
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { clock } from '../platform/clock.js';
 import { randomString } from '../platform/crypto.js';
+import { evictAgedPinned } from '../modules/preview-hostnames/hostname-lifecycle.js';
 import type { Services } from '../services.js';
 import { WorkerPool } from './worker.js';
 
 export interface Runtime {
   workerId: string;
+  /**
+   * Evicts every pinned preview hostname whose render was replaced at least the pinned retention
+   * ago; returns how many. Runs every min(60 s, retention) in worker processes; tests call it.
+   */
+  sweepPreviewHostnames(): Promise<number>;
   /** stops claiming, lets running steps drain for up to `graceMs`, then closes the listener */
   stop(graceMs: number): Promise<void>;
 }
@@ -24,9 +31,24 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     );
     pool.start();
   }
+  const sweepPreviewHostnames = () => {
+    const now = clock.now();
+    return evictAgedPinned(services.db, null, now - config.preview.pinnedRetentionSeconds, now);
+  };
+  let sweep: NodeJS.Timeout | null = null;
+  if (config.role !== 'api') {
+    // An install's publish step evicts its own aged hostnames; this covers installs left alone.
+    const everyMs = Math.max(1000, Math.min(60_000, config.preview.pinnedRetentionSeconds * 1000));
+    sweep = setInterval(() => {
+      sweepPreviewHostnames().catch((err) => logger.warn({ err }, 'preview hostname eviction sweep failed'));
+    }, everyMs);
+    sweep.unref();
+  }
   return {
     workerId,
+    sweepPreviewHostnames,
     async stop(graceMs: number) {
+      if (sweep) clearInterval(sweep);
       await pool?.stop(graceMs);
       await services.notifier.close();
     },

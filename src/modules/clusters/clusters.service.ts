@@ -17,6 +17,7 @@ import { runningOperations } from '../operations/operations.repo.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import * as repo from './clusters.repo.js';
+import { clusterHasInstalls } from '../installs/installs.repo.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import type { ClusterCapabilitiesViewT, ClusterT, CreateClusterBodyT } from './clusters.schemas.js';
 import {
@@ -151,6 +152,11 @@ export function createClusterService(deps: ClusterServiceDeps) {
           throw clusterDeleting(id);
         }
         throw etagMismatch(`cluster ${id}`, current.revision);
+      }
+      // After the row is marked (and locked): an install created concurrently has either
+      // committed by now (and is counted) or will find the cluster deleting (see createInstall).
+      if (await clusterHasInstalls(tx, id)) {
+        throw new ApiError('FAILED_PRECONDITION', `cluster ${id} still has installs; delete them first`, { reason: 'CLUSTER_HAS_INSTALLS' });
       }
       return operations.start(tx, {
         type: CLUSTER_DELETE, workspaceId: scope.workspaceId, ownerType: 'cluster', ownerId: id, clusterId: id,

@@ -16,6 +16,9 @@ export const OPENAPI_TAGS = [
   { name: 'oauth clients', description: 'OAuth clients of a workspace for the client-credentials grant (JWT access tokens).' },
   { name: 'operations', description: 'Long-running operations: read their steps, wait for the end without polling, cancel.' },
   { name: 'clusters', description: 'Clusters of a workspace (a simulated local one, or a Kubernetes cluster by kubeconfig) and their capabilities.' },
+  { name: 'packages', description: 'Packages and their immutable versions: semver, a JSON Schema of the install values, and a manifest of routes and Kubernetes objects.' },
+  { name: 'installs', description: 'Installs of package versions on clusters, their renders and their reachable URLs.' },
+  { name: 'preview hostnames', description: 'Hostnames under the preview domain bound to a render of an install: floating (follow a track) or pinned (one render).' },
 ];
 
 const DESCRIPTION = [

@@ -1,5 +1,5 @@
 // DELETE /v1/workspaces/{id} (spec endpoint 2) and its `workspace.delete` workflow: stop the
-// workspace's running operations, release its clusters, revoke its credentials, then remove it.
+// workspace's running operations, undeploy its installs, release its clusters, revoke its credentials, then remove it.
 // The operation row outlives the workspace, so the requester can follow the deletion to its end.
 import type { Executor } from '../../db/database.js';
 import { StepError, type StepContext, type WorkflowDefinition } from '../../jobs/workflows.js';
@@ -28,6 +28,8 @@ type Input = Record<string, never>;
 
 export interface WorkspaceDeletionDeps {
   operations: OperationService;
+  /** undeploys every install of the workspace through its cluster's driver and deletes the rows; idempotent */
+  releaseInstalls(workspaceId: string, ctx: StepContext<unknown>): Promise<void>;
   /** destroys every cluster of the workspace through its driver and deletes the rows; idempotent */
   releaseClusters(workspaceId: string, ctx: StepContext<unknown>): Promise<void>;
 }
@@ -83,6 +85,16 @@ export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
         async run(ctx) {
           const running = await operations.cancelOthers({ workspace_id: ctx.workspaceId }, ctx.operationId);
           if (running > 0) throw new StepError(`waiting for ${running} running operation(s) of the workspace to end`);
+        },
+      },
+      {
+        name: 'delete_installs',
+        // Before the clusters they run on. An install that cannot be undeployed (its cluster does
+        // not answer) is given up after a few attempts; a failure beyond that skips the step, and
+        // the rows go with the workspace.
+        skippable: true,
+        async run(ctx) {
+          await deps.releaseInstalls(ctx.workspaceId, ctx as StepContext<unknown>);
         },
       },
       {

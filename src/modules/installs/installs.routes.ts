@@ -1,0 +1,133 @@
+import { Type } from 'typebox';
+import { scopeOf } from '../../platform/auth.js';
+import { parseIfMatch } from '../../platform/etag.js';
+import { bearerSecurity, headerOf, requestHeaders, responses, withEtag, type App } from '../../platform/http.js';
+import { PageQuery, pageOf } from '../../platform/pagination.js';
+import type { Services } from '../../services.js';
+import { OperationRef } from '../operations/operations.schemas.js';
+import {
+  CreateInstallBody, Install, InstallDetail, InstallId, PatchInstallBody, Render, RenderDetail, RenderId,
+} from './installs.schemas.js';
+
+const tags = ['installs'];
+const IdParams = Type.Object({ id: InstallId });
+const RenderParams = Type.Object({ id: InstallId, render_id: RenderId });
+const PageQuerystring = Type.Object(PageQuery, { additionalProperties: false });
+
+const DEPLOY_STEPS =
+  'Its steps: `resolve_version`, `render` (a new render `rnd_` with its content hash), `apply` (through the cluster\'s driver), ' +
+  '`wait_healthy` (polls readiness for about 2 minutes) and `publish_urls` (the install\'s URLs, one per route, and the render ' +
+  'becomes current). The install is `rendering`, then `syncing`, then `healthy`; `reconciling` is true until the operation ends. ' +
+  'A failing driver call shows in the operation\'s `last_error` while it is retried. On success, `response` carries ' +
+  '`install_id`, `render_id` and `urls` [{route_key, url}].';
+
+export function installRoutes(app: App, s: Services): void {
+  app.post('/v1/installs', {
+    config: { auth: 'workspace' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'createInstall', summary: 'Install a package on a cluster',
+      description:
+        'Any member may install. Resolves the version from `package_version_pin` (`latest`: the highest non-prerelease version), ' +
+        'validates `initial_values` against the version\'s `input_schema` (a mismatch is 400 with field violations under ' +
+        '`body.initial_values`, and nothing is created), writes the install (`pending`, `reconciling` true) and starts its ' +
+        '`install.create` operation in the same transaction: 202 with the operation (owner_type install, metadata.install_id, ' +
+        `metadata.cluster_id). ${DEPLOY_STEPS} If it fails or is cancelled, the install is \`failed\`. ` +
+        'A package or cluster that is not in the workspace is 400 (reason PACKAGE_NOT_FOUND or CLUSTER_NOT_FOUND, with the field); ' +
+        'no version fitting the pin is 422 (reason VERSION_NOT_FOUND); a cluster that is not `active` 422 (CLUSTER_NOT_ACTIVE); ' +
+        'a workspace being deleted 422 (WORKSPACE_DELETING). Accepts idempotency-key.',
+      headers: requestHeaders({ idempotency: 'optional' }), body: CreateInstallBody,
+      response: responses({ 202: OperationRef }, [400, 403, 409, 422]),
+    },
+  }, async (request, reply) => {
+    const scope = scopeOf(request);
+    return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
+      (operationId) => s.operations.load(scope.workspaceId, operationId),
+      async (tx) => {
+        const op = await s.installs.createInstall(scope, request.body, tx);
+        return { status: 202, body: op, resourceId: op.id };
+      });
+  });
+
+  app.get('/v1/installs', {
+    config: { auth: 'workspace' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'listInstalls', summary: 'List installs (spec endpoint 7)',
+      description:
+        'Installs of the workspace, newest first, each with every field of spec 2.2 and its URL entries. `product_id` is the ' +
+        'package id (this service installs packages). Any member may list them.',
+      headers: requestHeaders(), querystring: PageQuerystring,
+      response: responses({ 200: pageOf(Install, 'A page of installs') }),
+    },
+  }, async (request) => s.installs.listInstalls(scopeOf(request), request.query));
+
+  app.get('/v1/installs/:id', {
+    config: { auth: 'workspace' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'getInstall', summary: 'Get an install',
+      description: 'The install with its values. Any member may read it. Sends the etag in the ETag header.',
+      params: IdParams, headers: requestHeaders(),
+      response: responses({ 200: InstallDetail }),
+    },
+  }, async (request, reply) => withEtag(reply, await s.installs.getInstall(scopeOf(request), request.params.id)));
+
+  app.patch('/v1/installs/:id', {
+    config: { auth: 'workspace' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'updateInstall', summary: 'Change an install\'s version or values',
+      description:
+        'Any member may update. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. ' +
+        'Sets the pin and/or the values (which replace the current ones as a whole), resolves the version from the pin again ' +
+        '(`latest` moves to the newest release), validates the values against it (400 with field violations under `body.values`) ' +
+        `and starts an \`install.update\` operation: 202. ${DEPLOY_STEPS} The previous render stays current until the new one ` +
+        'is healthy (its `replaced_at` is then set); if the update fails the install is `degraded`. While another create or update ' +
+        'runs: 409 ABORTED (reason OPERATION_IN_PROGRESS, metadata.operation_id); an install being deleted: 422 (INSTALL_DELETING).',
+      params: IdParams, headers: requestHeaders({ ifMatch: 'required' }), body: PatchInstallBody,
+      response: responses({ 202: OperationRef }, [400, 403, 404, 409, 422]),
+    },
+  }, async (request, reply) => {
+    const revision = parseIfMatch(headerOf(request, 'if-match'));
+    const op = await s.installs.updateInstall(scopeOf(request), request.params.id, revision, request.body);
+    return reply.code(202).send(op);
+  });
+
+  app.delete('/v1/installs/:id', {
+    config: { auth: 'workspace' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'deleteInstall', summary: 'Delete an install',
+      description:
+        'Any member may delete. if-match is required. 202 with an `install.delete` operation: the install\'s other operations ' +
+        '(create, update, preview hostname binds) are cancelled and drained, its preview hostnames stop being served, it is ' +
+        'removed from its cluster (state `deleted`; an undeploy that keeps failing is skipped) and then it is gone with its ' +
+        'renders, URLs and hostnames. While a deletion runs, another DELETE returns that same operation, whatever its if-match. ' +
+        'Not cancellable.',
+      params: IdParams, headers: requestHeaders({ ifMatch: 'required' }),
+      response: responses({ 202: OperationRef }, [400, 403, 404, 409, 422]),
+    },
+  }, async (request, reply) => {
+    const revision = parseIfMatch(headerOf(request, 'if-match'));
+    const op = await s.installs.deleteInstall(scopeOf(request), request.params.id, revision);
+    return reply.code(202).send(op);
+  });
+
+  app.get('/v1/installs/:id/renders', {
+    config: { auth: 'workspace' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'listInstallRenders', summary: 'List an install\'s renders',
+      description:
+        'Every render of the install (one per create or update that got past its render step), newest first, without their ' +
+        'manifests; `current` marks the one that runs. Any member may list them.',
+      params: IdParams, headers: requestHeaders(), querystring: PageQuerystring,
+      response: responses({ 200: pageOf(Render, 'A page of renders') }),
+    },
+  }, async (request) => s.installs.listRenders(scopeOf(request), request.params.id, request.query));
+
+  app.get('/v1/installs/:id/renders/:render_id', {
+    config: { auth: 'workspace' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'getInstallRender', summary: 'Get a render',
+      description: 'One render of the install with its rendered manifest (routes and Kubernetes objects). Any member may read it.',
+      params: RenderParams, headers: requestHeaders(),
+      response: responses({ 200: RenderDetail }),
+    },
+  }, async (request) => s.installs.getRender(scopeOf(request), request.params.id, request.params.render_id));
+}

@@ -1,0 +1,140 @@
+// Installs (spec 2.2, endpoint 7; API.md section 6) and their renders.
+import { Type, type Static, type TSchema } from 'typebox';
+import { StringEnum } from '../../platform/http.js';
+
+/** The operation types (metadata.type) of the install workflows. */
+export const INSTALL_CREATE = 'install.create';
+export const INSTALL_UPDATE = 'install.update';
+export const INSTALL_DELETE = 'install.delete';
+
+export const INSTALL_STATES = ['pending', 'rendering', 'syncing', 'healthy', 'degraded', 'failed', 'deleted'] as const;
+export type InstallState = (typeof INSTALL_STATES)[number];
+
+export const PIN_KINDS = ['latest', 'pinned'] as const;
+
+export const InstallId = Type.String({ minLength: 1, maxLength: 55, description: 'install id (inst_...)' });
+export const RenderId = Type.String({ minLength: 1, maxLength: 54, description: 'render id (rnd_...)' });
+
+const Timestamp = (description: string) => Type.Integer({ minimum: 0, description: `${description} (Unix seconds)` });
+
+/**
+ * `type: [T, 'null']` rather than a union: one schema for fast-json-stringify (a union makes it
+ * try each branch on every item of the hot list) and plain OpenAPI 3.1.
+ */
+function Nullable<T extends TSchema>(schema: T, description: string) {
+  return Type.Unsafe<Static<T> | null>({ ...schema, type: [(schema as unknown as { type: string }).type, 'null'], description });
+}
+
+export const PackageVersionPin = Type.Object(
+  {
+    kind: StringEnum(PIN_KINDS, {
+      description: '`latest`: the highest released (non-prerelease) version when the install is created or updated; `pinned`: exactly `version`',
+    }),
+    version: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'the semver to install; required with kind pinned, refused with latest' })),
+  },
+  { additionalProperties: false, description: 'Which version of the package to install.' },
+);
+export type PackageVersionPinT = Static<typeof PackageVersionPin>;
+
+const UrlEntry = Type.Object({
+  route_key: Type.String({ description: 'the route of the package manifest this URL serves' }),
+  hostname: Type.String({ description: 'the hostname the preview router answers for' }),
+  url: Type.String({ description: 'where the route is reachable' }),
+  error: Type.String({ description: 'why the URL does not answer; empty when it does' }),
+  updated_at: Timestamp('when the URL was last written'),
+  last_observed_at: Timestamp('when the route was last seen published by a successful install operation'),
+}, { description: 'A reachable URL of the install (spec 2.2 URL entry)' });
+export type UrlEntryT = Static<typeof UrlEntry>;
+
+const installProperties = {
+  id: Type.String({ description: 'inst_ id' }),
+  workspace_id: Type.String({ description: 'ws_ id' }),
+  cluster_id: Type.String({ description: 'clu_ id of the cluster the install runs on' }),
+  product_id: Type.String({ description: 'the installed product: the package id (pkg_), the same as package_id' }),
+  package_id: Type.String({ description: 'pkg_ id' }),
+  package_version_id: Type.String({
+    description: 'pkv_ id of the version the install is set to (by its creation or last update); the running one is current_render_id\'s',
+  }),
+  semver: Type.String({ description: 'the semver of package_version_id' }),
+  package_version_pin: PackageVersionPin,
+  state: StringEnum(INSTALL_STATES, {
+    description:
+      'pending (accepted), rendering, syncing (applying to the cluster and waiting until healthy), healthy (the current render runs), ' +
+      'degraded (an update failed; the previous render is still current), failed (no render ever became current), ' +
+      'deleted (removed from the cluster; the install disappears right after)',
+  }),
+  reconciling: Type.Boolean({ description: 'true while an install operation (create, update, delete) acts on the install' }),
+  current_render_id: Nullable(Type.String(), 'the render that runs (its URLs are published); null until one became healthy'),
+  urls: Type.Array(UrlEntry, { description: 'one per route of the current render' }),
+  html_url: Type.String({ format: 'uri', description: 'the dashboard view of the install' }),
+  created_at: Timestamp('creation time'),
+  updated_at: Timestamp('last change, also by operations'),
+  etag: Type.String({ description: 'changes on every write, also on state changes made by operations; send it back in if-match' }),
+};
+
+export const Install = Type.Object(installProperties, {
+  $id: 'Install',
+  description: 'An install of a package version on a cluster (spec 2.2 plus state, package and pin, current render and html_url).',
+});
+export type InstallT = Static<typeof Install>;
+
+export const InstallDetail = Type.Object(
+  {
+    ...installProperties,
+    values: Type.Object({}, { additionalProperties: true, description: 'the values the install is configured with, schema defaults applied' }),
+  },
+  { $id: 'InstallDetail', description: 'An install with its values.' },
+);
+export type InstallDetailT = Static<typeof InstallDetail>;
+
+const Values = (description: string) => Type.Object({}, { additionalProperties: true, description });
+
+export const CreateInstallBody = Type.Object(
+  {
+    package_id: Type.String({ minLength: 1, maxLength: 54, description: 'pkg_ id of a package of the workspace' }),
+    package_version_pin: PackageVersionPin,
+    cluster_id: Type.String({ minLength: 1, maxLength: 54, description: 'clu_ id of an active cluster of the workspace' }),
+    initial_values: Type.Optional(Values('values for the version\'s input_schema (JSON Schema); its defaults fill what is left out. Default {}')),
+  },
+  { additionalProperties: false, description: 'Installs a package version on a cluster.' },
+);
+export type CreateInstallBodyT = Static<typeof CreateInstallBody>;
+
+export const PatchInstallBody = Type.Object(
+  {
+    package_version_pin: Type.Optional(PackageVersionPin),
+    values: Type.Optional(Values('replaces the values as a whole (no merge); left out: the current values, validated again against the version')),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'What to change; the install is rendered and deployed again.' },
+);
+export type PatchInstallBodyT = Static<typeof PatchInstallBody>;
+
+const renderProperties = {
+  id: Type.String({ description: 'rnd_ id' }),
+  install_id: Type.String({ description: 'inst_ id' }),
+  workspace_id: Type.String({ description: 'ws_ id' }),
+  package_version_id: Type.String({ description: 'pkv_ id of the version rendered' }),
+  semver: Type.String({ description: 'its semver' }),
+  content_hash: Type.String({ description: 'sha256 (hex) of the rendered routes and objects; equal for equal inputs, whatever the render id' }),
+  current: Type.Boolean({ description: 'true for the install\'s current render' }),
+  created_at: Timestamp('when it was rendered'),
+  replaced_at: Nullable(Type.Integer({ minimum: 0 }), 'when another render became current (Unix seconds); null while current or if it never became current'),
+};
+
+export const Render = Type.Object(renderProperties, { $id: 'InstallRender', description: 'One render of an install (list item: without the manifest).' });
+export type RenderT = Static<typeof Render>;
+
+export const RenderDetail = Type.Object(
+  {
+    ...renderProperties,
+    manifest: Type.Object(
+      {
+        routes: Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'the routes: route_key, protocol, service' }),
+        resources: Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'the Kubernetes objects applied, placeholders substituted' }),
+      },
+      { description: 'the manifest as rendered with the install\'s values and ids' },
+    ),
+  },
+  { $id: 'InstallRenderDetail', description: 'One render of an install with its rendered manifest.' },
+);
+export type RenderDetailT = Static<typeof RenderDetail>;

@@ -1,0 +1,281 @@
+// Installs: create (202, install.create), list (spec endpoint 7), read, update (202,
+// install.update), delete (202, install.delete), and read their renders. Each state change and the
+// operation that acts on it are written in one transaction; `reconciling` is claimed with one
+// conditional statement, so two operations never deploy an install at once (deletion excepted: it
+// drains the others first).
+import type { Db, Dialect, Executor } from '../../db/database.js';
+import type { PackageVersionsTable } from '../../db/schema.js';
+import type { DriverCallContext } from '../../drivers/cluster/driver.js';
+import type { Json } from '../../jobs/workflows.js';
+import type { WorkspaceScope } from '../../platform/auth.js';
+import { clock } from '../../platform/clock.js';
+import { ApiError, invalidArgument, notFound } from '../../platform/errors.js';
+import { etagMismatch, etagOf } from '../../platform/etag.js';
+import { isId, newId } from '../../platform/ids.js';
+import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
+import { findRunningOperation } from '../operations/operations.repo.js';
+import { actorOf, type OperationService } from '../operations/operations.service.js';
+import type { OperationT } from '../operations/operations.schemas.js';
+import { validateValues } from '../packages/input-schema.js';
+import { findPackage, resolveVersion } from '../packages/packages.repo.js';
+import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
+import * as repo from './installs.repo.js';
+import {
+  INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE, type CreateInstallBodyT, type InstallDetailT, type InstallState, type InstallT,
+  type PackageVersionPinT, type PatchInstallBodyT, type RenderDetailT, type RenderT,
+} from './installs.schemas.js';
+import { releaseWorkspaceInstalls, type InstallWorkflowDeps, type ReleaseWorkspaceInstallsOptions } from './installs.workflows.js';
+
+export interface InstallServiceDeps extends InstallWorkflowDeps {
+  dialect: Dialect;
+  cursors: CursorCodec;
+  operations: OperationService;
+  publicUrl: string;
+}
+
+function violation(field: string, message: string, reason = 'INVALID_ARGUMENT'): ApiError {
+  return invalidArgument(message, reason, [{ field, description: message }]);
+}
+
+/** Values errors name the field the caller sent (`body.values...` on PATCH, `body.initial_values...` on create). */
+function valuesIn(version: PackageVersionsTable, values: Record<string, Json>, field: 'initial_values' | 'values'): Record<string, Json> {
+  return validateValues(version.id, version.input_schema, values, `body.${field}`);
+}
+
+/** kind pinned needs a version; kind latest takes none (the schema cannot say "iff"). */
+function checkPin(pin: PackageVersionPinT, field: string): void {
+  if (pin.kind === 'pinned' && pin.version === undefined) throw violation(`${field}.version`, 'version is required with kind pinned');
+  if (pin.kind === 'latest' && pin.version !== undefined) throw violation(`${field}.version`, 'version is only accepted with kind pinned');
+}
+
+/** Shared by every list item pinned to latest: responses only read it. */
+const PIN_LATEST: PackageVersionPinT = Object.freeze({ kind: 'latest' });
+
+function pinOf(row: { pin_kind: string; pin_version: string | null }): PackageVersionPinT {
+  if (row.pin_version === null && row.pin_kind === 'latest') return PIN_LATEST;
+  return row.pin_version === null ? { kind: row.pin_kind as PackageVersionPinT['kind'] } : { kind: row.pin_kind as PackageVersionPinT['kind'], version: row.pin_version };
+}
+
+const installDeleting = (id: string) => new ApiError('FAILED_PRECONDITION', `install ${id} is being deleted`, { reason: 'INSTALL_DELETING' });
+
+export function createInstallService(deps: InstallServiceDeps) {
+  const { db, dialect, cursors, operations, publicUrl } = deps;
+  const installUrl = `${publicUrl}/installs/`;
+
+  /** One list item; `urls` rows are used as they are (the response schema picks the members). */
+  function toInstall(row: repo.InstallItemRow, urls: repo.UrlItemRow[]): InstallT {
+    return {
+      id: row.id,
+      workspace_id: row.workspace_id,
+      cluster_id: row.cluster_id,
+      product_id: row.package_id,
+      package_id: row.package_id,
+      package_version_id: row.package_version_id,
+      semver: row.semver ?? '',
+      package_version_pin: pinOf(row),
+      state: row.state as InstallState,
+      reconciling: row.reconciling === 1,
+      current_render_id: row.current_render_id,
+      urls,
+      html_url: installUrl + row.id,
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      etag: etagOf(row.revision),
+    };
+  }
+
+  function toRender(row: repo.RenderItemRow, currentRenderId: string | null): RenderT {
+    return {
+      id: row.id,
+      install_id: row.install_id,
+      workspace_id: row.workspace_id,
+      package_version_id: row.package_version_id,
+      semver: row.semver,
+      content_hash: row.content_hash,
+      current: row.id === currentRenderId,
+      created_at: row.created_at,
+      replaced_at: row.replaced_at,
+    };
+  }
+
+  async function findOr404(executor: Executor, scope: WorkspaceScope, id: string): Promise<repo.InstallRow> {
+    const row = isId('install', id) ? await repo.findInstall(executor, scope.workspaceId, id) : undefined;
+    if (!row) throw notFound('install');
+    return row;
+  }
+
+  /** The version a pin names now; 422 VERSION_NOT_FOUND when the package has none that fits. */
+  async function versionFor(executor: Executor, workspaceId: string, packageId: string, pin: PackageVersionPinT): Promise<PackageVersionsTable> {
+    const version = await resolveVersion(executor, workspaceId, packageId, pin.kind === 'pinned' ? { kind: 'pinned', version: pin.version! } : { kind: 'latest' });
+    if (version) return version;
+    const message = pin.kind === 'pinned' ? `package ${packageId} has no version ${pin.version}` : `package ${packageId} has no released (non-prerelease) version`;
+    throw new ApiError('FAILED_PRECONDITION', message, { reason: 'VERSION_NOT_FOUND' });
+  }
+
+  /** 409 with the install operation that holds the install, or 422 when that is its deletion. */
+  async function busy(executor: Executor, id: string): Promise<ApiError> {
+    if (await repo.isBeingDeleted(executor, id)) return installDeleting(id);
+    const running = (await findRunningOperation(executor, id, INSTALL_UPDATE)) ?? (await findRunningOperation(executor, id, INSTALL_CREATE));
+    return new ApiError('ABORTED', `another operation is running on install ${id}; wait for it, then retry`, {
+      reason: 'OPERATION_IN_PROGRESS',
+      ...(running ? { metadata: { operation_id: running.id } } : {}),
+    });
+  }
+
+  /**
+   * Checks the package, version, values and cluster, then writes the install (pending,
+   * reconciling) and starts install.create, in the caller's transaction. Any member may install.
+   */
+  async function createInstall(scope: WorkspaceScope, body: CreateInstallBodyT, tx: Executor): Promise<OperationT> {
+    checkPin(body.package_version_pin, 'body.package_version_pin');
+    const packageMissing = () => violation('body.package_id', `package ${body.package_id} not found in the workspace`, 'PACKAGE_NOT_FOUND');
+    const clusterMissing = () => violation('body.cluster_id', `cluster ${body.cluster_id} not found in the workspace`, 'CLUSTER_NOT_FOUND');
+    if (!isId('package', body.package_id)) throw packageMissing();
+    if (!isId('cluster', body.cluster_id)) throw clusterMissing();
+    await assertWorkspaceActive(tx, scope.workspaceId);
+    const pkg = await findPackage(tx, scope.workspaceId, body.package_id);
+    if (!pkg) throw packageMissing();
+    const version = await versionFor(tx, scope.workspaceId, pkg.id, body.package_version_pin);
+    const values = valuesIn(version, (body.initial_values ?? {}) as Record<string, Json>, 'initial_values');
+    // Ordered against the cluster's deletion, which refuses while installs remain.
+    const cluster = await repo.lockClusterShared(tx, dialect, scope.workspaceId, body.cluster_id);
+    if (!cluster) throw clusterMissing();
+    if (cluster.state !== 'active') {
+      throw new ApiError('FAILED_PRECONDITION', `cluster ${cluster.id} is ${cluster.state}, not active`, { reason: 'CLUSTER_NOT_ACTIVE' });
+    }
+    const now = clock.now();
+    const row: repo.InstallRow = {
+      id: newId('install'),
+      workspace_id: scope.workspaceId,
+      cluster_id: cluster.id,
+      package_id: pkg.id,
+      package_version_id: version.id,
+      pin_kind: body.package_version_pin.kind,
+      pin_version: body.package_version_pin.version ?? null,
+      values: JSON.stringify(values),
+      state: 'pending',
+      reconciling: 1,
+      current_render_id: null,
+      created_at: now,
+      updated_at: now,
+      revision: 1,
+    };
+    await repo.insertInstall(tx, row);
+    return operations.start(tx, {
+      type: INSTALL_CREATE, workspaceId: scope.workspaceId, ownerType: 'install', ownerId: row.id, clusterId: cluster.id,
+      input: { package_version_id: version.id },
+      metadata: { install_id: row.id, package_id: pkg.id, package_version_id: version.id, semver: version.semver },
+      actor: actorOf(scope),
+    });
+  }
+
+  /** Two statements whatever the page: the installs, then the URLs of exactly those. */
+  async function listInstalls(scope: WorkspaceScope, query: PageQueryT): Promise<Page<InstallT>> {
+    const page = cursors.request(query, scope.workspaceId);
+    const rows = await repo.listInstalls(db, scope.workspaceId, page);
+    const kept = Math.min(rows.length, page.limit);
+    const urls = new Map<string, repo.UrlItemRow[]>();
+    if (kept > 0) {
+      for (const url of await repo.listUrlsOfInstallRange(db, scope.workspaceId, rows[kept - 1]!.id, rows[0]!.id)) {
+        const list = urls.get(url.install_id);
+        if (list) list.push(url);
+        else urls.set(url.install_id, [url]);
+      }
+    }
+    return cursors.page(rows, page, scope.workspaceId, {}, (row) => toInstall(row, urls.get(row.id) ?? []));
+  }
+
+  async function getInstall(scope: WorkspaceScope, id: string): Promise<InstallDetailT> {
+    const row = isId('install', id) ? await repo.findInstallDetail(db, scope.workspaceId, id) : undefined;
+    if (!row) throw notFound('install');
+    return { ...toInstall(row, await repo.listUrlsOfInstall(db, id)), values: JSON.parse(row.values) };
+  }
+
+  /**
+   * Sets the install's pin and values and starts install.update (a new render). The version is
+   * resolved from the pin again (`latest` moves to the newest release), and the values, sent or
+   * kept, are validated against it.
+   */
+  async function updateInstall(scope: WorkspaceScope, id: string, revision: number | null, body: PatchInstallBodyT): Promise<OperationT> {
+    if (body.package_version_pin) checkPin(body.package_version_pin, 'body.package_version_pin');
+    if (!isId('install', id)) throw notFound('install');
+    return db.transaction().execute(async (tx) => {
+      await assertWorkspaceActive(tx, scope.workspaceId);
+      const current = await findOr404(tx, scope, id);
+      if (current.state === 'deleted') throw installDeleting(id);
+      if (current.reconciling === 1) throw await busy(tx, id);
+      if (revision !== null && revision !== current.revision) throw etagMismatch(`install ${id}`, current.revision);
+      const pin = body.package_version_pin ?? pinOf(current);
+      const version = await versionFor(tx, scope.workspaceId, current.package_id, pin);
+      const values = valuesIn(version, (body.values ?? JSON.parse(current.values)) as Record<string, Json>, 'values');
+      const claimed = await repo.claimForUpdate(tx, scope.workspaceId, id, revision, {
+        package_version_id: version.id, pin_kind: pin.kind, pin_version: pin.version ?? null, values: JSON.stringify(values),
+      }, clock.now());
+      if (!claimed) {
+        // A concurrent request changed it between the read and the claim.
+        const now = await findOr404(tx, scope, id);
+        if (now.reconciling === 1 || now.state === 'deleted') throw await busy(tx, id);
+        throw etagMismatch(`install ${id}`, now.revision);
+      }
+      return operations.start(tx, {
+        type: INSTALL_UPDATE, workspaceId: scope.workspaceId, ownerType: 'install', ownerId: id, clusterId: claimed.cluster_id,
+        input: { package_version_id: version.id },
+        metadata: { install_id: id, package_id: claimed.package_id, package_version_id: version.id, semver: version.semver },
+        actor: actorOf(scope),
+      });
+    });
+  }
+
+  /**
+   * Starts install.delete; while one runs, any DELETE returns it (whatever its if-match: the
+   * caller asks for what is already happening). The install row is locked first, so concurrent
+   * DELETEs start one operation.
+   */
+  async function deleteInstall(scope: WorkspaceScope, id: string, revision: number | null): Promise<OperationT> {
+    if (!isId('install', id)) throw notFound('install');
+    return db.transaction().execute(async (tx) => {
+      await assertWorkspaceActive(tx, scope.workspaceId);
+      const row = await repo.lockInstall(tx, scope.workspaceId, id);
+      if (!row) throw notFound('install');
+      const running = await operations.findRunning(tx, id, INSTALL_DELETE);
+      if (running) return running;
+      if (revision !== null && revision !== row.revision) throw etagMismatch(`install ${id}`, row.revision);
+      await repo.markReconciling(tx, id, clock.now());
+      return operations.start(tx, {
+        type: INSTALL_DELETE, workspaceId: scope.workspaceId, ownerType: 'install', ownerId: id, clusterId: row.cluster_id,
+        input: {}, metadata: { install_id: id, package_id: row.package_id }, actor: actorOf(scope),
+      });
+    });
+  }
+
+  async function listRenders(scope: WorkspaceScope, id: string, query: PageQueryT): Promise<Page<RenderT>> {
+    const install = await findOr404(db, scope, id);
+    const filters = { install_id: id };
+    const page = cursors.request(query, scope.workspaceId, filters);
+    const rows = await repo.listRenders(db, scope.workspaceId, id, page);
+    return cursors.page(rows, page, scope.workspaceId, filters, (row) => toRender(row, install.current_render_id));
+  }
+
+  async function getRender(scope: WorkspaceScope, id: string, renderId: string): Promise<RenderDetailT> {
+    const install = await findOr404(db, scope, id);
+    const row = isId('render', renderId) ? await repo.findRender(db, scope.workspaceId, id, renderId) : undefined;
+    if (!row) throw notFound('render');
+    return { ...toRender(row, install.current_render_id), manifest: JSON.parse(row.manifest) };
+  }
+
+  return {
+    toInstall,
+    createInstall,
+    listInstalls,
+    getInstall,
+    updateInstall,
+    deleteInstall,
+    listRenders,
+    getRender,
+    /** For workspace deletion: see releaseWorkspaceInstalls in installs.workflows.ts. */
+    releaseWorkspaceInstalls: (workspaceId: string, ctx: DriverCallContext, options?: ReleaseWorkspaceInstallsOptions) =>
+      releaseWorkspaceInstalls(deps, workspaceId, ctx, options),
+  };
+}
+
+export type InstallService = ReturnType<typeof createInstallService>;

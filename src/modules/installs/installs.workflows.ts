@@ -1,0 +1,323 @@
+// The install workflows: install.create and install.update (resolve the version, render, apply
+// through the cluster's driver, wait until healthy, publish the URLs) and install.delete (drain the
+// install's other operations, undeploy, remove), and the release of a whole workspace's installs
+// used by workspace deletion.
+import type { Db, Executor } from '../../db/database.js';
+import {
+  ClusterDriverError, installNamespace, type ClusterDriver, type ClusterProvider, type DeploymentSpec, type DriverCallContext,
+  type KubernetesObject, type RouteSpec,
+} from '../../drivers/cluster/driver.js';
+import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type StepContext, type StepDefinition, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
+import { clock } from '../../platform/clock.js';
+import { newId } from '../../platform/ids.js';
+import { findClusterById, type ClusterRow } from '../clusters/clusters.repo.js';
+import { targetOf } from '../clusters/clusters.workflows.js';
+import type { OperationService } from '../operations/operations.service.js';
+import { findVersion } from '../packages/packages.repo.js';
+import { RenderError, renderManifest } from '../packages/render.js';
+import { evictAgedPinned, releaseInstallHostnames } from '../preview-hostnames/hostname-lifecycle.js';
+import { installUrlHostname, previewUrl } from '../preview-hostnames/hostnames.js';
+import * as repo from './installs.repo.js';
+import { INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE } from './installs.schemas.js';
+
+/** Driver calls: 5 attempts, 0.5 s doubling to at most 30 s (about 7.5 s of backoff in all). */
+const DRIVER_RETRY: RetryPolicy = DEFAULT_RETRY;
+/** Readiness polls: 0.25 s doubling to every 2 s, about 2 minutes in all before the step fails. */
+const HEALTH_RETRY: RetryPolicy = { maxAttempts: 60, initialDelayMs: 250, maxDelayMs: 2_000 };
+/** Waiting for the install's other operations to drain: about 3 minutes in all. */
+const DRAIN_RETRY: RetryPolicy = { maxAttempts: 40, initialDelayMs: 250, maxDelayMs: 5_000 };
+
+export interface InstallWorkflowDeps {
+  db: Db;
+  drivers: ReadonlyMap<ClusterProvider, ClusterDriver>;
+  operations: Pick<OperationService, 'cancelOthers'>;
+  /** deriveKey(secretKey, 'kubeconfig') */
+  kubeconfigKey: Buffer;
+  /** config.preview: where install URLs live */
+  preview: { port: number; domain: string; pinnedRetentionSeconds: number };
+}
+
+/** The input of install.create and install.update: the version resolved by the request. */
+export type DeployInput = { package_version_id: string };
+type Ctx = StepContext<DeployInput>;
+
+/** The result of the render step: what the later steps apply and publish. */
+interface RenderResult {
+  render_id: string;
+  content_hash: string;
+  package_version_id: string;
+  semver: string;
+  routes: RouteSpec[];
+  resources: KubernetesObject[];
+}
+
+function driverOf(deps: InstallWorkflowDeps, cluster: ClusterRow): ClusterDriver {
+  const driver = deps.drivers.get(cluster.provider as ClusterProvider);
+  if (!driver) throw new ClusterDriverError(`no driver for provider ${cluster.provider}`, false);
+  return driver;
+}
+
+/** Runs a driver call for a step: a driver's non-retryable failure fails the step at once. */
+async function driverStep<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ClusterDriverError) throw new StepError(err.message, err.retryable);
+    throw err;
+  }
+}
+
+async function installOf(db: Executor, ctx: { ownerId: string }): Promise<repo.InstallRow> {
+  const row = await repo.findInstallById(db, ctx.ownerId);
+  if (!row) throw new StepError(`install ${ctx.ownerId} no longer exists`, false);
+  return row;
+}
+
+async function clusterOf(db: Executor, install: repo.InstallRow): Promise<ClusterRow> {
+  const row = await findClusterById(db, install.cluster_id);
+  if (!row) throw new StepError(`cluster ${install.cluster_id} no longer exists`, false);
+  return row;
+}
+
+function renderOf(ctx: Ctx): RenderResult {
+  const result = ctx.results.render as unknown as RenderResult | undefined;
+  if (!result) throw new StepError('the render step has no result', false);
+  return result;
+}
+
+function deploymentOf(ctx: Ctx): DeploymentSpec {
+  const r = renderOf(ctx);
+  return { installId: ctx.ownerId, namespace: installNamespace(ctx.ownerId), renderId: r.render_id, resources: r.resources, routes: r.routes };
+}
+
+/** The install's URL for each route, as install_urls rows (without install_id). */
+export function urlsOf(preview: InstallWorkflowDeps['preview'], installId: string, routes: RouteSpec[], now: number) {
+  return routes.map((route) => {
+    const hostname = installUrlHostname(route.route_key, installId, preview.domain);
+    return {
+      route_key: route.route_key, hostname, url: previewUrl(hostname, preview.port), protocol: route.protocol ?? 'http',
+      error: '', updated_at: now, last_observed_at: now,
+    };
+  });
+}
+
+export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<never>[] {
+  const { db } = deps;
+
+  const deploySteps: StepDefinition<DeployInput>[] = [
+    {
+      name: 'resolve_version',
+      async run(ctx) {
+        await installOf(db, ctx);
+        const version = await findVersion(db, ctx.workspaceId, ctx.input.package_version_id);
+        if (!version) throw new StepError(`package version ${ctx.input.package_version_id} no longer exists`, false);
+        return { package_version_id: version.id, semver: version.semver };
+      },
+    },
+    {
+      name: 'render',
+      async run(ctx) {
+        // Shown while the step works; conditional, so a repeated run changes nothing.
+        await repo.moveStateUnlessDeleting(db, ctx.ownerId, 'rendering', clock.now());
+        const install = await installOf(db, ctx);
+        const version = await findVersion(db, ctx.workspaceId, ctx.input.package_version_id);
+        if (!version) throw new StepError(`package version ${ctx.input.package_version_id} no longer exists`, false);
+        // A fresh id on every run: nothing of a run that did not complete was written.
+        const renderId = newId('render');
+        try {
+          const rendered = renderManifest(version.manifest, JSON.parse(install.values), {
+            installId: install.id, renderId, namespace: installNamespace(install.id),
+          });
+          const result: RenderResult = {
+            render_id: renderId, content_hash: rendered.contentHash, package_version_id: version.id, semver: version.semver,
+            routes: rendered.routes, resources: rendered.resources,
+          };
+          return result as unknown as Json;
+        } catch (err) {
+          // The manifest and the values do not fit together: no retry changes that.
+          if (err instanceof RenderError) throw new StepError(err.message, false);
+          throw err;
+        }
+      },
+      async apply(tx, ctx, result) {
+        const r = result as unknown as RenderResult;
+        await repo.insertRender(tx, {
+          id: r.render_id, install_id: ctx.ownerId, workspace_id: ctx.workspaceId, package_version_id: r.package_version_id, semver: r.semver,
+          content_hash: r.content_hash, manifest: JSON.stringify({ routes: r.routes, resources: r.resources }), created_at: clock.now(), replaced_at: null,
+        });
+      },
+    },
+    {
+      name: 'apply',
+      retry: DRIVER_RETRY,
+      async run(ctx) {
+        await repo.moveStateUnlessDeleting(db, ctx.ownerId, 'syncing', clock.now());
+        const cluster = await clusterOf(db, await installOf(db, ctx));
+        await driverStep(() => driverOf(deps, cluster).deploy(targetOf(cluster, deps.kubeconfigKey), deploymentOf(ctx), ctx));
+        return null;
+      },
+    },
+    {
+      name: 'wait_healthy',
+      retry: HEALTH_RETRY,
+      async run(ctx) {
+        const cluster = await clusterOf(db, await installOf(db, ctx));
+        const status = await driverStep(() => driverOf(deps, cluster).deploymentStatus(targetOf(cluster, deps.kubeconfigKey), deploymentOf(ctx), ctx));
+        // Not ready yet is a retryable failure: the step polls by being retried.
+        if (!status.ready) throw new StepError(`not healthy yet: ${status.message}`, true);
+        return { message: status.message };
+      },
+    },
+    {
+      name: 'publish_urls',
+      async apply(tx, ctx) {
+        const r = renderOf(ctx);
+        const install = await repo.findInstallById(tx, ctx.ownerId);
+        // A deletion started meanwhile: it takes the install down; publish nothing.
+        if (!install || install.state === 'deleted' || (await repo.isBeingDeleted(tx, install.id))) return;
+        const now = clock.now();
+        await repo.replaceUrls(tx, install.id, urlsOf(deps.preview, install.id, r.routes, now));
+        if (install.current_render_id !== null && install.current_render_id !== r.render_id) {
+          await repo.markRenderReplaced(tx, install.current_render_id, now);
+        }
+        await repo.setStateUnlessDeleting(tx, install.id, { current_render_id: r.render_id, state: 'healthy', reconciling: 0 }, now);
+        await evictAgedPinned(tx, install.id, now - deps.preview.pinnedRetentionSeconds, now);
+      },
+    },
+  ];
+
+  const response = (ctx: Ctx): Record<string, Json> => {
+    const r = renderOf(ctx);
+    return {
+      install_id: ctx.ownerId,
+      render_id: r.render_id,
+      urls: urlsOf(deps.preview, ctx.ownerId, r.routes, 0).map((u) => ({ route_key: u.route_key, url: u.url })),
+    };
+  };
+
+  const create: WorkflowDefinition<DeployInput> = {
+    type: INSTALL_CREATE,
+    cancellable: true,
+    steps: deploySteps,
+    response,
+    async onEnd(tx, ctx, outcome) {
+      if (outcome !== 'SUCCEEDED') await repo.setStateUnlessDeleting(tx, ctx.ownerId, { state: 'failed', reconciling: 0 }, clock.now());
+    },
+  };
+
+  const update: WorkflowDefinition<DeployInput> = {
+    type: INSTALL_UPDATE,
+    cancellable: true,
+    steps: deploySteps,
+    response,
+    async onEnd(tx, ctx, outcome) {
+      if (outcome === 'SUCCEEDED') return;
+      // The previous render still runs where one became current; else nothing ever did.
+      const install = await repo.findInstallById(tx, ctx.ownerId);
+      const state = install?.current_render_id ? 'degraded' : 'failed';
+      await repo.setStateUnlessDeleting(tx, ctx.ownerId, { state, reconciling: 0 }, clock.now());
+    },
+  };
+
+  const remove: WorkflowDefinition<Record<string, never>> = {
+    type: INSTALL_DELETE,
+    // Halfway, the install may be off its cluster but still listed: finishing is the only way out.
+    cancellable: false,
+    steps: [
+      {
+        name: 'drain_operations',
+        retry: DRAIN_RETRY,
+        async run(ctx) {
+          // Create, update and preview-hostname operations: all are owned by the install.
+          const running = await deps.operations.cancelOthers({ owner_id: ctx.ownerId }, ctx.operationId);
+          if (running === 0) return null;
+          throw new StepError(`waiting for ${running} operation${running === 1 ? '' : 's'} on the install to finish`, true);
+        },
+      },
+      {
+        name: 'undeploy',
+        retry: DRIVER_RETRY,
+        // An unreachable cluster must not keep the install alive forever.
+        skippable: true,
+        async run(ctx) {
+          const install = await repo.findInstallById(db, ctx.ownerId);
+          if (!install) return null;
+          // The preview router stops serving the install's hostnames first.
+          await releaseInstallHostnames(db, install.id, clock.now());
+          const cluster = await findClusterById(db, install.cluster_id);
+          if (!cluster) return null;
+          await driverStep(() => driverOf(deps, cluster).undeploy(targetOf(cluster, deps.kubeconfigKey), { installId: install.id, namespace: installNamespace(install.id) }, ctx));
+          return null;
+        },
+        async apply(tx, ctx) {
+          await repo.setDeletionState(tx, ctx.ownerId, { state: 'deleted' }, clock.now());
+        },
+      },
+      {
+        name: 'remove',
+        async apply(tx, ctx) {
+          // Its renders, URLs and preview hostnames go by foreign-key cascade.
+          await repo.deleteInstall(tx, ctx.ownerId);
+        },
+      },
+    ],
+    response: (ctx) => ({ install_id: ctx.ownerId }),
+    async onEnd(tx, ctx, outcome) {
+      if (outcome !== 'SUCCEEDED') await repo.setDeletionState(tx, ctx.ownerId, { reconciling: 0 }, clock.now());
+    },
+  };
+
+  return [create, update, remove] as unknown as WorkflowDefinition<never>[];
+}
+
+export function registerInstallWorkflows(registry: WorkflowRegistry, deps: InstallWorkflowDeps): void {
+  for (const workflow of installWorkflows(deps)) registry.register(workflow);
+}
+
+export interface ReleaseWorkspaceInstallsOptions {
+  /**
+   * From this attempt of the calling step on, an install whose undeploy keeps failing is given up
+   * (its row deleted anyway), as install.delete skips its undeploy step. Default 3.
+   */
+  abandonFromAttempt?: number;
+}
+
+/**
+ * For workspace deletion: undeploys every install of the workspace through its cluster's driver
+ * and deletes its row (renders, URLs and hostnames cascade). Idempotent: run it again after a
+ * crash or a failure and it picks up what is left. Throws a retryable StepError while some
+ * undeploy fails and `abandonFromAttempt` is not reached.
+ */
+export async function releaseWorkspaceInstalls(
+  deps: Pick<InstallWorkflowDeps, 'db' | 'drivers' | 'kubeconfigKey'>,
+  workspaceId: string,
+  ctx: DriverCallContext,
+  options: ReleaseWorkspaceInstallsOptions = {},
+): Promise<{ released: number; abandoned: number }> {
+  const abandonFrom = options.abandonFromAttempt ?? 3;
+  const rows = await repo.listInstallsOfWorkspace(deps.db, workspaceId);
+  const failures: string[] = [];
+  let abandoned = 0;
+  for (const row of rows) {
+    const cluster = await findClusterById(deps.db, row.cluster_id);
+    if (cluster) {
+      try {
+        const driver = deps.drivers.get(cluster.provider as ClusterProvider);
+        if (!driver) throw new ClusterDriverError(`no driver for provider ${cluster.provider}`, false);
+        await driver.undeploy(targetOf(cluster, deps.kubeconfigKey), { installId: row.id, namespace: installNamespace(row.id) }, ctx);
+      } catch (err) {
+        const retryable = !(err instanceof ClusterDriverError) || err.retryable;
+        if (retryable && ctx.attempt < abandonFrom) {
+          failures.push(`${row.id}: ${err instanceof Error ? err.message : String(err)}`);
+          continue;
+        }
+        abandoned++;
+      }
+    }
+    await repo.deleteInstall(deps.db, row.id);
+  }
+  if (failures.length) {
+    throw new StepError(`undeploying ${failures.length} install${failures.length === 1 ? '' : 's'} failed: ${failures.join('; ')}`, true);
+  }
+  return { released: rows.length - abandoned, abandoned };
+}

@@ -1,0 +1,183 @@
+// The input schema of a package version: a JSON Schema (2020-12) that install values must match.
+// Schemas come from users, so they are treated as untrusted: a size and depth limit, no remote
+// `$ref` (Ajv is given no loadSchema), Ajv's strict mode, a fresh Ajv instance per schema (so a
+// schema can never `$ref` another workspace's schema by its `$id`), and a refusal of the regular
+// expressions that can backtrack exponentially (regex-safety.ts).
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsPlugin from 'ajv-formats';
+import type { Json } from '../../jobs/workflows.js';
+import { ApiError, type FieldViolation } from '../../platform/errors.js';
+import { nestsDeeperThan } from './package-manifest.js';
+import { unsafePatternReason } from './regex-safety.js';
+
+export const INPUT_SCHEMA_MAX_BYTES = 64 * 1024;
+/** nesting of objects and arrays in the schema document */
+export const INPUT_SCHEMA_MAX_DEPTH = 32;
+/** nesting of objects and arrays in install values */
+export const VALUES_MAX_DEPTH = 64;
+const MAX_VIOLATIONS = 20;
+const CACHE_SIZE = 500;
+
+// ajv-formats is CommonJS with a default export; under NodeNext the function is either the module or its `default`.
+type AddFormats = (ajv: Ajv2020) => unknown;
+const addFormats: AddFormats =
+  (addFormatsPlugin as unknown as { default?: AddFormats }).default ?? (addFormatsPlugin as unknown as AddFormats);
+
+function schemaError(description: string, field = 'body.input_schema'): ApiError {
+  return new ApiError('INVALID_ARGUMENT', `input_schema is not usable: ${description}`, {
+    reason: 'INPUT_SCHEMA_INVALID',
+    fieldViolations: [{ field, description }],
+  });
+}
+
+const SINGLE = ['additionalProperties', 'propertyNames', 'items', 'contains', 'if', 'then', 'else', 'not', 'unevaluatedItems', 'unevaluatedProperties', 'contentSchema'];
+const MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+const LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+
+/** Checks every regular expression of the schema (`pattern` and `patternProperties` keys). */
+function checkPatterns(schema: unknown, path: string): void {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return;
+  const s = schema as Record<string, unknown>;
+  const check = (pattern: string, where: string) => {
+    const problem = unsafePatternReason(pattern);
+    if (problem) throw schemaError(`pattern ${JSON.stringify(pattern.slice(0, 100))}: ${problem}`, where);
+  };
+  if (typeof s.pattern === 'string') check(s.pattern, `${path}.pattern`);
+  if (s.patternProperties && typeof s.patternProperties === 'object') {
+    for (const key of Object.keys(s.patternProperties)) check(key, `${path}.patternProperties`);
+  }
+  for (const k of SINGLE) checkPatterns(s[k], `${path}.${k}`);
+  for (const k of MAPS) {
+    const map = s[k];
+    if (map && typeof map === 'object' && !Array.isArray(map)) for (const [name, sub] of Object.entries(map)) checkPatterns(sub, `${path}.${k}.${name}`);
+  }
+  for (const k of LISTS) {
+    const list = s[k];
+    if (Array.isArray(list)) list.forEach((sub, i) => checkPatterns(sub, `${path}.${k}.${i}`));
+  }
+}
+
+function newAjv(options: { validateSchema: boolean }): Ajv2020 {
+  const ajv = new Ajv2020({
+    strict: true,
+    // `type: ["string", "null"]` is ordinary JSON Schema; strict mode would refuse it.
+    allowUnionTypes: true,
+    allErrors: true,
+    useDefaults: true,
+    // No loadSchema: a `$ref` to anything outside the schema is a compile error.
+    validateFormats: true,
+    validateSchema: options.validateSchema,
+  });
+  addFormats(ajv);
+  return ajv;
+}
+
+/**
+ * Checks schemas against the 2020-12 meta-schema. Shared, because compiling the meta-schema takes
+ * ~100 ms; it never compiles a user's schema, so no `$id` of one can reach another.
+ */
+const metaSchemaChecker = newAjv({ validateSchema: true });
+
+/**
+ * Compiles an input schema after its guards; throws 400 INVALID_ARGUMENT (reason
+ * INPUT_SCHEMA_INVALID, field `body.input_schema`) when it is unusable.
+ */
+export function compileInputSchema(schema: unknown): ValidateFunction {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) throw schemaError('must be a JSON Schema object');
+  // Depth first: serialising a hostile nesting would overflow the stack.
+  if (nestsDeeperThan(schema, INPUT_SCHEMA_MAX_DEPTH)) throw schemaError(`nests deeper than ${INPUT_SCHEMA_MAX_DEPTH} levels`);
+  const bytes = Buffer.byteLength(JSON.stringify(schema));
+  if (bytes > INPUT_SCHEMA_MAX_BYTES) throw schemaError(`is ${bytes} bytes as JSON; at most ${INPUT_SCHEMA_MAX_BYTES} are accepted`);
+  if ((schema as Record<string, unknown>).type !== 'object') throw schemaError('the root must have `type: "object"` (install values are an object)', 'body.input_schema.type');
+  let valid: boolean;
+  try {
+    // Throws (rather than returning false) for a `$schema` it does not know, such as draft-07's.
+    valid = metaSchemaChecker.validateSchema(schema) as boolean;
+  } catch (err) {
+    throw schemaError(`${String((err as Error).message ?? err).slice(0, 1000)}; only draft 2020-12 is accepted`);
+  }
+  if (!valid) {
+    throw schemaError(metaSchemaChecker.errorsText(metaSchemaChecker.errors, { dataVar: 'input_schema', separator: '; ' }).slice(0, 1000));
+  }
+  // A fresh instance per schema: `$id`s and anchors of one schema are never visible to another.
+  const ajv = newAjv({ validateSchema: false });
+  let validate: ValidateFunction;
+  try {
+    validate = ajv.compile(schema);
+  } catch (err) {
+    throw schemaError(String((err as Error).message ?? err).slice(0, 1000));
+  }
+  // An async validator answers with a promise, which would read as "valid".
+  if ((validate as { $async?: boolean }).$async) throw schemaError('`$async` schemas are not accepted', 'body.input_schema.$async');
+  // After compiling: every pattern is then known to be a valid regular expression.
+  checkPatterns(schema, 'body.input_schema');
+  return validate;
+}
+
+/** Compiled validators by version id: versions are immutable, so an entry never goes stale. */
+const validators = new Map<string, ValidateFunction>();
+
+function validatorFor(versionId: string, inputSchemaJson: string): ValidateFunction {
+  const cached = validators.get(versionId);
+  if (cached) {
+    // Least recently used goes first: re-insert on use.
+    validators.delete(versionId);
+    validators.set(versionId, cached);
+    return cached;
+  }
+  let validate: ValidateFunction;
+  try {
+    validate = compileInputSchema(JSON.parse(inputSchemaJson));
+  } catch {
+    // It compiled when it was published; only a change of validator could make it unusable now.
+    throw new ApiError('FAILED_PRECONDITION', `the input schema of package version ${versionId} can no longer be compiled; publish a new version`, {
+      reason: 'INPUT_SCHEMA_UNUSABLE',
+    });
+  }
+  validators.set(versionId, validate);
+  if (validators.size > CACHE_SIZE) validators.delete(validators.keys().next().value!);
+  return validate;
+}
+
+function violationOf(error: ErrorObject, field: string): FieldViolation {
+  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let path = [field, ...segments].join('.');
+  let description = error.message ?? 'is invalid';
+  if (error.keyword === 'required' && typeof error.params.missingProperty === 'string') {
+    path = `${path}.${error.params.missingProperty}`;
+    description = 'is required';
+  } else if (error.keyword === 'additionalProperties' && typeof error.params.additionalProperty === 'string') {
+    path = `${path}.${error.params.additionalProperty}`;
+    description = 'is not allowed by the input schema';
+  }
+  return { field: path, description };
+}
+
+/**
+ * Validates install values against a version's input schema and returns them with the schema's
+ * defaults applied (a copy: the argument is not changed). Throws 400 INVALID_ARGUMENT (reason
+ * VALUES_INVALID) whose field violations name each bad value under `field`, e.g.
+ * `{field: 'body.initial_values.replicas', description: 'must be <= 10'}`.
+ */
+export function validateValues(
+  versionId: string,
+  inputSchemaJson: string,
+  values: Record<string, Json>,
+  field = 'body.initial_values',
+): Record<string, Json> {
+  const validate = validatorFor(versionId, inputSchemaJson);
+  if (nestsDeeperThan(values, VALUES_MAX_DEPTH)) {
+    throw new ApiError('INVALID_ARGUMENT', `${field} nests deeper than ${VALUES_MAX_DEPTH} levels`, {
+      reason: 'VALUES_INVALID',
+      fieldViolations: [{ field, description: `nests objects and arrays deeper than ${VALUES_MAX_DEPTH} levels` }],
+    });
+  }
+  const copy = structuredClone(values);
+  if (validate(copy)) return copy;
+  const violations = (validate.errors ?? []).slice(0, MAX_VIOLATIONS).map((e) => violationOf(e, field));
+  const first = violations[0];
+  throw new ApiError('INVALID_ARGUMENT', first ? `${first.field} ${first.description}` : 'values do not match the input schema', {
+    reason: 'VALUES_INVALID',
+    fieldViolations: violations,
+  });
+}

@@ -1,0 +1,115 @@
+// Renders a package version's manifest for one install: placeholders in the strings of its
+// resources are replaced by install values and the install's context. Pure and deterministic: the
+// same manifest, values and ids give the same objects and the same content hash.
+//
+// Substitution rules:
+//   - Only string values of `resources` are scanned (object keys, `routes` and the `apiVersion` and
+//     `kind` of each object are never substituted; publish refuses placeholders in the latter two).
+//   - A string that is exactly one placeholder takes the value's JSON type: `"{{ values.replicas }}"`
+//     becomes 3, `"{{ values.labels }}"` an object.
+//   - Otherwise each placeholder is interpolated as text: strings as they are, other values as JSON.
+//   - A substituted value is never scanned again, so values cannot inject placeholders.
+//   - `{{ values.a.b }}` naming nothing in the values fails the render (RenderError).
+import { createHash } from 'node:crypto';
+import type { KubernetesObject, RouteSpec } from '../../drivers/cluster/driver.js';
+import type { Json } from '../../jobs/workflows.js';
+import { PLACEHOLDER, parsePlaceholder, resourceViolations, type StoredManifest } from './package-manifest.js';
+
+/** A render that cannot succeed with these values: not retryable, the step fails with its message. */
+export class RenderError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RenderError';
+  }
+}
+
+export interface RenderContext {
+  installId: string;
+  renderId: string;
+  /** the install's namespace on its cluster (installNamespace(installId)) */
+  namespace: string;
+}
+
+export interface RenderedManifest {
+  routes: RouteSpec[];
+  resources: KubernetesObject[];
+  /** sha256 hex of the canonical JSON of {routes, resources}, with `{{ render.id }}` left unsubstituted */
+  contentHash: string;
+}
+
+/** JSON with object keys sorted, so equal content always hashes the same. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    return `{${Object.keys(o).sort().filter((k) => o[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+type Lookup = (expression: string, where: string) => Json;
+
+function lookupFor(values: Record<string, Json>, ctx: RenderContext, renderId: string | null): Lookup {
+  return (expression, where) => {
+    const placeholder = parsePlaceholder(expression);
+    if (!placeholder) throw new RenderError(`unknown placeholder "{{ ${expression} }}" at ${where}`);
+    switch (placeholder.kind) {
+      case 'install.id': return ctx.installId;
+      case 'install.namespace': return ctx.namespace;
+      // null: the hashing pass keeps the placeholder as written.
+      case 'render.id': return renderId ?? `{{ ${expression} }}`;
+      case 'values': {
+        let node: Json | undefined = values;
+        for (const key of placeholder.path) {
+          node = node !== null && typeof node === 'object' && Object.hasOwn(node, key) ? (node as Record<string, Json>)[key] : undefined;
+          if (node === undefined) throw new RenderError(`{{ ${expression} }} at ${where}: the values have nothing at "${placeholder.path.join('.')}"`);
+        }
+        return node as Json;
+      }
+    }
+  };
+}
+
+function substitute(value: unknown, lookup: Lookup, where: string): unknown {
+  if (typeof value === 'string') {
+    const whole = /^\{\{\s*([^{}]*?)\s*\}\}$/.exec(value);
+    if (whole) return structuredClone(lookup(whole[1]!, where));
+    return value.replace(PLACEHOLDER, (_m, expression: string) => {
+      const v = lookup(expression, where);
+      return typeof v === 'string' ? v : JSON.stringify(v);
+    });
+  }
+  if (Array.isArray(value)) return value.map((v, i) => substitute(v, lookup, `${where}.${i}`));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = substitute(v, lookup, `${where}.${k}`);
+    return out;
+  }
+  return value;
+}
+
+function renderResources(manifest: StoredManifest, lookup: Lookup): KubernetesObject[] {
+  return manifest.resources.map((resource, i) => {
+    const rendered = substitute(resource, lookup, `resources.${i}`);
+    // A value may have replaced a name with a number, say: the output must still be a valid object.
+    const problem = resourceViolations(rendered, `resources.${i}`)[0];
+    if (problem) throw new RenderError(`rendered ${problem.field} ${problem.description}`);
+    return rendered as KubernetesObject;
+  });
+}
+
+/**
+ * Renders a stored manifest (the `manifest` column of a package version) with the install's values
+ * (defaults already applied by validateValues) and context. Throws RenderError when a placeholder
+ * names something the values do not have or the result is not a valid namespaced object.
+ */
+export function renderManifest(manifestJson: string, values: Record<string, Json>, ctx: RenderContext): RenderedManifest {
+  const manifest = JSON.parse(manifestJson) as StoredManifest;
+  const routes: RouteSpec[] = manifest.routes.map((r) => ({ ...r, protocol: r.protocol ?? 'http' }));
+  // Hash the output with the render id left as a placeholder: two renders of the same content
+  // (a redeploy with the same values) hash the same although their ids differ.
+  const forHash = renderResources(manifest, lookupFor(values, ctx, null));
+  const contentHash = createHash('sha256').update(canonicalJson({ routes, resources: forHash })).digest('hex');
+  const resources = renderResources(manifest, lookupFor(values, ctx, ctx.renderId));
+  return { routes, resources, contentHash };
+}

@@ -1,0 +1,105 @@
+// The preview hostname workflows. A bind (floating or pinned) checks its render is still there and
+// then moves the binding, but only if it is still the latest request for the hostname (the
+// request wrote its operation id as pending_operation_id): two rebinds of a track in a row end on
+// the second render, whatever order their operations finish in. A release removes the row.
+// The built-in preview router reads the rows on every request, so nothing outside the database
+// has to change; a driver that programs a real gateway would do it in `check_render`'s place.
+import type { Db, Executor } from '../../db/database.js';
+import { StepError, type StepContext, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
+import { clock } from '../../platform/clock.js';
+import * as repo from './preview-hostnames.repo.js';
+
+export const BIND_FLOATING = 'preview_hostname.bind_floating';
+export const BIND_PINNED = 'preview_hostname.bind_pinned';
+export const RELEASE_HOSTNAME = 'preview_hostname.release';
+
+export interface BindInput {
+  preview_hostname_id: string;
+  hostname: string;
+  render_id: string;
+  protocol: string;
+  routing_mode: string;
+  [key: string]: string;
+}
+
+export interface ReleaseInput {
+  preview_hostname_id: string;
+  hostname: string;
+  [key: string]: string;
+}
+
+type BindCtx = StepContext<BindInput>;
+
+/** Why a bind cannot take effect, or null when it can (the hostname may still be superseded). */
+async function bindBlocker(db: Executor, ctx: BindCtx): Promise<string | null> {
+  const install = await db.selectFrom('installs').select('state').where('id', '=', ctx.ownerId).executeTakeFirst();
+  if (!install || install.state === 'deleted') return `install ${ctx.ownerId} was deleted`;
+  const row = await repo.findHostnameById(db, ctx.input.preview_hostname_id);
+  if (!row) return `preview hostname ${ctx.input.preview_hostname_id} was released`;
+  if (row.state === 'releasing') return `preview hostname ${ctx.input.preview_hostname_id} is being released`;
+  if (!(await repo.findRender(db, ctx.ownerId, ctx.input.render_id))) return `render ${ctx.input.render_id} no longer exists`;
+  return null;
+}
+
+function bindWorkflow(type: string, db: Db): WorkflowDefinition<BindInput> {
+  return {
+    type,
+    cancellable: true,
+    steps: [
+      {
+        name: 'check_render',
+        retryable: false,
+        async run(ctx) {
+          const blocker = await bindBlocker(db, ctx);
+          if (blocker) throw new StepError(blocker, false);
+          return null;
+        },
+      },
+      {
+        name: 'activate',
+        retryable: false,
+        async apply(tx, ctx) {
+          const { input } = ctx;
+          const binding = { render_id: input.render_id, protocol: input.protocol, routing_mode: input.routing_mode };
+          if (await repo.applyBind(tx, input.preview_hostname_id, ctx.operationId, binding, clock.now())) return;
+          // Superseded by a later request, which decides the binding; a hostname not served yet
+          // serves this render meanwhile. Or the hostname is gone.
+          if (await repo.activateProvisioning(tx, input.preview_hostname_id, binding, clock.now())) return;
+          const blocker = await bindBlocker(tx, ctx);
+          if (blocker) throw new StepError(blocker, false);
+        },
+      },
+    ],
+    response: (ctx) => ({ install_id: ctx.ownerId, preview_hostname_id: ctx.input.preview_hostname_id, hostname: ctx.input.hostname }),
+    async onEnd(tx, ctx, outcome) {
+      if (outcome === 'SUCCEEDED') return;
+      const id = ctx.input.preview_hostname_id;
+      const earlier = await repo.otherBindRunning(tx, ctx.ownerId, id, ctx.operationId, [BIND_FLOATING, BIND_PINNED]);
+      await repo.abandonBind(tx, id, ctx.operationId, clock.now(), earlier);
+    },
+  };
+}
+
+export function previewHostnameWorkflows(db: Db): { binds: WorkflowDefinition<BindInput>[]; release: WorkflowDefinition<ReleaseInput> } {
+  const release: WorkflowDefinition<ReleaseInput> = {
+    type: RELEASE_HOSTNAME,
+    // Once releasing, the hostname is no longer served: finishing is the only way out.
+    cancellable: false,
+    steps: [
+      {
+        name: 'remove',
+        async apply(tx, ctx) {
+          await repo.deleteReleased(tx, ctx.input.preview_hostname_id);
+        },
+      },
+    ],
+    response: (ctx) => ({ install_id: ctx.ownerId, preview_hostname_id: ctx.input.preview_hostname_id, hostname: ctx.input.hostname }),
+  };
+  return { binds: [bindWorkflow(BIND_FLOATING, db), bindWorkflow(BIND_PINNED, db)], release };
+}
+
+export function registerPreviewHostnameWorkflows(registry: WorkflowRegistry, db: Db): void {
+  const { binds, release } = previewHostnameWorkflows(db);
+  for (const workflow of binds) registry.register(workflow);
+  registry.register(release);
+}
