@@ -56,7 +56,11 @@ export async function waitUntilUp(url, child, timeoutMs = 60_000) {
 
 export function startProcess(args, env, logFile) {
   const out = openSync(logFile, 'a');
-  return spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', out, out] });
+  // The preview router binds a port of its own (default 8081): 0 lets each process take any free
+  // one, so processes started together never collide. A benchmark that requests preview URLs
+  // passes a known SVC_PREVIEW_PORT (the URLs carry it).
+  const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, SVC_PREVIEW_PORT: '0', ...env };
+  return spawn(process.execPath, args, { cwd: ROOT, env: childEnv, stdio: ['ignore', out, out] });
 }
 
 export async function stopProcess(child) {

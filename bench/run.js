@@ -13,9 +13,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import { MEMBER_COUNT, buildScenario, createUsers } from './members.js';
-import { cpuSeconds, ensureBuilt, freePort, heapMb, RESULTS, rssMb, startProcess, stopProcess, waitUntilUp } from './processes.js';
+import { checkLine, load as loadWith, measure as measureWith, row, summary } from './load.js';
+import { ensureBuilt, freePort, heapMb, RESULTS, rssMb, startProcess, stopProcess, waitUntilUp } from './processes.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -23,33 +23,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const BUDGET = { ratio: 0.5, p99Ms: 20, rssMb: 200 };
-
-/** Runs the load and also measures the server's CPU time per request, which other load on the machine disturbs less than req/s. */
-async function measure(url, headers, duration, pid) {
-  const cpuBefore = cpuSeconds(pid);
-  const result = await load(url, headers, duration);
-  const cpu = cpuSeconds(pid) - cpuBefore;
-  result.serverCpuUsPerRequest = Math.round((cpu * 1e6) / Math.max(1, result.requests.total));
-  result.serverCpuUtilization = Math.round((cpu / duration) * 100) / 100;
-  return result;
-}
-
-function load(url, headers, duration) {
-  return autocannon({ url, connections: CONNECTIONS, duration, headers, pipelining: 1 });
-}
-
-function summary(result) {
-  return {
-    requests_per_second: Math.round(result.requests.average),
-    latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max, average: result.latency.average },
-    total_requests: result.requests.total,
-    server_cpu_us_per_request: result.serverCpuUsPerRequest,
-    server_cpu_cores_used: result.serverCpuUtilization,
-    non_2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-  };
-}
+const load = (url, headers, duration) => loadWith(url, headers, duration, CONNECTIONS);
+const measure = (url, headers, duration, pid) => measureWith(url, headers, duration, CONNECTIONS, pid);
 
 async function main() {
   ensureBuilt();
@@ -134,11 +109,8 @@ async function main() {
     };
     writeFileSync(join(RESULTS, 'kernel.json'), JSON.stringify(report, null, 2) + '\n');
 
-    const line = (name, c) => console.log(`${c.pass ? 'PASS' : 'FAIL'}  ${name.padEnd(34)} ${String(c.value).padStart(8)}  (budget ${c.budget})`);
+    const line = checkLine;
     console.log('');
-    const row = (name, r) => console.log(
-      `${name.padEnd(13)}${String(Math.round(r.requests.average)).padStart(7)} req/s   p50 ${r.latency.p50} ms   p99 ${r.latency.p99} ms   ` +
-      `server CPU ${r.serverCpuUsPerRequest} us/request (${r.serverCpuUtilization} cores)`);
     row('svc', real);
     row('bare Fastify', baseline);
     console.log(`CPU per request svc / bare: ${(real.serverCpuUsPerRequest / baseline.serverCpuUsPerRequest).toFixed(2)} (load elsewhere on the machine moves req/s more than this)`);
