@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type Response, type TestApp, type TestUser } from './harness.js';
 import { sampleValue, type Schema } from './openapi-samples.js';
+import { InstallFixtures } from './installs-fixtures.js';
 
 // Routes that are public or legitimately about the caller, not about a workspace. Keep it short:
 // every route not listed here is attacked.
@@ -175,6 +176,20 @@ describe('cross-tenant isolation over every route of the OpenAPI document', () =
       const { headers, body, query } = requestParts(op, { 'svc-context': wsB });
       await t.request('POST', `${op.path.replace('{id}', wsB)}${query}`, { token: bob.token, headers, ...(body !== undefined ? { body } : {}) });
     }
+
+    // Resources whose creation needs other resources' ids (a sample body cannot name them): a
+    // package version, an install on a cluster, and a preview hostname, so the nested routes
+    // (/v1/packages/{id}/versions/{version_id}, /v1/installs/{id}/renders/..., preview hostnames)
+    // are attacked with B's real ids.
+    const fx = new InstallFixtures(t);
+    const bCaller = { user: bob, ws: wsB };
+    const { pkgId } = await fx.packageWithVersion(bCaller);
+    const install = await fx.healthyInstall(bCaller, pkgId, await fx.cluster(bCaller));
+    const bound = await t.request('POST', `/v1/installs/${install.owner_id}/preview_hostnames:bindFloating`, {
+      ...asBob({ 'idempotency-key': randomUUID() }),
+      body: { track: 'main', render_id: install.response.render_id },
+    });
+    assert.equal(bound.status, 202, bound.text);
 
     // Operations started above (the 202s) run to their end first, so the snapshot is of a settled B.
     const started = await t.request('GET', '/v1/operations?limit=100', asBob());
