@@ -5,6 +5,7 @@ import { bearerSecurity, headerOf, requestHeaders, responses, verbPath, withEtag
 import { PageQuery, pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
 import { OperationRef } from '../operations/operations.schemas.js';
+import { acceptOperation } from '../operations/operation-steps.js';
 import { Cluster, ClusterCapabilitiesView, ClusterId, CreateClusterBody, PatchClusterBody } from './clusters.schemas.js';
 
 const tags = ['clusters'];
@@ -27,12 +28,7 @@ export function clusterRoutes(app: App, s: Services): void {
     },
   }, async (request, reply) => {
     const scope = scopeOf(request);
-    return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
-      (operationId) => s.operations.load(scope.workspaceId, operationId),
-      async (tx) => {
-        const op = await s.clusters.createCluster(scope, request.body, tx);
-        return { status: 202, body: op, resourceId: op.id };
-      });
+    return acceptOperation(s, request, reply, scope.workspaceId, (tx) => s.clusters.createCluster(scope, request.body, tx));
   });
 
   app.get('/v1/clusters', {
@@ -116,11 +112,6 @@ export function clusterRoutes(app: App, s: Services): void {
     },
   }, async (request, reply) => {
     const scope = scopeOf(request);
-    return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
-      (operationId) => s.operations.load(scope.workspaceId, operationId),
-      async (tx) => {
-        const op = await s.clusters.refreshCapabilities(scope, request.params.id, tx);
-        return { status: 202, body: op, resourceId: op.id };
-      });
+    return acceptOperation(s, request, reply, scope.workspaceId, (tx) => s.clusters.refreshCapabilities(scope, request.params.id, tx));
   });
 }

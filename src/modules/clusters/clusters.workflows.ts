@@ -10,6 +10,7 @@ import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type WorkflowDef
 import { clock } from '../../platform/clock.js';
 import { decrypt } from '../../platform/crypto.js';
 import type { OperationService } from '../operations/operations.service.js';
+import { drainOperationsStep, releaseEach } from '../operations/operation-steps.js';
 import * as repo from './clusters.repo.js';
 
 export const CLUSTER_CREATE = 'cluster.create';
@@ -18,8 +19,6 @@ export const CLUSTER_DELETE = 'cluster.delete';
 
 /** Driver calls: 5 attempts, 0.5 s doubling to at most 30 s (about 7.5 s of backoff in all). */
 const DRIVER_RETRY: RetryPolicy = DEFAULT_RETRY;
-/** Waiting for other operations to drain: short first waits, then every 5 s, about 3 minutes in all. */
-const DRAIN_RETRY: RetryPolicy = { maxAttempts: 40, initialDelayMs: 250, maxDelayMs: 5_000 };
 
 export interface ClusterWorkflowDeps {
   db: Db;
@@ -46,14 +45,15 @@ export function targetOf(row: repo.ClusterRow, kubeconfigKey: Buffer): ClusterTa
   return { clusterId: row.id, provider: row.provider as ClusterProvider, faults: options.faults ?? [], kubeconfig };
 }
 
-function driverFor(deps: ClusterWorkflowDeps, row: repo.ClusterRow): ClusterDriver {
+/** The driver of the cluster's provider. */
+export function driverFor(deps: Pick<ClusterWorkflowDeps, 'drivers'>, row: repo.ClusterRow): ClusterDriver {
   const driver = deps.drivers.get(row.provider as ClusterProvider);
   if (!driver) throw new ClusterDriverError(`no driver for provider ${row.provider}`, false);
   return driver;
 }
 
 /** Runs a driver call for a step: a driver's non-retryable failure fails the step at once. */
-async function driverStep<T>(fn: () => Promise<T>): Promise<T> {
+export async function driverStep<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
@@ -130,15 +130,7 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
     // Halfway through, the cluster may be released but still listed: finishing is the only way out.
     cancellable: false,
     steps: [
-      {
-        name: 'drain_operations',
-        retry: DRAIN_RETRY,
-        async run(ctx) {
-          const running = await deps.operations.cancelOthers({ owner_id: ctx.ownerId }, ctx.operationId);
-          if (running === 0) return null;
-          throw new StepError(`waiting for ${running} operation${running === 1 ? '' : 's'} on the cluster to finish`, true);
-        },
-      },
+      drainOperationsStep(deps.operations, 'cluster'),
       {
         name: 'release',
         retry: DRIVER_RETRY,
@@ -191,25 +183,8 @@ export async function releaseWorkspaceClusters(
   ctx: DriverCallContext,
   options: ReleaseWorkspaceClustersOptions = {},
 ): Promise<{ released: number; abandoned: number }> {
-  const abandonFrom = options.abandonFromAttempt ?? 3;
   const rows = await repo.listClustersOfWorkspace(deps.db, workspaceId);
-  const failures: string[] = [];
-  let abandoned = 0;
-  for (const row of rows) {
-    try {
-      await driverFor(deps, row).destroy(targetOf(row, deps.kubeconfigKey), ctx);
-    } catch (err) {
-      const retryable = !(err instanceof ClusterDriverError) || err.retryable;
-      if (retryable && ctx.attempt < abandonFrom) {
-        failures.push(`${row.id}: ${err instanceof Error ? err.message : String(err)}`);
-        continue;
-      }
-      abandoned++;
-    }
-    await repo.deleteCluster(deps.db, row.id);
-  }
-  if (failures.length) {
-    throw new StepError(`releasing ${failures.length} cluster${failures.length === 1 ? '' : 's'} failed: ${failures.join('; ')}`, true);
-  }
-  return { released: rows.length - abandoned, abandoned };
+  return releaseEach(rows, ctx, options.abandonFromAttempt ?? 3, 'cluster',
+    (row) => driverFor(deps, row).destroy(targetOf(row, deps.kubeconfigKey), ctx),
+    (row) => repo.deleteCluster(deps.db, row.id));
 }

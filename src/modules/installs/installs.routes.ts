@@ -5,6 +5,7 @@ import { bearerSecurity, headerOf, requestHeaders, responses, withEtag, type App
 import { PageQuery, pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
 import { OperationRef } from '../operations/operations.schemas.js';
+import { acceptOperation } from '../operations/operation-steps.js';
 import {
   CreateInstallBody, Install, InstallDetail, InstallId, PatchInstallBody, Render, RenderDetail, RenderId,
 } from './installs.schemas.js';
@@ -40,12 +41,7 @@ export function installRoutes(app: App, s: Services): void {
     },
   }, async (request, reply) => {
     const scope = scopeOf(request);
-    return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
-      (operationId) => s.operations.load(scope.workspaceId, operationId),
-      async (tx) => {
-        const op = await s.installs.createInstall(scope, request.body, tx);
-        return { status: 202, body: op, resourceId: op.id };
-      });
+    return acceptOperation(s, request, reply, scope.workspaceId, (tx) => s.installs.createInstall(scope, request.body, tx));
   });
 
   app.get('/v1/installs', {

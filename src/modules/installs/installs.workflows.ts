@@ -4,14 +4,15 @@
 // used by workspace deletion.
 import type { Db, Executor } from '../../db/database.js';
 import {
-  ClusterDriverError, installNamespace, type ClusterDriver, type ClusterProvider, type DeploymentSpec, type DriverCallContext,
+  installNamespace, type ClusterDriver, type ClusterProvider, type DeploymentSpec, type DriverCallContext,
   type KubernetesObject, type RouteSpec,
 } from '../../drivers/cluster/driver.js';
 import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type StepContext, type StepDefinition, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
 import { findClusterById, type ClusterRow } from '../clusters/clusters.repo.js';
-import { targetOf } from '../clusters/clusters.workflows.js';
+import { driverFor, driverStep, targetOf } from '../clusters/clusters.workflows.js';
+import { drainOperationsStep, releaseEach } from '../operations/operation-steps.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { findVersion } from '../packages/packages.repo.js';
 import { RenderError, renderManifest } from '../packages/render.js';
@@ -24,8 +25,6 @@ import { INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE } from './installs.schem
 const DRIVER_RETRY: RetryPolicy = DEFAULT_RETRY;
 /** Readiness polls: 0.25 s doubling to every 2 s, about 2 minutes in all before the step fails. */
 const HEALTH_RETRY: RetryPolicy = { maxAttempts: 60, initialDelayMs: 250, maxDelayMs: 2_000 };
-/** Waiting for the install's other operations to drain: about 3 minutes in all. */
-const DRAIN_RETRY: RetryPolicy = { maxAttempts: 40, initialDelayMs: 250, maxDelayMs: 5_000 };
 
 export interface InstallWorkflowDeps {
   db: Db;
@@ -51,21 +50,6 @@ interface RenderResult {
   resources: KubernetesObject[];
 }
 
-function driverOf(deps: InstallWorkflowDeps, cluster: ClusterRow): ClusterDriver {
-  const driver = deps.drivers.get(cluster.provider as ClusterProvider);
-  if (!driver) throw new ClusterDriverError(`no driver for provider ${cluster.provider}`, false);
-  return driver;
-}
-
-/** Runs a driver call for a step: a driver's non-retryable failure fails the step at once. */
-async function driverStep<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof ClusterDriverError) throw new StepError(err.message, err.retryable);
-    throw err;
-  }
-}
 
 async function installOf(db: Executor, ctx: { ownerId: string }): Promise<repo.InstallRow> {
   const row = await repo.findInstallById(db, ctx.ownerId);
@@ -153,7 +137,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       async run(ctx) {
         await repo.moveStateUnlessDeleting(db, ctx.ownerId, 'syncing', clock.now());
         const cluster = await clusterOf(db, await installOf(db, ctx));
-        await driverStep(() => driverOf(deps, cluster).deploy(targetOf(cluster, deps.kubeconfigKey), deploymentOf(ctx), ctx));
+        await driverStep(() => driverFor(deps, cluster).deploy(targetOf(cluster, deps.kubeconfigKey), deploymentOf(ctx), ctx));
         return null;
       },
     },
@@ -162,7 +146,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       retry: HEALTH_RETRY,
       async run(ctx) {
         const cluster = await clusterOf(db, await installOf(db, ctx));
-        const status = await driverStep(() => driverOf(deps, cluster).deploymentStatus(targetOf(cluster, deps.kubeconfigKey), deploymentOf(ctx), ctx));
+        const status = await driverStep(() => driverFor(deps, cluster).deploymentStatus(targetOf(cluster, deps.kubeconfigKey), deploymentOf(ctx), ctx));
         // Not ready yet is a retryable failure: the step polls by being retried.
         if (!status.ready) throw new StepError(`not healthy yet: ${status.message}`, true);
         return { message: status.message };
@@ -224,16 +208,8 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
     // Halfway, the install may be off its cluster but still listed: finishing is the only way out.
     cancellable: false,
     steps: [
-      {
-        name: 'drain_operations',
-        retry: DRAIN_RETRY,
-        async run(ctx) {
-          // Create, update and preview-hostname operations: all are owned by the install.
-          const running = await deps.operations.cancelOthers({ owner_id: ctx.ownerId }, ctx.operationId);
-          if (running === 0) return null;
-          throw new StepError(`waiting for ${running} operation${running === 1 ? '' : 's'} on the install to finish`, true);
-        },
-      },
+      // Create, update and preview-hostname operations: all are owned by the install.
+      drainOperationsStep(deps.operations, 'install'),
       {
         name: 'undeploy',
         retry: DRIVER_RETRY,
@@ -246,7 +222,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
           await releaseInstallHostnames(db, install.id, clock.now());
           const cluster = await findClusterById(db, install.cluster_id);
           if (!cluster) return null;
-          await driverStep(() => driverOf(deps, cluster).undeploy(targetOf(cluster, deps.kubeconfigKey), { installId: install.id, namespace: installNamespace(install.id) }, ctx));
+          await driverStep(() => driverFor(deps, cluster).undeploy(targetOf(cluster, deps.kubeconfigKey), { installId: install.id, namespace: installNamespace(install.id) }, ctx));
           return null;
         },
         async apply(tx, ctx) {
@@ -294,30 +270,11 @@ export async function releaseWorkspaceInstalls(
   ctx: DriverCallContext,
   options: ReleaseWorkspaceInstallsOptions = {},
 ): Promise<{ released: number; abandoned: number }> {
-  const abandonFrom = options.abandonFromAttempt ?? 3;
   const rows = await repo.listInstallsOfWorkspace(deps.db, workspaceId);
-  const failures: string[] = [];
-  let abandoned = 0;
-  for (const row of rows) {
-    const cluster = await findClusterById(deps.db, row.cluster_id);
-    if (cluster) {
-      try {
-        const driver = deps.drivers.get(cluster.provider as ClusterProvider);
-        if (!driver) throw new ClusterDriverError(`no driver for provider ${cluster.provider}`, false);
-        await driver.undeploy(targetOf(cluster, deps.kubeconfigKey), { installId: row.id, namespace: installNamespace(row.id) }, ctx);
-      } catch (err) {
-        const retryable = !(err instanceof ClusterDriverError) || err.retryable;
-        if (retryable && ctx.attempt < abandonFrom) {
-          failures.push(`${row.id}: ${err instanceof Error ? err.message : String(err)}`);
-          continue;
-        }
-        abandoned++;
-      }
-    }
-    await repo.deleteInstall(deps.db, row.id);
-  }
-  if (failures.length) {
-    throw new StepError(`undeploying ${failures.length} install${failures.length === 1 ? '' : 's'} failed: ${failures.join('; ')}`, true);
-  }
-  return { released: rows.length - abandoned, abandoned };
+  return releaseEach(rows, ctx, options.abandonFromAttempt ?? 3, 'install',
+    async (row) => {
+      const cluster = await findClusterById(deps.db, row.cluster_id);
+      if (cluster) await driverFor(deps, cluster).undeploy(targetOf(cluster, deps.kubeconfigKey), { installId: row.id, namespace: installNamespace(row.id) }, ctx);
+    },
+    (row) => repo.deleteInstall(deps.db, row.id));
 }

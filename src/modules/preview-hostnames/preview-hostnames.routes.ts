@@ -5,6 +5,7 @@ import { bearerSecurity, headerOf, requestHeaders, responses, verbPath, withEtag
 import { pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
 import { OperationRef } from '../operations/operations.schemas.js';
+import { acceptOperation } from '../operations/operation-steps.js';
 import {
   BindFloatingBody, BindPinnedBody, HostnameIdParam, InstallIdParam, ListPreviewHostnamesQuery, PreviewHostname,
 } from './preview-hostnames.schemas.js';
@@ -38,12 +39,7 @@ export function previewHostnameRoutes(app: App, s: Services): void {
     },
   }, async (request, reply) => {
     const scope = scopeOf(request);
-    return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
-      (operationId) => s.operations.load(scope.workspaceId, operationId),
-      async (tx) => {
-        const op = await s.previewHostnames.bindFloating(scope, request.params.id, request.body, tx);
-        return { status: 202, body: op, resourceId: op.id };
-      });
+    return acceptOperation(s, request, reply, scope.workspaceId, (tx) => s.previewHostnames.bindFloating(scope, request.params.id, request.body, tx));
   });
 
   app.post(verbPath(COLLECTION, 'bindPinned'), {
@@ -61,12 +57,7 @@ export function previewHostnameRoutes(app: App, s: Services): void {
     },
   }, async (request, reply) => {
     const scope = scopeOf(request);
-    return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
-      (operationId) => s.operations.load(scope.workspaceId, operationId),
-      async (tx) => {
-        const op = await s.previewHostnames.bindPinned(scope, request.params.id, request.body, tx);
-        return { status: 202, body: op, resourceId: op.id };
-      });
+    return acceptOperation(s, request, reply, scope.workspaceId, (tx) => s.previewHostnames.bindPinned(scope, request.params.id, request.body, tx));
   });
 
   app.get(COLLECTION, {
