@@ -76,7 +76,11 @@ function newAjv(options: { validateSchema: boolean }): Ajv2020 {
  * Checks schemas against the 2020-12 meta-schema. Shared, because compiling the meta-schema takes
  * ~100 ms; it never compiles a user's schema, so no `$id` of one can reach another.
  */
-const metaSchemaChecker = newAjv({ validateSchema: true });
+let metaSchemaChecker: Ajv2020 | null = null;
+/** Built on first use: a process that never publishes a version does not pay its time or memory. */
+function metaChecker(): Ajv2020 {
+  return (metaSchemaChecker ??= newAjv({ validateSchema: true }));
+}
 
 /**
  * Compiles an input schema after its guards; throws 400 INVALID_ARGUMENT (reason
@@ -89,15 +93,16 @@ export function compileInputSchema(schema: unknown): ValidateFunction {
   const bytes = Buffer.byteLength(JSON.stringify(schema));
   if (bytes > INPUT_SCHEMA_MAX_BYTES) throw schemaError(`is ${bytes} bytes as JSON; at most ${INPUT_SCHEMA_MAX_BYTES} are accepted`);
   if ((schema as Record<string, unknown>).type !== 'object') throw schemaError('the root must have `type: "object"` (install values are an object)', 'body.input_schema.type');
+  const checker = metaChecker();
   let valid: boolean;
   try {
     // Throws (rather than returning false) for a `$schema` it does not know, such as draft-07's.
-    valid = metaSchemaChecker.validateSchema(schema) as boolean;
+    valid = checker.validateSchema(schema) as boolean;
   } catch (err) {
     throw schemaError(`${String((err as Error).message ?? err).slice(0, 1000)}; only draft 2020-12 is accepted`);
   }
   if (!valid) {
-    throw schemaError(metaSchemaChecker.errorsText(metaSchemaChecker.errors, { dataVar: 'input_schema', separator: '; ' }).slice(0, 1000));
+    throw schemaError(checker.errorsText(checker.errors, { dataVar: 'input_schema', separator: '; ' }).slice(0, 1000));
   }
   // A fresh instance per schema: `$id`s and anchors of one schema are never visible to another.
   const ajv = newAjv({ validateSchema: false });
