@@ -216,6 +216,18 @@ describe('bad input over every route of the OpenAPI document', () => {
     assert.equal(await databaseState(), state, 'a rejected request changed the database');
   });
 
+  test('a route without a body takes an empty body sent as application/json as no body', async () => {
+    // Clients that send content-type: application/json on every request must still reach :wait,
+    // :cancel and DELETE; routes that declare a body still refuse an empty one (test below).
+    const token = await t.apiToken(carol, ws);
+    const res = await t.request('DELETE', `/v1/api_tokens/${token.id}`, {
+      token: carol.token, headers: { 'svc-context': ws, 'content-type': 'application/json' }, payload: '',
+    });
+    assert.equal(res.status, 204, res.text);
+    const gone = await t.request('GET', '/v1/api_tokens', { token: token.token });
+    assert.equal(gone.status, 401, 'the token was revoked');
+  });
+
   test('malformed JSON, bodies over SVC_BODY_LIMIT and wrong content types are 400 and change nothing', async () => {
     const failures: string[] = [];
     const state = await databaseState();

@@ -40,6 +40,16 @@ const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
  * (or text/plain) body would reach /v1 handlers too.
  */
 export function registerJsonOnlyApi(app: FastifyInstance): void {
+  // Many HTTP clients send `content-type: application/json` on every request, also on POSTs that
+  // take no body (`:wait`, `:cancel`, DELETE). An empty body there means "no body"; on a route
+  // that declares a body it is still malformed JSON. Non-empty bodies go to Fastify's own parser
+  // (secure-json-parse: __proto__ and constructor poisoning are refused).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' && request.routeOptions.schema?.body === undefined) return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined || !(request.routeOptions.url ?? '').startsWith('/v1/')) return done();
     const type = request.headers['content-type'];
