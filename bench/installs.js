@@ -15,7 +15,8 @@
 //      costs at most 1.2 x the first (req/s and server CPU per request).
 //
 // Options (environment): BENCH_DURATION (10 s per round), BENCH_ROUNDS (3), BENCH_CONNECTIONS (64),
-// BENCH_INSTALLS (10000), BENCH_INSTALL_LATENCY_N (100).
+// BENCH_INSTALLS (10000), BENCH_INSTALL_LATENCY_N (100), BENCH_NODE_ARGS (flags for the svc process,
+// e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -155,7 +156,8 @@ async function main() {
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', PORT: String(port), HOST: '127.0.0.1',
       SVC_PREVIEW_PORT: String(await freePort()), SVC_PREVIEW_DOMAIN: DOMAIN,
     };
-    server = startProcess(['bin/svc.js', 'serve'], env, join(work, 'server.log'));
+    const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    server = startProcess([...nodeArgs, 'bin/svc.js', 'serve'], env, join(work, 'server.log'));
     await waitUntilUp(`${base}/readyz`, server);
     const s = await scenario(base);
 
