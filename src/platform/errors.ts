@@ -61,6 +61,9 @@ export const permissionDenied = (message: string, reason = 'PERMISSION_DENIED') 
   new ApiError('PERMISSION_DENIED', message, { reason });
 export const invalidArgument = (message: string, reason = 'INVALID_ARGUMENT', fieldViolations?: FieldViolation[]) =>
   new ApiError('INVALID_ARGUMENT', message, { reason, ...(fieldViolations ? { fieldViolations } : {}) });
+/** 400 naming one field, whose description is the message itself. */
+export const fieldInvalid = (field: string, message: string, reason = 'INVALID_ARGUMENT') =>
+  invalidArgument(message, reason, [{ field, description: message }]);
 export const unauthenticated = (message = 'missing, invalid, expired or revoked token') =>
   new ApiError('UNAUTHENTICATED', message, {
     reason: 'INVALID_TOKEN',

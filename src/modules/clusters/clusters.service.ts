@@ -9,7 +9,7 @@ import { assertValidKubeconfig } from '../../drivers/cluster/kubeconfig.js';
 import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { encrypt } from '../../platform/crypto.js';
-import { ApiError, invalidArgument, notFound } from '../../platform/errors.js';
+import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
 import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
@@ -33,21 +33,18 @@ export interface ClusterServiceDeps extends ClusterWorkflowDeps {
 const clusterDeleting = (id: string) =>
   new ApiError('FAILED_PRECONDITION', `cluster ${id} is being deleted`, { reason: 'CLUSTER_DELETING' });
 
-function violation(field: string, message: string): ApiError {
-  return invalidArgument(message, 'INVALID_ARGUMENT', [{ field, description: message }]);
-}
 
 /** The provider options the body must and must not carry (the schema cannot say "iff"). */
 function checkProviderOptions(body: CreateClusterBodyT, provider: ClusterProvider): void {
   if (provider === 'kubernetes') {
-    if (body.kubeconfig === undefined) throw violation('body.kubeconfig', 'kubeconfig is required with provider kubernetes');
-    if (body.local !== undefined) throw violation('body.local', 'local options are only accepted with provider local');
+    if (body.kubeconfig === undefined) throw fieldInvalid('body.kubeconfig', 'kubeconfig is required with provider kubernetes');
+    if (body.local !== undefined) throw fieldInvalid('body.local', 'local options are only accepted with provider local');
     assertValidKubeconfig(body.kubeconfig);
     return;
   }
-  if (body.kubeconfig !== undefined) throw violation('body.kubeconfig', 'kubeconfig is only accepted with provider kubernetes');
+  if (body.kubeconfig !== undefined) throw fieldInvalid('body.kubeconfig', 'kubeconfig is only accepted with provider kubernetes');
   const actions = (body.local?.faults ?? []).map((f) => f.action);
-  if (new Set(actions).size !== actions.length) throw violation('body.local.faults', 'at most one fault per action');
+  if (new Set(actions).size !== actions.length) throw fieldInvalid('body.local.faults', 'at most one fault per action');
 }
 
 export function createClusterService(deps: ClusterServiceDeps) {

@@ -7,6 +7,7 @@ import { keysetPage } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { Database, InstallRendersTable, InstallsTable, InstallUrlsTable } from '../../db/schema.js';
 import type { PageRequest } from '../../platform/pagination.js';
+import { findRunningOperation } from '../operations/operations.repo.js';
 import { INSTALL_DELETE } from './installs.schemas.js';
 
 export type InstallRow = InstallsTable;
@@ -105,17 +106,15 @@ export async function insertInstall(db: Executor, row: InstallRow): Promise<void
 }
 
 /**
- * Locks the install row for the rest of the caller's transaction (a no-op write, as
- * lockWorkspace does; SQLite's transaction holds the whole database anyway) and returns it.
+ * The install, locked for the rest of the caller's transaction on PostgreSQL (SQLite transactions
+ * begin immediate: the writer lock already serializes them): deletions of one install, binds of
+ * its preview hostnames and a bind against the install's deletion are ordered.
  */
-export function lockInstall(db: Executor, workspaceId: string, id: string): Promise<InstallRow | undefined> {
-  return db
-    .updateTable('installs')
-    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
-    .where('id', '=', id)
-    .where('workspace_id', '=', workspaceId)
-    .returningAll()
-    .executeTakeFirst();
+export function lockInstall(tx: Executor, dialect: Dialect, workspaceId: string, id: string): Promise<InstallRow | undefined> {
+  let q = tx.selectFrom('installs').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId);
+  // NO KEY: rows that reference the install (renders, urls) can still be inserted meanwhile.
+  if (dialect === 'postgres') q = q.forNoKeyUpdate();
+  return q.executeTakeFirst();
 }
 
 /**
@@ -185,14 +184,7 @@ function deletionOf(eb: ExpressionBuilder<Database, 'installs'>, installId: stri
 
 /** True while an install.delete operation runs on the install. */
 export async function isBeingDeleted(db: Executor, installId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('operations')
-    .select('id')
-    .where('owner_id', '=', installId)
-    .where('type', '=', INSTALL_DELETE)
-    .where('state', '=', 'RUNNING')
-    .executeTakeFirst();
-  return row !== undefined;
+  return (await findRunningOperation(db, installId, INSTALL_DELETE)) !== undefined;
 }
 
 /** Writes the end of a deletion (undeploy done: `deleted`), or hands the install back when it failed. */

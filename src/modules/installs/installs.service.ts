@@ -9,7 +9,7 @@ import type { DriverCallContext } from '../../drivers/cluster/driver.js';
 import type { Json } from '../../jobs/workflows.js';
 import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
-import { ApiError, invalidArgument, notFound } from '../../platform/errors.js';
+import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
 import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
@@ -33,9 +33,6 @@ export interface InstallServiceDeps extends InstallWorkflowDeps {
   publicUrl: string;
 }
 
-function violation(field: string, message: string, reason = 'INVALID_ARGUMENT'): ApiError {
-  return invalidArgument(message, reason, [{ field, description: message }]);
-}
 
 /** Values errors name the field the caller sent (`body.values...` on PATCH, `body.initial_values...` on create). */
 function valuesIn(version: PackageVersionsTable, values: Record<string, Json>, field: 'initial_values' | 'values'): Record<string, Json> {
@@ -44,8 +41,8 @@ function valuesIn(version: PackageVersionsTable, values: Record<string, Json>, f
 
 /** kind pinned needs a version; kind latest takes none (the schema cannot say "iff"). */
 function checkPin(pin: PackageVersionPinT, field: string): void {
-  if (pin.kind === 'pinned' && pin.version === undefined) throw violation(`${field}.version`, 'version is required with kind pinned');
-  if (pin.kind === 'latest' && pin.version !== undefined) throw violation(`${field}.version`, 'version is only accepted with kind pinned');
+  if (pin.kind === 'pinned' && pin.version === undefined) throw fieldInvalid(`${field}.version`, 'version is required with kind pinned');
+  if (pin.kind === 'latest' && pin.version !== undefined) throw fieldInvalid(`${field}.version`, 'version is only accepted with kind pinned');
 }
 
 /** Shared by every list item pinned to latest: responses only read it. */
@@ -56,7 +53,7 @@ function pinOf(row: { pin_kind: string; pin_version: string | null }): PackageVe
   return row.pin_version === null ? { kind: row.pin_kind as PackageVersionPinT['kind'] } : { kind: row.pin_kind as PackageVersionPinT['kind'], version: row.pin_version };
 }
 
-const installDeleting = (id: string) => new ApiError('FAILED_PRECONDITION', `install ${id} is being deleted`, { reason: 'INSTALL_DELETING' });
+export const installDeleting = (id: string) => new ApiError('FAILED_PRECONDITION', `install ${id} is being deleted`, { reason: 'INSTALL_DELETING' });
 
 export function createInstallService(deps: InstallServiceDeps) {
   const { db, dialect, cursors, operations, publicUrl } = deps;
@@ -128,8 +125,8 @@ export function createInstallService(deps: InstallServiceDeps) {
    */
   async function createInstall(scope: WorkspaceScope, body: CreateInstallBodyT, tx: Executor): Promise<OperationT> {
     checkPin(body.package_version_pin, 'body.package_version_pin');
-    const packageMissing = () => violation('body.package_id', `package ${body.package_id} not found in the workspace`, 'PACKAGE_NOT_FOUND');
-    const clusterMissing = () => violation('body.cluster_id', `cluster ${body.cluster_id} not found in the workspace`, 'CLUSTER_NOT_FOUND');
+    const packageMissing = () => fieldInvalid('body.package_id', `package ${body.package_id} not found in the workspace`, 'PACKAGE_NOT_FOUND');
+    const clusterMissing = () => fieldInvalid('body.cluster_id', `cluster ${body.cluster_id} not found in the workspace`, 'CLUSTER_NOT_FOUND');
     if (!isId('package', body.package_id)) throw packageMissing();
     if (!isId('cluster', body.cluster_id)) throw clusterMissing();
     await assertWorkspaceActive(tx, scope.workspaceId);
@@ -235,7 +232,7 @@ export function createInstallService(deps: InstallServiceDeps) {
     if (!isId('install', id)) throw notFound('install');
     return db.transaction().execute(async (tx) => {
       await assertWorkspaceActive(tx, scope.workspaceId);
-      const row = await repo.lockInstall(tx, scope.workspaceId, id);
+      const row = await repo.lockInstall(tx, dialect, scope.workspaceId, id);
       if (!row) throw notFound('install');
       const running = await operations.findRunning(tx, id, INSTALL_DELETE);
       if (running) return running;

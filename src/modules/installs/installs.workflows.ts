@@ -3,6 +3,7 @@
 // install's other operations, undeploy, remove), and the release of a whole workspace's installs
 // used by workspace deletion.
 import type { Db, Executor } from '../../db/database.js';
+import type { PackageVersionsTable } from '../../db/schema.js';
 import {
   installNamespace, type ClusterDriver, type ClusterProvider, type DeploymentSpec, type DriverCallContext,
   type KubernetesObject, type RouteSpec,
@@ -50,7 +51,6 @@ interface RenderResult {
   resources: KubernetesObject[];
 }
 
-
 async function installOf(db: Executor, ctx: { ownerId: string }): Promise<repo.InstallRow> {
   const row = await repo.findInstallById(db, ctx.ownerId);
   if (!row) throw new StepError(`install ${ctx.ownerId} no longer exists`, false);
@@ -61,6 +61,13 @@ async function clusterOf(db: Executor, install: repo.InstallRow): Promise<Cluste
   const row = await findClusterById(db, install.cluster_id);
   if (!row) throw new StepError(`cluster ${install.cluster_id} no longer exists`, false);
   return row;
+}
+
+/** The version the operation deploys (resolved by the request; versions are immutable). */
+async function versionOf(db: Executor, ctx: Ctx): Promise<PackageVersionsTable> {
+  const version = await findVersion(db, ctx.workspaceId, ctx.input.package_version_id);
+  if (!version) throw new StepError(`package version ${ctx.input.package_version_id} no longer exists`, false);
+  return version;
 }
 
 function renderOf(ctx: Ctx): RenderResult {
@@ -93,8 +100,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       name: 'resolve_version',
       async run(ctx) {
         await installOf(db, ctx);
-        const version = await findVersion(db, ctx.workspaceId, ctx.input.package_version_id);
-        if (!version) throw new StepError(`package version ${ctx.input.package_version_id} no longer exists`, false);
+        const version = await versionOf(db, ctx);
         return { package_version_id: version.id, semver: version.semver };
       },
     },
@@ -104,8 +110,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
         // Shown while the step works; conditional, so a repeated run changes nothing.
         await repo.moveStateUnlessDeleting(db, ctx.ownerId, 'rendering', clock.now());
         const install = await installOf(db, ctx);
-        const version = await findVersion(db, ctx.workspaceId, ctx.input.package_version_id);
-        if (!version) throw new StepError(`package version ${ctx.input.package_version_id} no longer exists`, false);
+        const version = await versionOf(db, ctx);
         // A fresh id on every run: nothing of a run that did not complete was written.
         const renderId = newId('render');
         try {

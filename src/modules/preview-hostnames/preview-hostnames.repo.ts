@@ -1,33 +1,11 @@
 // SQL of preview hostnames, and the few reads of installs and renders a bind needs. Every change
 // of a binding or state bumps `revision` (the etag); last_seen_at, written by the router, does not.
-import type { Dialect, Executor } from '../../db/database.js';
+import type { Executor } from '../../db/database.js';
 import { keysetPage } from '../../db/keyset.js';
 import type { PreviewHostnamesTable } from '../../db/schema.js';
 import type { PageRequest } from '../../platform/pagination.js';
 
 export type HostnameRow = PreviewHostnamesTable;
-
-export interface InstallForBind {
-  id: string;
-  cluster_id: string;
-  state: string;
-  current_render_id: string | null;
-}
-
-/**
- * The install, locked for the rest of the transaction on PostgreSQL (SQLite's writer lock already
- * serializes): binds of one install, and a bind against the install's deletion, are ordered.
- */
-export function lockInstall(tx: Executor, dialect: Dialect, workspaceId: string, id: string): Promise<InstallForBind | undefined> {
-  let q = tx
-    .selectFrom('installs')
-    .select(['id', 'cluster_id', 'state', 'current_render_id'])
-    .where('id', '=', id)
-    .where('workspace_id', '=', workspaceId);
-  // NO KEY: rows that reference the install (renders, urls) can still be inserted meanwhile.
-  if (dialect === 'postgres') q = q.forNoKeyUpdate();
-  return q.executeTakeFirst();
-}
 
 export function installExists(db: Executor, workspaceId: string, id: string): Promise<{ id: string } | undefined> {
   return db.selectFrom('installs').select('id').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();

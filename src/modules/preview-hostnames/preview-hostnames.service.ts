@@ -12,7 +12,8 @@ import type { CursorCodec, Page } from '../../platform/pagination.js';
 import { findVisibleOperation, listSteps } from '../operations/operations.repo.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
-import { isBeingDeleted } from '../installs/installs.repo.js';
+import { isBeingDeleted, lockInstall, type InstallRow } from '../installs/installs.repo.js';
+import { installDeleting } from '../installs/installs.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { floatingHostname, pinnedHostname, previewUrl } from './hostnames.js';
 import * as repo from './preview-hostnames.repo.js';
@@ -31,8 +32,6 @@ export interface PreviewHostnameServiceDeps {
   preview: { port: number; domain: string; pinnedRetentionSeconds: number };
 }
 
-const installDeleting = (id: string) =>
-  new ApiError('FAILED_PRECONDITION', `install ${id} is being deleted`, { reason: 'INSTALL_DELETING' });
 const hostnameReleasing = (id: string) =>
   new ApiError('FAILED_PRECONDITION', `preview hostname ${id} is being released; bind again once its release operation has ended`, {
     reason: 'PREVIEW_HOSTNAME_RELEASING',
@@ -66,15 +65,15 @@ export function createPreviewHostnameService(deps: PreviewHostnameServiceDeps) {
   }
 
   /** The install, locked; 404 when absent, 422 while it is being deleted. */
-  async function lockLiveInstall(tx: Executor, scope: WorkspaceScope, installId: string): Promise<repo.InstallForBind> {
-    const install = isId('install', installId) ? await repo.lockInstall(tx, dialect, scope.workspaceId, installId) : undefined;
+  async function lockLiveInstall(tx: Executor, scope: WorkspaceScope, installId: string): Promise<InstallRow> {
+    const install = isId('install', installId) ? await lockInstall(tx, dialect, scope.workspaceId, installId) : undefined;
     if (!install) throw notFound('install');
     if (install.state === 'deleted' || (await isBeingDeleted(tx, installId))) throw installDeleting(installId);
     return install;
   }
 
   /** A render of the install that has been deployed (current, or current once). */
-  async function deployedRender(tx: Executor, install: repo.InstallForBind, renderId: string) {
+  async function deployedRender(tx: Executor, install: InstallRow, renderId: string) {
     const render = isId('render', renderId) ? await repo.findRender(tx, install.id, renderId) : undefined;
     if (!render) {
       throw invalidArgument(`render ${renderId} is not a render of install ${install.id}`, 'RENDER_NOT_FOUND', [
@@ -96,7 +95,7 @@ export function createPreviewHostnameService(deps: PreviewHostnameServiceDeps) {
   async function bind(
     tx: Executor,
     scope: WorkspaceScope,
-    install: repo.InstallForBind,
+    install: InstallRow,
     existing: repo.HostnameRow | undefined,
     spec: { type: string; kind: BindingKind; track: string; hostname: string; renderId: string; protocol: string; routingMode: string },
   ): Promise<OperationT> {
@@ -181,7 +180,7 @@ export function createPreviewHostnameService(deps: PreviewHostnameServiceDeps) {
   async function release(scope: WorkspaceScope, installId: string, id: string, revision: number | null): Promise<OperationT> {
     if (!isId('install', installId) || !isId('previewHostname', id)) throw notFound('preview hostname');
     return db.transaction().execute(async (tx) => {
-      const install = await repo.lockInstall(tx, dialect, scope.workspaceId, installId);
+      const install = await lockInstall(tx, dialect, scope.workspaceId, installId);
       if (!install) throw notFound('preview hostname');
       const row = await findOr404(tx, scope, installId, id);
       if (row.state === 'releasing') return runningRelease(tx, scope, row);
