@@ -3,10 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApiError } from '../src/platform/errors.js';
-import { validateValues } from '../src/modules/packages/input-schema.js';
+import { compileInputSchema, validateValues } from '../src/modules/packages/input-schema.js';
 import { checkManifest } from '../src/modules/packages/package-manifest.js';
 import { RenderError, renderManifest } from '../src/modules/packages/render.js';
-import { unsafePatternReason } from '../src/modules/packages/regex-safety.js';
 
 const SCHEMA = JSON.stringify({
   type: 'object',
@@ -64,14 +63,31 @@ describe('validateValues', () => {
   });
 });
 
-describe('regex safety', () => {
-  test('exponential patterns are refused, ordinary ones accepted', () => {
-    for (const p of ['^[a-z]+(-[a-z]+)*$', '^(foo|bar)+$', '^\\d{1,3}(\\.\\d{1,3}){3}$', '(,\\s*[0-9]+)*', 'a*a*b', '^[^@]+@[^@]+$', '(ab)*']) {
-      assert.equal(unsafePatternReason(p), null, p);
+describe('patterns run on RE2', () => {
+  test('ordinary patterns are accepted and match as in JSON Schema; lookaround and backreferences are refused', () => {
+    for (const p of ['^[a-z]+(-[a-z]+)*$', '^(foo|bar)+$', '^\\d{1,3}(\\.\\d{1,3}){3}$', '(a+)+', 'a*a*b', '^\\p{L}+$']) {
+      assert.doesNotThrow(() => compileInputSchema({ type: 'object', properties: { v: { type: 'string', pattern: p } } }), p);
     }
-    for (const p of ['^(a+)+$', '(a|a)*', '(a|ab)*', '(\\w+\\s?)*$', '(-[a-z-]+)*', '(-[a-z]*[a-z]*)*', '(.*a){12}', '(x)\\1', '((-[a-z]+)*)+', '(?:a?)+']) {
-      assert.notEqual(unsafePatternReason(p), null, p);
+    for (const p of ['(?=a)b', '(?<=a)b', '(?!a)b', '(x)\\1']) {
+      assert.throws(() => compileInputSchema({ type: 'object', properties: { v: { type: 'string', pattern: p } } }), (err: unknown) =>
+        err instanceof ApiError && err.options.reason === 'INPUT_SCHEMA_INVALID' && /RE2/.test(err.message), p);
     }
+    const schema = JSON.stringify({ type: 'object', properties: { v: { type: 'string', pattern: '^[a-z]+(-[a-z0-9]+)*$' } }, patternProperties: { '^x-': { type: 'integer' } } });
+    assert.deepEqual(validateValues('pkv_re2a', schema, { v: 'ab-c1', 'x-n': 1 }), { v: 'ab-c1', 'x-n': 1 });
+    assert.deepEqual(violationsOf(() => validateValues('pkv_re2a', schema, { v: 'Ab' })).map((v) => v.field), ['body.initial_values.v']);
+    assert.deepEqual(violationsOf(() => validateValues('pkv_re2a', schema, { 'x-n': 'no' })).map((v) => v.field), ['body.initial_values.x-n']);
+  });
+
+  test('uniqueItems compares JSON values regardless of key order', () => {
+    const schema = JSON.stringify({ type: 'object', properties: { v: { type: 'array', uniqueItems: true } } });
+    assert.deepEqual(validateValues('pkv_uniq', schema, { v: [[0], [1], { a: 1, b: 2 }, 'x', 1] }), { v: [[0], [1], { a: 1, b: 2 }, 'x', 1] });
+    violationsOf(() => validateValues('pkv_uniq', schema, { v: [{ a: 1, b: 2 }, { b: 2, a: 1 }] }));
+    violationsOf(() => validateValues('pkv_uniq', schema, { v: [1, 1.0] }));
+  });
+
+  test('more than 16 patterns in one schema are refused', () => {
+    const properties = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`p${i}`, { type: 'string', pattern: '^a' }]));
+    assert.throws(() => compileInputSchema({ type: 'object', properties }), /at most 16/);
   });
 });
 

@@ -1,20 +1,31 @@
 // The input schema of a package version: a JSON Schema (2020-12) that install values must match.
 // Schemas come from users, so they are treated as untrusted: a size and depth limit, no remote
 // `$ref` (Ajv is given no loadSchema), Ajv's strict mode, a fresh Ajv instance per schema (so a
-// schema can never `$ref` another workspace's schema by its `$id`), and a refusal of the regular
-// expressions that can backtrack exponentially (regex-safety.ts).
+// schema can never `$ref` another workspace's schema by its `$id`). Validation against a tenant's
+// values is bounded so that one install request cannot stall the process for every tenant:
+//   - regular expressions run on RE2 (re2js), whose matching is linear in the input; what RE2
+//     cannot express (lookaround, backreferences) is refused at publish;
+//   - `uniqueItems` compares canonical JSON in a hash set (linear) instead of Ajv's pairwise
+//     deep-equal (quadratic);
+//   - values are at most VALUES_MAX_BYTES as JSON and VALUES_MAX_DEPTH deep, and a schema holds at
+//     most INPUT_SCHEMA_MAX_PATTERNS regular expressions, so the work of one validation is bounded.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
 import type { Json } from '../../jobs/workflows.js';
 import { ApiError, type FieldViolation } from '../../platform/errors.js';
 import { nestsDeeperThan } from './package-manifest.js';
-import { unsafePatternReason } from './regex-safety.js';
+import { RE2JS } from 're2js';
+import { canonicalJson } from './render.js';
 
 export const INPUT_SCHEMA_MAX_BYTES = 64 * 1024;
 /** nesting of objects and arrays in the schema document */
 export const INPUT_SCHEMA_MAX_DEPTH = 32;
 /** nesting of objects and arrays in install values */
 export const VALUES_MAX_DEPTH = 64;
+/** install values as JSON, bytes: values are configuration, not data */
+export const VALUES_MAX_BYTES = 64 * 1024;
+/** `pattern` and `patternProperties` keys in one schema (each may run over every string of the values) */
+export const INPUT_SCHEMA_MAX_PATTERNS = 16;
 const MAX_VIOLATIONS = 20;
 const CACHE_SIZE = 500;
 
@@ -34,27 +45,54 @@ const SINGLE = ['additionalProperties', 'propertyNames', 'items', 'contains', 'i
 const MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
 const LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 
-/** Checks every regular expression of the schema (`pattern` and `patternProperties` keys). */
-function checkPatterns(schema: unknown, path: string): void {
-  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return;
+/** Counts the regular expressions of the schema (`pattern` and `patternProperties` keys). */
+function countPatterns(schema: unknown): number {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return 0;
   const s = schema as Record<string, unknown>;
-  const check = (pattern: string, where: string) => {
-    const problem = unsafePatternReason(pattern);
-    if (problem) throw schemaError(`pattern ${JSON.stringify(pattern.slice(0, 100))}: ${problem}`, where);
-  };
-  if (typeof s.pattern === 'string') check(s.pattern, `${path}.pattern`);
-  if (s.patternProperties && typeof s.patternProperties === 'object') {
-    for (const key of Object.keys(s.patternProperties)) check(key, `${path}.patternProperties`);
-  }
-  for (const k of SINGLE) checkPatterns(s[k], `${path}.${k}`);
+  let n = typeof s.pattern === 'string' ? 1 : 0;
+  if (s.patternProperties && typeof s.patternProperties === 'object') n += Object.keys(s.patternProperties).length;
+  for (const k of SINGLE) n += countPatterns(s[k]);
   for (const k of MAPS) {
     const map = s[k];
-    if (map && typeof map === 'object' && !Array.isArray(map)) for (const [name, sub] of Object.entries(map)) checkPatterns(sub, `${path}.${k}.${name}`);
+    if (map && typeof map === 'object' && !Array.isArray(map)) for (const sub of Object.values(map)) n += countPatterns(sub);
   }
   for (const k of LISTS) {
     const list = s[k];
-    if (Array.isArray(list)) list.forEach((sub, i) => checkPatterns(sub, `${path}.${k}.${i}`));
+    if (Array.isArray(list)) for (const sub of list) n += countPatterns(sub);
   }
+  return n;
+}
+
+/** Thrown by the RE2 engine for syntax it does not support; Ajv's compile passes it on. */
+class UnsupportedPattern extends Error {}
+
+/**
+ * Ajv's RegExp engine for tenant schemas: RE2, linear-time. Ajv asks for `(pattern, "u")` and
+ * calls `.test(string)`; RE2 matches Unicode code points always, so the flag needs no mapping.
+ * Differences from ECMAScript that remain: `\s` is ASCII whitespace only, and `.` matches `\r`.
+ */
+function re2(pattern: string): { test(input: string): boolean; toString(): string } {
+  let compiled: RE2JS;
+  try {
+    compiled = RE2JS.compile(pattern);
+  } catch (err) {
+    throw new UnsupportedPattern(`pattern ${JSON.stringify(pattern.slice(0, 100))} is not supported by the linear-time (RE2) engine: ${String((err as Error).message).slice(0, 200)}`);
+  }
+  // Ajv caches compiled patterns by toString(): it must differ between patterns.
+  return { test: (input: string) => compiled.matcher(input).find(), toString: () => `re2:${pattern}` };
+}
+re2.code = 're2';
+
+/** `uniqueItems` in linear time: canonical JSON (sorted keys) of each item in a set. */
+function uniqueItems(schema: boolean, data: unknown[]): boolean {
+  if (!schema || data.length < 2) return true;
+  const seen = new Set<string>();
+  for (const item of data) {
+    const key = typeof item === 'string' ? `s${item}` : canonicalJson(item);
+    if (seen.has(key)) return false;
+    seen.add(key);
+  }
+  return true;
 }
 
 function newAjv(options: { validateSchema: boolean }): Ajv2020 {
@@ -67,8 +105,17 @@ function newAjv(options: { validateSchema: boolean }): Ajv2020 {
     // No loadSchema: a `$ref` to anything outside the schema is a compile error.
     validateFormats: true,
     validateSchema: options.validateSchema,
+    code: { regExp: re2 as never },
   });
   addFormats(ajv);
+  ajv.removeKeyword('uniqueItems');
+  ajv.addKeyword({
+    keyword: 'uniqueItems',
+    type: 'array',
+    schemaType: 'boolean',
+    errors: false,
+    validate: uniqueItems,
+  });
   return ajv;
 }
 
@@ -92,6 +139,8 @@ export function compileInputSchema(schema: unknown): ValidateFunction {
   if (nestsDeeperThan(schema, INPUT_SCHEMA_MAX_DEPTH)) throw schemaError(`nests deeper than ${INPUT_SCHEMA_MAX_DEPTH} levels`);
   const bytes = Buffer.byteLength(JSON.stringify(schema));
   if (bytes > INPUT_SCHEMA_MAX_BYTES) throw schemaError(`is ${bytes} bytes as JSON; at most ${INPUT_SCHEMA_MAX_BYTES} are accepted`);
+  const patterns = countPatterns(schema);
+  if (patterns > INPUT_SCHEMA_MAX_PATTERNS) throw schemaError(`has ${patterns} regular expressions (pattern, patternProperties); at most ${INPUT_SCHEMA_MAX_PATTERNS} are accepted`);
   if ((schema as Record<string, unknown>).type !== 'object') throw schemaError('the root must have `type: "object"` (install values are an object)', 'body.input_schema.type');
   const checker = metaChecker();
   let valid: boolean;
@@ -110,12 +159,11 @@ export function compileInputSchema(schema: unknown): ValidateFunction {
   try {
     validate = ajv.compile(schema);
   } catch (err) {
+    if (err instanceof UnsupportedPattern) throw schemaError(err.message);
     throw schemaError(String((err as Error).message ?? err).slice(0, 1000));
   }
   // An async validator answers with a promise, which would read as "valid".
   if ((validate as { $async?: boolean }).$async) throw schemaError('`$async` schemas are not accepted', 'body.input_schema.$async');
-  // After compiling: every pattern is then known to be a valid regular expression.
-  checkPatterns(schema, 'body.input_schema');
   return validate;
 }
 
@@ -175,6 +223,13 @@ export function validateValues(
     throw new ApiError('INVALID_ARGUMENT', `${field} nests deeper than ${VALUES_MAX_DEPTH} levels`, {
       reason: 'VALUES_INVALID',
       fieldViolations: [{ field, description: `nests objects and arrays deeper than ${VALUES_MAX_DEPTH} levels` }],
+    });
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(values));
+  if (bytes > VALUES_MAX_BYTES) {
+    throw new ApiError('INVALID_ARGUMENT', `${field} is ${bytes} bytes as JSON; at most ${VALUES_MAX_BYTES} are accepted`, {
+      reason: 'VALUES_TOO_LARGE',
+      fieldViolations: [{ field, description: `at most ${VALUES_MAX_BYTES} bytes as JSON` }],
     });
   }
   const copy = structuredClone(values);

@@ -1,7 +1,7 @@
 // Packages and their immutable versions (API.md section 6).
 import { Type, type Static } from 'typebox';
 import { StringEnum } from '../../platform/http.js';
-import { INPUT_SCHEMA_MAX_BYTES, INPUT_SCHEMA_MAX_DEPTH } from './input-schema.js';
+import { INPUT_SCHEMA_MAX_BYTES, INPUT_SCHEMA_MAX_DEPTH, INPUT_SCHEMA_MAX_PATTERNS, VALUES_MAX_BYTES, VALUES_MAX_DEPTH } from './input-schema.js';
 import { MAX_RESOURCES, MAX_ROUTES, ROUTE_KEY_PATTERN, ROUTE_PROTOCOLS } from './package-manifest.js';
 
 export const PackageId = Type.String({ minLength: 1, maxLength: 54, description: 'package id (pkg_...)' });
@@ -91,11 +91,10 @@ const inputSchemaDescription =
   `A JSON Schema (draft 2020-12) of the install values; its root must have \`type: "object"\`. At most ${INPUT_SCHEMA_MAX_BYTES / 1024} KiB ` +
   `as JSON and ${INPUT_SCHEMA_MAX_DEPTH} levels deep. Compiled at publish with Ajv in strict mode: unknown keywords and formats, ` +
   'type-specific keywords without the matching `type`, and `$ref`s outside the schema (no remote references are fetched) are 400. ' +
-  '`default`s are applied to the values of installs. Regular expressions (`pattern`, `patternProperties`) run on a backtracking ' +
-  'engine, so those that could backtrack exponentially (ReDoS) are refused: backreferences, and repeated groups that could match ' +
-  'the same text in two ways, such as `(a+)+` or `(a|ab)*`. A repeated group may hold quantifiers only when it starts with a ' +
-  'literal character nothing else in it matches, as in `^[a-z]+(-[a-z0-9]+)*$`. Polynomial backtracking (`a*a*a*b`) stays possible; ' +
-  'give every patterned string a `maxLength`.';
+  '`default`s are applied to the values of installs. Regular expressions (`pattern`, `patternProperties`, at most ' +
+  `${INPUT_SCHEMA_MAX_PATTERNS} per schema) run on RE2, a linear-time engine: what it cannot express (lookahead, lookbehind, ` +
+  'backreferences) is refused; `\\s` matches ASCII whitespace only. `uniqueItems` is checked in linear time. Install values are ' +
+  `at most ${VALUES_MAX_BYTES / 1024} KiB as JSON and ${VALUES_MAX_DEPTH} levels deep (400 VALUES_TOO_LARGE / VALUES_INVALID).`;
 
 export const CreateVersionBody = Type.Object(
   {

@@ -10,6 +10,9 @@
 //   - Otherwise each placeholder is interpolated as text: strings as they are, other values as JSON.
 //   - A substituted value is never scanned again, so values cannot inject placeholders.
 //   - `{{ values.a.b }}` naming nothing in the values fails the render (RenderError).
+//   - The output is bounded (RenderLimits): a manifest repeating a placeholder thousands of times
+//     could otherwise multiply a large value into hundreds of megabytes. Substituted text is
+//     counted while it is produced, so the render stops at the bound instead of building it first.
 import { createHash } from 'node:crypto';
 import type { KubernetesObject, RouteSpec } from '../../drivers/cluster/driver.js';
 import type { Json } from '../../jobs/workflows.js';
@@ -47,6 +50,26 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
+/** Bounds of one render (config: SVC_RENDER_MAX_BYTES, SVC_RENDER_MAX_RESOURCE_BYTES). */
+export interface RenderLimits {
+  /** all rendered resources together, as JSON */
+  maxBytes: number;
+  /** one rendered resource, as JSON */
+  maxResourceBytes: number;
+}
+
+export const DEFAULT_RENDER_LIMITS: RenderLimits = { maxBytes: 4 * 1024 * 1024, maxResourceBytes: 1024 * 1024 };
+
+/** Characters substituted so far in one resource; a lower bound of its size, checked as it grows. */
+class Budget {
+  used = 0;
+  constructor(private readonly limit: number, private readonly where: string) {}
+  add(n: number): void {
+    this.used += n;
+    if (this.used > this.limit) throw new RenderError(`rendered ${this.where} is larger than ${this.limit} bytes (SVC_RENDER_MAX_RESOURCE_BYTES)`);
+  }
+}
+
 type Lookup = (expression: string, where: string) => Json;
 
 function lookupFor(values: Record<string, Json>, ctx: RenderContext, renderId: string | null): Lookup {
@@ -70,30 +93,43 @@ function lookupFor(values: Record<string, Json>, ctx: RenderContext, renderId: s
   };
 }
 
-function substitute(value: unknown, lookup: Lookup, where: string): unknown {
+function substitute(value: unknown, lookup: Lookup, where: string, budget: Budget): unknown {
   if (typeof value === 'string') {
     const whole = /^\{\{\s*([^{}]*?)\s*\}\}$/.exec(value);
-    if (whole) return structuredClone(lookup(whole[1]!, where));
+    if (whole) {
+      const v = lookup(whole[1]!, where);
+      budget.add(typeof v === 'string' ? v.length : v !== null && typeof v === 'object' ? JSON.stringify(v).length : 8);
+      return structuredClone(v);
+    }
+    budget.add(value.length);
     return value.replace(PLACEHOLDER, (_m, expression: string) => {
       const v = lookup(expression, where);
-      return typeof v === 'string' ? v : JSON.stringify(v);
+      const text = typeof v === 'string' ? v : JSON.stringify(v);
+      budget.add(text.length);
+      return text;
     });
   }
-  if (Array.isArray(value)) return value.map((v, i) => substitute(v, lookup, `${where}.${i}`));
+  if (Array.isArray(value)) return value.map((v, i) => substitute(v, lookup, `${where}.${i}`, budget));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = substitute(v, lookup, `${where}.${k}`);
+    for (const [k, v] of Object.entries(value)) out[k] = substitute(v, lookup, `${where}.${k}`, budget);
     return out;
   }
   return value;
 }
 
-function renderResources(manifest: StoredManifest, lookup: Lookup): KubernetesObject[] {
+function renderResources(manifest: StoredManifest, lookup: Lookup, limits: RenderLimits): KubernetesObject[] {
+  let total = 0;
   return manifest.resources.map((resource, i) => {
-    const rendered = substitute(resource, lookup, `resources.${i}`);
+    const where = `resources.${i}`;
+    const rendered = substitute(resource, lookup, where, new Budget(limits.maxResourceBytes, where));
     // A value may have replaced a name with a number, say: the output must still be a valid object.
-    const problem = resourceViolations(rendered, `resources.${i}`)[0];
+    const problem = resourceViolations(rendered, where)[0];
     if (problem) throw new RenderError(`rendered ${problem.field} ${problem.description}`);
+    const bytes = Buffer.byteLength(JSON.stringify(rendered));
+    if (bytes > limits.maxResourceBytes) throw new RenderError(`rendered ${where} is ${bytes} bytes; at most ${limits.maxResourceBytes} (SVC_RENDER_MAX_RESOURCE_BYTES)`);
+    total += bytes;
+    if (total > limits.maxBytes) throw new RenderError(`the rendered resources are larger than ${limits.maxBytes} bytes (SVC_RENDER_MAX_BYTES) at ${where}`);
     return rendered as KubernetesObject;
   });
 }
@@ -101,15 +137,21 @@ function renderResources(manifest: StoredManifest, lookup: Lookup): KubernetesOb
 /**
  * Renders a stored manifest (the `manifest` column of a package version) with the install's values
  * (defaults already applied by validateValues) and context. Throws RenderError when a placeholder
- * names something the values do not have or the result is not a valid namespaced object.
+ * names something the values do not have, the result is not a valid namespaced object, or the
+ * result is larger than `limits`.
  */
-export function renderManifest(manifestJson: string, values: Record<string, Json>, ctx: RenderContext): RenderedManifest {
+export function renderManifest(
+  manifestJson: string,
+  values: Record<string, Json>,
+  ctx: RenderContext,
+  limits: RenderLimits = DEFAULT_RENDER_LIMITS,
+): RenderedManifest {
   const manifest = JSON.parse(manifestJson) as StoredManifest;
   const routes: RouteSpec[] = manifest.routes.map((r) => ({ ...r, protocol: r.protocol ?? 'http' }));
   // Hash the output with the render id left as a placeholder: two renders of the same content
   // (a redeploy with the same values) hash the same although their ids differ.
-  const forHash = renderResources(manifest, lookupFor(values, ctx, null));
+  const forHash = renderResources(manifest, lookupFor(values, ctx, null), limits);
   const contentHash = createHash('sha256').update(canonicalJson({ routes, resources: forHash })).digest('hex');
-  const resources = renderResources(manifest, lookupFor(values, ctx, ctx.renderId));
+  const resources = renderResources(manifest, lookupFor(values, ctx, ctx.renderId), limits);
   return { routes, resources, contentHash };
 }
