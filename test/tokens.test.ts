@@ -5,13 +5,12 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pino from 'pino';
 import { buildApp } from '../src/app.js';
 import { clock } from '../src/platform/clock.js';
 import { sha256Hex } from '../src/platform/crypto.js';
 import { SESSION_TTL_SECONDS } from '../src/modules/sessions/sessions.service.js';
 import { hasValidChecksum } from '../src/modules/tokens/tokens.service.js';
-import { REDACT_PATHS } from '../src/server.js';
+import { createLogger } from '../src/platform/logging.js';
 import { startTestApp, type Response, type TestApp, type TestUser } from './harness.js';
 
 let t: TestApp;
@@ -276,29 +275,85 @@ describe('session tokens', () => {
     assert.equal((await me(active)).status, 401);
   });
 
-  test('throttling: after 10 failures for one e-mail, sign-in is 429 with retry-after, even with the right password', async () => {
-    const victim = await t.user('throttled');
-    for (let i = 0; i < 10; i++) assert.equal((await signIn(victim.email, `wrong-${i}`)).status, 401, `attempt ${i}`);
-    for (const password of ['wrong-again', victim.password]) {
-      const res = await signIn(victim.email, password);
-      assert.equal(res.status, 429, res.text);
-      assert.equal(res.body.error.code, 'RESOURCE_EXHAUSTED');
-      const retry = Number(res.headers['retry-after']);
-      assert.ok(Number.isInteger(retry) && retry > 0 && retry <= 15 * 60, String(res.headers['retry-after']));
+  /** Sign-in from a given client address (app.inject's remoteAddress). */
+  const signInFrom = async (address: string, email: string, password: string) => {
+    const res = await t.app.inject({
+      method: 'POST', url: '/v1/auth/sessions', remoteAddress: address,
+      headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email, password }),
+    });
+    return { status: res.statusCode, headers: res.headers, body: JSON.parse(res.body), text: res.body };
+  };
+  /** Runs `fn` with time standing still (whole-second timestamps would otherwise end a 1 s delay at any moment). */
+  const frozen = async (fn: () => Promise<void>) => {
+    const realNowMs = clock.nowMs;
+    const at = clock.nowMs();
+    const realOffset = clock.offsetMs;
+    clock.nowMs = () => at + clock.offsetMs - realOffset;
+    try {
+      await fn();
+    } finally {
+      clock.nowMs = realNowMs;
     }
-    // Other e-mails are unaffected; after the window the victim may sign in again.
-    assert.equal((await signIn(user.email, user.password)).status, 201);
-    clock.offsetMs = (15 * 60 + 1) * 1000;
-    assert.equal((await signIn(victim.email, victim.password)).status, 201);
+  };
+  const retryAfter = (res: { headers: Record<string, unknown> }) => Number(res.headers['retry-after']);
+
+  test('throttling: growing delays per address and account, never a lock; the right password from a fresh address works', async () => {
+    const victim = await t.user('throttled');
+    const attacker = '203.0.113.7';
+    await frozen(async () => {
+      for (let i = 0; i < 5; i++) assert.equal((await signInFrom(attacker, victim.email, `wrong-${i}`)).status, 401, `attempt ${i}`);
+      // The sixth attempt from the same address must wait, and each further failure doubles the wait.
+      const waits: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const early = await signInFrom(attacker, victim.email, victim.password);
+        assert.equal(early.status, 429, early.text);
+        assert.equal(early.body.error.code, 'RESOURCE_EXHAUSTED');
+        assert.equal(early.body.error.reason, 'SIGN_IN_THROTTLED');
+        waits.push(retryAfter(early));
+        clock.offsetMs += retryAfter(early) * 1000;
+        assert.equal((await signInFrom(attacker, victim.email, `late-${i}`)).status, 401, 'allowed again after the delay');
+      }
+      assert.deepEqual(waits, [1, 2, 4, 8, 16, 32]);
+      // The owner, from an address that never failed, signs in at once, with the account under attack.
+      assert.equal((await signInFrom('198.51.100.20', victim.email, victim.password)).status, 201);
+      // The delay is capped: 30 more failures (waiting each out) never ask for more than 15 minutes.
+      for (let i = 0; i < 30; i++) {
+        const res = await signInFrom(attacker, victim.email, `capped-${i}`);
+        if (res.status === 429) {
+          assert.ok(retryAfter(res) <= 15 * 60, String(retryAfter(res)));
+          clock.offsetMs += retryAfter(res) * 1000;
+        }
+      }
+      // Other accounts are unaffected from other addresses; an hour after the last failure the counts restart.
+      assert.equal((await signInFrom('198.51.100.21', user.email, user.password)).status, 201);
+      clock.offsetMs += 3601 * 1000;
+      assert.equal((await signInFrom(attacker, victim.email, victim.password)).status, 201);
+    });
   });
 
-  test('throttling holds under concurrency: a burst of guesses gets at most 10 password checks', async () => {
+  test('throttling per address: spraying many accounts from one address is delayed, other addresses are not', async () => {
+    const sprayer = '203.0.113.99';
+    const victims = await Promise.all(Array.from({ length: 21 }, (_, i) => t.user(`spray${i}`)));
+    await frozen(async () => {
+      for (let i = 0; i < 20; i++) assert.equal((await signInFrom(sprayer, victims[i]!.email, 'guess')).status, 401, `account ${i}`);
+      const refused = await signInFrom(sprayer, victims[20]!.email, victims[20]!.password);
+      assert.equal(refused.status, 429, refused.text);
+      assert.ok(retryAfter(refused) >= 1);
+      assert.equal((await signInFrom('198.51.100.30', victims[20]!.email, victims[20]!.password)).status, 201);
+    });
+  });
+
+  test('throttling holds under concurrency: a burst of guesses from one address gets at most 5 password checks', async () => {
     const victim = await t.user('burst');
-    const results = await Promise.all(Array.from({ length: 25 }, (_, i) => signIn(victim.email, `burst-${i}`)));
-    const statuses = results.map((r) => r.status);
-    assert.ok(statuses.every((s) => s === 401 || s === 429), statuses.join(','));
-    assert.ok(statuses.filter((s) => s === 401).length <= 10, `password checked ${statuses.filter((s) => s === 401).length} times: ${statuses.join(',')}`);
-    assert.equal((await signIn(victim.email, victim.password)).status, 429);
+    // Time stands still during the burst: a second passing would (rightly) end the first delay.
+    await frozen(async () => {
+      const results = await Promise.all(Array.from({ length: 25 }, (_, i) => signInFrom('203.0.113.50', victim.email, `burst-${i}`)));
+      const statuses = results.map((r) => r.status);
+      assert.ok(statuses.every((s) => s === 401 || s === 429), statuses.join(','));
+      assert.ok(statuses.filter((s) => s === 401).length <= 5, `password checked ${statuses.filter((s) => s === 401).length} times: ${statuses.join(',')}`);
+      assert.equal((await signInFrom('203.0.113.50', victim.email, victim.password)).status, 429);
+      assert.equal((await signInFrom('198.51.100.50', victim.email, victim.password)).status, 201);
+    });
   });
 
   test('malformed sign-in bodies are 400', async () => {
@@ -318,7 +373,7 @@ describe('token and password values never reach the logs', () => {
         done();
       },
     });
-    const logger = pino({ level: 'trace', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink);
+    const logger = createLogger('trace', sink);
     const { app } = await buildApp({ services: t.services, logger });
     const secrets: string[] = [];
     const call = async (method: string, url: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) => {

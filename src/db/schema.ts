@@ -99,10 +99,11 @@ export interface SigningKeysTable {
   created_at: number;
 }
 
-export interface LoginAttemptsTable {
-  email: string;
-  window_start: number;
+/** Sign-in failures per throttle key (sign-in-throttle.ts). */
+export interface SignInThrottlesTable {
+  key: string;
   failures: number;
+  last_failure_at: number;
 }
 
 
@@ -285,7 +286,7 @@ export interface Database {
   device_codes: DeviceCodesTable;
   oauth_clients: OAuthClientsTable;
   signing_keys: SigningKeysTable;
-  login_attempts: LoginAttemptsTable;
+  sign_in_throttles: SignInThrottlesTable;
   operations: OperationsTable;
   operation_steps: OperationStepsTable;
   jobs: JobsTable;

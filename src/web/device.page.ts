@@ -89,7 +89,7 @@ export function devicePageRoutes(app: App, s: Services): void {
     }
     let userId: string;
     try {
-      userId = await s.sessions.checkPassword(email, password);
+      userId = await s.sessions.checkPassword(email, password, request.ip);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       if (err.code === 'RESOURCE_EXHAUSTED') {

@@ -41,12 +41,16 @@ export function sessionRoutes(app: App, s: Services): void {
       tags, operationId: 'createSession', summary: 'Sign in with e-mail and password',
       description:
         'Returns a session token (a broad credential) for scripts and tests; the CLI uses the device grant instead. ' +
-        'Wrong credentials are 401; more than 10 failures for one e-mail within 15 minutes are 429 with retry-after.',
+        'Wrong credentials are 401. Failed sign-ins are throttled with growing delays, never a lock: after 5 failures for ' +
+        'one account from one client address, 10 for one account (counting only against addresses that have failed for it), ' +
+        'or 20 from one address across accounts, the next attempt from that address must wait 1 s, then 2 s, 4 s, ... ' +
+        'at most 15 minutes (429 SIGN_IN_THROTTLED with retry-after). The right password from another address is never ' +
+        'delayed by these failures; counts start again an hour after the last failure.',
       body: SignInBody,
       response: responses({ 201: IssuedSession }, [400, 429]),
     },
   }, async (request, reply) => {
-    const session = await s.sessions.signIn(request.body.email, request.body.password);
+    const session = await s.sessions.signIn(request.body.email, request.body.password, request.ip);
     reply.header('cache-control', 'no-store');
     return reply.code(201).send({ token: session.token, user_id: session.user_id, expires_at: session.expires_at });
   });

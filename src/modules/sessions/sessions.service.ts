@@ -10,14 +10,11 @@ import { ApiError, unauthenticated } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { findUserByEmail } from '../users/users.repo.js';
 import { normalizeEmail } from '../users/users.service.js';
+import { createSignInThrottle } from './sign-in-throttle.js';
 
 export const SESSION_TTL_SECONDS = 365 * 24 * 60 * 60;
 const RENEW_EVERY_SECONDS = 60;
 const SESSION_TOKEN = /^[A-Za-z0-9]{32}$/;
-
-// Sign-in throttling per e-mail, kept in the database so every instance sees the same count.
-const THROTTLE_WINDOW_SECONDS = 15 * 60;
-const THROTTLE_MAX_FAILURES = 10;
 
 export interface IssuedSession {
   id: string;
@@ -32,6 +29,7 @@ const sessionByHash = preparedQuery((db, p: { hash: string }) =>
 
 export function createSessionService(deps: { db: Db }) {
   const { db } = deps;
+  const throttle = createSignInThrottle(db);
 
   async function createSession(userId: string, token: string = randomString(32)): Promise<IssuedSession> {
     const now = clock.now();
@@ -75,58 +73,24 @@ export function createSessionService(deps: { db: Db }) {
     },
   };
 
-  function throttled(windowStart: number, now: number): ApiError {
-    return new ApiError('RESOURCE_EXHAUSTED', 'too many failed sign-ins for this email; try again later', {
-      reason: 'SIGN_IN_THROTTLED',
-      headers: { 'retry-after': String(Math.max(1, windowStart + THROTTLE_WINDOW_SECONDS - now)) },
-    });
-  }
-
-  /** Counts one attempt (as a failure until the password proves right) and returns the window's count. */
-  async function recordAttempt(email: string): Promise<{ failures: number; window_start: number }> {
-    const now = clock.now();
-    return db
-      .insertInto('login_attempts')
-      .values({ email, window_start: now, failures: 1 })
-      .onConflict((oc) =>
-        oc.column('email').doUpdateSet((eb) => ({
-          // Restart the window when the old one has passed, else count up.
-          failures: eb
-            .case()
-            .when('login_attempts.window_start', '<=', now - THROTTLE_WINDOW_SECONDS)
-            .then(1)
-            .else(eb('login_attempts.failures', '+', 1))
-            .end(),
-          window_start: eb
-            .case()
-            .when('login_attempts.window_start', '<=', now - THROTTLE_WINDOW_SECONDS)
-            .then(now)
-            .else(eb.ref('login_attempts.window_start'))
-            .end(),
-        })),
-      )
-      .returning(['failures', 'window_start'])
-      .executeTakeFirstOrThrow();
-  }
-
-  /** Checks e-mail and password; returns the user id or throws 401 (429 when throttled). */
-  async function checkPassword(rawEmail: string, password: string): Promise<string> {
+  /**
+   * Checks e-mail and password from a client address; returns the user id or throws 401 (429 while
+   * the address must wait, sign-in-throttle.ts).
+   */
+  async function checkPassword(rawEmail: string, password: string, clientAddress: string): Promise<string> {
     const email = normalizeEmail(rawEmail);
-    // The attempt is counted before the (slow) password check, so a burst of concurrent guesses
-    // cannot all get through: each takes a slot, and those beyond the limit are refused.
-    const attempt = await recordAttempt(email);
-    if (attempt.failures > THROTTLE_MAX_FAILURES) throw throttled(attempt.window_start, clock.now());
+    const attempt = await throttle.begin(clientAddress, email);
     const user = await findUserByEmail(db, email);
     const ok = await verifyPassword(password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
     if (!user || !ok) {
       throw new ApiError('UNAUTHENTICATED', 'wrong email or password', { reason: 'INVALID_CREDENTIALS' });
     }
-    await db.deleteFrom('login_attempts').where('email', '=', email).execute();
+    await throttle.succeeded(attempt);
     return user.id;
   }
 
-  async function signIn(email: string, password: string): Promise<IssuedSession> {
-    return createSession(await checkPassword(email, password));
+  async function signIn(email: string, password: string, clientAddress: string): Promise<IssuedSession> {
+    return createSession(await checkPassword(email, password, clientAddress));
   }
 
   async function revokeSession(sessionId: string): Promise<void> {

@@ -1,0 +1,116 @@
+// Sign-in throttling that an attacker cannot turn against the account owner (issue 9): growing
+// delays per client address and per account, never a lock. Kept in the database so that every
+// instance sees the same counts.
+//
+// Three counters of failed sign-ins, each with some free failures and then a delay before the next
+// attempt that doubles with every further failure (1 s, 2 s, 4 s, ... at most 15 minutes):
+//   - `pair:<address> <email>`: one address guessing one account; 5 free failures.
+//   - `acct:<email>`: the account from every address; 10 free failures. It delays only addresses
+//     that have already failed for this account, so the owner signing in from a fresh address is
+//     never delayed by what others did.
+//   - `addr:<address>`: one address across all accounts (password spraying); 20 free failures.
+// A counter whose last failure is an hour old starts again from zero. A right password clears the
+// pair and account counters; the address counter only loses the attempt just made.
+//
+// Every attempt takes its slots before the (slow) password check, in one conditional upsert per
+// counter, so a burst of concurrent guesses cannot all pass a check made before any was counted.
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Db } from '../../db/database.js';
+import { clock } from '../../platform/clock.js';
+import { ApiError } from '../../platform/errors.js';
+
+const MAX_DELAY_SECONDS = 15 * 60;
+const RESET_AFTER_SECONDS = 60 * 60;
+
+interface Counter {
+  key: string;
+  /** free failures; null: counted, but delays nothing for this attempt */
+  free: number | null;
+}
+
+export const SIGN_IN_FREE_FAILURES = { pair: 5, account: 10, address: 20 } as const;
+
+/** Seconds to wait after `failures` failures of a counter with `free` free ones. */
+export function delayAfter(failures: number, free: number): number {
+  if (failures < free) return 0;
+  return Math.min(2 ** (failures - free), MAX_DELAY_SECONDS);
+}
+
+function throttled(retryAfter: number): ApiError {
+  return new ApiError('RESOURCE_EXHAUSTED', 'too many failed sign-ins from this address or for this account; wait and try again', {
+    reason: 'SIGN_IN_THROTTLED',
+    headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfter))) },
+  });
+}
+
+export function createSignInThrottle(db: Db) {
+  /** true when the counter allows an attempt at `now`: the same rule as delayAfter, in SQL. */
+  function allowed(now: number, free: number): Expression<SqlBool> {
+    const branches = [sql<SqlBool>`sign_in_throttles.failures < ${free}`, sql<SqlBool>`sign_in_throttles.last_failure_at <= ${now - RESET_AFTER_SECONDS}`];
+    for (let extra = 0; 2 ** extra < MAX_DELAY_SECONDS; extra++) {
+      branches.push(sql<SqlBool>`(sign_in_throttles.failures = ${free + extra} and sign_in_throttles.last_failure_at <= ${now - 2 ** extra})`);
+    }
+    branches.push(sql<SqlBool>`sign_in_throttles.last_failure_at <= ${now - MAX_DELAY_SECONDS}`);
+    return sql<SqlBool>`(${sql.join(branches, sql` or `)})`;
+  }
+
+  /** Counts one failure on the counter if it allows an attempt now; false when it does not. */
+  async function claim(counter: Counter, now: number): Promise<boolean> {
+    const row = await db
+      .insertInto('sign_in_throttles')
+      .values({ key: counter.key, failures: 1, last_failure_at: now })
+      .onConflict((oc) => {
+        const update = oc.column('key').doUpdateSet({
+          failures: sql<number>`case when sign_in_throttles.last_failure_at <= ${now - RESET_AFTER_SECONDS} then 1 else sign_in_throttles.failures + 1 end`,
+          last_failure_at: now,
+        });
+        return counter.free === null ? update : update.where(allowed(now, counter.free));
+      })
+      .returning('failures')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /**
+   * Takes the attempt's slots; throws 429 SIGN_IN_THROTTLED with retry-after when a counter
+   * still makes this address wait. Returns the keys to settle once the password is checked.
+   */
+  async function begin(rawAddress: string, email: string): Promise<{ pair: string; account: string; address: string }> {
+    const address = rawAddress.slice(0, 64);
+    const keys = { pair: `pair:${address} ${email}`, account: `acct:${email}`, address: `addr:${address}` };
+    const now = clock.now();
+    const rows = await db.selectFrom('sign_in_throttles').select(['key', 'failures', 'last_failure_at'])
+      .where('key', 'in', [keys.pair, keys.account, keys.address]).execute();
+    const byKey = new Map(rows.map((r) => [r.key, r]));
+    const failedHereBefore = (byKey.get(keys.pair)?.failures ?? 0) > 0;
+    const counters: Counter[] = [
+      { key: keys.pair, free: SIGN_IN_FREE_FAILURES.pair },
+      // The account counter counts every failure, but delays only addresses that failed here before.
+      { key: keys.account, free: failedHereBefore ? SIGN_IN_FREE_FAILURES.account : null },
+      { key: keys.address, free: SIGN_IN_FREE_FAILURES.address },
+    ];
+    let wait = 0;
+    for (const c of counters) {
+      const row = byKey.get(c.key);
+      if (!row || c.free === null || now - row.last_failure_at >= RESET_AFTER_SECONDS) continue;
+      wait = Math.max(wait, row.last_failure_at + delayAfter(row.failures, c.free) - now);
+    }
+    if (wait > 0) throw throttled(wait);
+    for (const c of counters) {
+      // Lost a race with a concurrent attempt that took the last free slot.
+      if (!(await claim(c, now))) throw throttled(1);
+    }
+    return keys;
+  }
+
+  /** The password was right: the attempt was no failure. */
+  async function succeeded(keys: { pair: string; account: string; address: string }): Promise<void> {
+    await db.deleteFrom('sign_in_throttles').where('key', 'in', [keys.pair, keys.account]).execute();
+    await db.updateTable('sign_in_throttles').set({ failures: sql<number>`failures - 1` })
+      .where('key', '=', keys.address).where('failures', '>', 0).execute();
+  }
+
+  return { begin, succeeded };
+}
+
+export type SignInThrottle = ReturnType<typeof createSignInThrottle>;
