@@ -58,7 +58,7 @@ describe('OAuth clients and client-credentials JWTs', () => {
     const res = await t.request('GET', '/v1/api_tokens', { token, headers });
     if (res.status === 401) {
       assert.equal(res.body.error.code, 'UNAUTHENTICATED');
-      assert.match(String(res.headers['www-authenticate']), /^Bearer error="invalid_token"/);
+      assert.match(String(res.headers['www-authenticate']), /^Bearer realm="svc", error="invalid_token"$/);
     }
     return res.status;
   }

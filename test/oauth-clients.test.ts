@@ -90,7 +90,10 @@ describe('signing keys shared by several instances', () => {
       const owner = await t.user('owner');
       const ws = (await t.workspace(owner, 'K')).id;
       const created = await t.request('POST', '/v1/oauth_clients', { token: owner.token, headers: { 'svc-context': ws }, body: { name: 'ci' } });
-      const grant = { grant_type: 'client_credentials', client_id: created.body.id, client_secret: created.body.client_secret };
+      assert.equal(created.body.client_id, created.body.id, 'the created client names its client_id');
+      const listed = await t.request('GET', `/v1/oauth_clients/${created.body.id}`, { token: owner.token, headers: { 'svc-context': ws } });
+      assert.equal(listed.body.client_id, created.body.id);
+      const grant = { grant_type: 'client_credentials', client_id: created.body.client_id, client_secret: created.body.client_secret };
       const instances = Array.from({ length: 4 }, () => createServices({ db: t.services.db, dialect: t.services.dialect, config: t.config }));
       const issued = await Promise.all(instances.map((s) => s.oauth.clientCredentialsGrant(grant, {})));
       for (const s of [...instances, t.services]) {

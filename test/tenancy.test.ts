@@ -84,12 +84,18 @@ describe('svc-context and workspace selection', () => {
     assert.equal(me.body.id, alice.id);
   });
 
-  test('no, unknown and malformed credentials are 401 with WWW-Authenticate', async () => {
-    for (const token of [undefined, 'A'.repeat(32), 'sk_svc_' + 'a'.repeat(46), 'x.y.z', 'short']) {
-      const res = await t.request('GET', '/v1/api_tokens', { ...(token ? { token } : {}), headers: { 'svc-context': wsA } });
+  test('no, unknown and malformed credentials are 401 with WWW-Authenticate; an error code only when a token was sent (RFC 6750 3.1)', async () => {
+    for (const token of ['A'.repeat(32), 'sk_svc_' + 'a'.repeat(46), 'x.y.z', 'short']) {
+      const res = await t.request('GET', '/v1/api_tokens', { token, headers: { 'svc-context': wsA } });
       assert.equal(res.status, 401, String(token));
       assert.equal(res.body.error.code, 'UNAUTHENTICATED');
-      assert.match(String(res.headers['www-authenticate']), /^Bearer error="invalid_token"/);
+      assert.equal(res.headers['www-authenticate'], 'Bearer realm="svc", error="invalid_token"');
+    }
+    for (const authorization of [undefined, 'Basic dXNlcjpwYXNz', 'Token abc']) {
+      const res = await t.request('GET', '/v1/api_tokens', { headers: { 'svc-context': wsA, ...(authorization ? { authorization } : {}) } });
+      assert.equal(res.status, 401, String(authorization));
+      assert.equal(res.body.error.code, 'UNAUTHENTICATED');
+      assert.equal(res.headers['www-authenticate'], 'Bearer realm="svc"', String(authorization));
     }
   });
 });

@@ -104,6 +104,13 @@ describe('workspace API tokens', () => {
     assert.equal((await t.request('POST', `/v1/workspaces/${ws}/members`, { token: memberTok, body: { user_id: other.id, role: 'member' } })).status, 403);
   });
 
+  test('a created token without expiry says expires_at: null (spec endpoint 12 lists the field)', async () => {
+    const res = await create(owner, { name: 'forever' });
+    assert.equal(res.status, 201, res.text);
+    assert.ok(Object.hasOwn(res.body, 'expires_at'));
+    assert.equal(res.body.expires_at, null);
+  });
+
   test('the list never contains a token value', async () => {
     const made = [];
     for (let i = 0; i < 3; i++) made.push((await create(owner, { name: `secret-${i}` })).body.token as string);

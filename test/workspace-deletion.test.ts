@@ -101,6 +101,12 @@ describe('workspace deletion', () => {
     const newCluster = await t.request('POST', '/v1/clusters', { ...as(alice, ws.id), body: { name: 'late' } });
     assert.equal(newCluster.status, 422);
     assert.equal(newCluster.body.error.reason, 'WORKSPACE_DELETING');
+    // Credentials too: a token or client made now would outlive the revocation step.
+    for (const [url, body] of [['/v1/api_tokens', { name: 'late' }], ['/v1/oauth_clients', { name: 'late' }]] as const) {
+      const late = await t.request('POST', url, { ...as(alice, ws.id), body });
+      assert.equal(late.status, 422, `${url}: ${late.text}`);
+      assert.equal(late.body.error.reason, 'WORKSPACE_DELETING');
+    }
     const cancel = await t.request('POST', `/v1/operations/${del.body.id}:cancel`, as(alice, ws.id));
     assert.equal(cancel.status, 422);
     assert.equal(cancel.body.error.reason, 'NOT_CANCELLABLE');

@@ -2,7 +2,7 @@
 // Routes declare how they are scoped with `config: { auth: ... }`; one onRequest hook enforces it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { notFound, permissionDenied, unauthenticated, ApiError } from './errors.js';
+import { credentialsRequired, notFound, permissionDenied, unauthenticated, ApiError } from './errors.js';
 import { isId } from './ids.js';
 
 export type Role = 'owner' | 'admin' | 'member';
@@ -106,7 +106,7 @@ function bearerOf(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (!header) return null;
   const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-  if (!match) throw unauthenticated('Authorization header must be "Bearer <token>"');
+  if (!match) throw /^Bearer(\s|$)/i.test(header) ? unauthenticated('Authorization header must be "Bearer <token>"') : credentialsRequired('Authorization header must be "Bearer <token>"');
   return match[1]!;
 }
 
@@ -127,7 +127,7 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
   async function authenticate(request: FastifyRequest): Promise<Principal> {
     const token = bearerOf(request);
     // Bearer tokens only: the /device pages' cookie is read by those pages alone, never here (CSRF).
-    if (token === null) throw unauthenticated('missing Authorization: Bearer <token> header');
+    if (token === null) throw credentialsRequired('missing Authorization: Bearer <token> header');
     for (const verifier of deps.verifiers) {
       const principal = await verifier.verify(token);
       if (principal) return principal;

@@ -64,10 +64,20 @@ export const invalidArgument = (message: string, reason = 'INVALID_ARGUMENT', fi
 /** 400 naming one field, whose description is the message itself. */
 export const fieldInvalid = (field: string, message: string, reason = 'INVALID_ARGUMENT') =>
   invalidArgument(message, reason, [{ field, description: message }]);
+/** 401 for a token that was sent but is unknown, malformed, expired or revoked (RFC 6750 section 3.1). */
 export const unauthenticated = (message = 'missing, invalid, expired or revoked token') =>
   new ApiError('UNAUTHENTICATED', message, {
     reason: 'INVALID_TOKEN',
-    headers: { 'www-authenticate': 'Bearer error="invalid_token"' },
+    headers: { 'www-authenticate': 'Bearer realm="svc", error="invalid_token"' },
+  });
+/**
+ * 401 for a request without credentials, or with a scheme other than Bearer: RFC 6750 section 3.1
+ * says the challenge then carries no error code.
+ */
+export const credentialsRequired = (message: string) =>
+  new ApiError('UNAUTHENTICATED', message, {
+    reason: 'CREDENTIALS_REQUIRED',
+    headers: { 'www-authenticate': 'Bearer realm="svc"' },
   });
 
 export const ErrorBody = Type.Object(

@@ -10,6 +10,7 @@ export const OAuthClientId = Type.String({ minLength: 1, maxLength: 53, descript
 export const OAuthClientItem = Type.Object(
   {
     id: Type.String({ description: 'oac_ id; the OAuth `client_id`' }),
+    client_id: Type.String({ description: 'the `client_id` to send to `POST /oauth/token` (the same value as `id`)' }),
     name: Type.String(),
     role: OAuthClientRole,
     workspace_id: Type.String(),
@@ -31,6 +32,7 @@ export const CreateOAuthClientBody = Type.Object(
 export const CreatedOAuthClient = Type.Object(
   {
     id: Type.String({ description: 'oac_ id; the OAuth `client_id`' }),
+    client_id: Type.String({ description: 'the `client_id` to send to `POST /oauth/token` (the same value as `id`)' }),
     name: Type.String(),
     role: OAuthClientRole,
     workspace_id: Type.String(),

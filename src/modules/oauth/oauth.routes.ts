@@ -34,10 +34,10 @@ export function oauthRoutes(app: App, s: Services): void {
       tags, security: bearerSecurity, operationId: 'createOAuthClient', summary: 'Create an OAuth client',
       description:
         'Needs the owner or admin role; `role` (default member) may not exceed the caller\'s. The `client_secret` is in this response only. ' +
-        'Exchange `id` and `client_secret` at `POST /oauth/token` with `grant_type=client_credentials` for a 1-hour JWT acting on this workspace. ' +
-        'No idempotency-key: a replay could not show the secret again.',
+        'Exchange `client_id` and `client_secret` at `POST /oauth/token` with `grant_type=client_credentials` for a 1-hour JWT acting on this workspace. ' +
+        'No idempotency-key: a replay could not show the secret again. 422 WORKSPACE_DELETING once the workspace\'s deletion started.',
       headers: requestHeaders(), body: CreateOAuthClientBody,
-      response: responses({ 201: CreatedOAuthClient }, [400, 403]),
+      response: responses({ 201: CreatedOAuthClient }, [400, 403, 422]),
     },
   }, async (request, reply) => {
     const created = await s.oauth.createClient(scopeOf(request), request.body);

@@ -16,6 +16,7 @@ import type { CreatedOAuthClientT, OAuthClientItemT } from './clients.schemas.js
 import { createJwtVerifier } from './jwt.verifier.js';
 import { OAuthError, type GrantHandler } from './oauth.errors.js';
 import { createSigningKeys } from './signing-keys.js';
+import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 
 export const CLIENT_SECRET_PREFIX = 'svc_cs_';
 const CLIENT_SECRET_BODY_LENGTH = 43;
@@ -26,6 +27,7 @@ const DUMMY_SECRET_HASH = sha256Hex('');
 function toItem(row: OAuthClientsTable): OAuthClientItemT {
   return {
     id: row.id,
+    client_id: row.id,
     name: row.name,
     role: row.role as 'admin' | 'member',
     workspace_id: row.workspace_id,
@@ -59,8 +61,15 @@ export function createOAuthService(deps: { db: Db; config: Config; cursors: Curs
       created_at: clock.now(),
       last_used_at: null,
     };
-    await db.insertInto('oauth_clients').values(row).execute();
-    return { id: row.id, name: row.name, role: input.role ?? 'member', workspace_id: row.workspace_id, created_at: row.created_at, client_secret: secret };
+    // Ordered against a workspace deletion, which deletes the workspace's clients: none may appear after.
+    await db.transaction().execute(async (tx) => {
+      await assertWorkspaceActive(tx, scope.workspaceId);
+      await tx.insertInto('oauth_clients').values(row).execute();
+    });
+    return {
+      id: row.id, client_id: row.id, name: row.name, role: input.role ?? 'member', workspace_id: row.workspace_id, created_at: row.created_at,
+      client_secret: secret,
+    };
   }
 
   async function listClients(scope: WorkspaceScope, query: PageQueryT): Promise<Page<OAuthClientItemT>> {

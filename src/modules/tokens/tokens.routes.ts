@@ -25,9 +25,9 @@ export function apiTokenRoutes(app: App, s: Services): void {
       description:
         'Needs the owner or admin role. The full token is in this response only. ' +
         '`expires_at` is Unix seconds (our decision where the spec leaves the unit open) and must be in the future. ' +
-        'No idempotency-key: a replay could not show the secret again.',
+        'No idempotency-key: a replay could not show the secret again. 422 WORKSPACE_DELETING once the workspace\'s deletion started.',
       headers: requestHeaders(), body: CreateApiTokenBody,
-      response: responses({ 201: CreatedApiToken }, [400, 403]),
+      response: responses({ 201: CreatedApiToken }, [400, 403, 422]),
     },
   }, async (request, reply) => {
     const created = await s.apiTokens.createToken(scopeOf(request), request.body);

@@ -34,7 +34,7 @@ export const CreatedApiToken = Type.Object(
     id: Type.String({ description: 'tok_ id' }),
     name: Type.String(),
     token: Type.String({ description: 'the full secret (`sk_svc_...`): returned only in this response, not retrievable later' }),
-    expires_at: Type.Optional(Type.Integer({ description: 'Unix seconds; absent when the token does not expire' })),
+    expires_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds; null when the token does not expire' }),
     prefix: Type.String(),
     role: ApiTokenRole,
     workspace_id: Type.String(),

@@ -12,6 +12,7 @@ import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import type { ApiTokensTable } from '../../db/schema.js';
 import type { ApiTokenItemT, CreatedApiTokenT } from './tokens.schemas.js';
+import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 
 export const API_TOKEN_PREFIX = 'sk_svc_';
 const BODY_LENGTH = 40;
@@ -79,10 +80,14 @@ export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
       expires_at: input.expires_at ?? null,
       last_used_at: null,
     };
-    await db.insertInto('api_tokens').values(row).execute();
+    // Ordered against a workspace deletion, which revokes the workspace's tokens: none may appear after.
+    await db.transaction().execute(async (tx) => {
+      await assertWorkspaceActive(tx, scope.workspaceId);
+      await tx.insertInto('api_tokens').values(row).execute();
+    });
     return {
       id: row.id, name: row.name, token, prefix: row.prefix, role: input.role ?? 'member', workspace_id: row.workspace_id, created_at: now,
-      ...(row.expires_at !== null ? { expires_at: row.expires_at } : {}),
+      expires_at: row.expires_at,
     };
   }
 
