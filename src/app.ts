@@ -1,5 +1,4 @@
 // Builds the Fastify app: request ids, error shape, auth, OpenAPI, metrics and every route.
-import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
 import fastifyFormbody from '@fastify/formbody';
@@ -8,7 +7,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { registerAuth } from './platform/auth.js';
 import { ApiError, ErrorBody } from './platform/errors.js';
 import { registerErrorHandling } from './platform/errorHandling.js';
-import { bodyStrictValidation, registerJsonOnlyApi } from './platform/validation.js';
+import { clientErrorHandler, frameworkErrors, nextRequestId, serverOptions } from './platform/httpServer.js';
+import { bodyStrictValidation, registerJsonOnlyApi, registerTextHygiene } from './platform/validation.js';
 import type { App } from './platform/http.js';
 import { registerMetrics } from './modules/system/metrics.js';
 import { openApiOptions } from './modules/system/openapi.js';
@@ -38,14 +38,6 @@ export function decodeVerbColon(url: string): string {
   return path.replace(/%3a/gi, ':') + (q === -1 ? '' : url.slice(q));
 }
 
-// Generated request ids: a random per-process prefix and a counter. Unique across instances and
-// restarts without paying for randomBytes on every request.
-const REQUEST_ID_PREFIX = `req_${randomBytes(8).toString('hex')}`;
-let requestCounter = 0;
-function nextRequestId(): string {
-  return `${REQUEST_ID_PREFIX}${(++requestCounter).toString(36).padStart(6, '0')}`;
-}
-
 /**
  * One access-log line per request at info, at completion (method, url, status, time); the
  * arrival line that Fastify logs at info moves to debug, halving log volume on the hot path.
@@ -58,6 +50,34 @@ class AccessLog extends LogController {
     if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
     else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
+}
+
+/**
+ * Refusals every route shares, before authentication:
+ * - an empty path segment (`/v1/installs/`, `/v1/installs//x`) names no route: 404 like any unknown
+ *   path, not a 400 about an empty path parameter;
+ * - more than one Authorization header is 400: Node keeps only the first, and a proxy that takes
+ *   the last one would disagree about who the caller is.
+ */
+function requestShapeError(request: FastifyRequest): ApiError | null {
+  const url = request.url;
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  if (path.length > 1 && (path.endsWith('/') || path.includes('//'))) {
+    return new ApiError('NOT_FOUND', `no route for ${request.method} ${path}`, { reason: 'ROUTE_NOT_FOUND' });
+  }
+  if (request.headers.authorization !== undefined) {
+    const raw = request.raw.rawHeaders;
+    let seen = 0;
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') seen++;
+    if (seen > 1) {
+      return new ApiError('INVALID_ARGUMENT', 'more than one Authorization header', {
+        reason: 'DUPLICATE_AUTHORIZATION',
+        fieldViolations: [{ field: 'header.authorization', description: 'send exactly one' }],
+      });
+    }
+  }
+  return null;
 }
 
 export interface AppOptions {
@@ -80,6 +100,9 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     bodyLimit: config.bodyLimit,
+    ...serverOptions(config),
+    clientErrorHandler,
+    frameworkErrors,
     return503OnClosing: false,
     logController: new AccessLog(),
     requestIdHeader: false,
@@ -105,6 +128,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
 
   app.addSchema(ErrorBody);
   app.addSchema(Operation);
+  // Connections past the cap are closed by Node before a byte is read.
+  if (config.http.maxConnections > 0) app.server.maxConnections = config.http.maxConnections;
 
   // Callback-style hooks: they run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
@@ -117,7 +142,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
       }));
       return;
     }
-    done();
+    done(requestShapeError(request) ?? undefined);
   });
   // Requests already in flight when draining starts still finish, but their keep-alive sockets
   // must close after the response: otherwise the server waits for them until the grace period.
@@ -128,6 +153,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
 
   registerErrorHandling(app);
   registerJsonOnlyApi(app);
+  registerTextHygiene(app);
   registerMetrics(app);
 
   await app.register(fastifySwagger, openApiOptions(config));

@@ -30,6 +30,17 @@ export interface Config {
   trustedIssuers: TrustedIssuer[];
   /** largest accepted request body, bytes */
   bodyLimit: number;
+  /** HTTP server limits against slow or abundant clients (slowloris, connection floods) */
+  http: {
+    /** the whole request (headers and body) must arrive within this; then 408 and the socket closes */
+    requestTimeoutMs: number;
+    /** the request headers must arrive within this */
+    headersTimeoutMs: number;
+    /** an idle keep-alive connection is closed after this */
+    keepAliveTimeoutMs: number;
+    /** open connections per process; more are closed at once (0: no limit) */
+    maxConnections: number;
+  };
   /** time allowed for in-flight requests on SIGTERM before the process exits anyway */
   shutdownGraceMs: number;
   /** what `svc serve` runs: the HTTP API, the job workers, or both (default) */
@@ -43,6 +54,12 @@ export interface Config {
     pollMs: number;
     /** multiplies every retry backoff (tests and demos shorten it) */
     backoffScale: number;
+  };
+  render: {
+    /** all rendered resources of one install render together, bytes as JSON */
+    maxBytes: number;
+    /** one rendered resource, bytes as JSON */
+    maxResourceBytes: number;
   };
   preview: {
     /** the preview router's listen port (on HOST); also the port its URLs carry when it is not 80 */
@@ -173,6 +190,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bootstrap,
     trustedIssuers: parseTrustedIssuers(env.SVC_TRUSTED_ISSUERS),
     bodyLimit: numberSetting(env, 'SVC_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    http: {
+      requestTimeoutMs: numberSetting(env, 'SVC_REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
+      headersTimeoutMs: numberSetting(env, 'SVC_HEADERS_TIMEOUT_MS', 10_000, 1000, 600_000),
+      keepAliveTimeoutMs: numberSetting(env, 'SVC_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
+      maxConnections: numberSetting(env, 'SVC_MAX_CONNECTIONS', 10_000, 0, 1_000_000),
+    },
     shutdownGraceMs: numberSetting(env, 'SVC_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     role: parseRole(env.SVC_ROLE),
     jobs: {
@@ -180,6 +203,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       leaseMs: numberSetting(env, 'SVC_JOB_LEASE_MS', 30_000, 300, 3_600_000),
       pollMs: numberSetting(env, 'SVC_JOB_POLL_MS', 1000, 10, 60_000),
       backoffScale: numberSetting(env, 'SVC_RETRY_BACKOFF_SCALE', 1, 0, 100, false),
+    },
+    render: {
+      maxBytes: numberSetting(env, 'SVC_RENDER_MAX_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+      maxResourceBytes: numberSetting(env, 'SVC_RENDER_MAX_RESOURCE_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     },
     preview: {
       port: numberSetting(env, 'SVC_PREVIEW_PORT', 8081, 0, 65535),

@@ -1,5 +1,6 @@
 // `svc serve`: open the database, migrate, bootstrap the first user, listen, and drain on SIGTERM.
-import pino from 'pino';
+import type { DestinationStream } from 'pino';
+import { createLogger as createProcessLogger } from './platform/logging.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
@@ -8,10 +9,10 @@ import { createServices, type Services } from './services.js';
 import { startRuntime } from './jobs/runtime.js';
 import { createPreviewRouter } from './modules/preview-hostnames/preview-router.js';
 
-export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["idempotency-key"]', 'res.headers["set-cookie"]'];
+export { REDACT_PATHS } from './platform/logging.js';
 
-export function createLogger(config: Config) {
-  return pino({ level: config.logLevel, redact: { paths: REDACT_PATHS, censor: '[redacted]' } });
+export function createLogger(config: Config, destination?: DestinationStream) {
+  return createProcessLogger(config.logLevel, destination);
 }
 
 /** First-start owner account (idempotent): SVC_BOOTSTRAP_EMAIL/PASSWORD and optional SVC_BOOTSTRAP_TOKEN. */

@@ -40,7 +40,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const clusterDeps = { db, drivers: clusterDrivers, operations, kubeconfigKey: deriveKey(config.secretKey, 'kubeconfig') };
   registerClusterWorkflows(workflows, clusterDeps);
   const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl });
-  const installDeps = { ...clusterDeps, preview: config.preview };
+  const installDeps = { ...clusterDeps, preview: config.preview, render: config.render };
   registerInstallWorkflows(workflows, installDeps);
   const installs = createInstallService({ ...installDeps, dialect: deps.dialect, cursors, publicUrl: config.publicUrl });
   registerPreviewHostnameWorkflows(workflows, db);

@@ -4,9 +4,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { after, afterEach, before, describe, test } from 'node:test';
-import pino from 'pino';
 import { clock } from '../src/platform/clock.js';
-import { REDACT_PATHS } from '../src/server.js';
+import { createLogger } from '../src/platform/logging.js';
 import { startTestApp, TestApp, type TestUser } from './harness.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -20,7 +19,7 @@ async function startLoggedApp(): Promise<TestApp> {
       done();
     },
   });
-  const logger = pino({ level: 'trace', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink);
+  const logger = createLogger('trace', sink);
   return startTestApp({}, { logger });
 }
 

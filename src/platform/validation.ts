@@ -62,3 +62,50 @@ export function registerJsonOnlyApi(app: FastifyInstance): void {
     done();
   });
 }
+
+/**
+ * Characters no text field of the API has a use for: C0 controls other than tab, line feed and
+ * carriage return, DEL, C1 controls, and UTF-16 surrogates that are not part of a pair (lone
+ * surrogates cannot be encoded as UTF-8: PostgreSQL refuses them and NUL, SQLite would store them).
+ */
+const FORBIDDEN_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** Nesting the walk follows; deeper input is refused elsewhere (idempotency fingerprinting, schemas). */
+const WALK_DEPTH = 300;
+
+/** The path of the first string (value or object key) holding a forbidden character, or null. */
+export function forbiddenCharacterAt(value: unknown, path: string, depth = 0): string | null {
+  if (typeof value === 'string') return FORBIDDEN_CHARACTERS.test(value) ? path : null;
+  if (value === null || typeof value !== 'object' || depth > WALK_DEPTH) return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = forbiddenCharacterAt(value[i], `${path}.${i}`, depth + 1);
+      if (found) return found;
+    }
+    return null;
+  }
+  for (const key in value) {
+    if (FORBIDDEN_CHARACTERS.test(key)) return `${path}.${key.replace(FORBIDDEN_CHARACTERS, '?')}`;
+    const found = forbiddenCharacterAt((value as Record<string, unknown>)[key], `${path}.${key}`, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
+function forbiddenCharacters(field: string): ApiError {
+  const description = 'contains a control character or an unpaired UTF-16 surrogate';
+  return new ApiError('INVALID_ARGUMENT', `${field} ${description}`, {
+    reason: 'INVALID_CHARACTERS',
+    fieldViolations: [{ field, description }],
+  });
+}
+
+/**
+ * Refuses NUL, other control characters and lone surrogates in every path parameter, query
+ * parameter and body string (JSON and forms), before validation: the same 400 on both databases.
+ */
+export function registerTextHygiene(app: FastifyInstance): void {
+  app.addHook('preValidation', (request, _reply, done) => {
+    const found = forbiddenCharacterAt(request.params, 'path') ?? forbiddenCharacterAt(request.query, 'query') ?? forbiddenCharacterAt(request.body, 'body');
+    done(found ? forbiddenCharacters(found) : undefined);
+  });
+}

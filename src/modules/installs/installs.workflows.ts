@@ -16,7 +16,7 @@ import { driverFor, driverStep, targetOf } from '../clusters/clusters.workflows.
 import { drainOperationsStep, releaseEach } from '../operations/operation-steps.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { findVersion } from '../packages/packages.repo.js';
-import { RenderError, renderManifest } from '../packages/render.js';
+import { RenderError, renderManifest, type RenderLimits } from '../packages/render.js';
 import { evictAgedPinned, releaseInstallHostnames } from '../preview-hostnames/hostname-lifecycle.js';
 import { installUrlHostname, previewUrl } from '../preview-hostnames/hostnames.js';
 import * as repo from './installs.repo.js';
@@ -35,6 +35,8 @@ export interface InstallWorkflowDeps {
   kubeconfigKey: Buffer;
   /** config.preview: where install URLs live */
   preview: { port: number; domain: string; pinnedRetentionSeconds: number };
+  /** config.render: the size bounds of one render */
+  render: RenderLimits;
 }
 
 /** The input of install.create and install.update: the version resolved by the request. */
@@ -116,7 +118,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
         try {
           const rendered = renderManifest(version.manifest, JSON.parse(install.values), {
             installId: install.id, renderId, namespace: installNamespace(install.id),
-          });
+          }, deps.render);
           const result: RenderResult = {
             render_id: renderId, content_hash: rendered.contentHash, package_version_id: version.id, semver: version.semver,
             routes: rendered.routes, resources: rendered.resources,

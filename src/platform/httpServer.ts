@@ -1,0 +1,88 @@
+// The HTTP server's own limits and answers, before a request reaches a route: timeouts against
+// slow clients, a connection cap, request ids, and the one error shape (API.md section 2) for what
+// Node's HTTP parser and Fastify's router refuse (bad framing, 431, 408, bad URL encoding, an
+// over-long path parameter).
+import { randomBytes } from 'node:crypto';
+import { STATUS_CODES, type ServerOptions } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { Config } from '../config.js';
+import { ApiError, type ErrorBodyT } from './errors.js';
+
+// Generated request ids: a random per-process prefix and a counter. Unique across instances and
+// restarts without paying for randomBytes on every request.
+const REQUEST_ID_PREFIX = `req_${randomBytes(8).toString('hex')}`;
+let requestCounter = 0;
+export function nextRequestId(): string {
+  return `${REQUEST_ID_PREFIX}${(++requestCounter).toString(36).padStart(6, '0')}`;
+}
+
+/**
+ * Node's parser refuses these before any route runs; Fastify's default answers them outside our
+ * error shape. Status and reason by Node's error code (HPE_* come from llhttp).
+ */
+function clientErrorOf(code: string | undefined): { status: number; reason: string; message: string } {
+  switch (code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, reason: 'REQUEST_TIMEOUT', message: 'the request was not received in time (SVC_REQUEST_TIMEOUT_MS, SVC_HEADERS_TIMEOUT_MS)' };
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, reason: 'HEADERS_TOO_LARGE', message: 'the request line and headers are larger than the server accepts' };
+    default:
+      return { status: 400, reason: 'MALFORMED_REQUEST', message: 'the request is not valid HTTP/1.1 (framing, headers or request line)' };
+  }
+}
+
+/**
+ * `clientError` handler: the one error shape with a fresh request id, then the connection closes
+ * (the parser's state is unknown after such an error). A socket that cannot be written to is
+ * just closed: no HTTP response is possible there.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  if (!socket.writable || (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const { status, reason, message } = clientErrorOf(err.code);
+  const requestId = nextRequestId();
+  const body: ErrorBodyT = { error: { code: 'INVALID_ARGUMENT', message, reason, request_id: requestId } };
+  const text = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(text)}\r\nx-request-id: ${requestId}\r\nConnection: close\r\n\r\n${text}`,
+  );
+  socket.destroySoon?.();
+}
+
+/**
+ * Router-level refusals that skip the hooks and the error handler: a path that is not valid
+ * percent-encoding, and a path parameter longer than the router takes (no id is that long, so it
+ * names nothing: 404, as any id with the wrong form is).
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id);
+  const apiError = error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+    ? new ApiError('NOT_FOUND', 'a path parameter is longer than any id; it names nothing', { reason: 'NOT_FOUND' })
+    : new ApiError('INVALID_ARGUMENT', 'the URL is not valid percent-encoding', { reason: 'BAD_URL' });
+  const body: ErrorBodyT = { error: { code: apiError.code, message: apiError.message, reason: apiError.options.reason!, request_id: request.id } };
+  reply.code(apiError.status).type('application/json').send(body);
+}
+
+/** Fastify's server options from config.http (slowloris, idle sockets). */
+export interface ServerLimits extends Pick<FastifyServerOptions, 'requestTimeout' | 'keepAliveTimeout'> {
+  http: ServerOptions;
+}
+
+export function serverOptions(config: Config): ServerLimits {
+  const { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs } = config.http;
+  return {
+    requestTimeout: requestTimeoutMs,
+    keepAliveTimeout: keepAliveTimeoutMs,
+    http: {
+      // Node refuses headersTimeout > requestTimeout.
+      headersTimeout: Math.min(headersTimeoutMs, requestTimeoutMs),
+      // How often Node looks for expired requests (default 30 s): a timeout fires within a second.
+      connectionsCheckingInterval: Math.min(1000, headersTimeoutMs),
+    },
+  };
+}

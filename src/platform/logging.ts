@@ -1,0 +1,62 @@
+// What reaches a log line: no credential, wherever it would appear. Headers that carry
+// credentials are redacted by path, the query string's values are redacted unless known to be
+// harmless (a token sent as `?access_token=` must not land in the access log), and the known token
+// forms are masked in every line as a last line of defence (an error message quoting input, say).
+import pino, { type DestinationStream, type Logger } from 'pino';
+
+export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["idempotency-key"]', 'res.headers["set-cookie"]'];
+
+/** Query parameters whose values are logged as sent; every other value is `[redacted]`. */
+const LOGGED_QUERY_PARAMS = new Set(['limit', 'page_token', 'timeout', 'state', 'type', 'kind', 'filter', 'order_by', 'track']);
+
+/** The URL as logged: the path, and the query with values redacted unless harmless. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const params = url.slice(q + 1).split('&').map((pair) => {
+    const eq = pair.indexOf('=');
+    const name = eq === -1 ? pair : pair.slice(0, eq);
+    if (eq === -1 || LOGGED_QUERY_PARAMS.has(name)) return pair;
+    return `${name.length > 64 ? `${name.slice(0, 64)}...` : name}=[redacted]`;
+  });
+  return `${url.slice(0, q)}?${params.join('&')}`;
+}
+
+// API tokens (sk_svc_), OAuth client secrets (svc_cs_) and JWTs (three base64url parts, the first
+// a JSON header `{"...` = `eyJ`). Session tokens have no prefix; they travel only in the
+// Authorization header (redacted above) and, refused, in a query string (redacted above).
+const TOKEN_FORMS = /\b(sk_svc_|svc_cs_)[A-Za-z0-9_-]{8,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g;
+
+export function maskTokens(line: string): string {
+  // Cheap test first: almost no line holds a token form.
+  if (!line.includes('sk_svc_') && !line.includes('svc_cs_') && !line.includes('eyJ')) return line;
+  return line.replace(TOKEN_FORMS, (m, prefix: string | undefined) => `${prefix ?? 'eyJ'}[masked]`);
+}
+
+interface LoggedRequest {
+  method: string;
+  url: string;
+  ip?: string;
+  host?: string;
+  socket?: { remotePort?: number };
+}
+
+/** The process logger: JSON lines on stdout (or `destination`), with the redactions above. */
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const out = destination ?? pino.destination(1);
+  const masked: DestinationStream = { write: (line: string) => out.write(maskTokens(line)) };
+  return pino({
+    level,
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+    serializers: {
+      // Fastify's own request serializer, with the URL's query values redacted.
+      req: (req: LoggedRequest) => ({
+        method: req.method,
+        url: redactUrl(req.url),
+        host: req.host,
+        remoteAddress: req.ip,
+        remotePort: req.socket?.remotePort,
+      }),
+    },
+  }, masked);
+}
