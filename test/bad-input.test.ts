@@ -216,6 +216,108 @@ describe('bad input over every route of the OpenAPI document', () => {
     assert.equal(await databaseState(), state, 'a rejected request changed the database');
   });
 
+  /** Every string slot of a body schema: [path of keys, schema], through properties, items and free-form objects. */
+  function stringSlots(raw: Schema | undefined, path: (string | number)[] = [], depth = 0): { path: (string | number)[]; schema: Schema }[] {
+    const s = resolveSchema(raw, doc);
+    if (!s || depth > 6) return [];
+    const branch = (s.anyOf ?? s.oneOf)?.find((x: Schema) => resolveSchema(x, doc)?.type !== 'null');
+    if (branch) return stringSlots(branch, path, depth + 1);
+    if (s.type === 'string' && s.enum === undefined && s.const === undefined) return [{ path, schema: s }];
+    const out: { path: (string | number)[]; schema: Schema }[] = [];
+    if (s.type === 'object' || s.properties) {
+      for (const [k, v] of Object.entries<Schema>(s.properties ?? {})) out.push(...stringSlots(v, [...path, k], depth + 1));
+      // A free-form object (install values, manifest objects) takes any key: put the bad string under a new one.
+      if (s.additionalProperties !== false && s.additionalProperties !== undefined) out.push({ path: [...path, 'zz_fuzz'], schema: { type: 'string' } });
+    }
+    if (s.type === 'array' && s.items) out.push(...stringSlots(s.items, [...path, 0], depth + 1));
+    return out;
+  }
+
+  /** A copy of `value` with `replacement` at `path`, creating objects and arrays on the way. */
+  function setAt(value: unknown, path: (string | number)[], replacement: unknown): unknown {
+    if (!path.length) return replacement;
+    const [head, ...rest] = path;
+    if (typeof head === 'number') {
+      const arr = Array.isArray(value) ? [...value] : [];
+      arr[head] = setAt(arr[head], rest, replacement);
+      return arr;
+    }
+    const obj = value && typeof value === 'object' && !Array.isArray(value) ? { ...(value as Record<string, unknown>) } : {};
+    obj[head!] = setAt(obj[head!], rest, replacement);
+    return obj;
+  }
+
+  // NUL, other control characters, lone surrogates (both halves) and, per field, one character
+  // over its maxLength: refused the same on both databases (PostgreSQL cannot store NUL or lone
+  // surrogates; SQLite would).
+  const BAD_TEXT: [string, string][] = [
+    ['NUL', 'a\u0000b'], ['SOH', '\u0001'], ['ESC', 'x\u001by'], ['DEL', 'x\u007f'], ['C1', 'x\u0085'],
+    ['lone high surrogate', 'x\ud800y'], ['lone low surrogate', '\udc00'], ['reversed pair', '\udc00\ud800'],
+  ];
+
+  test('fuzz: NUL, control characters, lone surrogates and overlong strings in every string field of every operation are 400 and change nothing', async () => {
+    const failures: string[] = [];
+    const state = await databaseState();
+    let sent = 0;
+    for (const op of ops) {
+      const label = `${op.method} ${op.path}`;
+      const base = await fill(op.path);
+      const auth = op.secured ? { token: carol.token } : {};
+      const valid = op.body ? sampleValue(op.body, doc) : undefined;
+      const send = async (what: string, url: string, body: unknown, accept: number[]) => {
+        sent++;
+        const res = await t.request(op.method, url, { ...auth, headers: headersFor(op), ...(body !== undefined ? { payload: JSON.stringify(body) } : {}) });
+        if (!accept.includes(res.status)) failures.push(`${label} ${what}: ${res.status} ${res.text.slice(0, 160)}`);
+        else if (res.status === 400 && res.body?.error?.request_id !== res.headers['x-request-id']) failures.push(`${label} ${what}: not the error shape`);
+      };
+      for (const slot of op.body ? stringSlots(op.body) : []) {
+        const where = `body.${slot.path.join('.')}`;
+        for (const [name, text] of BAD_TEXT) await send(`${where}=${name}`, base, setAt(valid, slot.path, text), [400]);
+        if (typeof slot.schema.maxLength === 'number' && slot.schema.maxLength < 100_000) {
+          await send(`${where} of ${slot.schema.maxLength + 1} characters`, base, setAt(valid, slot.path, 'x'.repeat(slot.schema.maxLength + 1)), [400]);
+        }
+      }
+      for (const p of op.parameters) {
+        if (p.in === 'query') {
+          // Percent-encoded control characters. (A URL cannot carry a lone surrogate: its bytes are
+          // not UTF-8 and decode to U+FFFD, which is harmless text.)
+          for (const encoded of ['a%00b', '%01', 'x%1By', '%7F', '%C2%85']) {
+            const sep = base.includes('?') ? '&' : '?';
+            await send(`query.${p.name}=${encoded}`, `${base}${sep}${p.name}=${encoded}`, valid, [400]);
+          }
+        }
+        if (p.in === 'path') {
+          // A path id with a bad character names nothing: 400 (refused text) or 404 (no such id), never more.
+          for (const [name, text] of BAD_TEXT.slice(0, 5)) await send(`path.${p.name}=${name}`, await fill(op.path, { param: p.name, value: text }), valid, [400, 404]);
+          await send(`path.${p.name} of 120 characters`, await fill(op.path, { param: p.name, value: `x_${'a'.repeat(118)}` }), valid, [404]);
+        }
+      }
+      // An empty last path segment (a trailing slash) is no route.
+      await send('trailing slash', `${base.split('?')[0]}/`, valid, [404]);
+    }
+    assert.ok(sent >= 300, `only ${sent} fuzzed requests sent`);
+    assert.deepEqual(failures, []);
+    assert.equal(await databaseState(), state, 'a refused request changed the database');
+  });
+
+  test('NUL in the sign-in e-mail (unauthenticated, a 500 on PostgreSQL before) is 400 INVALID_CHARACTERS', async () => {
+    const res = await t.request('POST', '/v1/auth/sessions', { payload: JSON.stringify({ email: 'a\u0000@x.test', password: 'x' }) });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.error.reason, 'INVALID_CHARACTERS');
+    assert.deepEqual(res.body.error.field_violations, [{ field: 'body.email', description: 'contains a control character or an unpaired UTF-16 surrogate' }]);
+  });
+
+  test('the OAuth and device form endpoints refuse NUL too (400, never a 500)', async () => {
+    for (const [url, form] of [
+      ['/oauth/token', 'grant_type=client_credentials&client_id=oac_a%00b&client_secret=x'],
+      ['/oauth/device/code', 'client_id=svc-cli%00&scope=x'],
+      ['/device/sign-in', 'email=a%00%40x.test&password=x&user_code=ABCD-EFGH&csrf=x'],
+    ] as const) {
+      const res = await t.request('POST', url, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: form });
+      assert.equal(res.status, 400, `${url}: ${res.status} ${res.text.slice(0, 200)}`);
+    }
+  });
+
   test('a route without a body takes an empty body sent as application/json as no body', async () => {
     // Clients that send content-type: application/json on every request must still reach :wait,
     // :cancel and DELETE; routes that declare a body still refuse an empty one (test below).
