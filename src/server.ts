@@ -45,7 +45,7 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
   const runtime = await startRuntime(services, logger);
   const { app, beginShutdown } = await buildApp({ services, logger });
   // The preview router answers for install URLs and preview hostnames on its own port.
-  const previewRouter = config.role === 'worker' ? null : createPreviewRouter({ db: handle.db, domain: config.preview.domain, logger });
+  const previewRouter = config.role === 'worker' ? null : createPreviewRouter({ db: handle.db, domain: config.preview.domain, logger, limits: config.http });
   if (previewRouter) {
     const previewUrl = await previewRouter.listen(config.preview.port, config.host);
     logger.info({ url: previewUrl, domain: config.preview.domain }, 'preview router listening');

@@ -70,6 +70,11 @@ function healthz(port: number): Promise<number> {
   });
 }
 
+/** The first requests of a fresh server compile its code paths: not what the probes measure. */
+async function warmUp(port: number): Promise<void> {
+  for (let i = 0; i < 20; i++) await healthz(port);
+}
+
 /** Samples /healthz every 20 ms until `attack` settles; returns the attack's result and the worst latency. */
 async function whileProbing<T>(port: number, attack: Promise<T>): Promise<{ result: T; worstMs: number; probes: number }> {
   let done = false;
@@ -102,6 +107,7 @@ describe('hardening: HTTP server limits and the error shape of framework respons
     }, { logger: createLogger('info', sink) });
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as { port: number }).port;
+    await warmUp(port);
   });
   after(() => t.close());
 
@@ -218,6 +224,7 @@ describe('hardening: tenant schemas, values and renders are bounded', () => {
     cluster = await f.cluster(A);
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     port = (t.app.server.address() as { port: number }).port;
+    await warmUp(port);
   });
   after(() => t.close());
 
@@ -280,7 +287,9 @@ describe('hardening: tenant schemas, values and renders are bounded', () => {
     const rssBefore = process.memoryUsage().rss;
     const res = await f.createInstall(A, { package_id: pkg, package_version_pin: { kind: 'latest' }, cluster_id: cluster, initial_values: { big: 'y'.repeat(60_000) } });
     assert.equal(res.status, 202, res.text);
-    const op = await f.waitOp(A, res.body.id);
+    // The render runs in this process's workers: the API must keep answering while it does.
+    const { result: op, worstMs } = await whileProbing(port, f.waitOp(A, res.body.id));
+    assert.ok(worstMs < HEALTHZ_BUDGET_MS, `healthz took ${worstMs} ms`);
     assert.equal(op.state, 'FAILED', JSON.stringify(op).slice(0, 500));
     assert.equal(op.error.step_name ?? op.last_error?.step_name ?? 'render', 'render');
     assert.match(JSON.stringify(op), /SVC_RENDER_MAX_RESOURCE_BYTES/);

@@ -74,8 +74,19 @@ export interface PreviewRouter {
   readonly server: Server;
 }
 
-export function createPreviewRouter(deps: { db: Executor; domain: string; logger?: Logger }): PreviewRouter {
+/** config.http: the same limits as the API server (slowloris, idle sockets, connection floods) */
+export interface PreviewRouterLimits {
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+const DEFAULT_LIMITS: PreviewRouterLimits = { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, maxConnections: 0 };
+
+export function createPreviewRouter(deps: { db: Executor; domain: string; logger?: Logger; limits?: PreviewRouterLimits }): PreviewRouter {
   const { db, domain, logger } = deps;
+  const limits = deps.limits ?? DEFAULT_LIMITS;
   const suffix = `.${domain}`;
   let counter = 0;
   const prefix = `prv_${randomString(12)}`;
@@ -114,7 +125,12 @@ export function createPreviewRouter(deps: { db: Executor; domain: string; logger
     });
   }
 
-  const server = createServer((req, res) => {
+  const server = createServer({
+    headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
+  }, (req, res) => {
     // The body (if any) is not read; drain it so keep-alive connections stay usable.
     req.resume();
     // handle() answers every outcome itself; what is left is a broken socket.
@@ -123,9 +139,7 @@ export function createPreviewRouter(deps: { db: Executor; domain: string; logger
       res.destroy();
     });
   });
-  server.keepAliveTimeout = 5_000;
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+  if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
 
   return {
     server,
