@@ -141,7 +141,7 @@ export class TestApp {
    */
   async startPreviewRouter(): Promise<string> {
     if (this.previewRouter) throw new Error('the preview router is already started');
-    this.previewRouter = createPreviewRouter({ db: this.services.db, domain: this.config.preview.domain });
+    this.previewRouter = createPreviewRouter({ db: this.services.db, domain: this.config.preview.domain, limits: this.config.http });
     return this.previewRouter.listen(this.config.preview.port, '127.0.0.1');
   }
 

@@ -68,21 +68,23 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
   reply.code(apiError.status).type('application/json').send(body);
 }
 
-/** Fastify's server options from config.http (slowloris, idle sockets). */
+/** Node's server options from config.http (slowloris, idle sockets), for every HTTP server of the process. */
+export function nodeServerLimits(limits: Config['http']): ServerOptions {
+  return {
+    requestTimeout: limits.requestTimeoutMs,
+    // Node refuses headersTimeout > requestTimeout.
+    headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // How often Node looks for expired requests (default 30 s): a timeout fires within a second.
+    connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
+  };
+}
+
 export interface ServerLimits extends Pick<FastifyServerOptions, 'requestTimeout' | 'keepAliveTimeout'> {
   http: ServerOptions;
 }
 
+/** Fastify's server options from config.http: Fastify sets its own requestTimeout and keepAliveTimeout on the server it creates. */
 export function serverOptions(config: Config): ServerLimits {
-  const { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs } = config.http;
-  return {
-    requestTimeout: requestTimeoutMs,
-    keepAliveTimeout: keepAliveTimeoutMs,
-    http: {
-      // Node refuses headersTimeout > requestTimeout.
-      headersTimeout: Math.min(headersTimeoutMs, requestTimeoutMs),
-      // How often Node looks for expired requests (default 30 s): a timeout fires within a second.
-      connectionsCheckingInterval: Math.min(1000, headersTimeoutMs),
-    },
-  };
+  return { requestTimeout: config.http.requestTimeoutMs, keepAliveTimeout: config.http.keepAliveTimeoutMs, http: nodeServerLimits(config.http) };
 }

@@ -7,6 +7,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import type { Config } from '../../config.js';
+import { nodeServerLimits } from '../../platform/httpServer.js';
 import type { Executor } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { randomString } from '../../platform/crypto.js';
@@ -74,19 +76,9 @@ export interface PreviewRouter {
   readonly server: Server;
 }
 
-/** config.http: the same limits as the API server (slowloris, idle sockets, connection floods) */
-export interface PreviewRouterLimits {
-  requestTimeoutMs: number;
-  headersTimeoutMs: number;
-  keepAliveTimeoutMs: number;
-  maxConnections: number;
-}
-
-const DEFAULT_LIMITS: PreviewRouterLimits = { requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 5_000, maxConnections: 0 };
-
-export function createPreviewRouter(deps: { db: Executor; domain: string; logger?: Logger; limits?: PreviewRouterLimits }): PreviewRouter {
-  const { db, domain, logger } = deps;
-  const limits = deps.limits ?? DEFAULT_LIMITS;
+/** `limits`: config.http, the same limits as the API server (slowloris, idle sockets, connection floods). */
+export function createPreviewRouter(deps: { db: Executor; domain: string; logger?: Logger; limits: Config['http'] }): PreviewRouter {
+  const { db, domain, logger, limits } = deps;
   const suffix = `.${domain}`;
   let counter = 0;
   const prefix = `prv_${randomString(12)}`;
@@ -125,12 +117,7 @@ export function createPreviewRouter(deps: { db: Executor; domain: string; logger
     });
   }
 
-  const server = createServer({
-    headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
-  }, (req, res) => {
+  const server = createServer(nodeServerLimits(limits), (req, res) => {
     // The body (if any) is not read; drain it so keep-alive connections stay usable.
     req.resume();
     // handle() answers every outcome itself; what is left is a broken socket.
