@@ -6,7 +6,7 @@ import fastifyFormbody from '@fastify/formbody';
 import fastifyCookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { registerAuth } from './platform/auth.js';
-import { ApiError, ErrorBody } from './platform/errors.js';
+import { ApiError } from './platform/errors.js';
 import { registerErrorHandling } from './platform/errorHandling.js';
 import { bodyStrictValidation, registerJsonOnlyApi } from './platform/validation.js';
 import type { App } from './platform/http.js';
@@ -21,8 +21,8 @@ import { deviceRoutes } from './modules/device/device.routes.js';
 import { devicePageRoutes } from './web/device.page.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import type { Services } from './services.js';
-import { Operation } from './modules/operations/operations.schemas.js';
-import { operationRoutes } from './modules/operations/operations.routes.js';
+import { NAMED_SCHEMAS } from './schemas.js';
+import { operationRoutes, registerOperationLocation } from './modules/operations/operations.routes.js';
 import { clusterRoutes } from './modules/clusters/clusters.routes.js';
 import { packageRoutes } from './modules/packages/packages.routes.js';
 import { installRoutes } from './modules/installs/installs.routes.js';
@@ -103,8 +103,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     schemaController: bodyStrictValidation(),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  app.addSchema(ErrorBody);
-  app.addSchema(Operation);
+  for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
 
   // Callback-style hooks: they run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
@@ -129,6 +128,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   registerErrorHandling(app);
   registerJsonOnlyApi(app);
   registerMetrics(app);
+  registerOperationLocation(app);
 
   await app.register(fastifySwagger, openApiOptions(config));
 
