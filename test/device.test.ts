@@ -238,6 +238,37 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.equal(second.body.error, 'invalid_grant');
   });
 
+  test('the whole grant in JSON bodies, as a CLI sends them: code, pending, approval, token; bad JSON is an OAuth error', async () => {
+    const issued = await t.request('POST', '/oauth/device/code', { body: { client_id: 'svc-cli' } });
+    assert.equal(issued.status, 200, issued.text);
+    const pollJson = (body: Record<string, unknown>) => t.request('POST', '/oauth/token', { body });
+    const pending = await pollJson({ grant_type: GRANT, device_code: issued.body.device_code, client_id: 'svc-cli' });
+    assert.equal(pending.status, 400);
+    assert.equal(pending.body.error, 'authorization_pending');
+
+    const browser = new Browser(t);
+    await browser.signIn(bob, issued.body.user_code);
+    assert.equal((await browser.decide(issued.body.user_code, 'approve')).status, 200);
+    clock.offsetMs += 5_000;
+    const token = await pollJson({ grant_type: GRANT, device_code: issued.body.device_code, client_id: 'svc-cli' });
+    assert.equal(token.status, 200, token.text);
+    assert.equal(token.headers['cache-control'], 'no-store');
+    assert.equal((await t.request('GET', '/v1/me', { token: token.body.access_token })).body.id, bob.id);
+
+    for (const body of [{}, { grant_type: 5 }, { grant_type: GRANT, device_code: issued.body.device_code, extra: 1 }]) {
+      const res = await pollJson(body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.body.error, 'invalid_request', JSON.stringify(body));
+      assert.equal(typeof res.body.error_description, 'string');
+    }
+    for (const url of ['/oauth/token', '/oauth/device/code']) {
+      const malformed = await t.request('POST', url, { payload: '{"grant_type":' });
+      assert.equal(malformed.status, 400, url);
+      assert.equal(malformed.body.error, 'invalid_request', `${url}: malformed JSON answers in the OAuth shape`);
+    }
+    assert.equal((await pollJson({ grant_type: 'password' })).body.error, 'unsupported_grant_type');
+  });
+
   test('two concurrent polls of an approved code: exactly one token', async () => {
     const code = await deviceCode();
     const browser = new Browser(t);

@@ -39,7 +39,7 @@ const header = (description: string, schema: Record<string, unknown> = { type: '
 export const RESPONSE_HEADERS = {
   etag: header('the resource\'s etag, quoted (`"3"`); send it back in if-match'),
   location: header('the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`)'),
-  wwwAuthenticate: header('RFC 6750 challenge: `Bearer realm="svc"`, with `error="invalid_token"` when a token was sent and refused'),
+  wwwAuthenticate: header('the RFC 6750 challenge of the bearer scheme (`Bearer ...`)'),
   retryAfter: header('seconds to wait before retrying', { type: 'integer', minimum: 0 }),
   retryAfterConflict: header('seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted)', { type: 'integer', minimum: 0 }),
 };

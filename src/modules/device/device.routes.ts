@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import { refTo, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
-import { OAuthError, oauthErrorBody } from '../oauth/oauth.errors.js';
+import { OAuthError, oauthErrorBody, oauthErrorHandler } from '../oauth/oauth.errors.js';
 import { DEFAULT_DEVICE_CLIENT_ID, DEVICE_CODE_GRANT_TYPE, DEVICE_CODE_TTL_SECONDS, DEVICE_POLL_INTERVAL_SECONDS } from './device.service.js';
 
 const DeviceCodeBody = Type.Object(
@@ -50,6 +50,7 @@ export function deviceRoutes(app: App, s: Services): void {
     config: { auth: 'none' },
     // OAuth clients get OAuth-shaped errors, including for validation failures.
     attachValidation: true,
+    errorHandler: oauthErrorHandler,
     schema: {
       tags: ['oauth'], operationId: 'oauthDeviceAuthorization', summary: 'Start the device authorization grant (RFC 8628)',
       description:

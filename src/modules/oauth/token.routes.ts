@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import { refTo, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
-import { OAuthError, oauthErrorBody, type TokenForm } from './oauth.errors.js';
+import { OAuthError, oauthErrorBody, oauthErrorHandler, type TokenForm } from './oauth.errors.js';
 
 const OAuthErrorBody = oauthErrorBody('authorization_pending, slow_down, access_denied, expired_token, invalid_grant, invalid_client, invalid_request, unsupported_grant_type');
 
@@ -62,6 +62,7 @@ export function tokenRoutes(app: App, s: Services): void {
     config: { auth: 'none' },
     // OAuth clients get OAuth-shaped errors, including for validation failures.
     attachValidation: true,
+    errorHandler: oauthErrorHandler,
     schema: {
       tags: ['oauth'], operationId: 'oauthToken', summary: 'OAuth 2.0 token endpoint',
       description:
