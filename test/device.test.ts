@@ -7,6 +7,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import pino from 'pino';
 import { clock } from '../src/platform/clock.js';
 import { REDACT_PATHS } from '../src/server.js';
+import { Browser, csrfOf } from './browser.js';
 import { startTestApp, TestApp, type TestUser } from './harness.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -22,70 +23,6 @@ async function startLoggedApp(): Promise<TestApp> {
   });
   const logger = pino({ level: 'trace', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink);
   return startTestApp({}, { logger });
-}
-
-interface Page {
-  status: number;
-  html: string;
-  headers: Record<string, string | string[] | number | undefined>;
-}
-
-/** A minimal browser: a cookie jar over app.inject, with form posts. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-  constructor(private readonly t: TestApp) {}
-
-  private cookieHeader(): Record<string, string> {
-    return this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
-  }
-
-  private remember(setCookie: string | string[] | number | undefined): void {
-    for (const line of ([] as string[]).concat((setCookie as string | string[] | undefined) ?? [])) {
-      const [pair] = line.split(';');
-      const i = pair!.indexOf('=');
-      const name = pair!.slice(0, i);
-      const value = pair!.slice(i + 1);
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-  }
-
-  async get(url: string): Promise<Page> {
-    const res = await this.t.app.inject({ method: 'GET', url, headers: this.cookieHeader() });
-    this.remember(res.headers['set-cookie']);
-    return { status: res.statusCode, html: res.body, headers: res.headers };
-  }
-
-  async post(url: string, form: Record<string, string>): Promise<Page> {
-    const res = await this.t.app.inject({
-      method: 'POST',
-      url,
-      headers: { ...this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams(form).toString(),
-    });
-    this.remember(res.headers['set-cookie']);
-    return { status: res.statusCode, html: res.body, headers: res.headers };
-  }
-
-  async signIn(user: TestUser, userCode?: string): Promise<Page> {
-    const page = await this.get(userCode ? `/device?user_code=${encodeURIComponent(userCode)}` : '/device');
-    const res = await this.post('/device/sign-in', { email: user.email, password: user.password, csrf: csrfOf(page.html), ...(userCode ? { user_code: userCode } : {}) });
-    assert.equal(res.status, 303, res.html);
-    return res;
-  }
-
-  /** Opens the code's page and presses Approve or Deny. */
-  async decide(userCode: string, action: 'approve' | 'deny'): Promise<Page> {
-    const page = await this.get(`/device?user_code=${encodeURIComponent(userCode)}`);
-    assert.equal(page.status, 200, page.html);
-    return this.post(`/device/${action}`, { user_code: userCode, csrf: csrfOf(page.html) });
-  }
-}
-
-function csrfOf(html: string): string {
-  const m = /name="csrf" value="([^"]+)"/.exec(html);
-  assert.ok(m, 'page has a csrf field');
-  return m[1]!;
 }
 
 describe('device authorization grant (RFC 8628)', () => {
@@ -350,7 +287,8 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.match(cookie, /^svc_session=[A-Za-z0-9]{32};/);
     assert.match(cookie, /HttpOnly/);
     assert.match(cookie, /SameSite=Lax/);
-    assert.match(cookie, /Path=\/device/);
+    // The whole service: the sign-in also serves the resource pages (html_url).
+    assert.match(cookie, /Path=\/;/);
     assert.doesNotMatch(cookie, /Secure/);
     const unknown = await browser.get('/device?user_code=BCDF-GHJK');
     assert.equal(unknown.status, 404);
@@ -448,6 +386,6 @@ describe('device pages behind https', () => {
     assert.equal(res.headers.location, '/base/device');
     const cookie = ([] as string[]).concat(res.headers['set-cookie'] as string[]).find((c) => c.startsWith('svc_session='))!;
     assert.match(cookie, /; Secure/);
-    assert.match(cookie, /Path=\/base\/device/);
+    assert.match(cookie, /Path=\/base\/;/);
   });
 });
