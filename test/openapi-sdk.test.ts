@@ -108,7 +108,7 @@ describe('OpenAPI document for SDK generators', () => {
           assert.equal(Boolean(headers.ETag), Boolean(resource?.properties?.etag), `${label(o, status)}: ETag declared iff the body is a versioned resource`);
           assert.equal(Boolean(headers['idempotent-replayed']), takesKey, `${label(o, status)}: idempotent-replayed iff idempotency-key is accepted`);
         }
-        if (status === '401' && !o.path.startsWith('/oauth/')) assert.ok(headers['WWW-Authenticate'], `${label(o, status)} does not declare WWW-Authenticate`);
+        if (status === '401') assert.ok(headers['WWW-Authenticate'], `${label(o, status)} does not declare WWW-Authenticate`);
         if (status === '429' || status === '503') assert.ok(headers['retry-after'], `${label(o, status)} does not declare retry-after`);
       }
     }

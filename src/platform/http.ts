@@ -40,6 +40,7 @@ export const RESPONSE_HEADERS = {
   etag: header('the resource\'s etag, quoted (`"3"`); send it back in if-match'),
   location: header('the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`)'),
   wwwAuthenticate: header('the RFC 6750 challenge of the bearer scheme (`Bearer ...`)'),
+  wwwAuthenticateBasic: header('`Basic realm="svc"`: the client authentication (HTTP Basic or body credentials) failed'),
   retryAfter: header('seconds to wait before retrying', { type: 'integer', minimum: 0 }),
   retryAfterConflict: header('seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted)', { type: 'integer', minimum: 0 }),
 };

@@ -1,7 +1,7 @@
 // POST /oauth/token (RFC 6749 section 3.2): one endpoint, dispatching on grant_type to the
 // handlers registered in `services.grants` (device_code: RFC 8628; client_credentials: RFC 6749 4.4).
 import { Type } from 'typebox';
-import { refTo, type App } from '../../platform/http.js';
+import { refTo, RESPONSE_HEADERS, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
 import { OAuthError, oauthErrorBody, oauthErrorHandler, type TokenForm } from './oauth.errors.js';
 
@@ -77,7 +77,7 @@ export function tokenRoutes(app: App, s: Services): void {
       response: {
         200: refTo(TokenResponse),
         400: OAuthErrorBody,
-        401: OAuthErrorBody,
+        401: { ...OAuthErrorBody, headers: { 'WWW-Authenticate': RESPONSE_HEADERS.wwwAuthenticateBasic } },
       },
     },
   }, async (request, reply) => {

@@ -38,6 +38,10 @@ const DESCRIPTION = [
   '- **`x-svc-auth`** on each operation tells how the caller is resolved: `none` (public), `user` (a user credential), ' +
     '`any` (any credential), `workspace` (credential\'s workspace or `svc-context`), `workspace-path` (the `{id}` in the path).',
   '- **Custom methods** are `POST /resource/{id}:verb`; the colon may be sent percent-encoded (`%3A`).',
+  '- **Long-running work** answers 202 with an `Operation` and `Location: /v1/operations/{id}`; its `metadata` and `response` ' +
+    'are discriminated by `type`, one schema per workflow. A 201 carries the new resource\'s path in `Location`.',
+  '- **`html_url`** of operations, clusters and installs opens a page of the resource for a browser signed in at `/device` ' +
+    '(members of its workspace only); a signed-out browser is sent to the sign-in first.',
   '- Every response carries `x-request-id`.',
 ].join('\n');
 
