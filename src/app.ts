@@ -5,7 +5,7 @@ import fastifyFormbody from '@fastify/formbody';
 import fastifyCookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { registerAuth } from './platform/auth.js';
-import { ApiError, ErrorBody } from './platform/errors.js';
+import { ApiError } from './platform/errors.js';
 import { registerErrorHandling } from './platform/errorHandling.js';
 import { clientErrorHandler, frameworkErrors, nextRequestId, serverOptions } from './platform/httpServer.js';
 import { bodyStrictValidation, registerJsonOnlyApi, registerTextHygiene } from './platform/validation.js';
@@ -19,10 +19,11 @@ import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 import { tokenRoutes } from './modules/oauth/token.routes.js';
 import { deviceRoutes } from './modules/device/device.routes.js';
 import { devicePageRoutes } from './web/device.page.js';
+import { resourcePageRoutes } from './web/resource.pages.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import type { Services } from './services.js';
-import { Operation } from './modules/operations/operations.schemas.js';
-import { operationRoutes } from './modules/operations/operations.routes.js';
+import { NAMED_SCHEMAS } from './schemas.js';
+import { operationRoutes, registerOperationLocation } from './modules/operations/operations.routes.js';
 import { clusterRoutes } from './modules/clusters/clusters.routes.js';
 import { packageRoutes } from './modules/packages/packages.routes.js';
 import { installRoutes } from './modules/installs/installs.routes.js';
@@ -126,8 +127,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     schemaController: bodyStrictValidation(),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
-  app.addSchema(ErrorBody);
-  app.addSchema(Operation);
+  for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
   // Connections past the cap are closed by Node before a byte is read.
   if (config.http.maxConnections > 0) app.server.maxConnections = config.http.maxConnections;
 
@@ -155,6 +155,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   registerJsonOnlyApi(app);
   registerTextHygiene(app);
   registerMetrics(app);
+  registerOperationLocation(app);
 
   await app.register(fastifySwagger, openApiOptions(config));
 
@@ -187,6 +188,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     tokenRoutes(forms, services);
     deviceRoutes(forms, services);
     devicePageRoutes(forms, services);
+    resourcePageRoutes(forms, services);
   });
 
   await app.ready();

@@ -41,6 +41,13 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
   const services = createServices({ db: handle.db, dialect: handle.dialect, config });
   const bootstrapUser = await bootstrapOwner(services);
   if (bootstrapUser) logger.info({ user_id: bootstrapUser }, 'bootstrap owner ready');
+  else if (!(await services.users.anyUserExists())) {
+    // A fresh install has no way in until a user exists: say how, once, at start.
+    logger.warn(
+      'no user exists yet: create one with `npx svc admin create-user --email you@example.com --password \'at least 8 characters\'` ' +
+        '(same SVC_DATA_DIR or DATABASE_URL), or start with SVC_BOOTSTRAP_EMAIL and SVC_BOOTSTRAP_PASSWORD set',
+    );
+  }
 
   const runtime = await startRuntime(services, logger);
   const { app, beginShutdown } = await buildApp({ services, logger });

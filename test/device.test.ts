@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { clock } from '../src/platform/clock.js';
 import { createLogger } from '../src/platform/logging.js';
+import { Browser, csrfOf } from './browser.js';
 import { startTestApp, TestApp, type TestUser } from './harness.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -21,70 +22,6 @@ async function startLoggedApp(): Promise<TestApp> {
   });
   const logger = createLogger('trace', sink);
   return startTestApp({}, { logger });
-}
-
-interface Page {
-  status: number;
-  html: string;
-  headers: Record<string, string | string[] | number | undefined>;
-}
-
-/** A minimal browser: a cookie jar over app.inject, with form posts. */
-class Browser {
-  readonly cookies = new Map<string, string>();
-  constructor(private readonly t: TestApp) {}
-
-  private cookieHeader(): Record<string, string> {
-    return this.cookies.size ? { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } : {};
-  }
-
-  private remember(setCookie: string | string[] | number | undefined): void {
-    for (const line of ([] as string[]).concat((setCookie as string | string[] | undefined) ?? [])) {
-      const [pair] = line.split(';');
-      const i = pair!.indexOf('=');
-      const name = pair!.slice(0, i);
-      const value = pair!.slice(i + 1);
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-  }
-
-  async get(url: string): Promise<Page> {
-    const res = await this.t.app.inject({ method: 'GET', url, headers: this.cookieHeader() });
-    this.remember(res.headers['set-cookie']);
-    return { status: res.statusCode, html: res.body, headers: res.headers };
-  }
-
-  async post(url: string, form: Record<string, string>): Promise<Page> {
-    const res = await this.t.app.inject({
-      method: 'POST',
-      url,
-      headers: { ...this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams(form).toString(),
-    });
-    this.remember(res.headers['set-cookie']);
-    return { status: res.statusCode, html: res.body, headers: res.headers };
-  }
-
-  async signIn(user: TestUser, userCode?: string): Promise<Page> {
-    const page = await this.get(userCode ? `/device?user_code=${encodeURIComponent(userCode)}` : '/device');
-    const res = await this.post('/device/sign-in', { email: user.email, password: user.password, csrf: csrfOf(page.html), ...(userCode ? { user_code: userCode } : {}) });
-    assert.equal(res.status, 303, res.html);
-    return res;
-  }
-
-  /** Opens the code's page and presses Approve or Deny. */
-  async decide(userCode: string, action: 'approve' | 'deny'): Promise<Page> {
-    const page = await this.get(`/device?user_code=${encodeURIComponent(userCode)}`);
-    assert.equal(page.status, 200, page.html);
-    return this.post(`/device/${action}`, { user_code: userCode, csrf: csrfOf(page.html) });
-  }
-}
-
-function csrfOf(html: string): string {
-  const m = /name="csrf" value="([^"]+)"/.exec(html);
-  assert.ok(m, 'page has a csrf field');
-  return m[1]!;
 }
 
 describe('device authorization grant (RFC 8628)', () => {
@@ -237,6 +174,37 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.equal(second.body.error, 'invalid_grant');
   });
 
+  test('the whole grant in JSON bodies, as a CLI sends them: code, pending, approval, token; bad JSON is an OAuth error', async () => {
+    const issued = await t.request('POST', '/oauth/device/code', { body: { client_id: 'svc-cli' } });
+    assert.equal(issued.status, 200, issued.text);
+    const pollJson = (body: Record<string, unknown>) => t.request('POST', '/oauth/token', { body });
+    const pending = await pollJson({ grant_type: GRANT, device_code: issued.body.device_code, client_id: 'svc-cli' });
+    assert.equal(pending.status, 400);
+    assert.equal(pending.body.error, 'authorization_pending');
+
+    const browser = new Browser(t);
+    await browser.signIn(bob, issued.body.user_code);
+    assert.equal((await browser.decide(issued.body.user_code, 'approve')).status, 200);
+    clock.offsetMs += 5_000;
+    const token = await pollJson({ grant_type: GRANT, device_code: issued.body.device_code, client_id: 'svc-cli' });
+    assert.equal(token.status, 200, token.text);
+    assert.equal(token.headers['cache-control'], 'no-store');
+    assert.equal((await t.request('GET', '/v1/me', { token: token.body.access_token })).body.id, bob.id);
+
+    for (const body of [{}, { grant_type: 5 }, { grant_type: GRANT, device_code: issued.body.device_code, extra: 1 }]) {
+      const res = await pollJson(body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.body.error, 'invalid_request', JSON.stringify(body));
+      assert.equal(typeof res.body.error_description, 'string');
+    }
+    for (const url of ['/oauth/token', '/oauth/device/code']) {
+      const malformed = await t.request('POST', url, { payload: '{"grant_type":' });
+      assert.equal(malformed.status, 400, url);
+      assert.equal(malformed.body.error, 'invalid_request', `${url}: malformed JSON answers in the OAuth shape`);
+    }
+    assert.equal((await pollJson({ grant_type: 'password' })).body.error, 'unsupported_grant_type');
+  });
+
   test('two concurrent polls of an approved code: exactly one token', async () => {
     const code = await deviceCode();
     const browser = new Browser(t);
@@ -318,7 +286,8 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.match(cookie, /^svc_session=[A-Za-z0-9]{32};/);
     assert.match(cookie, /HttpOnly/);
     assert.match(cookie, /SameSite=Lax/);
-    assert.match(cookie, /Path=\/device/);
+    // The whole service: the sign-in also serves the resource pages (html_url).
+    assert.match(cookie, /Path=\/;/);
     assert.doesNotMatch(cookie, /Secure/);
     const unknown = await browser.get('/device?user_code=BCDF-GHJK');
     assert.equal(unknown.status, 404);
@@ -416,6 +385,6 @@ describe('device pages behind https', () => {
     assert.equal(res.headers.location, '/base/device');
     const cookie = ([] as string[]).concat(res.headers['set-cookie'] as string[]).find((c) => c.startsWith('svc_session='))!;
     assert.match(cookie, /; Secure/);
-    assert.match(cookie, /Path=\/base\/device/);
+    assert.match(cookie, /Path=\/base\/;/);
   });
 });

@@ -100,6 +100,16 @@ describe('OAuth clients and client-credentials JWTs', () => {
     assert.equal(typeof claims.jti, 'string');
   });
 
+  test('client_credentials in a JSON body works like the form; wrong secrets are invalid_client 401', async () => {
+    const ok = await t.request('POST', '/oauth/token', { body: { grant_type: 'client_credentials', client_id: client.id, client_secret: client.client_secret } });
+    assert.equal(ok.status, 200, ok.text);
+    assert.equal(ok.body.token_type, 'Bearer');
+    assert.equal(await status(ok.body.access_token), 200);
+    const bad = await t.request('POST', '/oauth/token', { body: { grant_type: 'client_credentials', client_id: client.id, client_secret: 'svc_cs_wrong' } });
+    assert.equal(bad.status, 401);
+    assert.equal(bad.body.error, 'invalid_client');
+  });
+
   test('client_credentials: HTTP Basic works; bad credentials are invalid_client 401', async () => {
     const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
     const ok = await t.request('POST', '/oauth/token', {

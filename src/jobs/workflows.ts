@@ -93,6 +93,11 @@ export class WorkflowRegistry {
     this.byType.set(definition.type, definition as unknown as WorkflowDefinition<never>);
   }
 
+  /** Every registered operation type. */
+  types(): string[] {
+    return [...this.byType.keys()];
+  }
+
   get(type: string): WorkflowDefinition<Record<string, Json>> | undefined {
     return this.byType.get(type) as WorkflowDefinition<Record<string, Json>> | undefined;
   }

@@ -102,7 +102,16 @@ export const ErrorBody = Type.Object(
       request_id: Type.String({ description: 'the x-request-id of the failed request' }),
     }),
   },
-  { $id: 'Error', description: 'The one error body of every non-2xx response.' },
+  {
+    $id: 'Error',
+    description: 'The one error body of every non-2xx response.',
+    examples: [{
+      error: {
+        code: 'INVALID_ARGUMENT', message: 'the request is invalid', reason: 'VALIDATION_FAILED',
+        field_violations: [{ field: 'body.name', description: 'must NOT have fewer than 1 characters' }], request_id: 'req_5f2c9a1b7d3e4f60000001',
+      },
+    }],
+  },
 );
 
 export type ErrorBodyT = Static<typeof ErrorBody>;

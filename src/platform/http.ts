@@ -3,7 +3,7 @@
 // document lists them all.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { SvcContextHeader } from './auth.js';
 import { IfMatchHeader } from './etag.js';
 import { IdempotencyKeyHeader } from './idempotency.js';
@@ -29,14 +29,71 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after',
 };
 
-/** One error status of a route's `response` map: the Error schema with the status's meaning. */
+/** A response header as @fastify/swagger documents it (`headers` beside a response schema; the serializer ignores it). */
+const header = (description: string, schema: Record<string, unknown> = { type: 'string' }) => ({ ...schema, description });
+
+/**
+ * The response headers the platform sends, declared once here so every route documents them the
+ * same way (x-request-id and idempotent-replayed are added per route by the OpenAPI transform).
+ */
+export const RESPONSE_HEADERS = {
+  etag: header('the resource\'s etag, quoted (`"3"`); send it back in if-match'),
+  location: header('the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`)'),
+  wwwAuthenticate: header('the RFC 6750 challenge of the bearer scheme (`Bearer ...`)'),
+  wwwAuthenticateBasic: header('`Basic realm="svc"`: the client authentication (HTTP Basic or body credentials) failed'),
+  retryAfter: header('seconds to wait before retrying', { type: 'integer', minimum: 0 }),
+  retryAfterConflict: header('seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted)', { type: 'integer', minimum: 0 }),
+};
+
+const ERROR_HEADERS: Record<number, Record<string, unknown>> = {
+  401: { 'WWW-Authenticate': RESPONSE_HEADERS.wwwAuthenticate },
+  409: { 'retry-after': RESPONSE_HEADERS.retryAfterConflict },
+  429: { 'retry-after': RESPONSE_HEADERS.retryAfter },
+  503: { 'retry-after': RESPONSE_HEADERS.retryAfter },
+};
+
+/** One error status of a route's `response` map: the Error schema with the status's meaning and headers. */
 export function errorResponse(status: number) {
-  return Type.Unsafe({ $ref: 'Error#', description: ERROR_DESCRIPTIONS[status] ?? 'error' });
+  const headers = ERROR_HEADERS[status];
+  return Type.Unsafe({ $ref: 'Error#', description: ERROR_DESCRIPTIONS[status] ?? 'error', ...(headers ? { headers } : {}) });
+}
+
+/**
+ * A named resource schema (a TypeBox object with `$id`, registered once with app.addSchema, see
+ * src/schemas.ts) as a reference: the document shows `#/components/schemas/<$id>` wherever it
+ * appears, so client generators emit one type, and the serializer compiles it once.
+ */
+export function refTo<T extends TSchema>(schema: T): ReturnType<typeof Type.Unsafe<Static<T>>> {
+  const id = (schema as { $id?: unknown }).$id;
+  if (typeof id !== 'string') throw new Error('refTo needs a schema with an $id');
+  return Type.Unsafe<Static<T>>({ $ref: `${id}#` });
+}
+
+/** A schema with `$id` becomes a reference to it; any other is used as it is. */
+export function named<T extends TSchema>(schema: T): T {
+  return (typeof (schema as { $id?: unknown }).$id === 'string' ? refTo(schema) : schema) as T;
+}
+
+/**
+ * One success status of a `response` map: named schemas referenced, and the headers that status
+ * carries: ETag on a versioned resource (one with an `etag` field; withEtag sends it), Location on
+ * 201 of an addressable resource (one with an `id`) and on every 202 (the operation's URL).
+ */
+function successResponse(status: number, schema: TSchema): TSchema {
+  const properties = (schema as { properties?: Record<string, unknown> }).properties ?? {};
+  const headers: Record<string, unknown> = {};
+  if (status < 300 && properties.etag) headers.ETag = RESPONSE_HEADERS.etag;
+  if (status === 202 || (status === 201 && properties.id)) headers.Location = RESPONSE_HEADERS.location;
+  const ref = named(schema);
+  if (Object.keys(headers).length === 0) return ref;
+  const description = (schema as { description?: string }).description;
+  return { ...ref, ...(description ? { description } : {}), headers } as TSchema;
 }
 
 /** Builds a `response` map: the success schemas plus the listed error statuses, all in the one error shape. */
 export function responses<S extends Record<number, TSchema>>(success: S, errors: number[] = [400, 401, 403, 404]): S & Record<number, TSchema> {
-  const out: Record<number, TSchema> = { ...success };
+  const out: Record<number, TSchema> = {};
+  for (const [status, schema] of Object.entries(success)) out[Number(status)] = successResponse(Number(status), schema);
   for (const status of new Set([...errors, 401, 503])) out[status] = errorResponse(status);
   return out as S & Record<number, TSchema>;
 }

@@ -4,16 +4,18 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { hmacBase64Url, safeEqual, sha256Hex } from './crypto.js';
 import { invalidArgument } from './errors.js';
+import { named } from './http.js';
 
 export const PageQuery = {
   cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'next_cursor of a previous page' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'items per page, 1-100' })),
 };
 
+/** A list envelope; items of a named schema are references to it. */
 export function pageOf<T extends TSchema>(item: T, description: string) {
   return Type.Object(
     {
-      data: Type.Array(item),
+      data: Type.Array(named(item), { description: 'the items of this page, newest first' }),
       has_more: Type.Boolean({ description: 'true iff next_cursor is not null' }),
       next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'opaque; null on the last page' }),
     },

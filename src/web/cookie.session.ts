@@ -24,8 +24,10 @@ export function createCookieSessions(deps: { config: Config; sessions: Pick<Sess
   const csrfKey = deriveKey(config.secretKey, 'csrf');
   /** Path prefix of the public URL (a reverse proxy may mount the service under one). */
   const basePath = new URL(config.publicUrl).pathname.replace(/\/+$/, '');
+  // The whole service path: the sign-in also serves the resource pages (/operations/{id}, ...).
+  // The JSON API never reads it (see above), and only the page routes parse cookies at all.
   const cookieOptions = {
-    path: `${basePath}/device`,
+    path: `${basePath}/`,
     httpOnly: true,
     sameSite: 'lax' as const,
     secure: config.publicUrl.startsWith('https:'),

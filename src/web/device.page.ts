@@ -15,12 +15,13 @@ import type { Services } from '../services.js';
 import { createCookieSessions } from './cookie.session.js';
 import { confirmView, enterCodeView, resultView, signInView, type Message } from './device.views.js';
 import { sendPage } from './layout.js';
+import { resourcePagePath } from './resource.pages.js';
 
 const FormText = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
 
-const PageQuery = Type.Object({ user_code: FormText(64) });
+const PageQuery = Type.Object({ user_code: FormText(64), next: FormText(200) });
 const SignInForm = Type.Object(
-  { email: FormText(254), password: FormText(256), user_code: FormText(64), csrf: FormText(128) },
+  { email: FormText(254), password: FormText(256), user_code: FormText(64), next: FormText(200), csrf: FormText(128) },
   { additionalProperties: false },
 );
 const DecisionForm = Type.Object({ user_code: FormText(64), csrf: FormText(128) }, { additionalProperties: false });
@@ -53,7 +54,7 @@ export function devicePageRoutes(app: App, s: Services): void {
     return { basePath, email: row?.email ?? user.userId, csrf: cookies.csrfTokenFor(user) };
   }
 
-  function showSignIn(request: FastifyRequest, reply: FastifyReply, status: number, extra: { userCode?: string | undefined; email?: string | undefined; message?: Message } = {}) {
+  function showSignIn(request: FastifyRequest, reply: FastifyReply, status: number, extra: { userCode?: string | undefined; email?: string | undefined; next?: string | undefined; message?: Message } = {}) {
     return sendPage(reply, status, 'Sign in', signInView({ basePath, csrf: cookies.signInCsrfToken(request, reply), ...extra }));
   }
 
@@ -63,8 +64,11 @@ export function devicePageRoutes(app: App, s: Services): void {
     schema: { hide: true, querystring: PageQuery },
   }, async (request, reply) => {
     const input = request.validationError ? undefined : request.query.user_code?.trim() || undefined;
+    // Only a path of a resource page is followed after sign-in (never an open redirect).
+    const next = request.validationError ? undefined : resourcePagePath(request.query.next);
     const user = await cookies.cookieUser(request);
-    if (!user) return showSignIn(request, reply, 200, { userCode: input });
+    if (!user) return showSignIn(request, reply, 200, { userCode: input, next });
+    if (next) return reply.code(303).header('location', `${basePath}${next}`).header('cache-control', 'no-store').send();
     const page = await signedIn(user);
     if (!input) return sendPage(reply, 200, 'Connect a device', enterCodeView(page));
     const found = await s.device.lookupUserCode(input);
@@ -83,9 +87,10 @@ export function devicePageRoutes(app: App, s: Services): void {
   }, async (request, reply) => {
     if (request.validationError || !request.body) return showSignIn(request, reply, 400, { message: INVALID_FORM });
     const { email, password, user_code: userCode, csrf } = request.body;
-    if (!cookies.checkSignInCsrf(request, csrf)) return showSignIn(request, reply, 403, { userCode, email, message: FORGED });
+    const next = resourcePagePath(request.body.next);
+    if (!cookies.checkSignInCsrf(request, csrf)) return showSignIn(request, reply, 403, { userCode, email, next, message: FORGED });
     if (!email || !password) {
-      return showSignIn(request, reply, 422, { userCode, email, message: { kind: 'error', text: 'Enter your email and password.' } });
+      return showSignIn(request, reply, 422, { userCode, email, next, message: { kind: 'error', text: 'Enter your email and password.' } });
     }
     let userId: string;
     try {
@@ -94,14 +99,14 @@ export function devicePageRoutes(app: App, s: Services): void {
       if (!(err instanceof ApiError)) throw err;
       if (err.code === 'RESOURCE_EXHAUSTED') {
         for (const [name, value] of Object.entries(err.options.headers ?? {})) reply.header(name, value);
-        return showSignIn(request, reply, 429, { userCode, email, message: { kind: 'error', text: 'Too many failed sign-ins for this email. Wait a few minutes and try again.' } });
+        return showSignIn(request, reply, 429, { userCode, email, next, message: { kind: 'error', text: 'Too many failed sign-ins for this email. Wait a few minutes and try again.' } });
       }
       if (err.code !== 'UNAUTHENTICATED') throw err;
-      return showSignIn(request, reply, 422, { userCode, email, message: { kind: 'error', text: 'Wrong email or password.' } });
+      return showSignIn(request, reply, 422, { userCode, email, next, message: { kind: 'error', text: 'Wrong email or password.' } });
     }
     await cookies.signInBrowser(reply, userId);
-    const next = userCode ? `${basePath}/device?user_code=${encodeURIComponent(userCode)}` : `${basePath}/device`;
-    return reply.code(303).header('location', next).header('cache-control', 'no-store').send();
+    const target = next ? `${basePath}${next}` : userCode ? `${basePath}/device?user_code=${encodeURIComponent(userCode)}` : `${basePath}/device`;
+    return reply.code(303).header('location', target).header('cache-control', 'no-store').send();
   });
 
   for (const decision of ['approved', 'denied'] as const) {

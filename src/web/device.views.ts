@@ -23,13 +23,14 @@ function signedInBar(p: { basePath: string; email: string; csrf: string }): Html
 </form></div>`;
 }
 
-export function signInView(p: { basePath: string; csrf: string; userCode?: string | undefined; email?: string | undefined; message?: Message }): Html {
-  return html`<h1>Sign in to connect a device</h1>
+export function signInView(p: { basePath: string; csrf: string; userCode?: string | undefined; email?: string | undefined; next?: string | undefined; message?: Message }): Html {
+  return html`<h1>${p.next ? 'Sign in' : 'Sign in to connect a device'}</h1>
 ${messageBlock(p.message)}
-<p>Sign in to approve the code shown in your terminal.</p>
+<p>${p.next ? 'Sign in to see this page.' : 'Sign in to approve the code shown in your terminal.'}</p>
 <form method="post" action="${p.basePath}/device/sign-in">
 <input type="hidden" name="csrf" value="${p.csrf}">
 ${p.userCode ? html`<input type="hidden" name="user_code" value="${p.userCode}">` : html``}
+${p.next ? html`<input type="hidden" name="next" value="${p.next}">` : html``}
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" required maxlength="254" value="${p.email ?? ''}">
 <label for="password">Password</label>

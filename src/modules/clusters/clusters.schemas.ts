@@ -38,7 +38,14 @@ export const Cluster = Type.Object(
     updated_at: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
     etag: Type.String({ description: 'changes on every write, also on state changes made by operations; send it back in if-match' }),
   },
-  { $id: 'Cluster', description: 'A cluster registered in a workspace. The kubeconfig of a kubernetes cluster is never returned.' },
+  {
+    $id: 'Cluster',
+    description: 'A cluster registered in a workspace. The kubeconfig of a kubernetes cluster is never returned.',
+    examples: [{
+      id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k', html_url: 'https://svc.example.com/clusters/clu_01kaxq3m7y0c9v8t6r5p4n3m2k', name: 'dev', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k',
+      state: 'active', provider: 'local', reconciling: false, created_at: 1767225600, updated_at: 1767225660, etag: '3',
+    }],
+  },
 );
 export type ClusterT = Static<typeof Cluster>;
 
@@ -77,13 +84,13 @@ export const CreateClusterBody = Type.Object(
       { additionalProperties: false, description: 'local provider only: options of the simulated cluster' },
     )),
   },
-  { additionalProperties: false, description: 'Registers a cluster; provider defaults to local.' },
+  { additionalProperties: false, description: 'Registers a cluster; provider defaults to local.', examples: [{ name: 'dev', provider: 'local' }, { name: 'prod', provider: 'kubernetes', kubeconfig: 'apiVersion: v1\nkind: Config\n...' }] },
 );
 export type CreateClusterBodyT = Static<typeof CreateClusterBody>;
 
 export const PatchClusterBody = Type.Object(
   { name: ClusterName },
-  { additionalProperties: false, description: 'The fields to change.' },
+  { additionalProperties: false, description: 'The fields to change.', examples: [{ name: 'staging' }] },
 );
 
 export const ClusterCapabilitiesView = Type.Object(
@@ -91,6 +98,10 @@ export const ClusterCapabilitiesView = Type.Object(
     ...ClusterCapabilities.properties,
     observed_at: Type.Integer({ minimum: 0, description: 'when this snapshot was read from the cluster (Unix seconds)' }),
   },
-  { $id: 'ClusterCapabilities', description: 'The last observed capabilities of a cluster (spec 2.9), with when they were observed.' },
+  {
+    $id: 'ClusterCapabilities',
+    description: 'The last observed capabilities of a cluster (spec 2.9), with when they were observed.',
+    examples: [{ api_groups: ['v1', 'apps/v1', 'networking.k8s.io/v1'], storage_classes: [], gateway_classes: [], gateways: [], ingress_classes: ['nginx'], nodes: [], observed_at: 1767225660 }],
+  },
 );
 export type ClusterCapabilitiesViewT = Static<typeof ClusterCapabilitiesView>;

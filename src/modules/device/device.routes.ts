@@ -1,8 +1,8 @@
 // POST /oauth/device/code (RFC 8628 section 3.1-3.2) and the device_code grant of POST /oauth/token.
 import { Type } from 'typebox';
-import type { App } from '../../platform/http.js';
+import { refTo, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
-import { OAuthError, oauthErrorBody } from '../oauth/oauth.errors.js';
+import { OAuthError, oauthErrorBody, oauthErrorHandler } from '../oauth/oauth.errors.js';
 import { DEFAULT_DEVICE_CLIENT_ID, DEVICE_CODE_GRANT_TYPE, DEVICE_CODE_TTL_SECONDS, DEVICE_POLL_INTERVAL_SECONDS } from './device.service.js';
 
 const DeviceCodeBody = Type.Object(
@@ -19,10 +19,10 @@ const DeviceCodeBody = Type.Object(
       Type.String({ maxLength: 1000, description: 'accepted for compatibility and ignored: the token is a full session of the approving user' }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'Optional: which client asks. The body may also be empty.', examples: [{ client_id: 'svc-cli' }] },
 );
 
-const DeviceAuthorizationResponse = Type.Object(
+export const DeviceAuthorizationResponse = Type.Object(
   {
     device_code: Type.String({ description: 'secret for the polling client; send it to POST /oauth/token. Stored only as a hash.' }),
     user_code: Type.String({ pattern: '^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$', description: 'the code the user confirms in the browser, `XXXX-XXXX`' }),
@@ -31,7 +31,14 @@ const DeviceAuthorizationResponse = Type.Object(
     expires_in: Type.Integer({ description: `seconds until device_code and user_code expire (${DEVICE_CODE_TTL_SECONDS})` }),
     interval: Type.Integer({ description: `minimum seconds between polls (${DEVICE_POLL_INTERVAL_SECONDS}); each slow_down adds 5` }),
   },
-  { description: 'Device authorization response (RFC 8628 section 3.2).' },
+  {
+    $id: 'DeviceAuthorization',
+    description: 'Device authorization response (RFC 8628 section 3.2).',
+    examples: [{
+      device_code: 'GmRhmhcxhwAzkoEqiMEg_DnyEysNkuNhszIySk9eS', user_code: 'WDJB-MJHT', verification_uri: 'https://svc.example.com/device',
+      verification_uri_complete: 'https://svc.example.com/device?user_code=WDJB-MJHT', expires_in: 600, interval: 5,
+    }],
+  },
 );
 
 const OAuthErrorBody = oauthErrorBody('here `invalid_request`');
@@ -43,6 +50,7 @@ export function deviceRoutes(app: App, s: Services): void {
     config: { auth: 'none' },
     // OAuth clients get OAuth-shaped errors, including for validation failures.
     attachValidation: true,
+    errorHandler: oauthErrorHandler,
     schema: {
       tags: ['oauth'], operationId: 'oauthDeviceAuthorization', summary: 'Start the device authorization grant (RFC 8628)',
       description:
@@ -55,7 +63,7 @@ export function deviceRoutes(app: App, s: Services): void {
         'Responses carry `cache-control: no-store`.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: DeviceCodeBody,
-      response: { 200: DeviceAuthorizationResponse, 400: OAuthErrorBody },
+      response: { 200: refTo(DeviceAuthorizationResponse), 400: OAuthErrorBody },
     },
   }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');

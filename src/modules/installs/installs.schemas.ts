@@ -72,8 +72,19 @@ const installProperties = {
   etag: Type.String({ description: 'changes on every write, also on state changes made by operations; send it back in if-match' }),
 };
 
+const INSTALL_EXAMPLE = {
+  id: 'inst_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', cluster_id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k', product_id: 'pkg_01kaxq3m7y0c9v8t6r5p4n3m2k', package_id: 'pkg_01kaxq3m7y0c9v8t6r5p4n3m2k', package_version_id: 'pkv_01kaxq3m7y0c9v8t6r5p4n3m2k', semver: '1.2.0',
+  package_version_pin: { kind: 'latest' }, state: 'healthy', reconciling: false, current_render_id: 'rnd_01kaxq3m7y0c9v8t6r5p4n3m2k',
+  urls: [{
+    route_key: 'web', hostname: 'web--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com', url: 'http://web--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com',
+    error: '', updated_at: 1767225800, last_observed_at: 1767225800,
+  }],
+  html_url: 'https://svc.example.com/installs/inst_01kaxq3m7y0c9v8t6r5p4n3m2k', created_at: 1767225760, updated_at: 1767225800, etag: '4',
+};
+
 export const Install = Type.Object(installProperties, {
   $id: 'Install',
+  examples: [INSTALL_EXAMPLE],
   description: 'An install of a package version on a cluster (spec 2.2 plus state, package and pin, current render and html_url).',
 });
 export type InstallT = Static<typeof Install>;
@@ -83,7 +94,7 @@ export const InstallDetail = Type.Object(
     ...installProperties,
     values: Type.Object({}, { additionalProperties: true, description: 'the values the install is configured with, schema defaults applied' }),
   },
-  { $id: 'InstallDetail', description: 'An install with its values.' },
+  { $id: 'InstallDetail', description: 'An install with its values.', examples: [{ ...INSTALL_EXAMPLE, values: { greeting: 'hello' } }] },
 );
 export type InstallDetailT = Static<typeof InstallDetail>;
 
@@ -96,7 +107,7 @@ export const CreateInstallBody = Type.Object(
     cluster_id: Type.String({ minLength: 1, maxLength: 54, description: 'clu_ id of an active cluster of the workspace' }),
     initial_values: Type.Optional(Values('values for the version\'s input_schema (JSON Schema); its defaults fill what is left out. Default {}')),
   },
-  { additionalProperties: false, description: 'Installs a package version on a cluster.' },
+  { additionalProperties: false, description: 'Installs a package version on a cluster.', examples: [{ package_id: 'pkg_01kaxq3m7y0c9v8t6r5p4n3m2k', package_version_pin: { kind: 'latest' }, cluster_id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k', initial_values: { greeting: 'hi' } }] },
 );
 export type CreateInstallBodyT = Static<typeof CreateInstallBody>;
 
@@ -105,7 +116,7 @@ export const PatchInstallBody = Type.Object(
     package_version_pin: Type.Optional(PackageVersionPin),
     values: Type.Optional(Values('replaces the values as a whole (no merge); left out: the current values, validated again against the version')),
   },
-  { additionalProperties: false, minProperties: 1, description: 'What to change; the install is rendered and deployed again.' },
+  { additionalProperties: false, minProperties: 1, description: 'What to change; the install is rendered and deployed again.', examples: [{ package_version_pin: { kind: 'pinned', version: '1.2.0' }, values: { greeting: 'hello again' } }] },
 );
 export type PatchInstallBodyT = Static<typeof PatchInstallBody>;
 
@@ -121,7 +132,15 @@ const renderProperties = {
   replaced_at: Nullable(Type.Integer({ minimum: 0 }), 'when another render became current (Unix seconds); null while current or if it never became current'),
 };
 
-export const Render = Type.Object(renderProperties, { $id: 'InstallRender', description: 'One render of an install (list item: without the manifest).' });
+const RENDER_EXAMPLE = {
+  id: 'rnd_01kaxq3m7y0c9v8t6r5p4n3m2k', install_id: 'inst_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', package_version_id: 'pkv_01kaxq3m7y0c9v8t6r5p4n3m2k', semver: '1.2.0',
+  content_hash: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08', current: true, created_at: 1767225770, replaced_at: null,
+};
+export const Render = Type.Object(renderProperties, {
+  $id: 'InstallRender',
+  description: 'One render of an install (list item: without the manifest).',
+  examples: [RENDER_EXAMPLE],
+});
 export type RenderT = Static<typeof Render>;
 
 export const RenderDetail = Type.Object(
@@ -135,6 +154,10 @@ export const RenderDetail = Type.Object(
       { description: 'the manifest as rendered with the install\'s values and ids' },
     ),
   },
-  { $id: 'InstallRenderDetail', description: 'One render of an install with its rendered manifest.' },
+  {
+    $id: 'InstallRenderDetail',
+    description: 'One render of an install with its rendered manifest.',
+    examples: [{ ...RENDER_EXAMPLE, manifest: { routes: [{ route_key: 'web', protocol: 'http', service: { name: 'hello', port: 8080 } }], resources: [] } }],
+  },
 );
 export type RenderDetailT = Static<typeof RenderDetail>;

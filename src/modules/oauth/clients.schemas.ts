@@ -17,7 +17,11 @@ export const OAuthClientItem = Type.Object(
     created_at: Type.Integer({ description: 'Unix seconds' }),
     last_used_at: Type.Optional(Type.Integer({ description: 'Unix seconds of the last token issued, at most a minute stale; absent until first use' })),
   },
-  { $id: 'OAuthClient', description: 'An OAuth client of the workspace (client-credentials grant). The secret is never listed.' },
+  {
+    $id: 'OAuthClient',
+    description: 'An OAuth client of the workspace (client-credentials grant). The secret is never listed.',
+    examples: [{ id: 'oac_01kaxq3m7y0c9v8t6r5p4n3m2k', client_id: 'oac_01kaxq3m7y0c9v8t6r5p4n3m2k', name: 'deployer', role: 'member', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', created_at: 1767225600 }],
+  },
 );
 export type OAuthClientItemT = Static<typeof OAuthClientItem>;
 
@@ -26,7 +30,7 @@ export const CreateOAuthClientBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 100, description: 'label for the client' }),
     role: Type.Optional(OAuthClientRole),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'The new client\'s label and role.', examples: [{ name: 'deployer', role: 'member' }] },
 );
 
 export const CreatedOAuthClient = Type.Object(
@@ -39,7 +43,14 @@ export const CreatedOAuthClient = Type.Object(
     created_at: Type.Integer({ description: 'Unix seconds' }),
     client_secret: Type.String({ description: 'the client secret (`svc_cs_...`): returned only in this response, not retrievable later' }),
   },
-  { description: 'The created client with its secret, shown once.' },
+  {
+    $id: 'CreatedOAuthClient',
+    description: 'The created client with its secret, shown once.',
+    examples: [{
+      id: 'oac_01kaxq3m7y0c9v8t6r5p4n3m2k', client_id: 'oac_01kaxq3m7y0c9v8t6r5p4n3m2k', name: 'deployer', role: 'member', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k',
+      created_at: 1767225600, client_secret: 'svc_cs_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe',
+    }],
+  },
 );
 export type CreatedOAuthClientT = Static<typeof CreatedOAuthClient>;
 
@@ -59,5 +70,9 @@ export const Jwks = Type.Object(
       ),
     ),
   },
-  { description: 'JSON Web Key Set (RFC 7517) of the keys that sign this service\'s access tokens.' },
+  {
+    $id: 'JsonWebKeySet',
+    description: 'JSON Web Key Set (RFC 7517) of the keys that sign this service\'s access tokens.',
+    examples: [{ keys: [{ kty: 'OKP', kid: 'k_2026-01-01', alg: 'EdDSA', use: 'sig', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' }] }],
+  },
 );

@@ -1,6 +1,7 @@
 // OAuth 2.0 error responses (RFC 6749 section 5.2, RFC 8628 section 3.5). The token endpoint
 // answers in the OAuth shape `{error, error_description}` rather than the API's error body,
 // because OAuth clients and libraries expect exactly that.
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 
 /** The response schema of an OAuth error; `codes` says which error values the endpoint uses. */
@@ -49,3 +50,14 @@ export type TokenForm = Record<string, string | undefined>;
 
 /** Handles one grant_type at POST /oauth/token. */
 export type GrantHandler = (form: TokenForm, auth: { clientId?: string; clientSecret?: string }) => Promise<TokenResponse>;
+
+/**
+ * Route error handler of the OAuth endpoints: a body the parsers refuse (malformed JSON, a media
+ * type other than form or JSON, too large) is an OAuth `invalid_request`, not the API error body;
+ * anything else goes on to the app's handler.
+ */
+export function oauthErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const status = error.statusCode ?? 500;
+  if (status >= 500 || status === 401 || status === 403 || status === 429) throw error;
+  reply.code(400).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: error.message });
+}

@@ -2,7 +2,7 @@
 // registration at POST /oauth/token (token.routes.ts dispatches on grant_type).
 import { Type } from 'typebox';
 import { scopeOf } from '../../platform/auth.js';
-import { bearerSecurity, NoContent, requestHeaders, responses, type App } from '../../platform/http.js';
+import { bearerSecurity, NoContent, requestHeaders, responses, type App, refTo } from '../../platform/http.js';
 import { PageQuery, pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
 import { CreatedOAuthClient, CreateOAuthClientBody, Jwks, OAuthClientId, OAuthClientItem } from './clients.schemas.js';
@@ -21,7 +21,7 @@ export function oauthRoutes(app: App, s: Services): void {
       description:
         'The JSON Web Key Set that verifies access tokens from `POST /oauth/token` (grant client_credentials): EdDSA (Ed25519), ' +
         '`typ: at+jwt`, `iss` = this service\'s public URL, `aud` = `{iss}/v1`. Match a token\'s `kid` header to a key. Cacheable for 5 minutes.',
-      response: { 200: Jwks },
+      response: { 200: refTo(Jwks) },
     },
   }, async (_request, reply) => {
     reply.header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);

@@ -1,23 +1,47 @@
 // POST /oauth/token (RFC 6749 section 3.2): one endpoint, dispatching on grant_type to the
 // handlers registered in `services.grants` (device_code: RFC 8628; client_credentials: RFC 6749 4.4).
 import { Type } from 'typebox';
-import type { App } from '../../platform/http.js';
+import { refTo, RESPONSE_HEADERS, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
-import { OAuthError, oauthErrorBody, type TokenForm } from './oauth.errors.js';
+import { OAuthError, oauthErrorBody, oauthErrorHandler, type TokenForm } from './oauth.errors.js';
 
 const OAuthErrorBody = oauthErrorBody('authorization_pending, slow_down, access_denied, expired_token, invalid_grant, invalid_client, invalid_request, unsupported_grant_type');
 
 const TokenBody = Type.Object(
   {
     grant_type: Type.String({ maxLength: 200, description: '`urn:ietf:params:oauth:grant-type:device_code` or `client_credentials`' }),
-    device_code: Type.Optional(Type.String({ maxLength: 200 })),
-    client_id: Type.Optional(Type.String({ maxLength: 200 })),
-    client_secret: Type.Optional(Type.String({ maxLength: 200 })),
-    scope: Type.Optional(Type.String({ maxLength: 1000 })),
-    audience: Type.Optional(Type.String({ maxLength: 1000 })),
+    device_code: Type.Optional(Type.String({ maxLength: 200, description: 'device_code grant: the device_code from POST /oauth/device/code' })),
+    client_id: Type.Optional(Type.String({ maxLength: 200, description: 'client_credentials: the oac_ id (or send it with the secret as HTTP Basic); device_code: the client_id sent to /oauth/device/code, if any' })),
+    client_secret: Type.Optional(Type.String({ maxLength: 200, description: 'client_credentials: the client secret, when not sent as HTTP Basic' })),
+    scope: Type.Optional(Type.String({ maxLength: 1000, description: 'accepted and ignored: the token carries the client\'s role' })),
+    audience: Type.Optional(Type.String({ maxLength: 1000, description: 'accepted and ignored: the audience is always `{public_url}/v1`' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    description: 'A token request (RFC 6749 section 4.4.2 or RFC 8628 section 3.4), form-encoded or JSON.',
+    examples: [
+      { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: 'GmRhmhcxhwAzkoEqiMEg_DnyEysNkuNhszIySk9eS' },
+      { grant_type: 'client_credentials', client_id: 'oac_01kaxq3m7y0c9v8t6r5p4n3m2k', client_secret: 'svc_cs_Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe' },
+    ],
+  },
 );
+
+const TokenResponse = Type.Object(
+  {
+    access_token: Type.String({ description: 'the token to send as `Authorization: Bearer`: a session token (device_code) or a JWT (client_credentials)' }),
+    token_type: Type.Literal('Bearer', { description: 'always `Bearer`' }),
+    expires_in: Type.Integer({ description: 'seconds until the token expires' }),
+  },
+  {
+    $id: 'OAuthTokenResponse',
+    additionalProperties: true,
+    description: 'The access token (RFC 6749 section 5.1)',
+    examples: [{ access_token: 'eyJhbGciOiJFZERTQSIsInR5cCI6ImF0K2p3dCJ9.eyJzdWIiOiJvYWNfMDEifQ.c2ln', token_type: 'Bearer', expires_in: 3600 }],
+  },
+);
+
+/** The schemas the token endpoint defines, registered as components (src/schemas.ts). */
+export const TOKEN_SCHEMAS = [TokenResponse];
 
 /** client_secret_basic (RFC 6749 2.3.1): `Authorization: Basic base64(urlencode(id):urlencode(secret))`. */
 function basicCredentials(header: string | undefined): { clientId?: string; clientSecret?: string } {
@@ -38,6 +62,7 @@ export function tokenRoutes(app: App, s: Services): void {
     config: { auth: 'none' },
     // OAuth clients get OAuth-shaped errors, including for validation failures.
     attachValidation: true,
+    errorHandler: oauthErrorHandler,
     schema: {
       tags: ['oauth'], operationId: 'oauthToken', summary: 'OAuth 2.0 token endpoint',
       description:
@@ -46,18 +71,13 @@ export function tokenRoutes(app: App, s: Services): void {
         'returns a 32-character session token. `grant_type=client_credentials` with client_id/client_secret (body or Basic) returns a ' +
         '1-hour JWT (`typ: at+jwt`) acting on the client\'s workspace. Responses carry `cache-control: no-store`.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      // client_secret_basic (RFC 6749 2.3.1) for client_credentials; the device_code grant needs no credentials.
+      security: [{}, { clientBasic: [] }],
       body: TokenBody,
       response: {
-        200: Type.Object(
-          {
-            access_token: Type.String(),
-            token_type: Type.Literal('Bearer'),
-            expires_in: Type.Integer({ description: 'seconds' }),
-          },
-          { additionalProperties: true, description: 'The access token (RFC 6749 section 5.1)' },
-        ),
+        200: refTo(TokenResponse),
         400: OAuthErrorBody,
-        401: OAuthErrorBody,
+        401: { ...OAuthErrorBody, headers: { 'WWW-Authenticate': RESPONSE_HEADERS.wwwAuthenticateBasic } },
       },
     },
   }, async (request, reply) => {

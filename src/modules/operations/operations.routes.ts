@@ -10,6 +10,20 @@ const IdParams = Type.Object({ id: OperationId });
 const AFTER_DELETION =
   ' After a workspace is deleted, the user who requested an operation in it can still read and wait for it by sending the deleted workspace\'s id in svc-context.';
 
+/**
+ * Every 202 of the API answers with an operation: its URL goes in Location, in this one hook rather
+ * than in each route, so new routes and idempotent replays carry it too.
+ */
+export function registerOperationLocation(app: App): void {
+  app.addHook('preSerialization', (_request, reply, payload, done) => {
+    if (reply.statusCode === 202) {
+      const id = (payload as { id?: unknown } | null)?.id;
+      if (typeof id === 'string' && id.startsWith('op_')) reply.header('location', `/v1/operations/${id}`);
+    }
+    done(null, payload);
+  });
+}
+
 export function operationRoutes(app: App, s: Services, opts: { waitSafetyPollMs: number }): void {
   app.get('/v1/operations', {
     config: { auth: 'workspace', requesterOfDeletedWorkspace: true },

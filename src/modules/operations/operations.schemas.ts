@@ -1,5 +1,5 @@
 // The Operation resource of spec 2.1 with the rules of API.md section 5.
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { StringEnum } from '../../platform/http.js';
 
 export const OWNER_TYPES = ['install', 'repository_change_request', 'repository', 'workspace', 'machine', 'cluster', 'package'] as const;
@@ -30,27 +30,104 @@ export const OperationStep = Type.Object({
   skippable: Type.Boolean({ description: 'a failure of this step that exhausts its retries skips it instead of failing the operation' }),
 });
 
-const Metadata = Type.Object(
-  {
-    type: Type.String({ description: 'the workflow, e.g. workspace.delete, cluster.create' }),
-    cluster_id: Type.Union([Type.String(), Type.Null()], { description: 'the cluster the operation acts on, if any' }),
-  },
-  { additionalProperties: true, description: 'what the operation does; members beyond type and cluster_id depend on the type' },
-);
+const Str = (description: string) => Type.String({ description });
+const ClusterIdField = Type.Union([Type.String(), Type.Null()], { description: 'the cluster the operation acts on; null for workspace.delete' });
+const UrlList = Type.Array(Type.Object({ route_key: Str('the route of the package'), url: Str('where it is reachable') }), { description: 'the install\'s reachable URLs after this render' });
 
-const Response = Type.Union(
-  [
-    Type.Object(
-      {
-        type: Type.String({ description: 'the workflow (discriminator)' }),
-        cluster_id: Type.Union([Type.String(), Type.Null()], { description: 'the cluster concerned, if any' }),
-      },
-      { additionalProperties: true },
-    ),
-    Type.Null(),
-  ],
-  { description: 'the result: set only when state is SUCCEEDED, else null' },
-);
+/**
+ * What each workflow puts in `metadata` (from its start) and in `response` (when it succeeds),
+ * beyond `type` and `cluster_id`: one named variant per workflow, discriminated by `type`.
+ */
+const WORKFLOWS: { type: string; name: string; metadata: Record<string, TSchema>; response: Record<string, TSchema> }[] = [
+  { type: 'workspace.delete', name: 'WorkspaceDelete', metadata: {}, response: { workspace_id: Str('the deleted workspace') } },
+  { type: 'cluster.create', name: 'ClusterCreate', metadata: { cluster_name: Str('the cluster\'s name'), provider: Str('local or kubernetes') }, response: {} },
+  { type: 'cluster.capabilities.refresh', name: 'ClusterCapabilitiesRefresh', metadata: {}, response: {} },
+  { type: 'cluster.delete', name: 'ClusterDelete', metadata: { cluster_name: Str('the cluster\'s name'), provider: Str('local or kubernetes') }, response: {} },
+  ...(['create', 'update'] as const).map((verb) => ({
+    type: `install.${verb}`,
+    name: verb === 'create' ? 'InstallCreate' : 'InstallUpdate',
+    metadata: { install_id: Str('inst_ id'), package_id: Str('pkg_ id'), package_version_id: Str('pkv_ id being deployed'), semver: Str('its version') },
+    response: { install_id: Str('inst_ id'), render_id: Str('rnd_ id of the render now current'), urls: UrlList },
+  })),
+  { type: 'install.delete', name: 'InstallDelete', metadata: { install_id: Str('inst_ id'), package_id: Str('pkg_ id') }, response: { install_id: Str('the deleted install') } },
+  ...(['floating', 'pinned'] as const).map((kind) => ({
+    type: `preview_hostname.bind_${kind}`,
+    name: kind === 'floating' ? 'PreviewHostnameBindFloating' : 'PreviewHostnameBindPinned',
+    metadata: { install_id: Str('inst_ id'), preview_hostname_id: Str('phn_ id'), hostname: Str('the hostname'), track: Str('the track'), render_id: Str('rnd_ id being bound') },
+    response: { install_id: Str('inst_ id'), preview_hostname_id: Str('phn_ id'), hostname: Str('the hostname, now serving the render') },
+  })),
+  { type: 'preview_hostname.release', name: 'PreviewHostnameRelease', metadata: { install_id: Str('inst_ id'), preview_hostname_id: Str('phn_ id'), hostname: Str('the hostname') }, response: {} },
+];
+export const OPERATION_TYPES = WORKFLOWS.map((w) => w.type);
+
+function variant(w: (typeof WORKFLOWS)[number], part: 'metadata' | 'response') {
+  const suffix = part === 'metadata' ? 'Metadata' : 'Result';
+  return Type.Object(
+    { type: Type.Literal(w.type, { description: 'the workflow (discriminator)' }), cluster_id: ClusterIdField, ...w[part] },
+    {
+      $id: `${w.name}${suffix}`,
+      description: part === 'metadata' ? `metadata of a ${w.type} operation` : `response of a ${w.type} operation that SUCCEEDED`,
+      examples: [Object.fromEntries([['type', w.type], ['cluster_id', w.type.startsWith('workspace.') ? null : 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k'],
+        ...Object.entries(w[part]).map(([k, v]) => [k, exampleOf(k, v)])])],
+    },
+  );
+}
+
+function exampleOf(key: string, schema: TSchema): unknown {
+  if ((schema as { type?: string }).type === 'array') return [{ route_key: 'web', url: 'https://web--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com' }];
+  const samples: Record<string, string> = {
+    workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', cluster_name: 'dev', provider: 'local', install_id: 'inst_01kaxq3m7y0c9v8t6r5p4n3m2k',
+    package_id: 'pkg_01kaxq3m7y0c9v8t6r5p4n3m2k', package_version_id: 'pkv_01kaxq3m7y0c9v8t6r5p4n3m2k', semver: '1.2.0',
+    render_id: 'rnd_01kaxq3m7y0c9v8t6r5p4n3m2k', preview_hostname_id: 'phn_01kaxq3m7y0c9v8t6r5p4n3m2k', hostname: 'main--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com', track: 'main',
+  };
+  return samples[key] ?? 'x';
+}
+
+const METADATA_VARIANTS = WORKFLOWS.map((w) => variant(w, 'metadata'));
+const RESULT_VARIANTS = WORKFLOWS.map((w) => variant(w, 'response'));
+
+/**
+ * `metadata` and `response` as the serializer sees them: `type` and `cluster_id` plus whatever the
+ * workflow added, passed through (a closed union would make the serializer test every variant
+ * per operation, and an operation of a workflow without a variant would fail to serialize).
+ */
+function open(id: string, description: string) {
+  return Type.Object(
+    { type: Type.String({ description: 'the workflow (discriminator)' }), cluster_id: ClusterIdField },
+    { $id: id, additionalProperties: true, description },
+  );
+}
+const OperationMetadata = open('OperationMetadata', 'what the operation does, by workflow (`type`)');
+const OperationResult = open('OperationResult', 'the result of a SUCCEEDED operation, by workflow (`type`)');
+
+/**
+ * The same two schemas as the OpenAPI document shows them, for client generators: a oneOf over one
+ * named variant per workflow with a discriminator on `type` (merged into the document by
+ * system/openapi.ts), plus the variants themselves.
+ */
+function discriminated(base: TSchema, variants: TSchema[]) {
+  return {
+    description: (base as { description?: string }).description,
+    oneOf: variants.map((v) => ({ $ref: `#/components/schemas/${String((v as { $id?: string }).$id)}` })),
+    discriminator: {
+      propertyName: 'type',
+      mapping: Object.fromEntries(WORKFLOWS.map((w, i) => [w.type, `#/components/schemas/${String((variants[i] as { $id?: string }).$id)}`])),
+    },
+  };
+}
+export const OPERATION_DOCUMENT_SCHEMAS: Record<string, unknown> = {
+  ...Object.fromEntries([...METADATA_VARIANTS, ...RESULT_VARIANTS].map((v) => {
+    const { $id, ...rest } = JSON.parse(JSON.stringify(v)) as Record<string, unknown>;
+    return [String($id), rest];
+  })),
+  OperationMetadata: discriminated(OperationMetadata, METADATA_VARIANTS),
+  OperationResult: discriminated(OperationResult, RESULT_VARIANTS),
+};
+
+const Metadata = Type.Unsafe<Static<typeof OperationMetadata>>({ $ref: 'OperationMetadata#' });
+const Response = Type.Union([Type.Unsafe<Static<typeof OperationResult>>({ $ref: 'OperationResult#' }), Type.Null()], {
+  description: 'the result: set only when state is SUCCEEDED, else null',
+});
 
 export const Operation = Type.Object(
   {
@@ -73,9 +150,23 @@ export const Operation = Type.Object(
     completed_at: Type.Union([Timestamp('when it ended'), Type.Null()], { description: 'null while RUNNING' }),
     steps: Type.Optional(Type.Array(OperationStep, { description: 'the workflow\'s steps in order; omitted in list items' })),
   },
-  { $id: 'Operation', description: 'A long-running operation (spec 2.1)' },
+  {
+    $id: 'Operation',
+    description: 'A long-running operation (spec 2.1)',
+    examples: [{
+      id: 'op_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', organization_id: null, owner_type: 'cluster',
+      owner_id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k', parent_operation_id: null, state: 'RUNNING', done: false,
+      html_url: 'https://svc.example.com/operations/op_01kaxq3m7y0c9v8t6r5p4n3m2k',
+      metadata: { type: 'cluster.create', cluster_id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k', cluster_name: 'dev', provider: 'local' },
+      response: null, error: null, last_error: null, started_at: 1767225600, completed_at: null,
+      steps: [{ name: 'provision', status: 'running', attempts: 1, started_at: 1767225601, retryable: true, skippable: false }],
+    }],
+  },
 );
 export type OperationT = Static<typeof Operation>;
+
+/** The operation's named schemas, registered on the app (src/schemas.ts). */
+export const OPERATION_SCHEMAS: TSchema[] = [OperationMetadata, OperationResult, Operation];
 export type OperationStepT = Static<typeof OperationStep>;
 
 export const OperationRef = Type.Unsafe<OperationT>({ $ref: 'Operation#' });

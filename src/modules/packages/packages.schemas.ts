@@ -22,7 +22,11 @@ export const Package = Type.Object(
     updated_at: Type.Integer({ minimum: 0, description: 'Unix seconds; also moves when a version is published' }),
     etag: Type.String({ description: 'changes on every write, also when a version is published (latest_version may change)' }),
   },
-  { $id: 'Package', description: 'A package: software that can be installed on a cluster, published as immutable versions.' },
+  {
+    $id: 'Package',
+    description: 'A package: software that can be installed on a cluster, published as immutable versions.',
+    examples: [{ id: 'pkg_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', name: 'hello', description: 'A hello-world web service', latest_version: '1.2.0', created_at: 1767225600, updated_at: 1767225700, etag: '2' }],
+  },
 );
 export type PackageT = Static<typeof Package>;
 
@@ -31,7 +35,7 @@ export const CreatePackageBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 100, description: 'free text, unique in the workspace (a taken name is 409 ALREADY_EXISTS)' }),
     description: Type.Optional(Type.String({ maxLength: 500, description: 'what the package is; empty by default' })),
   },
-  { additionalProperties: false, description: 'A new package, without versions yet.' },
+  { additionalProperties: false, description: 'A new package, without versions yet.', examples: [{ name: 'hello', description: 'A hello-world web service' }] },
 );
 export type CreatePackageBodyT = Static<typeof CreatePackageBody>;
 
@@ -108,7 +112,15 @@ export const CreateVersionBody = Type.Object(
     input_schema: Type.Object({}, { additionalProperties: true, description: inputSchemaDescription }),
     manifest: ManifestBody,
   },
-  { additionalProperties: false, description: 'A new, immutable version of the package.' },
+  {
+    additionalProperties: false,
+    description: 'A new, immutable version of the package.',
+    examples: [{
+      semver: '1.2.0',
+      input_schema: { type: 'object', properties: { greeting: { type: 'string', maxLength: 100, default: 'hello' } } },
+      manifest: { routes: [{ route_key: 'web', protocol: 'http', service: { name: 'hello', port: 8080 } }], resources: [] },
+    }],
+  },
 );
 export type CreateVersionBodyT = Static<typeof CreateVersionBody>;
 
@@ -144,6 +156,14 @@ export const PackageVersion = Type.Object(
     ),
     created_at: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
   },
-  { $id: 'PackageVersion', description: 'An immutable version of a package: no etag, never changed or deleted on its own.' },
+  {
+    $id: 'PackageVersion',
+    description: 'An immutable version of a package: no etag, never changed or deleted on its own.',
+    examples: [{
+      id: 'pkv_01kaxq3m7y0c9v8t6r5p4n3m2k', package_id: 'pkg_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', semver: '1.2.0', prerelease: false,
+      input_schema: { type: 'object', properties: { greeting: { type: 'string', maxLength: 100, default: 'hello' } } },
+      manifest: { routes: [{ route_key: 'web', protocol: 'http', service: { name: 'hello', port: 8080 } }], resources: [] }, created_at: 1767225700,
+    }],
+  },
 );
 export type PackageVersionT = Static<typeof PackageVersion>;

@@ -62,7 +62,16 @@ export const PreviewHostname = Type.Object(
     updated_at: Timestamp('last change of the binding or state'),
     etag: Type.String({ description: 'changes on every change of the binding or state; send it back in if-match' }),
   },
-  { $id: 'PreviewHostname', description: 'A preview hostname (spec 2.3): a hostname bound to one render of an install.' },
+  {
+    $id: 'PreviewHostname',
+    description: 'A preview hostname (spec 2.3): a hostname bound to one render of an install.',
+    examples: [{
+      id: 'phn_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', install_id: 'inst_01kaxq3m7y0c9v8t6r5p4n3m2k',
+      hostname: 'main--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com', url: 'http://main--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com',
+      state: 'active', binding: { kind: 'floating', track: 'main', render_id: 'rnd_01kaxq3m7y0c9v8t6r5p4n3m2k', protocol: 'http', routing_mode: 'through_dispatcher' },
+      pending_render_id: null, pending_operation_id: null, last_seen_at: 1767225900, created_at: 1767225850, updated_at: 1767225860, etag: '2',
+    }],
+  },
 );
 export type PreviewHostnameT = Static<typeof PreviewHostname>;
 
@@ -73,7 +82,7 @@ export const BindFloatingBody = Type.Object(
     protocol: Type.Optional(Protocol),
     routing_mode: Type.Optional(RoutingMode),
   },
-  { additionalProperties: false, description: 'Binds the track\'s floating hostname to a render (spec endpoint 1).' },
+  { additionalProperties: false, description: 'Binds the track\'s floating hostname to a render (spec endpoint 1).', examples: [{ track: 'main', render_id: 'rnd_01kaxq3m7y0c9v8t6r5p4n3m2k' }] },
 );
 export type BindFloatingBodyT = Static<typeof BindFloatingBody>;
 
@@ -84,7 +93,7 @@ export const BindPinnedBody = Type.Object(
     protocol: Type.Optional(Protocol),
     routing_mode: Type.Optional(RoutingMode),
   },
-  { additionalProperties: false, description: 'Gives one render a hostname of its own.' },
+  { additionalProperties: false, description: 'Gives one render a hostname of its own.', examples: [{ render_id: 'rnd_01kaxq3m7y0c9v8t6r5p4n3m2k', track: 'pinned' }] },
 );
 export type BindPinnedBodyT = Static<typeof BindPinnedBody>;
 

@@ -10,18 +10,22 @@ const tags = ['identity'];
 const SignInBody = Type.Object(
   {
     email: Type.String({ minLength: 3, maxLength: 254, description: 'the account e-mail' }),
-    password: Type.String({ minLength: 1, maxLength: 256 }),
+    password: Type.String({ minLength: 1, maxLength: 256, description: 'the account password' }),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'E-mail and password of an account.', examples: [{ email: 'ada@example.com', password: 'correct horse battery staple' }] },
 );
 
-const IssuedSession = Type.Object({
+export const IssuedSession = Type.Object({
   token: Type.String({ description: 'the 32-character session token; shown only here' }),
   user_id: Type.String(),
   expires_at: Type.Integer({ description: 'Unix seconds; renewed to one year after each use' }),
-}, { description: 'The new session token' });
+}, {
+  $id: 'SessionToken',
+  description: 'The new session token',
+  examples: [{ token: 'Q7wE9rT1yU3iO5pA7sD9fG1hJ3kL5zX7', user_id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', expires_at: 1798761600 }],
+});
 
-const Me = Type.Object(
+export const Me = Type.Object(
   {
     id: Type.String({ description: 'usr_ id' }),
     email: Type.String(),
@@ -31,7 +35,11 @@ const Me = Type.Object(
       description: 'how the caller authenticated',
     }),
   },
-  { $id: 'Me', description: 'The signed-in user.' },
+  {
+    $id: 'Me',
+    description: 'The signed-in user.',
+    examples: [{ id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', email: 'ada@example.com', name: 'Ada', created_at: 1767225600, credential: 'session' }],
+  },
 );
 
 export function sessionRoutes(app: App, s: Services): void {

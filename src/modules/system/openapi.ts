@@ -5,6 +5,7 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifySchema } from 'fastify';
 import { bearerSecurity, errorResponse } from '../../platform/http.js';
 import type { Config } from '../../config.js';
+import { OPERATION_DOCUMENT_SCHEMAS } from '../operations/operations.schemas.js';
 
 /** Every tag an operation may use, with its description (the lint requires both). */
 export const OPENAPI_TAGS = [
@@ -37,8 +38,22 @@ const DESCRIPTION = [
   '- **`x-svc-auth`** on each operation tells how the caller is resolved: `none` (public), `user` (a user credential), ' +
     '`any` (any credential), `workspace` (credential\'s workspace or `svc-context`), `workspace-path` (the `{id}` in the path).',
   '- **Custom methods** are `POST /resource/{id}:verb`; the colon may be sent percent-encoded (`%3A`).',
+  '- **Long-running work** answers 202 with an `Operation` and `Location: /v1/operations/{id}`; its `metadata` and `response` ' +
+    'are discriminated by `type`, one schema per workflow. A 201 carries the new resource\'s path in `Location`.',
+  '- **`html_url`** of operations, clusters and installs opens a page of the resource for a browser signed in at `/device` ' +
+    '(members of its workspace only); a signed-out browser is sent to the sign-in first.',
   '- Every response carries `x-request-id`.',
 ].join('\n');
+
+const REQUEST_ID_HEADER = {
+  type: 'string',
+  description: 'the request id: the caller\'s `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs',
+};
+const IDEMPOTENT_REPLAYED_HEADER = {
+  type: 'string',
+  enum: ['true'],
+  description: '`true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise)',
+};
 
 type RouteOptions = Parameters<NonNullable<FastifyDynamicSwaggerOptions['transform']>>[0]['route'];
 
@@ -51,8 +66,16 @@ type RouteOptions = Parameters<NonNullable<FastifyDynamicSwaggerOptions['transfo
 function transformRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {
   if (!schema) return { schema, url };
   const auth = (route.config as { auth?: string } | undefined)?.auth ?? 'none';
-  const response = { ...(schema.response as Record<string, unknown> | undefined) };
-  if (!response['503']) response['503'] = errorResponse(503);
+  const response: Record<string, Record<string, unknown>> = { ...(schema.response as Record<string, Record<string, unknown>> | undefined) };
+  if (!response['503']) response['503'] = errorResponse(503) as unknown as Record<string, unknown>;
+  // Headers every response of the route carries: x-request-id always (app.ts), idempotent-replayed
+  // on the success of a route that takes idempotency-key (platform/idempotency.ts).
+  const idempotent = Boolean((schema.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.['idempotency-key']);
+  for (const [status, entry] of Object.entries(response)) {
+    const headers: Record<string, unknown> = { ...(entry.headers as Record<string, unknown> | undefined), 'x-request-id': REQUEST_ID_HEADER };
+    if (idempotent && status.startsWith('2')) headers['idempotent-replayed'] = IDEMPOTENT_REPLAYED_HEADER;
+    response[status] = { ...entry, headers };
+  }
   return {
     schema: { ...schema, security: schema.security ?? (auth === 'none' ? [] : bearerSecurity), response, 'x-svc-auth': auth },
     url,
@@ -80,10 +103,23 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
               'A 32-character session token (device grant or POST /v1/auth/sessions), a workspace API token (`sk_svc_...`), ' +
               'or an OAuth2 JWT (client credentials from POST /oauth/token, or a trusted external issuer).',
           },
+          clientBasic: {
+            type: 'http',
+            scheme: 'basic',
+            description:
+              'OAuth client authentication on POST /oauth/token (client_secret_basic, RFC 6749 section 2.3.1): the oac_ id as the user ' +
+              'name and the client secret as the password, each form-urlencoded first. Alternatively send client_id and client_secret in the body.',
+          },
         },
       },
     },
     transform: transformRoute as FastifyDynamicSwaggerOptions['transform'],
+    // The discriminated Operation metadata/response unions, for client generators (operations.schemas.ts says why they differ from what the serializer compiles).
+    transformObject: (document) => {
+      const doc = (document as { openapiObject: { components?: { schemas?: Record<string, unknown> } } }).openapiObject;
+      doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, ...OPERATION_DOCUMENT_SCHEMAS } };
+      return doc as ReturnType<NonNullable<FastifyDynamicSwaggerOptions['transformObject']>>;
+    },
     // Schemas added with `$id` (app.addSchema) become `#/components/schemas/<$id>`.
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),

@@ -3,14 +3,20 @@
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
-import { errorResponse, type App } from '../../platform/http.js';
+import { errorResponse, refTo, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
 
 const tags = ['system'];
-const Status = Type.Object(
+export const Status = Type.Object(
   { status: Type.Literal('ok', { description: 'always `ok` when the probe passes' }) },
-  { description: 'The probe passed' },
+  { $id: 'ProbeStatus', description: 'The probe passed', examples: [{ status: 'ok' }] },
 );
+export const OpenApiDocument = Type.Object({}, {
+  $id: 'OpenApiDocument',
+  additionalProperties: true,
+  description: 'The OpenAPI 3.1 document',
+  examples: [{ openapi: '3.1.0', info: { title: 'svc: workspace platform API', version: '1.0.0' }, paths: {} }],
+});
 
 export function systemRoutes(app: App, s: Services): void {
   app.get('/healthz', {
@@ -18,7 +24,7 @@ export function systemRoutes(app: App, s: Services): void {
     schema: {
       tags, operationId: 'healthz', summary: 'Liveness',
       description: 'The process is up and serving HTTP. 503 once the instance has started draining on SIGTERM.',
-      response: { 200: Status },
+      response: { 200: refTo(Status) },
     },
   }, async () => ({ status: 'ok' as const }));
 
@@ -27,7 +33,7 @@ export function systemRoutes(app: App, s: Services): void {
     schema: {
       tags, operationId: 'readyz', summary: 'Readiness',
       description: 'The database answers a query. 503 UNAVAILABLE (reason DATABASE_DOWN) when it does not, and while the instance drains.',
-      response: { 200: Status, 503: errorResponse(503) },
+      response: { 200: refTo(Status), 503: errorResponse(503) },
     },
   }, async () => {
     try {
@@ -62,7 +68,7 @@ export function systemRoutes(app: App, s: Services): void {
     schema: {
       tags, operationId: 'getOpenApi', summary: 'This API as OpenAPI 3.1',
       description: 'Generated from the route schemas (the same schemas that validate requests); use it to generate clients.',
-      response: { 200: Type.Object({}, { additionalProperties: true, description: 'The OpenAPI 3.1 document' }) },
+      response: { 200: refTo(OpenApiDocument) },
     },
   }, async () => app.swagger());
 }

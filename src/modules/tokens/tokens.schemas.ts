@@ -16,7 +16,11 @@ export const ApiTokenItem = Type.Object(
     last_used_at: Type.Optional(Type.Integer({ description: 'Unix seconds, at most a minute stale; absent until first use' })),
     expires_at: Type.Optional(Type.Integer({ description: 'Unix seconds; absent when the token does not expire' })),
   },
-  { $id: 'ApiToken', description: 'A workspace API token (spec 2.10). The token value itself is never listed.' },
+  {
+    $id: 'ApiToken',
+    description: 'A workspace API token (spec 2.10). The token value itself is never listed.',
+    examples: [{ id: 'tok_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', name: 'ci', prefix: 'sk_svc_a1B2c', role: 'member', created_at: 1767225600, last_used_at: 1767229200 }],
+  },
 );
 export type ApiTokenItemT = Static<typeof ApiTokenItem>;
 
@@ -26,7 +30,7 @@ export const CreateApiTokenBody = Type.Object(
     expires_at: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix seconds; must be in the future (at most 10 years ahead)' })),
     role: Type.Optional(ApiTokenRole),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, description: 'The new token\'s label, role and optional expiry.', examples: [{ name: 'ci', role: 'admin', expires_at: 1798761600 }] },
 );
 
 export const CreatedApiToken = Type.Object(
@@ -40,6 +44,13 @@ export const CreatedApiToken = Type.Object(
     workspace_id: Type.String(),
     created_at: Type.Integer(),
   },
-  { description: 'The created token with its secret, shown once.' },
+  {
+    $id: 'CreatedApiToken',
+    description: 'The created token with its secret, shown once.',
+    examples: [{
+      id: 'tok_01kaxq3m7y0c9v8t6r5p4n3m2k', name: 'ci', token: 'sk_svc_a1B2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2', expires_at: 1798761600,
+      prefix: 'sk_svc_a1B2c', role: 'admin', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', created_at: 1767225600,
+    }],
+  },
 );
 export type CreatedApiTokenT = Static<typeof CreatedApiToken>;

@@ -4,7 +4,7 @@ import { clock } from '../../platform/clock.js';
 import { hashPassword } from '../../platform/crypto.js';
 import { ApiError, invalidArgument } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { findUserByEmail, insertUser, type UserRow } from './users.repo.js';
+import { anyUserExists, findUserByEmail, insertUser, type UserRow } from './users.repo.js';
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -52,7 +52,7 @@ export function createUserService(deps: { db: Db }) {
     }
   }
 
-  return { createUser, ensureUser };
+  return { createUser, ensureUser, anyUserExists: () => anyUserExists(db) };
 }
 
 export type UserService = ReturnType<typeof createUserService>;

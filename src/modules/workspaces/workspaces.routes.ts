@@ -90,7 +90,6 @@ export function workspaceRoutes(app: App, s: Services): void {
       (id) => s.operations.load(scope.workspaceId, id),
       async (tx) => {
         const op = await s.workspaceDeletion.deleteWorkspace(scope, revision, tx);
-        reply.header('location', `/v1/operations/${op.id}`);
         return { status: 202, body: op, resourceId: op.id };
       });
   });

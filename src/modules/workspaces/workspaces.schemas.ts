@@ -24,7 +24,14 @@ export const Workspace = Type.Object(
     updated_at: Type.Integer({ description: 'Unix seconds' }),
     etag: Type.String({ description: 'changes on every write; send it back in if-match' }),
   },
-  { $id: 'Workspace', description: 'A workspace: the unit of tenancy. `role` is the caller\'s role in it.' },
+  {
+    $id: 'Workspace',
+    description: 'A workspace: the unit of tenancy. `role` is the caller\'s role in it.',
+    examples: [{
+      id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', name: 'Acme', slug: 'acme', plan: { tier: 'free', billed_by: 'self' },
+      role: 'owner', state: 'active', created_at: 1767225600, updated_at: 1767225600, etag: '1',
+    }],
+  },
 );
 export type WorkspaceT = Static<typeof Workspace>;
 
@@ -33,11 +40,11 @@ const Name = Type.String({ minLength: 1, maxLength: 100, description: 'display n
 
 export const CreateWorkspaceBody = Type.Object(
   { name: Name, slug: Type.Optional(Slug) },
-  { additionalProperties: false, description: 'The caller becomes the owner. A slug is derived from the name when omitted.' },
+  { additionalProperties: false, description: 'The caller becomes the owner. A slug is derived from the name when omitted.', examples: [{ name: 'Acme', slug: 'acme' }] },
 );
 export const PatchWorkspaceBody = Type.Object(
   { name: Type.Optional(Name), slug: Type.Optional(Slug) },
-  { additionalProperties: false, minProperties: 1, description: 'Fields to change; at least one.' },
+  { additionalProperties: false, minProperties: 1, description: 'Fields to change; at least one.', examples: [{ name: 'Acme Inc.' }] },
 );
 
 export const Member = Type.Object(
@@ -48,7 +55,11 @@ export const Member = Type.Object(
     role: RoleSchema,
     joined_at: Type.String({ format: 'date-time', description: 'ISO 8601 date-time (a string, as the spec gives it)' }),
   },
-  { $id: 'WorkspaceMember', description: 'A member of a workspace (spec 2.11; `email` and `role` are our additions).' },
+  {
+    $id: 'WorkspaceMember',
+    description: 'A member of a workspace (spec 2.11; `email` and `role` are our additions).',
+    examples: [{ id: 'wsm_01kaxq3m7y0c9v8t6r5p4n3m2k', user_id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', email: 'ada@example.com', role: 'admin', joined_at: '2026-01-01T00:00:00.000Z' }],
+  },
 );
 export type MemberT = Static<typeof Member>;
 
@@ -58,7 +69,7 @@ export const AddMemberBody = Type.Object(
     user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 53, description: 'the user to add, by id' })),
     role: RoleSchema,
   },
-  { additionalProperties: false, description: 'Exactly one of email or user_id; the user must exist.' },
+  { additionalProperties: false, description: 'Exactly one of email or user_id; the user must exist.', examples: [{ email: 'ada@example.com', role: 'admin' }] },
 );
-export const PatchMemberBody = Type.Object({ role: RoleSchema }, { additionalProperties: false });
+export const PatchMemberBody = Type.Object({ role: RoleSchema }, { additionalProperties: false, description: 'The new role.', examples: [{ role: 'member' }] });
 export const MemberPathParams = Type.Object({ id: WorkspaceId, user_id: Type.String({ minLength: 1, maxLength: 53, description: 'usr_ id of the member' }) });

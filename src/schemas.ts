@@ -1,0 +1,31 @@
+// Every named schema (a TypeBox object with `$id`): registered once on the app, referenced as
+// `$ref: '<$id>#'` by the routes (platform/http.ts `refTo`, `responses`, `pageOf`), and listed under
+// `components.schemas` of the OpenAPI document, so client generators emit one type per resource.
+import type { TSchema } from 'typebox';
+import { ErrorBody } from './platform/errors.js';
+import { OPERATION_SCHEMAS } from './modules/operations/operations.schemas.js';
+import { Workspace, Member } from './modules/workspaces/workspaces.schemas.js';
+import { ApiTokenItem, CreatedApiToken } from './modules/tokens/tokens.schemas.js';
+import { CreatedOAuthClient, Jwks, OAuthClientItem } from './modules/oauth/clients.schemas.js';
+import { TOKEN_SCHEMAS } from './modules/oauth/token.routes.js';
+import { DeviceAuthorizationResponse } from './modules/device/device.routes.js';
+import { IssuedSession, Me } from './modules/sessions/sessions.routes.js';
+import { OpenApiDocument, Status } from './modules/system/system.routes.js';
+import { Cluster, ClusterCapabilitiesView } from './modules/clusters/clusters.schemas.js';
+import { Package, PackageVersion } from './modules/packages/packages.schemas.js';
+import { Install, InstallDetail, Render, RenderDetail } from './modules/installs/installs.schemas.js';
+import { PreviewHostname } from './modules/preview-hostnames/preview-hostnames.schemas.js';
+
+export const NAMED_SCHEMAS: TSchema[] = [
+  ErrorBody,
+  ...OPERATION_SCHEMAS,
+  Status, OpenApiDocument,
+  IssuedSession, Me,
+  Workspace, Member,
+  ApiTokenItem, CreatedApiToken,
+  OAuthClientItem, CreatedOAuthClient, Jwks, ...TOKEN_SCHEMAS, DeviceAuthorizationResponse,
+  Cluster, ClusterCapabilitiesView,
+  Package, PackageVersion,
+  Install, InstallDetail, Render, RenderDetail,
+  PreviewHostname,
+];
