@@ -153,7 +153,7 @@ function printWaited(o: Output, inv: Invocation, done: WaitResult): void {
 export async function executeCommand(api: Api, o: Output, inv: Invocation): Promise<number> {
   const { spec } = inv;
   const req = buildRequest(inv);
-  if (spec.operationId === 'waitOperation') return waitFor(api, o, inv, req.path.id!);
+  if (spec.operationId === 'waitOperation') return waitFor(api, o, inv, req.path.id!, undefined, req.header['svc-context']);
   if (spec.destructive && !inv.common.yes) {
     const what = `${spec.action} ${spec.resource} ${inv.positional.join(' ')}`.trim();
     if (!process.stdin.isTTY || !process.stderr.isTTY) throw usage(`refusing to ${what} without --yes (not a terminal, so no confirmation can be asked)`);
@@ -171,9 +171,9 @@ export async function executeCommand(api: Api, o: Output, inv: Invocation): Prom
 }
 
 /** `--wait`, and `svc operations wait ID`: with --json the final operation is printed, also when it failed. */
-async function waitFor(api: Api, o: Output, inv: Invocation, id: string, first?: ApiResult): Promise<number> {
+async function waitFor(api: Api, o: Output, inv: Invocation, id: string, first?: ApiResult, context?: string): Promise<number> {
   try {
-    printWaited(o, inv, await followOperation(api, o, id, first));
+    printWaited(o, inv, await followOperation(api, o, id, first, context));
   } catch (err) {
     const result = (err as { result?: WaitResult }).result;
     if (result && inv.common.json) printWaited(o, inv, result);

@@ -35,7 +35,7 @@ function flagOptions(flag: Flag): Option[] {
   if (flag.type === 'boolean') {
     return [new Option(`--${flag.flag}`, desc), new Option(`--no-${flag.flag}`, `sets ${flag.key.join('.')} to false`)];
   }
-  const placeholder = flag.type === 'integer' || flag.type === 'number' ? 'n' : flag.type === 'array' ? 'value' : flag.key[flag.key.length - 1]!.replace(/_/g, '-');
+  const placeholder = flag.flag === 'if-match' ? 'etag' : flag.type === 'integer' || flag.type === 'number' ? 'n' : flag.type === 'array' ? 'value' : flag.key[flag.key.length - 1]!.replace(/_/g, '-');
   const opt = new Option(`--${flag.flag} <${placeholder}>`, flag.flag === 'if-match' ? `${desc}; omitted: the client reads the current etag first` : desc);
   if (flag.choices) opt.choices(flag.choices);
   if (flag.type === 'integer' || flag.type === 'number') opt.argParser(parseNumber(flag.type));

@@ -58,7 +58,10 @@ export interface WaitResult {
 }
 
 /** Follows `id` until it is done; resolves with the final operation, or throws CliError (Ctrl-C: exit 130). */
-export async function followOperation(api: Api, o: Output, id: string, first?: ApiResult): Promise<WaitResult> {
+export async function followOperation(api: Api, o: Output, id: string, first?: ApiResult, context?: string): Promise<WaitResult> {
+  // An operation of a deleted workspace is read with that workspace's id as svc-context (API.md 5).
+  const workspaceId = context ?? (first?.body as { workspace_id?: string | null } | undefined)?.workspace_id;
+  const header: Record<string, string> = workspaceId && api.settings.tokenKind !== 'api_token' ? { 'svc-context': workspaceId } : {};
   const began = Date.now();
   const abort = new AbortController();
   const onSigint = () => abort.abort();
@@ -90,7 +93,7 @@ export async function followOperation(api: Api, o: Output, id: string, first?: A
   if (!o.errTty) o.err.write(`waiting for ${id}\n`);
   try {
     for (;;) {
-      snapshot ??= await api.call('POST', '/v1/operations/{id}:wait', { path: { id }, query: { timeout: 1 }, auth: 'workspace', signal: abort.signal });
+      snapshot ??= await api.call('POST', '/v1/operations/{id}:wait', { path: { id }, query: { timeout: 1 }, header, auth: 'workspace', signal: abort.signal });
       const op = snapshot.body as OperationBody;
       for (const line of changes(prev, op)) print(o.errTty ? `  ${line}` : line);
       prev = op;
