@@ -4,24 +4,9 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/api.js';
 import type { Settings } from './config.js';
+import { CliError, EXIT, exitCodeForStatus } from './errors.js';
 
-/** Exit codes (API.md 8.4). */
-export const EXIT = { OK: 0, ERROR: 1, USAGE: 2, UNAUTHENTICATED: 3, PERMISSION_DENIED: 4, CONFLICT: 5, RETRYABLE: 6, INTERRUPTED: 130 } as const;
-
-/** A failure the CLI reports as one line on stderr (plus detail lines) and an exit code. */
-export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number, readonly details: string[] = []) {
-    super(message);
-  }
-}
-
-export function exitCodeForStatus(status: number): number {
-  if (status === 401) return EXIT.UNAUTHENTICATED;
-  if (status === 403) return EXIT.PERMISSION_DENIED;
-  if (status === 409) return EXIT.CONFLICT;
-  if (status === 429 || status >= 500) return EXIT.RETRYABLE;
-  return EXIT.ERROR;
-}
+export { CliError, EXIT } from './errors.js';
 
 interface ApiErrorBody {
   error?: { code?: string; message?: string; reason?: string; request_id?: string; field_violations?: { field: string; description: string }[] } | string;

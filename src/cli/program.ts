@@ -1,13 +1,14 @@
 // The command-line client's entry: a commander program whose resource commands are built from the
 // OpenAPI document (spec.ts has the rule), plus login, logout, auth status, workspaces use and
 // completion. Commander (zero dependencies, the most used Node argument parser) gives subcommands,
-// typed option parsing, choices and --help; picocolors (tiny, NO_COLOR-aware) the colours.
+// typed option parsing, choices and --help; picocolors (tiny, NO_COLOR-aware) the colours. What
+// a command needs to talk to the server (openapi-fetch, execute, auth) is imported when it runs,
+// so --help and completion load only commander, picocolors and the document.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { authStatus, loginWithDevice, loginWithToken, logout, useWorkspace } from './auth.js';
 import { complete, completionScript } from './completion.js';
 import { loadSettings } from './config.js';
-import { executeCommand, type CommonFlags } from './execute.js';
-import { CliError, EXIT, createApi } from './http.js';
+import type { CommonFlags } from './execute.js';
+import { CliError, EXIT } from './errors.js';
 import { createOutput, type Output } from './output.js';
 import { commandTree, type CommandSpec, type Flag } from './spec.js';
 
@@ -70,14 +71,18 @@ function addOperationCommand(parent: Command, spec: CommandSpec, o: Output): voi
     const opts = params[spec.args.length] as Record<string, unknown> & CommonFlags;
     const values = new Map<Flag, unknown>();
     for (const [flag, attr] of attrs) values.set(flag, opts[attr]);
-    const api = createApi(loadSettings());
-    exitCode = await executeCommand(api, o, { spec, positional, values, common: opts });
+    const [{ executeCommand }, { createApi }] = await Promise.all([import('./execute.js'), import('./http.js')]);
+    exitCode = await executeCommand(createApi(loadSettings()), o, { spec, positional, values, common: opts });
   });
 }
 
 let exitCode: number = EXIT.OK;
 
-export function buildProgram(o: Output): Command {
+/**
+ * The program; `only` names the resource being run, so only its actions are built (start-up time:
+ * `svc clusters list` need not build the options of fifty other commands). Without it, all are.
+ */
+export function buildProgram(o: Output, only?: string): Command {
   const program = new Command('svc')
     .description('svc: the workspace platform API from the command line, and the server itself (svc serve).')
     .usage('<command> [options]')
@@ -92,25 +97,27 @@ export function buildProgram(o: Output): Command {
     .option('--with-token', 'read a token (session, sk_svc_ API token or JWT) from stdin')
     .option('--no-browser', 'do not open a browser')
     .action(async (opts: { withToken?: boolean; browser: boolean }) => {
-      exitCode = opts.withToken ? await loginWithToken(o) : await loginWithDevice(o, { browser: opts.browser });
+      const auth = await import('./auth.js');
+      exitCode = opts.withToken ? await auth.loginWithToken(o) : await auth.loginWithDevice(o, { browser: opts.browser });
     });
   program.command('logout')
     .description('log out: a session is revoked on the server and forgotten; an API token is only forgotten')
-    .action(async () => { exitCode = await logout(o); });
+    .action(async () => { exitCode = await (await import('./auth.js')).logout(o); });
   const auth = configure(program.command('auth').description('the stored credential'));
   auth.command('status')
     .description('who you are, on which server, in which workspace, with which kind of token (exit 3 when not logged in)')
     .option('--json', 'as JSON')
-    .action(async (opts: { json?: boolean }) => { exitCode = await authStatus(o, Boolean(opts.json)); });
+    .action(async (opts: { json?: boolean }) => { exitCode = await (await import('./auth.js')).authStatus(o, Boolean(opts.json)); });
 
   for (const resource of commandTree()) {
     const group = configure(program.command(resource.name).description(resource.description));
+    if (only !== undefined && only !== resource.name) continue;
     for (const spec of resource.commands) addOperationCommand(group, spec, o);
     if (resource.name === 'workspaces') {
       group.command('use')
         .description('make a workspace the default svc-context of commands (SVC_CONTEXT overrides it)')
         .argument('<id>', 'workspace id (ws_...)')
-        .action(async (id: string) => { exitCode = await useWorkspace(o, id); });
+        .action(async (id: string) => { exitCode = await (await import('./auth.js')).useWorkspace(o, id); });
     }
   }
 
@@ -142,7 +149,8 @@ export async function runCli(argv: string[], o: Output = createOutput()): Promis
     if (err.code === 'EPIPE') process.exit(exitCode);
     throw err;
   });
-  const program = buildProgram(o);
+  const resource = commandTree().some((r) => r.name === argv[0]) ? argv[0] : argv[0] === 'help' ? undefined : '';
+  const program = buildProgram(o, resource);
   if (argv.length === 0) {
     o.err.write(program.helpInformation());
     return EXIT.USAGE;
