@@ -3,12 +3,13 @@
 // succeeding and failing (a fault injected into the local driver), every exit code, --json output,
 // confirmation, config file modes, logout revoking the session on the server.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createTestDatabase, freePort, type TestDatabase } from './harness.js';
-import { dbEnv, runSvc, startSvc, type Finished, type RunningSvc } from './processes.js';
+import { dbEnv, runSvc, spawnSvc, startSvc, type Finished, type RunningSvc } from './processes.js';
 
 const OWNER_TOKEN = 'CliOwner0Token0For0Client0Tests1'; // 32 characters of [A-Za-z0-9]
 const PASSWORD = 'owner password';
@@ -232,7 +233,7 @@ describe('svc command-line client against svc serve', () => {
 
   test('operations cancel, then operations wait exits 1 on CANCELLED', async () => {
     const started = json(await cli(['clusters', 'create', '--input', '-', '--json'], {
-      input: JSON.stringify({ name: 'slow', local: { faults: [{ action: 'provision', latency_ms: 3000 }] } }),
+      input: JSON.stringify({ name: 'slow', local: { faults: [{ action: 'provision', latency_ms: 15_000 }] } }),
     }));
     assert.equal(started.state, 'RUNNING');
     const cancelled = await cli(['operations', 'cancel', started.id, '--json']);
@@ -244,6 +245,25 @@ describe('svc command-line client against svc serve', () => {
     const again = await cli(['operations', 'cancel', started.id]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /^error: FAILED_PRECONDITION: /);
+  });
+
+  test('Ctrl-C while waiting stops waiting, leaves the operation running and says how to resume', async () => {
+    const child = spawnSvc(['clusters', 'create', '--input', '-', '--wait'], { XDG_CONFIG_HOME: configHome, SVC_API_URL: server.url });
+    child.stdin!.end(JSON.stringify({ name: 'interrupted', local: { faults: [{ action: 'provision', latency_ms: 4000 }] } }));
+    let stderr = '';
+    const exited = once(child, 'exit');
+    await new Promise<void>((resolve) => child.stderr!.on('data', (d) => {
+      stderr += d;
+      if (/waiting for op_/.test(stderr)) resolve();
+    }));
+    child.kill('SIGINT');
+    const [code] = await exited;
+    assert.equal(code, 130, stderr);
+    const id = /Resume with: svc operations wait (op_\w+)/.exec(stderr)?.[1];
+    assert.ok(id, stderr);
+    const resumed = await cli(['operations', 'wait', id]);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /SUCCEEDED/);
   });
 
   test('exit codes: 2 usage, 3 bad token, 4 another workspace, 6 unreachable server', async () => {

@@ -85,7 +85,7 @@ describe('svc login (device grant) against svc serve', () => {
     const userCode = await new Promise<string>((resolve, reject) => {
       child.stderr!.on('data', (d) => {
         stderr += d;
-        const m = /one-time code: ([B-Z]{4}-[B-Z]{4})/.exec(stderr);
+        const m = /one-time code: ([B-Z]{4}-[B-Z]{4})\n.*\(Ctrl-C cancels\)/.exec(stderr);
         if (m) resolve(m[1]!);
       });
       exited.then(() => reject(new Error(`svc login exited early: ${stderr}`)));

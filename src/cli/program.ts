@@ -32,7 +32,9 @@ function parseNumber(type: 'integer' | 'number') {
 }
 
 function flagOptions(flag: Flag): Option[] {
-  const desc = `${flag.description}${flag.required ? ' (required)' : ''}`;
+  const desc = flag.flag === 'svc-context'
+    ? 'the workspace to act on (ws_...); default: the one of `svc workspaces use` or SVC_CONTEXT'
+    : `${flag.description}${flag.required ? ' (required)' : ''}`;
   if (flag.type === 'boolean') {
     return [new Option(`--${flag.flag}`, desc), new Option(`--no-${flag.flag}`, `sets ${flag.key.join('.')} to false`)];
   }

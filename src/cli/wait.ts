@@ -113,7 +113,9 @@ export async function followOperation(api: Api, o: Output, id: string, first?: A
     clearLive();
   }
   const op = prev!;
-  const took = seconds(Date.now() - began);
+  // The operation's own duration (server clock, whole seconds), not how long this client waited.
+  const ran = op.completed_at ? op.completed_at - op.started_at : null;
+  const took = ran === null ? seconds(Date.now() - began) : ran < 1 ? '<1s' : `${ran}s`;
   if (op.state === 'SUCCEEDED') {
     o.err.write(`${o.errColor.green('✓')} ${op.id} ${stateColor(o.errColor, op.state)} in ${took}\n`);
     return { op, last: last! };
