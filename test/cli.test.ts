@@ -72,14 +72,15 @@ describe('svc migrate and svc admin', () => {
     assert.equal(badToken.code, 2);
     assert.match(badToken.stderr, /SVC_BOOTSTRAP_TOKEN must be exactly 32 characters/);
     assert.equal(unknown.code, 2);
-    assert.match(unknown.stderr, /unknown command "frobnicate"/);
+    assert.match(unknown.stderr, /unknown command 'frobnicate'/);
     assert.equal(none.code, 2);
-    assert.match(none.stdout, /usage: svc <command>/);
+    assert.match(none.stderr, /Usage: svc <command>/);
   });
 
   test('bin/svc.js (the built executable) runs', { skip: !existsSync(join(ROOT, 'dist/main.js')) && 'dist/ is not built (npm run build)' }, async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'bin/svc.js'), 'help'], { cwd: ROOT });
-    assert.match(stdout, /usage: svc <command>/);
+    assert.match(stdout, /Usage: svc <command>/);
+    assert.match(stdout, /serve/);
   });
 });
 

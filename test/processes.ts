@@ -34,17 +34,23 @@ export interface Finished {
   stderr: string;
 }
 
-/** Runs `svc <args>` to completion. */
-export async function runSvc(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Finished> {
-  const child = spawn(ENTRY[0], [...ENTRY.slice(1), ...args], { cwd: ROOT, env: envFor(env), stdio: ['ignore', 'pipe', 'pipe'] });
+/** Runs `svc <args>` to completion; `input` is written to its stdin. */
+export async function runSvc(args: string[], env: Record<string, string>, timeoutMs = 60_000, input?: string): Promise<Finished> {
+  const child = spawn(ENTRY[0], [...ENTRY.slice(1), ...args], { cwd: ROOT, env: envFor(env), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  if (input !== undefined) child.stdin!.end(input);
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
   clearTimeout(timer);
   return { code, signal, stdout, stderr };
+}
+
+/** Starts `svc <args>` without waiting (for commands a test talks to while they run, like `svc login`). */
+export function spawnSvc(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(ENTRY[0], [...ENTRY.slice(1), ...args], { cwd: ROOT, env: envFor(env), stdio: ['pipe', 'pipe', 'pipe'] });
 }
 
 export interface LogLine {

@@ -1,0 +1,183 @@
+// Running one command derived from the OpenAPI document (spec.ts): arguments and flags become the
+// request, the answer becomes a table, a record or the API's exact JSON.
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline/promises';
+import { CliError, EXIT, type Api, type ApiResult } from './http.js';
+import { pick, printRecord, printTable, type Output } from './output.js';
+import { defaultColumns, presenterFor } from './presenters.js';
+import type { CommandSpec, Flag } from './spec.js';
+import { followOperation, type OperationBody, type WaitResult } from './wait.js';
+
+export interface CommonFlags {
+  json?: boolean;
+  yes?: boolean;
+  wait?: boolean;
+  all?: boolean;
+  input?: string;
+}
+
+export interface Invocation {
+  spec: CommandSpec;
+  positional: string[];
+  /** flag values by Flag (already typed by the option parsers) */
+  values: Map<Flag, unknown>;
+  common: CommonFlags;
+}
+
+export function usage(message: string): CliError {
+  return new CliError(message, EXIT.USAGE);
+}
+
+function readInput(source: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(source === '-' ? 0 : source, 'utf8');
+  } catch (err) {
+    throw usage(`--input ${source}: ${(err as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw usage(`--input ${source} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw usage(`--input ${source} must hold a JSON object (the request body)`);
+  return parsed as Record<string, unknown>;
+}
+
+function setPath(obj: Record<string, unknown>, key: string[], value: unknown): void {
+  let cur = obj;
+  for (const k of key.slice(0, -1)) {
+    const next = cur[k];
+    cur = (cur[k] = next && typeof next === 'object' && !Array.isArray(next) ? next : {}) as Record<string, unknown>;
+  }
+  cur[key[key.length - 1]!] = value;
+}
+
+/** The request of an invocation: path params from the arguments, the rest from flags and --input. */
+export function buildRequest(inv: Invocation) {
+  const { spec } = inv;
+  const path = Object.fromEntries(spec.args.map((a, i) => [a.name, inv.positional[i]!]));
+  const query: Record<string, unknown> = {};
+  const header: Record<string, string> = {};
+  let body: Record<string, unknown> | undefined = inv.common.input !== undefined ? readInput(inv.common.input) : undefined;
+  for (const [flag, value] of inv.values) {
+    if (value === undefined) continue;
+    if (flag.in === 'query') query[flag.key[0]!] = value;
+    else if (flag.in === 'header') header[flag.key[0]!] = String(value);
+    else setPath((body ??= {}), flag.key, value);
+  }
+  if (spec.body) {
+    if (spec.body.required) body ??= {};
+    const missing = spec.body.requiredFields.filter((f) => body?.[f] === undefined);
+    if (missing.length) {
+      const named = missing.map((f) => {
+        const flag = `--${f.replace(/_/g, '-')}`;
+        const nested = spec.flags.filter((x) => x.in === 'body' && x.key.length > 1 && x.key[0] === f).map((x) => `--${x.flag}`);
+        return nested.length ? `${flag} (${nested.join(', ')})` : flag;
+      });
+      throw usage(`missing required ${named.join(', ')}, or a body through --input FILE|-`);
+    }
+  }
+  return { path, query, header, body };
+}
+
+async function confirm(o: Output, question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(`${question} [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}
+
+/** The current etag of the resource at `path` (for writes whose --if-match was left out). */
+async function currentEtag(api: Api, spec: CommandSpec, path: Record<string, string>, header: Record<string, string>): Promise<string> {
+  const res = await api.call('GET', spec.etagSource!, { path, auth: spec.auth, header: header['svc-context'] ? { 'svc-context': header['svc-context'] } : {} });
+  const etag = res.headers.get('etag') ?? (pick(res.body, 'etag') as string | undefined);
+  if (!etag) throw new CliError(`${spec.path} has no etag to send as if-match; pass --if-match`, EXIT.ERROR);
+  return etag;
+}
+
+function printResult(o: Output, inv: Invocation, res: ApiResult): void {
+  const { spec } = inv;
+  if (inv.common.json) {
+    if (res.text) o.out.write(res.text.endsWith('\n') ? res.text : `${res.text}\n`);
+    return;
+  }
+  if (res.status === 204 || !res.text) {
+    o.err.write(`${o.errColor.green('✓')} ${spec.action} ${spec.resource}${inv.positional.length ? ` ${inv.positional.join(' ')}` : ''}\n`);
+    return;
+  }
+  if (res.body === undefined) {
+    o.out.write(res.text);
+    return;
+  }
+  const presenter = presenterFor(spec.resource, spec.action);
+  if (presenter.render) return presenter.render({ body: res.body, o });
+  if (spec.isList) {
+    const items = (pick(res.body, 'data') as unknown[]) ?? [];
+    printTable(o, presenter.columns ?? defaultColumns(items), items);
+    const next = pick(res.body, 'next_cursor');
+    if (next && !inv.common.all) o.err.write(`${o.errColor.dim(`more results: --cursor ${String(next)} (or --all)`)}\n`);
+    return;
+  }
+  printRecord(o, res.body);
+  if (spec.returnsOperation && !inv.common.wait && !(res.body as OperationBody).done) {
+    o.err.write(`${o.errColor.dim(`follow it with: svc operations wait ${(res.body as OperationBody).id}`)}\n`);
+  }
+}
+
+/** --all: every page; with --json one JSON array of the items. */
+async function listAll(api: Api, o: Output, inv: Invocation, req: ReturnType<typeof buildRequest>): Promise<void> {
+  const items: unknown[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await api.call(inv.spec.method, inv.spec.path, { ...req, query: { ...req.query, ...(cursor ? { cursor } : {}) }, auth: inv.spec.auth });
+    items.push(...((pick(res.body, 'data') as unknown[]) ?? []));
+    cursor = (pick(res.body, 'next_cursor') as string | null) ?? null;
+  } while (cursor);
+  if (inv.common.json) o.out.write(`${JSON.stringify(items)}\n`);
+  else {
+    const presenter = presenterFor(inv.spec.resource, inv.spec.action);
+    printTable(o, presenter.columns ?? defaultColumns(items), items);
+  }
+}
+
+function printWaited(o: Output, inv: Invocation, done: WaitResult): void {
+  if (inv.common.json) o.out.write(done.last.text.endsWith('\n') ? done.last.text : `${done.last.text}\n`);
+  else printRecord(o, (done.op as unknown as { response?: unknown }).response ?? done.op);
+}
+
+export async function executeCommand(api: Api, o: Output, inv: Invocation): Promise<number> {
+  const { spec } = inv;
+  const req = buildRequest(inv);
+  if (spec.operationId === 'waitOperation') return waitFor(api, o, inv, req.path.id!, undefined, req.header['svc-context']);
+  if (spec.destructive && !inv.common.yes) {
+    const what = `${spec.action} ${spec.resource} ${inv.positional.join(' ')}`.trim();
+    if (!process.stdin.isTTY || !process.stderr.isTTY) throw usage(`refusing to ${what} without --yes (not a terminal, so no confirmation can be asked)`);
+    if (!(await confirm(o, `${what}?`))) throw new CliError('cancelled', EXIT.ERROR);
+  }
+  if (spec.etagSource && req.header['if-match'] === undefined) req.header['if-match'] = await currentEtag(api, spec, req.path, req.header);
+  if (spec.isList && inv.common.all) {
+    await listAll(api, o, inv, req);
+    return EXIT.OK;
+  }
+  const res = await api.call(spec.method, spec.path, { ...req, auth: spec.auth });
+  if (spec.returnsOperation && inv.common.wait) return waitFor(api, o, inv, (res.body as OperationBody).id, res);
+  printResult(o, inv, res);
+  return EXIT.OK;
+}
+
+/** `--wait`, and `svc operations wait ID`: with --json the final operation is printed, also when it failed. */
+async function waitFor(api: Api, o: Output, inv: Invocation, id: string, first?: ApiResult, context?: string): Promise<number> {
+  try {
+    printWaited(o, inv, await followOperation(api, o, id, first, context));
+  } catch (err) {
+    const result = (err as { result?: WaitResult }).result;
+    if (result && inv.common.json) printWaited(o, inv, result);
+    throw err;
+  }
+  return EXIT.OK;
+}

@@ -1,0 +1,174 @@
+// The command-line client's entry: a commander program whose resource commands are built from the
+// OpenAPI document (spec.ts has the rule), plus login, logout, auth status, workspaces use and
+// completion. Commander (zero dependencies, the most used Node argument parser) gives subcommands,
+// typed option parsing, choices and --help; picocolors (tiny, NO_COLOR-aware) the colours. What
+// a command needs to talk to the server (openapi-fetch, execute, auth) is imported when it runs,
+// so --help and completion load only commander, picocolors and the document.
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { complete, completionScript } from './completion.js';
+import { loadSettings } from './config.js';
+import type { CommonFlags } from './execute.js';
+import { CliError, EXIT } from './errors.js';
+import { createOutput, type Output } from './output.js';
+import { commandTree, type CommandSpec, type Flag } from './spec.js';
+
+const ENV_HELP = `
+Environment:
+  SVC_API_URL   the server (default http://127.0.0.1:8080, or the last one logged in to)
+  SVC_TOKEN     a token to use instead of the stored one
+  SVC_CONTEXT   the workspace (ws_...) to act on instead of \`svc workspaces use\`
+  NO_COLOR      no colours (colours are only used on a terminal anyway)
+
+Exit codes: 0 ok, 1 API or runtime error (or a FAILED/CANCELLED operation), 2 usage,
+3 not authenticated, 4 permission denied, 5 conflict, 6 retryable (429, 5xx, network).
+Every command prints the API's JSON exactly with --json; see \`svc <resource> --help\`.`;
+
+function parseNumber(type: 'integer' | 'number') {
+  return (raw: string) => {
+    const n = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(n) || (type === 'integer' && !Number.isInteger(n))) throw new InvalidArgumentError(`expected ${type === 'integer' ? 'an integer' : 'a number'}.`);
+    return n;
+  };
+}
+
+function flagOptions(flag: Flag): Option[] {
+  const desc = flag.flag === 'svc-context'
+    ? 'the workspace to act on (ws_...); default: the one of `svc workspaces use` or SVC_CONTEXT'
+    : `${flag.description}${flag.required ? ' (required)' : ''}`;
+  if (flag.type === 'boolean') {
+    return [new Option(`--${flag.flag}`, desc), new Option(`--no-${flag.flag}`, `sets ${flag.key.join('.')} to false`)];
+  }
+  const placeholder = flag.flag === 'if-match' ? 'etag' : flag.type === 'integer' || flag.type === 'number' ? 'n' : flag.type === 'array' ? 'value' : flag.key[flag.key.length - 1]!.replace(/_/g, '-');
+  const opt = new Option(`--${flag.flag} <${placeholder}>`, flag.flag === 'if-match' ? `${desc}; omitted: the client reads the current etag first` : desc);
+  if (flag.choices) opt.choices(flag.choices);
+  if (flag.type === 'integer' || flag.type === 'number') opt.argParser(parseNumber(flag.type));
+  if (flag.type === 'array') opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
+  return [opt];
+}
+
+function addOperationCommand(parent: Command, spec: CommandSpec, o: Output): void {
+  const cmd = parent.command(spec.action).summary(spec.summary || spec.operationId);
+  const help = [spec.summary, spec.description].filter(Boolean).join('\n\n');
+  cmd.description(`${help}\n\n${spec.method} ${spec.path}`);
+  for (const a of spec.args) cmd.argument(`<${a.name.replace(/_/g, '-')}>`, a.description);
+  const attrs = new Map<Flag, string>();
+  const waitCmd = spec.operationId === 'waitOperation';
+  for (const flag of spec.flags) {
+    if (waitCmd && flag.flag === 'timeout') continue;
+    for (const opt of flagOptions(flag)) {
+      cmd.addOption(opt);
+      attrs.set(flag, opt.attributeName());
+    }
+  }
+  if (spec.body) {
+    const only = spec.body.inputOnly.length ? ` (${spec.body.inputOnly.map((f) => `--${f}`).join(', ')} only this way)` : '';
+    cmd.option('--input <file>', `the JSON request body from a file, or - for stdin; flags override its fields${only}`);
+  }
+  if (spec.returnsOperation && !waitCmd) cmd.option('--wait', 'follow the operation until it ends (progress on stderr); exit 1 if it FAILED or was CANCELLED');
+  if (spec.isList) cmd.option('--all', 'follow every next_cursor (with --json: one JSON array of all items)');
+  if (spec.destructive) cmd.option('-y, --yes', 'do not ask for confirmation (needed when not on a terminal)');
+  cmd.option('--json', "print the API's JSON response exactly");
+  cmd.action(async (...params: unknown[]) => {
+    const positional = params.slice(0, spec.args.length) as string[];
+    const opts = params[spec.args.length] as Record<string, unknown> & CommonFlags;
+    const values = new Map<Flag, unknown>();
+    for (const [flag, attr] of attrs) values.set(flag, opts[attr]);
+    const [{ executeCommand }, { createApi }] = await Promise.all([import('./execute.js'), import('./http.js')]);
+    exitCode = await executeCommand(createApi(loadSettings()), o, { spec, positional, values, common: opts });
+  });
+}
+
+let exitCode: number = EXIT.OK;
+
+/**
+ * The program; `only` names the resource being run, so only its actions are built (start-up time:
+ * `svc clusters list` need not build the options of fifty other commands). Without it, all are.
+ */
+export function buildProgram(o: Output, only?: string): Command {
+  const program = new Command('svc')
+    .description('svc: the workspace platform API from the command line, and the server itself (svc serve).')
+    .usage('<command> [options]')
+    .addHelpText('after', ENV_HELP)
+    .showSuggestionAfterError(true)
+    .exitOverride();
+  const configure = (c: Command) => c.exitOverride().showSuggestionAfterError(true).configureHelp({ sortSubcommands: false });
+  configure(program);
+
+  program.command('login')
+    .description('log in: the device grant (URL and code on stderr, approve in a browser), or --with-token')
+    .option('--with-token', 'read a token (session, sk_svc_ API token or JWT) from stdin')
+    .option('--no-browser', 'do not open a browser')
+    .action(async (opts: { withToken?: boolean; browser: boolean }) => {
+      const auth = await import('./auth.js');
+      exitCode = opts.withToken ? await auth.loginWithToken(o) : await auth.loginWithDevice(o, { browser: opts.browser });
+    });
+  program.command('logout')
+    .description('log out: a session is revoked on the server and forgotten; an API token is only forgotten')
+    .action(async () => { exitCode = await (await import('./auth.js')).logout(o); });
+  const auth = configure(program.command('auth').description('the stored credential'));
+  auth.command('status')
+    .description('who you are, on which server, in which workspace, with which kind of token (exit 3 when not logged in)')
+    .option('--json', 'as JSON')
+    .action(async (opts: { json?: boolean }) => { exitCode = await (await import('./auth.js')).authStatus(o, Boolean(opts.json)); });
+
+  for (const resource of commandTree()) {
+    const group = configure(program.command(resource.name).description(resource.description));
+    if (only !== undefined && only !== resource.name) continue;
+    for (const spec of resource.commands) addOperationCommand(group, spec, o);
+    if (resource.name === 'workspaces') {
+      group.command('use')
+        .description('make a workspace the default svc-context of commands (SVC_CONTEXT overrides it)')
+        .argument('<id>', 'workspace id (ws_...)')
+        .action(async (id: string) => { exitCode = await (await import('./auth.js')).useWorkspace(o, id); });
+    }
+  }
+
+  program.command('completion')
+    .description('print a shell completion script: eval "$(svc completion bash)"')
+    .argument('<shell>', 'bash, zsh or fish')
+    .action((shell: string) => {
+      const script = completionScript(shell);
+      if (!script) throw new CliError(`no completion for "${shell}": bash, zsh or fish`, EXIT.USAGE);
+      o.out.write(script);
+    });
+  program.command('__complete', { hidden: true })
+    .argument('[words...]')
+    .allowUnknownOption()
+    .helpOption(false)
+    .action((words: string[]) => { o.out.write(complete(words).map((c) => `${c}\n`).join('')); });
+
+  // Listed for --help; main.ts runs them before this program is loaded.
+  program.command('serve').description('run the API and the job workers (svc serve [--role all|api|worker])');
+  program.command('migrate').description('apply pending database migrations and exit');
+  program.command('admin').description('admin create-user --email E --password P [--name N]');
+  return program;
+}
+
+export async function runCli(argv: string[], o: Output = createOutput()): Promise<number> {
+  exitCode = EXIT.OK;
+  // `svc ... | head`: a closed pipe ends the output quietly, as in other CLIs.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(exitCode);
+    throw err;
+  });
+  const resource = commandTree().some((r) => r.name === argv[0]) ? argv[0] : argv[0] === 'help' ? undefined : '';
+  const program = buildProgram(o, resource);
+  if (argv.length === 0) {
+    o.err.write(program.helpInformation());
+    return EXIT.USAGE;
+  }
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help asked for exits 0; help shown for a missing subcommand, and every parse error, is a usage error.
+      return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+    }
+    if (err instanceof CliError) {
+      o.err.write(`${o.errColor.red('error:')} ${err.message}\n${err.details.map((d) => `${d}\n`).join('')}`);
+      return err.exitCode;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,244 @@
+// The command tree, derived from the OpenAPI document shipped with the client
+// (src/cli/generated/openapi.json, written by `npm run generate:client`), so every operation a
+// server module adds becomes a command without client code. THE RULE:
+//
+//   every operation under /v1/ is the command `svc <resource> <action>`, where
+//   - resource = its first tag in kebab case ("api tokens" -> api-tokens);
+//   - action   = its operationId without the tag's noun (singular or plural, case-insensitive,
+//                first occurrence), in kebab case: createWorkspace -> create,
+//                listWorkspaceMembers -> list-members, bindFloatingPreviewHostname -> bind-floating;
+//                if that collides with another action of the resource, the whole operationId in kebab case;
+//   - path parameters are positional arguments, in path order;
+//   - query parameters, headers and the JSON body's fields are flags named after the fields in kebab
+//     case; fields of nested objects are dotted flags (--package-version-pin.kind); anything deeper
+//     (arrays of objects, free-form maps) goes through --input FILE|- (a whole JSON body, which flags
+//     then override);
+//   - a command whose success response is an Operation accepts --wait; a GET answering
+//     {data, next_cursor} is a list (--all follows the cursors); DELETE commands are destructive
+//     (confirmation on a terminal, --yes elsewhere).
+// Paths outside /v1 (probes, metrics, the OAuth protocol endpoints that `svc login` drives) are not commands.
+import { readFileSync } from 'node:fs';
+
+export type JsonSchema = {
+  type?: string | string[];
+  $ref?: string;
+  anyOf?: JsonSchema[];
+  enum?: unknown[];
+  const?: unknown;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  description?: string;
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+  additionalProperties?: boolean | JsonSchema;
+  [key: string]: unknown;
+};
+
+interface RawParameter { name: string; in: string; required?: boolean; description?: string; schema?: JsonSchema }
+interface RawOperation {
+  tags?: string[];
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  parameters?: RawParameter[];
+  requestBody?: { required?: boolean; description?: string; content?: Record<string, { schema?: JsonSchema }> };
+  responses?: Record<string, { description?: string; content?: Record<string, { schema?: JsonSchema }> }>;
+  'x-svc-auth'?: string;
+}
+export interface OpenApiDocument {
+  info?: { title?: string; description?: string };
+  tags?: { name: string; description?: string }[];
+  paths: Record<string, Record<string, RawOperation>>;
+  components?: { schemas?: Record<string, JsonSchema> };
+}
+
+/** A scalar input of a command: a query parameter, a header or a (possibly nested) body field. */
+export interface Flag {
+  /** the flag without dashes: `package-id`, `package-version-pin.kind`, `if-match` */
+  flag: string;
+  in: 'query' | 'header' | 'body';
+  /** the query/header name, or the body path */
+  key: string[];
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'array';
+  choices: string[] | null;
+  required: boolean;
+  description: string;
+}
+
+export interface CommandSpec {
+  resource: string;
+  action: string;
+  operationId: string;
+  method: string;
+  path: string;
+  summary: string;
+  description: string;
+  /** x-svc-auth: none | user | any | workspace | workspace-path */
+  auth: string;
+  args: { name: string; description: string }[];
+  flags: Flag[];
+  body: { required: boolean; description: string; requiredFields: string[]; inputOnly: string[] } | null;
+  returnsOperation: boolean;
+  isList: boolean;
+  destructive: boolean;
+  /** the GET of the same path, read first when --if-match is left out */
+  etagSource: string | null;
+}
+
+export interface ResourceSpec {
+  name: string;
+  description: string;
+  commands: CommandSpec[];
+}
+
+/** Flags every command may have; a field with one of these names is reachable through --input only. */
+export const RESERVED_FLAGS = new Set(['json', 'yes', 'wait', 'input', 'all', 'help']);
+
+let cached: OpenApiDocument | null = null;
+
+/**
+ * The shipped document. It sits at the same depth below the package root in src/cli/ and dist/cli/,
+ * so one relative URL serves the built executable and the sources (the package ships src/).
+ */
+export function loadDocument(): OpenApiDocument {
+  cached ??= JSON.parse(readFileSync(new URL('../../src/cli/generated/openapi.json', import.meta.url), 'utf8')) as OpenApiDocument;
+  return cached;
+}
+
+export function kebab(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1-$2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1-$2')
+    .replace(/[\s_]+/g, '-')
+    .toLowerCase();
+}
+
+export function deriveAction(operationId: string, tag: string): string {
+  const noun = tag.replace(/\s+/g, '').replace(/s$/i, '');
+  const stripped = operationId.replace(new RegExp(`${noun}s?`, 'i'), '');
+  return kebab(stripped || operationId).replace(/^-+|-+$/g, '');
+}
+
+export function resolve(doc: OpenApiDocument, schema: JsonSchema | undefined): JsonSchema {
+  let s = schema ?? {};
+  for (let i = 0; s.$ref && i < 10; i++) s = doc.components?.schemas?.[s.$ref.replace(/^#\/components\/schemas\//, '').replace(/#$/, '')] ?? {};
+  // `X | null` reads as X (the flag is optional anyway).
+  if (s.anyOf) {
+    const nonNull = s.anyOf.filter((a) => a.type !== 'null');
+    if (nonNull.length === 1) return { ...resolve(doc, nonNull[0]), description: s.description ?? nonNull[0]!.description };
+  }
+  return s;
+}
+
+function scalarType(s: JsonSchema): Flag['type'] | null {
+  const t = Array.isArray(s.type) ? s.type.find((x) => x !== 'null') : s.type;
+  if (t === 'string' || t === 'integer' || t === 'number' || t === 'boolean') return t;
+  if (s.enum || s.const !== undefined) return 'string';
+  return null;
+}
+
+function describe(s: JsonSchema): string {
+  return (s.description ?? '').replace(/\s+/g, ' ').trim();
+}
+
+/** Body fields as flags (nested objects dotted, two levels deep); the rest is --input only. */
+function bodyFlags(doc: OpenApiDocument, schema: JsonSchema, prefix: string[], required: Set<string>, out: Flag[], inputOnly: string[]): void {
+  for (const [name, raw] of Object.entries(schema.properties ?? {})) {
+    const s = resolve(doc, raw);
+    const key = [...prefix, name];
+    const flag = key.map(kebab).join('.');
+    const type = scalarType(s);
+    if (prefix.length === 0 && RESERVED_FLAGS.has(flag)) inputOnly.push(flag);
+    else if (type) {
+      const choices = s.enum ? s.enum.map(String) : s.const !== undefined ? [String(s.const)] : null;
+      out.push({ flag, in: 'body', key, type, choices, required: prefix.length === 0 && required.has(name), description: describe(s) });
+    } else if (s.type === 'array' && s.items && scalarType(resolve(doc, s.items))) {
+      out.push({ flag, in: 'body', key, type: 'array', choices: null, required: prefix.length === 0 && required.has(name), description: `${describe(s)} (repeat the flag for several)` });
+    } else if (s.properties && Object.keys(s.properties).length && prefix.length < 2) {
+      bodyFlags(doc, s, key, new Set(), out, inputOnly);
+    } else inputOnly.push(flag);
+  }
+}
+
+function successResponse(op: RawOperation): { status: number; schema: JsonSchema | undefined } {
+  const status = Object.keys(op.responses ?? {}).map(Number).filter((n) => n >= 200 && n < 300).sort()[0] ?? 200;
+  return { status, schema: op.responses?.[String(status)]?.content?.['application/json']?.schema };
+}
+
+function buildCommand(doc: OpenApiDocument, method: string, path: string, op: RawOperation, resource: string, action: string): CommandSpec {
+  const params = op.parameters ?? [];
+  const args = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => {
+    const p = params.find((x) => x.in === 'path' && x.name === m[1]);
+    return { name: m[1]!, description: p?.description ?? '' };
+  });
+  const flags: Flag[] = [];
+  for (const p of params) {
+    if (p.in !== 'query' && p.in !== 'header') continue;
+    const s = resolve(doc, p.schema);
+    flags.push({
+      flag: kebab(p.name),
+      in: p.in,
+      key: [p.name],
+      type: scalarType(s) ?? 'string',
+      choices: s.enum ? s.enum.map(String) : null,
+      required: Boolean(p.required) && p.name !== 'if-match',
+      description: describe({ description: p.description ?? s.description }),
+    });
+  }
+  let body: CommandSpec['body'] = null;
+  const bodySchema = op.requestBody?.content?.['application/json']?.schema;
+  if (bodySchema) {
+    const s = resolve(doc, bodySchema);
+    const inputOnly: string[] = [];
+    bodyFlags(doc, s, [], new Set(s.required ?? []), flags, inputOnly);
+    body = { required: Boolean(op.requestBody?.required), description: describe(s), requiredFields: s.required ?? [], inputOnly };
+  }
+  const success = successResponse(op);
+  const resolved = resolve(doc, success.schema);
+  const props = resolved.properties ?? {};
+  const hasIfMatch = params.some((p) => p.in === 'header' && p.name === 'if-match');
+  return {
+    resource,
+    action,
+    operationId: op.operationId ?? `${method}${path}`,
+    method: method.toUpperCase(),
+    path,
+    summary: (op.summary ?? '').trim(),
+    description: (op.description ?? '').trim(),
+    auth: op['x-svc-auth'] ?? 'any',
+    args,
+    flags,
+    body,
+    returnsOperation: 'done' in props && 'state' in props && 'steps' in props,
+    isList: method === 'get' && 'data' in props && 'next_cursor' in props,
+    destructive: method === 'delete',
+    etagSource: hasIfMatch && doc.paths[path]?.get ? path : null,
+  };
+}
+
+/** Every resource with its commands, by the rule above; memoized. */
+let tree: ResourceSpec[] | null = null;
+export function commandTree(doc: OpenApiDocument = loadDocument()): ResourceSpec[] {
+  if (tree) return tree;
+  const byName = new Map<string, ResourceSpec>();
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    if (!path.startsWith('/v1/')) continue;
+    for (const [method, op] of Object.entries(ops)) {
+      if (!op || typeof op !== 'object' || !op.operationId) continue;
+      const tag = op.tags?.[0] ?? 'other';
+      const name = kebab(tag);
+      let res = byName.get(name);
+      if (!res) {
+        res = { name, description: doc.tags?.find((t) => t.name === tag)?.description ?? '', commands: [] };
+        byName.set(name, res);
+      }
+      let action = deriveAction(op.operationId, tag);
+      if (res.commands.some((c) => c.action === action)) action = kebab(op.operationId);
+      res.commands.push(buildCommand(doc, method, path, op, name, action));
+    }
+  }
+  tree = [...byName.values()];
+  return tree;
+}
