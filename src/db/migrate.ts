@@ -6,11 +6,14 @@ import type { Db } from './database.js';
 import * as m001 from './migrations/001_kernel.js';
 import * as m002 from './migrations/002_operations_clusters.js';
 import * as m003 from './migrations/003_packages_installs.js';
+import * as m005 from './migrations/005_secrets_audit.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
   '002_operations_clusters': m002,
   '003_packages_installs': m003,
+  // 004 is another change's number.
+  '005_secrets_audit': m005,
 };
 
 class StaticProvider implements MigrationProvider {

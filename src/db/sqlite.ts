@@ -157,6 +157,9 @@ export function createSqliteDialect(dataDir: string): SqliteDialect {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
+  // Deleted and overwritten content is zeroed in the database file rather than left in free space:
+  // a destroyed secret version's ciphertext and wrapped key do not linger in the file.
+  sqlite.pragma('secure_delete = ON');
   // Kysely's SqliteDatabase interface is structural: prepare() returning {reader, all, run, iterate}.
   return new SqliteImmediateDialect({ database: new CachingDatabase(sqlite) as unknown as SqliteDialectConfig['database'] });
 }

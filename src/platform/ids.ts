@@ -35,6 +35,7 @@ export const ID_PREFIXES = {
   deviceCode: 'dvc',
   signingKey: 'key',
   job: 'job',
+  auditEvent: 'aud',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

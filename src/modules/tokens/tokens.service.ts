@@ -12,6 +12,7 @@ import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import type { ApiTokensTable } from '../../db/schema.js';
 import type { ApiTokenItemT, CreatedApiTokenT } from './tokens.schemas.js';
+import { recordAuditEvent } from '../audit/audit.js';
 
 export const API_TOKEN_PREFIX = 'sk_svc_';
 const BODY_LENGTH = 40;
@@ -79,7 +80,10 @@ export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
       expires_at: input.expires_at ?? null,
       last_used_at: null,
     };
-    await db.insertInto('api_tokens').values(row).execute();
+    await db.transaction().execute(async (tx) => {
+      await tx.insertInto('api_tokens').values(row).execute();
+      await recordAuditEvent(tx, scope, { action: 'api_token.create', resourceType: 'api_token', resourceId: row.id, metadata: { name: row.name, role } });
+    });
     return {
       id: row.id, name: row.name, token, prefix: row.prefix, role: input.role ?? 'member', workspace_id: row.workspace_id, created_at: now,
       ...(row.expires_at !== null ? { expires_at: row.expires_at } : {}),
@@ -96,8 +100,11 @@ export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
   async function revokeToken(scope: WorkspaceScope, id: string): Promise<void> {
     assertMayManage(scope);
     if (!isId('apiToken', id)) throw notFound('API token');
-    const res = await db.deleteFrom('api_tokens').where('id', '=', id).where('workspace_id', '=', scope.workspaceId).executeTakeFirst();
-    if (Number(res.numDeletedRows) === 0) throw notFound('API token');
+    await db.transaction().execute(async (tx) => {
+      const revoked = await tx.deleteFrom('api_tokens').where('id', '=', id).where('workspace_id', '=', scope.workspaceId).returning(['name', 'role']).executeTakeFirst();
+      if (!revoked) throw notFound('API token');
+      await recordAuditEvent(tx, scope, { action: 'api_token.revoke', resourceType: 'api_token', resourceId: id, metadata: { name: revoked.name, role: revoked.role } });
+    });
   }
 
   const verifier: TokenVerifier = {
