@@ -43,7 +43,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     ['local', createLocalDriver({ db })],
     ['kubernetes', lazyDriver('kubernetes', async () => (await import('./drivers/cluster/kubernetes.js')).createKubernetesDriver())],
   ]);
-  const clusterDeps = { db, drivers: clusterDrivers, operations, kubeconfigKey: deriveKey(config.secretKey, 'kubeconfig') };
+  const clusterDeps = { db, drivers: clusterDrivers, operations, keyring };
   registerClusterWorkflows(workflows, clusterDeps);
   const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl });
   const installDeps = { ...clusterDeps, preview: config.preview };

@@ -10,6 +10,7 @@ import {
 } from '../../drivers/cluster/driver.js';
 import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type StepContext, type StepDefinition, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
+import type { Keyring } from '../../platform/keyring.js';
 import { newId } from '../../platform/ids.js';
 import { findClusterById, type ClusterRow } from '../clusters/clusters.repo.js';
 import { driverFor, driverStep, targetOf } from '../clusters/clusters.workflows.js';
@@ -31,8 +32,8 @@ export interface InstallWorkflowDeps {
   db: Db;
   drivers: ReadonlyMap<ClusterProvider, ClusterDriver>;
   operations: Pick<OperationService, 'cancelOthers'>;
-  /** deriveKey(secretKey, 'kubeconfig') */
-  kubeconfigKey: Buffer;
+  /** opens kubeconfigs and secret values */
+  keyring: Keyring;
   /** config.preview: where install URLs live */
   preview: { port: number; domain: string; pinnedRetentionSeconds: number };
 }
@@ -142,7 +143,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       async run(ctx) {
         await repo.moveStateUnlessDeleting(db, ctx.ownerId, 'syncing', clock.now());
         const cluster = await clusterOf(db, await installOf(db, ctx));
-        await driverStep(() => driverFor(deps, cluster).deploy(targetOf(cluster, deps.kubeconfigKey), deploymentOf(ctx), ctx));
+        await driverStep(() => driverFor(deps, cluster).deploy(targetOf(cluster, deps.keyring), deploymentOf(ctx), ctx));
         return null;
       },
     },
@@ -151,7 +152,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       retry: HEALTH_RETRY,
       async run(ctx) {
         const cluster = await clusterOf(db, await installOf(db, ctx));
-        const status = await driverStep(() => driverFor(deps, cluster).deploymentStatus(targetOf(cluster, deps.kubeconfigKey), deploymentOf(ctx), ctx));
+        const status = await driverStep(() => driverFor(deps, cluster).deploymentStatus(targetOf(cluster, deps.keyring), deploymentOf(ctx), ctx));
         // Not ready yet is a retryable failure: the step polls by being retried.
         if (!status.ready) throw new StepError(`not healthy yet: ${status.message}`, true);
         return { message: status.message };
@@ -227,7 +228,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
           await releaseInstallHostnames(db, install.id, clock.now());
           const cluster = await findClusterById(db, install.cluster_id);
           if (!cluster) return null;
-          await driverStep(() => driverFor(deps, cluster).undeploy(targetOf(cluster, deps.kubeconfigKey), { installId: install.id, namespace: installNamespace(install.id) }, ctx));
+          await driverStep(() => driverFor(deps, cluster).undeploy(targetOf(cluster, deps.keyring), { installId: install.id, namespace: installNamespace(install.id) }, ctx));
           return null;
         },
         async apply(tx, ctx) {
@@ -270,7 +271,7 @@ export interface ReleaseWorkspaceInstallsOptions {
  * undeploy fails and `abandonFromAttempt` is not reached.
  */
 export async function releaseWorkspaceInstalls(
-  deps: Pick<InstallWorkflowDeps, 'db' | 'drivers' | 'kubeconfigKey'>,
+  deps: Pick<InstallWorkflowDeps, 'db' | 'drivers' | 'keyring'>,
   workspaceId: string,
   ctx: DriverCallContext,
   options: ReleaseWorkspaceInstallsOptions = {},
@@ -279,7 +280,7 @@ export async function releaseWorkspaceInstalls(
   return releaseEach(rows, ctx, options.abandonFromAttempt ?? 3, 'install',
     async (row) => {
       const cluster = await findClusterById(deps.db, row.cluster_id);
-      if (cluster) await driverFor(deps, cluster).undeploy(targetOf(cluster, deps.kubeconfigKey), { installId: row.id, namespace: installNamespace(row.id) }, ctx);
+      if (cluster) await driverFor(deps, cluster).undeploy(targetOf(cluster, deps.keyring), { installId: row.id, namespace: installNamespace(row.id) }, ctx);
     },
     (row) => repo.deleteInstall(deps.db, row.id));
 }
