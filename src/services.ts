@@ -40,7 +40,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const operations = createOperationService({ db, cursors, notifier, workflows, publicUrl: config.publicUrl });
   /** cluster drivers by provider (tests may replace one) */
   const clusterDrivers = new Map<ClusterProvider, ClusterDriver>([
-    ['local', createLocalDriver({ db })],
+    ['local', createLocalDriver({ db, secretDigestKey: keyring.deriveKey('local-secret-digest') })],
     ['kubernetes', lazyDriver('kubernetes', async () => (await import('./drivers/cluster/kubernetes.js')).createKubernetesDriver())],
   ]);
   const clusterDeps = { db, drivers: clusterDrivers, operations, keyring };
