@@ -4,13 +4,14 @@
 import autocannon from 'autocannon';
 import { cpuSeconds } from './processes.js';
 
-export function load(url, headers, duration, connections) {
-  return autocannon({ url, connections, duration, headers, pipelining: 1 });
+/** `extra`: more autocannon options (e.g. `{ method: 'POST' }`). */
+export function load(url, headers, duration, connections, extra = {}) {
+  return autocannon({ url, connections, duration, headers, pipelining: 1, ...extra });
 }
 
-export async function measure(url, headers, duration, connections, pid) {
+export async function measure(url, headers, duration, connections, pid, extra = {}) {
   const cpuBefore = cpuSeconds(pid);
-  const result = await load(url, headers, duration, connections);
+  const result = await load(url, headers, duration, connections, extra);
   const cpu = cpuSeconds(pid) - cpuBefore;
   result.serverCpuUsPerRequest = Math.round((cpu * 1e6) / Math.max(1, result.requests.total));
   result.serverCpuUtilization = Math.round((cpu / duration) * 100) / 100;
