@@ -2,6 +2,7 @@
 // calls recordAuditEvent inside the transaction of that change, so the record and the change
 // commit together or not at all. Events are append-only and never hold a secret value.
 import type { Executor } from '../../db/database.js';
+import { preparedQuery } from '../../db/prepared.js';
 import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { isId, newId } from '../../platform/ids.js';
@@ -54,19 +55,28 @@ export function auditContextOf(scope: WorkspaceScope): AuditContext {
   return { workspaceId: scope.workspaceId, actor: actorOfId(scope.actorId), requestId: scope.requestId ?? null };
 }
 
+// Prepared: every :access writes one, so building the insert anew each time would show.
+const insertEvent = preparedQuery((db, p: {
+  id: string; workspaceId: string; actorType: string; actorId: string; action: string; resourceType: string;
+  resourceId: string; requestId: string | null; metadata: string; createdAt: number;
+}) => db.insertInto('audit_events').values({
+  id: p.id, workspace_id: p.workspaceId, actor_type: p.actorType, actor_id: p.actorId, action: p.action,
+  resource_type: p.resourceType, resource_id: p.resourceId, request_id: p.requestId, metadata: p.metadata, created_at: p.createdAt,
+}));
+
 /** Appends one event, in the caller's transaction. */
 export async function recordAuditEvent(tx: Executor, ctx: AuditContext | WorkspaceScope, event: AuditEventInput): Promise<void> {
   const c = 'actor' in ctx ? ctx : auditContextOf(ctx);
-  await tx.insertInto('audit_events').values({
+  await insertEvent(tx, {
     id: newId('auditEvent'),
-    workspace_id: c.workspaceId,
-    actor_type: c.actor.type,
-    actor_id: c.actor.id,
+    workspaceId: c.workspaceId,
+    actorType: c.actor.type,
+    actorId: c.actor.id,
     action: event.action,
-    resource_type: event.resourceType,
-    resource_id: event.resourceId,
-    request_id: c.requestId,
+    resourceType: event.resourceType,
+    resourceId: event.resourceId,
+    requestId: c.requestId,
     metadata: JSON.stringify(event.metadata ?? {}),
-    created_at: clock.now(),
-  }).execute();
+    createdAt: clock.now(),
+  });
 }

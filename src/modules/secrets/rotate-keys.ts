@@ -12,6 +12,7 @@
 //   wrote it. Rewrapping does not change a resource's etag: its representation is unchanged.
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
+import { preparedQuery } from '../../db/prepared.js';
 import { KeyringError, type Keyring } from '../../platform/keyring.js';
 import { KUBECONFIG_SEAL } from '../clusters/clusters.repo.js';
 import { SIGNING_KEY_SEAL } from '../oauth/signing-keys.js';
@@ -39,6 +40,11 @@ const SEALED_COLUMNS = [
   { what: 'signing keys', table: 'signing_keys', column: 'private_jwk_sealed', seal: SIGNING_KEY_SEAL },
 ] as const;
 
+// Prepared: built once, not once per row (10,000 rows are a few seconds of query building otherwise).
+const rewrapVersion = preparedQuery((db, p: { id: string; oldKeyId: string; keyId: string; wrappedKey: string }) =>
+  db.updateTable('secret_versions').set({ key_id: p.keyId, wrapped_key: p.wrappedKey })
+    .where('id', '=', p.id).where('key_id', '=', p.oldKeyId).returning('id'));
+
 async function rewrapSecretVersions(db: Db, keyring: Keyring, batchSize: number, onBatch: RotationOptions['onBatch']): Promise<RotationCount> {
   const total: RotationCount = { rewrapped: 0, failed: 0 };
   const current = keyring.currentKeyId;
@@ -60,9 +66,8 @@ async function rewrapSecretVersions(db: Db, keyring: Keyring, batchSize: number,
           batch.failed++;
           continue;
         }
-        const res = await tx.updateTable('secret_versions').set({ key_id: next.keyId, wrapped_key: next.wrappedKey })
-          .where('id', '=', row.id).where('key_id', '=', row.key_id).executeTakeFirst();
-        batch.rewrapped += Number(res.numUpdatedRows);
+        const updated = await rewrapVersion(tx, { id: row.id, oldKeyId: row.key_id!, keyId: next.keyId, wrappedKey: next.wrappedKey });
+        batch.rewrapped += updated.length;
       }
     });
     total.rewrapped += batch.rewrapped;

@@ -133,15 +133,18 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
       throw new ApiError('ALREADY_EXISTS', 'the user is already a member', { reason: 'ALREADY_MEMBER' });
     }
     const now = clock.now();
-    try {
-      await repo.insertMember(executor, { id: newId('member'), workspace_id: scope.workspaceId, user_id: user.id, role: input.role, joined_at: now, updated_at: now });
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', 'the user is already a member', { reason: 'ALREADY_MEMBER' });
-      throw err;
-    }
-    const row = (await repo.findMember(executor, scope.workspaceId, user.id))!;
-    await recordAuditEvent(executor, scope, { action: 'workspace.member.add', resourceType: 'workspace_member', resourceId: row.id, metadata: { user_id: user.id, role: input.role } });
-    return toMember(row);
+    // The member and its audit event commit together (in the caller's transaction when given one).
+    return inTransaction(executor, async (tx) => {
+      try {
+        await repo.insertMember(tx, { id: newId('member'), workspace_id: scope.workspaceId, user_id: user.id, role: input.role, joined_at: now, updated_at: now });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', 'the user is already a member', { reason: 'ALREADY_MEMBER' });
+        throw err;
+      }
+      const row = (await repo.findMember(tx, scope.workspaceId, user.id))!;
+      await recordAuditEvent(tx, scope, { action: 'workspace.member.add', resourceType: 'workspace_member', resourceId: row.id, metadata: { user_id: user.id, role: input.role } });
+      return toMember(row);
+    });
   }
 
   async function getMember(scope: WorkspaceScope, userId: string): Promise<MemberT> {
