@@ -4,6 +4,14 @@
 import autocannon from 'autocannon';
 import { cpuSeconds } from './processes.js';
 
+/** Load settings from the environment, shared by the benchmarks (defaults: 3 rounds of 10 s after 5 s of warm-up, 64 connections). */
+export const LOAD = {
+  duration: Number(process.env.BENCH_DURATION ?? 10),
+  rounds: Number(process.env.BENCH_ROUNDS ?? 3),
+  warmup: Number(process.env.BENCH_WARMUP ?? 5),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 64),
+};
+
 /** `extra`: more autocannon options (e.g. `{ method: 'POST' }`). */
 export function load(url, headers, duration, connections, extra = {}) {
   return autocannon({ url, connections, duration, headers, pipelining: 1, ...extra });

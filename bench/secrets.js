@@ -24,14 +24,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { checkLine, load, measure, row, summary } from './load.js';
+import { checkLine, load, LOAD, measure, row, summary } from './load.js';
 import { call } from './members.js';
 import { ensureBuilt, freePort, RESULTS, ROOT, rssMb, startProcess, stopProcess, waitUntilUp } from './processes.js';
 
-const DURATION = Number(process.env.BENCH_DURATION ?? 10);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const { duration: DURATION, rounds: ROUNDS, warmup: WARMUP, connections: CONNECTIONS } = LOAD;
 const VERSIONS = Number(process.env.BENCH_VERSIONS ?? 10_000);
 const PER_SECRET = 10;
 const SAMPLE = 50;
@@ -168,7 +165,7 @@ async function main() {
     svc = await serve({ SVC_SECRET_KEY: KEY_B, SVC_PREVIOUS_SECRET_KEYS: KEY_A });
     server = svc.child;
     const t0 = performance.now();
-    const rotation = spawnSync(process.execPath, ['bin/svc.js', 'admin', 'rotate-keys'], {
+    const rotation = spawnSync(process.execPath, [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'bin/svc.js', 'admin', 'rotate-keys'], {
       cwd: ROOT, encoding: 'utf8',
       env: { PATH: process.env.PATH, HOME: process.env.HOME, SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: KEY_B, SVC_PREVIOUS_SECRET_KEYS: KEY_A, LOG_LEVEL: 'warn' },
     });
