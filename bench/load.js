@@ -4,13 +4,22 @@
 import autocannon from 'autocannon';
 import { cpuSeconds } from './processes.js';
 
-export function load(url, headers, duration, connections) {
-  return autocannon({ url, connections, duration, headers, pipelining: 1 });
+/** Load settings from the environment, shared by the benchmarks (defaults: 3 rounds of 10 s after 5 s of warm-up, 64 connections). */
+export const LOAD = {
+  duration: Number(process.env.BENCH_DURATION ?? 10),
+  rounds: Number(process.env.BENCH_ROUNDS ?? 3),
+  warmup: Number(process.env.BENCH_WARMUP ?? 5),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 64),
+};
+
+/** `extra`: more autocannon options (e.g. `{ method: 'POST' }`). */
+export function load(url, headers, duration, connections, extra = {}) {
+  return autocannon({ url, connections, duration, headers, pipelining: 1, ...extra });
 }
 
-export async function measure(url, headers, duration, connections, pid) {
+export async function measure(url, headers, duration, connections, pid, extra = {}) {
   const cpuBefore = cpuSeconds(pid);
-  const result = await load(url, headers, duration, connections);
+  const result = await load(url, headers, duration, connections, extra);
   const cpu = cpuSeconds(pid) - cpuBefore;
   result.serverCpuUsPerRequest = Math.round((cpu * 1e6) / Math.max(1, result.requests.total));
   result.serverCpuUtilization = Math.round((cpu / duration) * 100) / 100;

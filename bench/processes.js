@@ -39,12 +39,13 @@ export function freePort() {
   });
 }
 
-export async function waitUntilUp(url, child, timeoutMs = 60_000) {
+/** Polls `url` (with fetch options `init`, GET by default) until it answers 2xx. */
+export async function waitUntilUp(url, child, timeoutMs = 60_000, init = {}) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${url}: process exited with ${child.exitCode}`);
     try {
-      const res = await fetch(url);
+      const res = await fetch(url, init);
       if (res.ok) return;
     } catch {
       // not listening yet

@@ -28,6 +28,8 @@ import { clusterRoutes } from './modules/clusters/clusters.routes.js';
 import { packageRoutes } from './modules/packages/packages.routes.js';
 import { installRoutes } from './modules/installs/installs.routes.js';
 import { previewHostnameRoutes } from './modules/preview-hostnames/preview-hostnames.routes.js';
+import { secretRoutes } from './modules/secrets/secrets.routes.js';
+import { auditRoutes } from './modules/audit/audit.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -180,6 +182,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   packageRoutes(app, services);
   installRoutes(app, services);
   previewHostnameRoutes(app, services);
+  secretRoutes(app, services);
+  auditRoutes(app, services);
   // The OAuth endpoints (RFC 6749 and 8628 use forms) and the server-rendered pages, in their own
   // context: only they parse application/x-www-form-urlencoded and cookies; the JSON API never does.
   await app.register(async (forms: App) => {

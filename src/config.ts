@@ -26,6 +26,10 @@ export interface Config {
   secretKey: Buffer;
   /** true when the key was generated into the data dir rather than given */
   secretKeyGenerated: boolean;
+  /** earlier master keys (SVC_PREVIOUS_SECRET_KEYS): they still open what was sealed under them, until rotate-keys */
+  previousSecretKeys: Buffer[];
+  /** how long a deleted secret stays restorable before it is purged (seconds) */
+  secretRetentionSeconds: number;
   bootstrap: { email: string; password: string; token: string | null } | null;
   trustedIssuers: TrustedIssuer[];
   /** largest accepted request body, bytes */
@@ -104,10 +108,16 @@ export function parseRole(raw: string | undefined): ServeRole {
   return raw as ServeRole;
 }
 
-function parseSecretKey(raw: string): Buffer {
+function parseSecretKey(raw: string, name = 'SVC_SECRET_KEY'): Buffer {
   const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
-  if (key.length !== 32) throw new ConfigError('SVC_SECRET_KEY must be 32 bytes, as 64 hex characters or base64');
+  if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes, as 64 hex characters or base64`);
   return key;
+}
+
+/** SVC_PREVIOUS_SECRET_KEYS: comma-separated keys in SVC_SECRET_KEY's form; the current key itself is left out. */
+function parsePreviousKeys(raw: string | undefined, current: Buffer): Buffer[] {
+  const keys = (raw ?? '').split(',').map((k) => k.trim()).filter(Boolean).map((k, i) => parseSecretKey(k, `SVC_PREVIOUS_SECRET_KEYS[${i}]`));
+  return keys.filter((k, i) => !k.equals(current) && keys.findIndex((other) => other.equals(k)) === i);
 }
 
 /** Reads the key from SVC_SECRET_KEY, else from (or into) `${dataDir}/secret.key`. */
@@ -187,6 +197,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     secretKey: key,
     secretKeyGenerated: generated,
+    previousSecretKeys: parsePreviousKeys(env.SVC_PREVIOUS_SECRET_KEYS, key),
+    secretRetentionSeconds: numberSetting(env, 'SVC_SECRET_RETENTION', 7 * 24 * 3600, 0, 365 * 24 * 3600),
     bootstrap,
     trustedIssuers: parseTrustedIssuers(env.SVC_TRUSTED_ISSUERS),
     bodyLimit: numberSetting(env, 'SVC_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),

@@ -24,20 +24,26 @@ import { createInstallService } from './modules/installs/installs.service.js';
 import { registerInstallWorkflows } from './modules/installs/installs.workflows.js';
 import { createPreviewHostnameService } from './modules/preview-hostnames/preview-hostnames.service.js';
 import { registerPreviewHostnameWorkflows } from './modules/preview-hostnames/preview-hostnames.workflows.js';
+import { keyringOf } from './platform/keyring.js';
+import { createAuditService } from './modules/audit/audit.service.js';
+import { createSecretService } from './modules/secrets/secrets.service.js';
+import { createSecretVersionService } from './modules/secrets/secret-versions.service.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
   const { db, config } = deps;
   const cursors = new CursorCodec(deriveKey(config.secretKey, 'cursor'));
+  /** everything stored encrypted is sealed and opened by this one keyring */
+  const keyring = keyringOf(config);
   const sessions = createSessionService({ db });
   const notifier = createNotifier({ databaseUrl: config.databaseUrl, db });
   const workflows = new WorkflowRegistry();
   const operations = createOperationService({ db, cursors, notifier, workflows, publicUrl: config.publicUrl });
   /** cluster drivers by provider (tests may replace one) */
   const clusterDrivers = new Map<ClusterProvider, ClusterDriver>([
-    ['local', createLocalDriver({ db })],
+    ['local', createLocalDriver({ db, secretDigestKey: keyring.deriveKey('local-secret-digest') })],
     ['kubernetes', lazyDriver('kubernetes', async () => (await import('./drivers/cluster/kubernetes.js')).createKubernetesDriver())],
   ]);
-  const clusterDeps = { db, drivers: clusterDrivers, operations, kubeconfigKey: deriveKey(config.secretKey, 'kubeconfig') };
+  const clusterDeps = { db, drivers: clusterDrivers, operations, keyring };
   registerClusterWorkflows(workflows, clusterDeps);
   const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl });
   const installDeps = { ...clusterDeps, preview: config.preview, render: config.render };
@@ -60,7 +66,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     dialect: deps.dialect,
     config,
     cursors,
-    idempotency: new IdempotencyStore(db),
+    idempotency: new IdempotencyStore(db, deriveKey(config.secretKey, 'idempotency')),
     users: createUserService({ db }),
     sessions,
     device: createDeviceService({ db, config, sessions }),
@@ -80,6 +86,10 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     packages: createPackageService({ db, cursors }),
     installs,
     previewHostnames,
+    keyring,
+    audit: createAuditService({ db, cursors }),
+    secrets: createSecretService({ db, cursors, keyring, publicUrl: config.publicUrl, retentionSeconds: config.secretRetentionSeconds }),
+    secretVersions: createSecretVersionService({ db, cursors, keyring }),
   };
 }
 

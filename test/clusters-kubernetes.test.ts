@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { decrypt, deriveKey } from '../src/platform/crypto.js';
+import { keyringOf } from '../src/platform/keyring.js';
+import { KUBECONFIG_SEAL } from '../src/modules/clusters/clusters.repo.js';
 import { startTestApp, type Response, type TestApp, type TestUser } from './harness.js';
 import { STANDIN_TOKEN, standinKubeconfig, startK8sStandin, type K8sStandin } from './k8s-standin.js';
 import { assertOperationInvariants } from './operation-invariants.js';
@@ -76,10 +77,12 @@ describe('clusters (kubernetes provider)', () => {
     assert.equal(caps.body.gateways[0].addresses[0].value, '203.0.113.10');
     assert.ok(standin.requests.some((r) => r.path === '/api/v1/nodes' && r.authorization === `Bearer ${STANDIN_TOKEN}`));
 
-    // Stored sealed under the service's kubeconfig key: only decryption gives the text back.
+    // Stored sealed by the keyring, bound to the cluster: only opening it gives the text back.
     const row = await t.services.db.selectFrom('clusters').selectAll().where('id', '=', res.body.owner_id).executeTakeFirstOrThrow();
-    assert.match(row.kubeconfig_sealed!, /^v1\./);
-    assert.equal(decrypt(deriveKey(t.config.secretKey, 'kubeconfig'), row.kubeconfig_sealed!), kubeconfig);
+    assert.match(row.kubeconfig_sealed!, new RegExp(`^k1\\.${keyringOf(t.config).currentKeyId}\\.`));
+    assert.ok(!row.kubeconfig_sealed!.includes(STANDIN_TOKEN));
+    assert.equal(keyringOf(t.config).open(row.kubeconfig_sealed!, KUBECONFIG_SEAL.context(row.id)), kubeconfig);
+    assert.throws(() => keyringOf(t.config).open(row.kubeconfig_sealed!, KUBECONFIG_SEAL.context('clu_01jf8x3q6m2c4y7n0k5t9r1b3d')));
   });
 
   test('a server that answers 503 twice: retried, then SUCCEEDED with last_error cleared', async () => {

@@ -108,6 +108,8 @@ export class TestApp {
     private readonly handle: DatabaseHandle,
     private readonly database: TestDatabase,
     readonly runtime: Runtime,
+    /** false when the caller passed the database in: it outlives this app (see startTestApp) */
+    private readonly ownsDatabase = true,
   ) {}
 
   async request<T = any>(method: string, url: string, opts: RequestOptions = {}): Promise<Response<T>> {
@@ -201,20 +203,25 @@ export class TestApp {
     await this.previewRouter?.close();
     await this.runtime.stop(2000);
     await this.handle.close();
-    await this.database.drop();
+    if (this.ownsDatabase) await this.database.drop();
     if (counted.length || this.serverErrors.length) {
       throw new Error(`server errors (5xx) during this test file:\n${[...this.serverErrors, ...counted].join('\n')}`);
     }
   }
 }
 
-export async function startTestApp(env: NodeJS.ProcessEnv = {}, opts: { logger?: Logger } = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+/**
+ * The app over a fresh database, or over `opts.database` (created with createTestDatabase), which
+ * then survives close(), so a test can run the service again over the same data with another
+ * configuration (a new secret key, say); the test drops it.
+ */
+export async function startTestApp(env: NodeJS.ProcessEnv = {}, opts: { logger?: Logger; database?: TestDatabase } = {}): Promise<TestApp> {
+  const database = opts.database ?? (await createTestDatabase());
   const config = testConfig(database, env);
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
   await migrateToLatest(handle.db);
   const services = createServices({ db: handle.db, dialect: handle.dialect, config });
   const runtime = await startRuntime(services, opts.logger ?? createLogger(config));
   const { app } = await buildApp({ services, ...(opts.logger ? { logger: opts.logger } : {}) });
-  return new TestApp(app, services, config, handle, database, runtime);
+  return new TestApp(app, services, config, handle, database, runtime, opts.database === undefined);
 }

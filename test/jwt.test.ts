@@ -10,7 +10,8 @@ import {
   type CryptoKey, type JWK, type JWTPayload,
 } from 'jose';
 import { clock } from '../src/platform/clock.js';
-import { decrypt, deriveKey } from '../src/platform/crypto.js';
+import { keyringOf } from '../src/platform/keyring.js';
+import { SIGNING_KEY_SEAL } from '../src/modules/oauth/signing-keys.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -39,7 +40,7 @@ describe('OAuth clients and client-credentials JWTs', () => {
   /** Signs with the service's real private key, to prove claim checks hold even with a valid signature. */
   async function signWithOurKey(claims: JWTPayload, header: Record<string, unknown> = {}): Promise<string> {
     const row = await t.services.db.selectFrom('signing_keys').selectAll().orderBy('id', 'asc').executeTakeFirstOrThrow();
-    const jwk = JSON.parse(decrypt(deriveKey(t.config.secretKey, 'signing-key'), row.private_jwk_sealed)) as JWK;
+    const jwk = JSON.parse(keyringOf(t.config).open(row.private_jwk_sealed, SIGNING_KEY_SEAL.context(row.id))) as JWK;
     const key = await importJWK(jwk, 'EdDSA');
     const full: Record<string, unknown> = { alg: 'EdDSA', typ: 'at+jwt', kid: row.id, ...header };
     for (const k of Object.keys(full)) if (full[k] === undefined) delete full[k];

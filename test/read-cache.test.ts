@@ -4,9 +4,11 @@
 // PostgreSQL there is no cache and the same expectations hold trivially.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { createServices } from '../src/services.js';
+import { newId } from '../src/platform/ids.js';
 import type { App } from '../src/platform/http.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 
@@ -81,5 +83,20 @@ describe('read cache invalidation', () => {
     const again = await t.request('GET', url, { token: owner.token });
     assert.equal(again.body.name, 'Renamed');
     assert.equal(again.body.etag, patched.body.etag);
+  });
+  test('a plain insert is seen at once by cached reads of its table: filtered, joined and raw', async () => {
+    const db = t.services.db;
+    const member = await t.user('inserted-member');
+    const filtered = () => db.selectFrom('workspace_members').select('user_id').where('workspace_id', '=', ws).execute();
+    const joined = () => db.selectFrom('users').innerJoin('workspace_members', 'workspace_members.user_id', 'users.id')
+      .select('users.id').where('workspace_members.workspace_id', '=', ws).execute();
+    const raw = async () => (await sql<{ n: number }>`select count(*) as n from workspace_members where workspace_id = ${ws}`.execute(db)).rows[0]!.n;
+    const before = [(await filtered()).length, (await joined()).length, Number(await raw())];
+    // Cached now; the insert must drop every one of them (and leave other tables' results alone).
+    assert.deepEqual([(await filtered()).length, (await joined()).length, Number(await raw())], before);
+    // A plain autocommit insert (no transaction whose commit would drop the whole cache).
+    await db.insertInto('workspace_members').values({ id: newId('member'), workspace_id: ws, user_id: member.id, role: 'member', joined_at: 1, updated_at: 1 }).execute();
+    assert.deepEqual([(await filtered()).length, (await joined()).length, Number(await raw())], before.map((n) => n + 1));
+    assert.ok((await filtered()).some((m) => m.user_id === member.id));
   });
 });

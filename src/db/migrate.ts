@@ -7,12 +7,14 @@ import * as m001 from './migrations/001_kernel.js';
 import * as m002 from './migrations/002_operations_clusters.js';
 import * as m003 from './migrations/003_packages_installs.js';
 import * as m004 from './migrations/004_hardening.js';
+import * as m005 from './migrations/005_secrets_audit.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
   '002_operations_clusters': m002,
   '003_packages_installs': m003,
   '004_hardening': m004,
+  '005_secrets_audit': m005,
 };
 
 class StaticProvider implements MigrationProvider {

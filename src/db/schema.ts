@@ -274,6 +274,62 @@ export interface LocalDeploymentsTable {
   render_id: string;
   resource_count: number;
   deployed_at: number;
+  /** HMAC-SHA256 of the secret data the deploy applied; null without secrets */
+  secret_digest: string | null;
+}
+
+export interface SecretsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  kind: string;
+  /** JSON object */
+  labels: string;
+  /** JSON object alias -> version number */
+  version_aliases: string;
+  /** active | soft_deleted */
+  state: string;
+  /** highest version number handed out (never decreases) */
+  version_count: number;
+  enabled_version_count: number;
+  created_at: number;
+  updated_at: number;
+  deleted_at: number | null;
+  purge_at: number | null;
+  revision: number;
+}
+
+export interface SecretVersionsTable {
+  id: string;
+  secret_id: string;
+  workspace_id: string;
+  version_number: number;
+  /** enabled | disabled | destroyed */
+  state: string;
+  comment: string | null;
+  /** the envelope of platform/keyring.ts; null once destroyed */
+  key_id: string | null;
+  wrapped_key: string | null;
+  ciphertext: string | null;
+  created_at: number;
+  updated_at: number;
+  destroyed_at: number | null;
+  revision: number;
+}
+
+export interface AuditEventsTable {
+  id: string;
+  workspace_id: string;
+  actor_type: string;
+  actor_id: string;
+  action: string;
+  resource_type: string;
+  resource_id: string;
+  request_id: string | null;
+  /** JSON object of strings */
+  metadata: string;
+  created_at: number;
 }
 
 export interface Database {
@@ -299,4 +355,7 @@ export interface Database {
   install_urls: InstallUrlsTable;
   preview_hostnames: PreviewHostnamesTable;
   local_deployments: LocalDeploymentsTable;
+  secrets: SecretsTable;
+  secret_versions: SecretVersionsTable;
+  audit_events: AuditEventsTable;
 }

@@ -5,7 +5,7 @@
 // 2. A read cache. Materialising rows into JS objects dominates the cost of a list read (about
 //    1.5 µs per row value on the reference machine). Results of read-only statements are kept
 //    per (SQL, parameters) and dropped as soon as anything could have changed them: any write on
-//    this connection, any rollback, and any commit by another connection or process (SQLite's
+//    this connection (a plain insert drops only the results that read its table), any rollback, and any commit by another connection or process (SQLite's
 //    `pragma data_version` changes then, and it is checked before every cached answer). So a
 //    cached answer is always what the query would return now; revoking a token in another
 //    instance takes effect on the next request. Cached rows are shared: callers must not mutate
@@ -24,6 +24,8 @@ import {
 const MAX_STATEMENTS = 1000;
 const MAX_CACHED_RESULTS = 5000;
 const TRANSACTION_END = /^\s*(rollback|release|commit|end)\b/i;
+// `insert into "t" ...`, not `insert or replace` (whose deletes may cascade to other tables).
+const PLAIN_INSERT = /^\s*insert\s+into\s+"?([a-z_][a-z0-9_]*)"?/i;
 
 type Params = readonly unknown[];
 
@@ -59,6 +61,16 @@ class CachingDatabase {
     this.size = 0;
   }
 
+  /** Drops the cached results of the statements that read `table` (see CachedStatement.writes). */
+  invalidateTable(table: RegExp): void {
+    for (const stmt of this.holders) {
+      if (!table.test(stmt.text)) continue;
+      this.size -= stmt.results.size;
+      stmt.results.clear();
+      this.holders.delete(stmt);
+    }
+  }
+
   /** True when cached results may be served: no other connection committed since the last check. */
   current(): boolean {
     const version = this.dataVersion.get() as number;
@@ -83,20 +95,35 @@ class CachedStatement {
   private readonly cacheable: boolean;
   private readonly endsTransaction: boolean;
 
+  /**
+   * For a plain insert, the table it writes: the only table whose contents it can change (the
+   * schema has no triggers, and foreign-key actions fire on update and delete only), so only the
+   * results that read that table are dropped. This is what keeps an audited read cheap: the audit
+   * event it inserts does not throw away the cached rows of tokens, members and secrets.
+   */
+  private readonly writes: RegExp | null;
+
   constructor(
     private readonly owner: CachingDatabase,
-    text: string,
+    readonly text: string,
     private readonly stmt: SQLite.Statement,
   ) {
     this.reader = stmt.reader;
     // Transaction control statements count as read-only to SQLite; they are not query results.
     this.endsTransaction = TRANSACTION_END.test(text);
     this.cacheable = stmt.readonly && stmt.reader && !/^\s*(pragma|begin|savepoint)\b/i.test(text);
+    const inserted = stmt.readonly ? undefined : PLAIN_INSERT.exec(text)?.[1];
+    this.writes = inserted ? new RegExp(`\\b${inserted}\\b`, 'i') : null;
+  }
+
+  private invalidate(): void {
+    if (this.writes) this.owner.invalidateTable(this.writes);
+    else this.owner.invalidate();
   }
 
   all(params: Params): unknown[] {
     if (!this.cacheable) {
-      if (!this.stmt.readonly || this.endsTransaction) this.owner.invalidate();
+      if (!this.stmt.readonly || this.endsTransaction) this.invalidate();
       return this.stmt.all(...params);
     }
     const key = JSON.stringify(params);
@@ -111,7 +138,7 @@ class CachedStatement {
   }
 
   run(params: Params): SQLite.RunResult {
-    if (!this.stmt.readonly || this.endsTransaction) this.owner.invalidate();
+    if (!this.stmt.readonly || this.endsTransaction) this.invalidate();
     return this.stmt.run(...params);
   }
 
@@ -157,6 +184,9 @@ export function createSqliteDialect(dataDir: string): SqliteDialect {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
+  // Deleted and overwritten content is zeroed in the database file rather than left in free space:
+  // a destroyed secret version's ciphertext and wrapped key do not linger in the file.
+  sqlite.pragma('secure_delete = ON');
   // Kysely's SqliteDatabase interface is structural: prepare() returning {reader, all, run, iterate}.
   return new SqliteImmediateDialect({ database: new CachingDatabase(sqlite) as unknown as SqliteDialectConfig['database'] });
 }

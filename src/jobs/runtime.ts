@@ -15,6 +15,12 @@ export interface Runtime {
    * ago; returns how many. Runs every min(60 s, retention) in worker processes; tests call it.
    */
   sweepPreviewHostnames(): Promise<number>;
+  /**
+   * Destroys and removes every soft-deleted secret past its purge_at; returns how many. Runs every
+   * min(60 s, SVC_SECRET_RETENTION) in worker processes (each secret is purged once whichever
+   * instance gets to it); tests call it.
+   */
+  sweepSecrets(): Promise<number>;
   /** stops claiming, lets running steps drain for up to `graceMs`, then closes the listener */
   stop(graceMs: number): Promise<void>;
 }
@@ -35,20 +41,26 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     const now = clock.now();
     return evictAgedPinned(services.db, null, now - config.preview.pinnedRetentionSeconds, now);
   };
-  let sweep: NodeJS.Timeout | null = null;
+  const sweepSecrets = () => services.secrets.purgeDue();
+  const sweeps: NodeJS.Timeout[] = [];
+  const every = (retentionSeconds: number, run: () => Promise<number>, what: string) => {
+    const timer = setInterval(() => {
+      run().catch((err) => logger.warn({ err }, `${what} failed`));
+    }, Math.max(1000, Math.min(60_000, retentionSeconds * 1000)));
+    timer.unref();
+    sweeps.push(timer);
+  };
   if (config.role !== 'api') {
     // An install's publish step evicts its own aged hostnames; this covers installs left alone.
-    const everyMs = Math.max(1000, Math.min(60_000, config.preview.pinnedRetentionSeconds * 1000));
-    sweep = setInterval(() => {
-      sweepPreviewHostnames().catch((err) => logger.warn({ err }, 'preview hostname eviction sweep failed'));
-    }, everyMs);
-    sweep.unref();
+    every(config.preview.pinnedRetentionSeconds, sweepPreviewHostnames, 'preview hostname eviction sweep');
+    every(config.secretRetentionSeconds, sweepSecrets, 'secret purge sweep');
   }
   return {
     workerId,
     sweepPreviewHostnames,
+    sweepSecrets,
     async stop(graceMs: number) {
-      if (sweep) clearInterval(sweep);
+      for (const timer of sweeps) clearInterval(timer);
       await pool?.stop(graceMs);
       await services.notifier.close();
     },

@@ -42,6 +42,8 @@ export interface WorkspaceScope {
    * deletion they started): routes that allow it (`requesterOfDeletedWorkspace`) filter by it.
    */
   requesterOnly?: boolean;
+  /** the x-request-id of the request the scope was resolved for (audit events carry it) */
+  requestId?: string;
 }
 
 /**
@@ -154,7 +156,7 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
       if (wanted !== undefined && wanted !== principal.workspaceId) {
         throw permissionDenied('this token belongs to a different workspace', 'SVC_CONTEXT_MISMATCH');
       }
-      return { workspaceId: principal.workspaceId, role: principal.role, actorId: principal.credentialId };
+      return { workspaceId: principal.workspaceId, role: principal.role, actorId: principal.credentialId, requestId: request.id };
     }
     const wanted = pathWorkspace ?? context;
     if (wanted === undefined) {
@@ -165,11 +167,11 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
     }
     const role = await deps.memberships.roleOf(wanted, principal.userId);
     if (!role && request.routeOptions.config?.requesterOfDeletedWorkspace && (await deps.memberships.requestedInDeletedWorkspace(wanted, principal.userId))) {
-      return { workspaceId: wanted, role: 'member', actorId: principal.userId, requesterOnly: true };
+      return { workspaceId: wanted, role: 'member', actorId: principal.userId, requesterOnly: true, requestId: request.id };
     }
     // 403 whether or not the workspace exists, so ids of other tenants cannot be probed.
     if (!role) throw permissionDenied('you are not a member of this workspace', 'NOT_A_MEMBER');
-    return { workspaceId: wanted, role, actorId: principal.userId };
+    return { workspaceId: wanted, role, actorId: principal.userId, requestId: request.id };
   }
 
   app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {

@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { clock } from './clock.js';
-import { randomString, sha256Hex } from './crypto.js';
+import { hmacBase64Url, randomString } from './crypto.js';
 import { ApiError } from './errors.js';
 import type { Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
@@ -56,7 +56,11 @@ function principalScope(request: FastifyRequest): string {
 }
 
 export class IdempotencyStore {
-  constructor(private readonly db: Db) {}
+  /**
+   * `fingerprintKey` keys the HMAC of request bodies: a plain hash of a body that carries a secret
+   * value (POST /v1/secrets) would let whoever reads the table test guesses of that value.
+   */
+  constructor(private readonly db: Db, private readonly fingerprintKey: Buffer) {}
 
   /**
    * Runs `create` at most once per key, inside a transaction that also marks the key done, so a
@@ -77,7 +81,7 @@ export class IdempotencyStore {
       return outcome.body;
     }
     const scope = `${principalScope(request)}|${request.method} ${request.routeOptions.url ?? request.url}`;
-    const fingerprint = sha256Hex(`${request.method}\n${request.url.split('?')[0]}\n${canonical(request.body)}`);
+    const fingerprint = hmacBase64Url(this.fingerprintKey, `${request.method}\n${request.url.split('?')[0]}\n${canonical(request.body)}`);
     const claim = randomString(24);
     const now = clock.now();
 

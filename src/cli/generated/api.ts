@@ -588,7 +588,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a package version
-         * @description Needs the admin or owner role. Publishes an immutable version: there is no way to change or delete it (a fix is a new version). 201 with the version and its URL in Location. An unknown package is 404 (checked before the body). The semver (reason SEMVER_INVALID), the input schema (reason INPUT_SCHEMA_INVALID: compiled here, so an install never meets a broken one) and the manifest (reason MANIFEST_INVALID: unique route keys; namespaced objects without metadata.namespace; known placeholders only) are 400 with field_violations naming each problem. A semver the package already has is 409 ALREADY_EXISTS (reason VERSION_EXISTS). The package's etag and updated_at move (its latest_version may change). A workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.
+         * @description Needs the admin or owner role. Publishes an immutable version: there is no way to change or delete it (a fix is a new version). 201 with the version and its URL in Location. An unknown package is 404 (checked before the body). The semver (reason SEMVER_INVALID), the input schema (reason INPUT_SCHEMA_INVALID: compiled here, so an install never meets a broken one) and the manifest (reason MANIFEST_INVALID: unique route keys; namespaced objects without metadata.namespace; known placeholders only) are 400 with field_violations naming each problem. Placeholders: `{{ values.<path> }}`, `{{ install.id }}`, `{{ install.namespace }}`, `{{ render.id }}`, and for install values that reference secrets (`{"$secret": "sec_...", "version": "latest"}` where the input schema expects a string) `{{ secret.name }}` and `{{ secret.key.<path> }}`: at each deploy the worker reads the referenced versions and applies them as one Kubernetes Secret, `{{ secret.name }}`, in the install's namespace (the local driver keeps only an HMAC), with one key per reference, `{{ secret.key.<path> }}` (the values path, dotted). Refer to it as Kubernetes does, e.g. `valueFrom: {secretKeyRef: {name: "{{ secret.name }}", key: "{{ secret.key.db.password }}"}}` or a `secret` volume; `{{ values.<path> }}` on a reference fails the install (400 at create): a value is never written into an object as text, nor stored in a render. A semver the package already has is 409 ALREADY_EXISTS (reason VERSION_EXISTS). The package's etag and updated_at move (its latest_version may change). A workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.
          */
         post: operations["createPackageVersion"];
         delete?: never;
@@ -632,7 +632,7 @@ export interface paths {
         put?: never;
         /**
          * Install a package on a cluster
-         * @description Any member may install. Resolves the version from `package_version_pin` (`latest`: the highest non-prerelease version), validates `initial_values` against the version's `input_schema` (a mismatch is 400 with field violations under `body.initial_values`, and nothing is created), writes the install (`pending`, `reconciling` true) and starts its `install.create` operation in the same transaction: 202 with the operation (owner_type install, metadata.install_id, metadata.cluster_id). Its steps: `resolve_version`, `render` (a new render `rnd_` with its content hash), `apply` (through the cluster's driver), `wait_healthy` (polls readiness for about 2 minutes) and `publish_urls` (the install's URLs, one per route, and the render becomes current). The install is `rendering`, then `syncing`, then `healthy`; `reconciling` is true until the operation ends. A failing driver call shows in the operation's `last_error` while it is retried. On success, `response` carries `install_id`, `render_id` and `urls` [{route_key, url}]. If it fails or is cancelled, the install is `failed`. A package or cluster that is not in the workspace is 400 (reason PACKAGE_NOT_FOUND or CLUSTER_NOT_FOUND, with the field); no version fitting the pin is 422 (reason VERSION_NOT_FOUND); a cluster that is not `active` 422 (CLUSTER_NOT_ACTIVE); a workspace being deleted 422 (WORKSPACE_DELETING). Accepts idempotency-key.
+         * @description Any member may install. Resolves the version from `package_version_pin` (`latest`: the highest non-prerelease version), validates `initial_values` against the version's `input_schema` (a mismatch is 400 with field violations under `body.initial_values`, and nothing is created), writes the install (`pending`, `reconciling` true) and starts its `install.create` operation in the same transaction: 202 with the operation (owner_type install, metadata.install_id, metadata.cluster_id). Its steps: `resolve_version`, `render` (a new render `rnd_` with its content hash), `apply` (through the cluster's driver), `wait_healthy` (polls readiness for about 2 minutes) and `publish_urls` (the install's URLs, one per route, and the render becomes current). The install is `rendering`, then `syncing`, then `healthy`; `reconciling` is true until the operation ends. A failing driver call shows in the operation's `last_error` while it is retried. On success, `response` carries `install_id`, `render_id` and `urls` [{route_key, url}]. If it fails or is cancelled, the install is `failed`. A package or cluster that is not in the workspace is 400 (reason PACKAGE_NOT_FOUND or CLUSTER_NOT_FOUND, with the field); no version fitting the pin is 422 (reason VERSION_NOT_FOUND); a cluster that is not `active` 422 (CLUSTER_NOT_ACTIVE); a workspace being deleted 422 (WORKSPACE_DELETING). Values may reference secrets (`{"$secret": "sec_...", "version": "latest" | <number> | "<alias>"}` where the input schema expects a string; the string's pattern, length and format rules are not checked against the secret). Values holding a reference, sent or kept, need the admin or owner role (403 SECRET_REF_FORBIDDEN: a deploy hands the value to the package); each must name a secret of the workspace that is active with the version it names enabled, and the package version must not write it as text (400 SECRET_REF_INVALID naming the field). The render records which version each reference resolved to, never a value; each deploy reads the value in the worker and records a `secret.version.access` audit event. Accepts idempotency-key.
          */
         post: operations["createInstall"];
         delete?: never;
@@ -664,7 +664,7 @@ export interface paths {
         head?: never;
         /**
          * Change an install's version or values
-         * @description Any member may update. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. Sets the pin and/or the values (which replace the current ones as a whole), resolves the version from the pin again (`latest` moves to the newest release), validates the values against it (400 with field violations under `body.values`) and starts an `install.update` operation: 202. Its steps: `resolve_version`, `render` (a new render `rnd_` with its content hash), `apply` (through the cluster's driver), `wait_healthy` (polls readiness for about 2 minutes) and `publish_urls` (the install's URLs, one per route, and the render becomes current). The install is `rendering`, then `syncing`, then `healthy`; `reconciling` is true until the operation ends. A failing driver call shows in the operation's `last_error` while it is retried. On success, `response` carries `install_id`, `render_id` and `urls` [{route_key, url}]. The previous render stays current until the new one is healthy (its `replaced_at` is then set); if the update fails the install is `degraded`. While another create or update runs: 409 ABORTED (reason OPERATION_IN_PROGRESS, metadata.operation_id); an install being deleted: 422 (INSTALL_DELETING).
+         * @description Any member may update. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. Sets the pin and/or the values (which replace the current ones as a whole), resolves the version from the pin again (`latest` moves to the newest release), validates the values against it (400 with field violations under `body.values`) and starts an `install.update` operation: 202. Its steps: `resolve_version`, `render` (a new render `rnd_` with its content hash), `apply` (through the cluster's driver), `wait_healthy` (polls readiness for about 2 minutes) and `publish_urls` (the install's URLs, one per route, and the render becomes current). The install is `rendering`, then `syncing`, then `healthy`; `reconciling` is true until the operation ends. A failing driver call shows in the operation's `last_error` while it is retried. On success, `response` carries `install_id`, `render_id` and `urls` [{route_key, url}]. The previous render stays current until the new one is healthy (its `replaced_at` is then set); if the update fails the install is `degraded`. While another create or update runs: 409 ABORTED (reason OPERATION_IN_PROGRESS, metadata.operation_id); an install being deleted: 422 (INSTALL_DELETING). Values may reference secrets (`{"$secret": "sec_...", "version": "latest" | <number> | "<alias>"}` where the input schema expects a string; the string's pattern, length and format rules are not checked against the secret). Values holding a reference, sent or kept, need the admin or owner role (403 SECRET_REF_FORBIDDEN: a deploy hands the value to the package); each must name a secret of the workspace that is active with the version it names enabled, and the package version must not write it as text (400 SECRET_REF_INVALID naming the field). The render records which version each reference resolved to, never a value; each deploy reads the value in the worker and records a `secret.version.access` audit event.
          */
         patch: operations["updateInstall"];
         trace?: never;
@@ -788,6 +788,222 @@ export interface paths {
          * @description if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. 202 with a `preview_hostname.release` operation: the hostname is `releasing` at once (no longer served) and is gone when the operation ends. While a release runs, another DELETE returns that same operation, whatever its if-match; a hostname released by its install's deletion is 422 (reason INSTALL_DELETING). Not cancellable. Any member may release.
          */
         delete: operations["releasePreviewHostname"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List secrets
+         * @description Secrets of the workspace, newest first, active and soft-deleted unless `state` says which; filter by `kind`. Metadata only, never a value. Any member may list them.
+         */
+        get: operations["listSecrets"];
+        put?: never;
+        /**
+         * Create a secret
+         * @description Needs the admin or owner role. Creates the secret with its first value as version 1, enabled: 201 with the secret (never the value). The value is sealed with a data key of its own (AES-256-GCM, bound to the workspace, secret and version ids), wrapped with the service key. A taken name is 409 ALREADY_EXISTS; a value over 64 KiB of UTF-8 is 400 (VALUE_TOO_LARGE); a workspace being deleted is 422 (WORKSPACE_DELETING). Recorded in the audit log. Accepts idempotency-key.
+         */
+        post: operations["createSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a secret
+         * @description The secret's metadata, never a value. Any member may read it. Sends the etag in the ETag header.
+         */
+        get: operations["getSecret"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a secret
+         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. Without `force`: a soft delete, 200 with the secret `soft_deleted` and `purge_at` = now + SVC_SECRET_RETENTION (default 7 days); its values cannot be accessed, `:undelete` restores it until `purge_at`, after which a worker destroys and removes it. Deleting a soft-deleted secret again returns it unchanged. With `force=true`: every version is destroyed and the secret removed now, 204. Recorded in the audit log.
+         */
+        delete: operations["deleteSecret"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a secret
+         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. Sets the name, description, labels or version_aliases (labels and aliases replace the current ones as a whole; an alias must name an existing version that is not destroyed: 400 ALIAS_TARGET_INVALID). A taken name is 409 ALREADY_EXISTS; a soft-deleted secret is 422 (SECRET_DELETED). Recorded in the audit log.
+         */
+        patch: operations["updateSecret"];
+        trace?: never;
+    };
+    "/v1/secrets/{id}:undelete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a deleted secret
+         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. A soft-deleted secret becomes active again, with its versions as they were, before its `purge_at`: 200. An active secret is 422 (SECRET_NOT_DELETED); one past its purge time 422 (SECRET_PURGE_DUE). No body.
+         */
+        post: operations["undeleteSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List secret versions
+         * @description Versions of the secret, newest first, optionally only those in `state`; never a value. Any member may list them.
+         */
+        get: operations["listSecretVersions"];
+        put?: never;
+        /**
+         * Add a secret version
+         * @description Needs the admin or owner role. The value becomes the next version (`version_number` = the highest so far + 1, never reused, also under concurrent adds), enabled: 201 with the version. A soft-deleted secret is 422 (SECRET_DELETED); a value over 64 KiB of UTF-8 is 400 (VALUE_TOO_LARGE). Recorded in the audit log. Accepts idempotency-key.
+         */
+        post: operations["createSecretVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets/{id}/versions/{vid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a secret version
+         * @description One version (spec 2.7), without its value. Any member may read it. Sends the etag in the ETag header.
+         */
+        get: operations["getSecretVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets/{id}/versions/{vid}:disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a secret version
+         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. enabled -> disabled: the version is kept but `:access` refuses it (422 VERSION_DISABLED) and `latest` skips it. A disabled version is returned as it is. A destroyed version is 422 (reason VERSION_DESTROYED); a version of a deleted secret 422 (SECRET_DELETED). 200 with the version and its new etag. Recorded in the audit log. No body.
+         */
+        post: operations["disableSecretVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets/{id}/versions/{vid}:enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a secret version
+         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. disabled -> enabled. An enabled version is returned as it is. A destroyed version is 422 (reason VERSION_DESTROYED): destroyed is final; a version of a deleted secret 422 (SECRET_DELETED). 200 with the version and its new etag. Recorded in the audit log. No body.
+         */
+        post: operations["enableSecretVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets/{id}/versions/{vid}:destroy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Destroy a secret version (spec endpoint 5)
+         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. Any state -> destroyed, for good: `destroyed_at` is set and the stored ciphertext, its wrapped data key and key id are deleted (crypto-shredding; SQLite zeroes the freed bytes). A destroyed version is returned as it is. Allowed on a deleted secret too. 200 with the version and its new etag. Recorded in the audit log. No body.
+         */
+        post: operations["destroySecretVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets/{id}/versions/{vid}:access": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read a secret value
+         * @description Needs the admin or owner role. Returns the value of the version `vid` names: its id, its number, `latest` (the highest enabled version) or an alias of the secret. A disabled version is 422 (VERSION_DISABLED), a destroyed one 422 (VERSION_DESTROYED), a soft-deleted secret 422 (SECRET_DELETED), `latest` without an enabled version 422 (NO_ENABLED_VERSION). Every read is recorded in the audit log (with the request id) before the value is sent, with `cache-control: no-store`. No body.
+         */
+        post: operations["accessSecretVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description The workspace's audit log, newest first: who (user, API token, OAuth client, or the service itself) did what to which resource, with the request id. Recorded: secret creation, change, deletion, restore and purge; every version creation and state change; every read of a secret value (`:access`, and each deploy that resolved a secret for an install); API token creation and revocation; OAuth client creation and deletion; member additions, role changes and removals; workspace deletion. An event is written in the same transaction as what it records, is never changed or removed through the API, and never holds a secret value. Filters: `resource_id`, `action` (the cursor is bound to them). Needs the admin or owner role.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1849,6 +2065,22 @@ export interface components {
                 resources: {
                     [key: string]: unknown;
                 }[];
+                /** @description present when the values reference secrets: which version each reference resolved to. Never a value */
+                secret?: {
+                    /** @description the Kubernetes Secret applied in the install's namespace ({{ secret.name }}) */
+                    name: string;
+                    /** @description one per secret reference of the values */
+                    refs: {
+                        /** @description the key in the Secret ({{ secret.key.<path> }}): the values path, dotted */
+                        key: string;
+                        /** @description sec_ id */
+                        secret_id: string;
+                        /** @description secv_ id of the version the reference named when this render was made */
+                        version_id: string;
+                        /** @description its number */
+                        version_number: number;
+                    }[];
+                };
             };
         };
         /**
@@ -1928,6 +2160,190 @@ export interface components {
             updated_at: number;
             /** @description changes on every change of the binding or state; send it back in if-match */
             etag: string;
+        };
+        /**
+         * @description A secret: metadata and versioned values. Never carries a value; read one with `POST /v1/secrets/{id}/versions/{vid}:access`.
+         * @example {
+         *       "id": "sec_01jf8x3q6m2c4y7n0k5t9r1b3f",
+         *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "name": "registry-password",
+         *       "description": "pull secret of the CI registry",
+         *       "kind": "oci_registry",
+         *       "labels": {
+         *         "team": "platform"
+         *       },
+         *       "state": "active",
+         *       "version_count": 3,
+         *       "enabled_version_count": 2,
+         *       "version_aliases": {
+         *         "prod": 2
+         *       },
+         *       "html_url": "https://svc.example.com/secrets/sec_01jf8x3q6m2c4y7n0k5t9r1b3f",
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225600,
+         *       "deleted_at": null,
+         *       "purge_at": null,
+         *       "etag": "4"
+         *     }
+         */
+        Secret: {
+            /** @description sec_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description unique in the workspace */
+            name: string;
+            /** @description free text; null when none */
+            description: string | null;
+            /**
+             * @description what the value is, for people and tools: generic (the default), api_key, oci_registry, webhook_signing or kubeconfig; the service treats all alike
+             * @enum {string}
+             */
+            kind: "generic" | "api_key" | "oci_registry" | "webhook_signing" | "kubeconfig";
+            /** @description labels as set */
+            labels: {
+                [key: string]: string;
+            };
+            /**
+             * @description `active`, or `soft_deleted` (DELETE without force): its values cannot be accessed, and it is purged at `purge_at` unless restored with `:undelete`
+             * @enum {string}
+             */
+            state: "active" | "soft_deleted";
+            /** @description versions created so far, destroyed ones included; also the highest version number */
+            version_count: number;
+            /** @description versions that are enabled now */
+            enabled_version_count: number;
+            /** @description alias -> version number */
+            version_aliases: {
+                [key: string]: number;
+            };
+            /**
+             * Format: uri
+             * @description the dashboard view of the secret
+             */
+            html_url: string;
+            /** @description creation time (Unix seconds) */
+            created_at: number;
+            /** @description last write to the secret itself (Unix seconds) */
+            updated_at: number;
+            /** @description when it was soft-deleted; null while active (Unix seconds) */
+            deleted_at: number | null;
+            /** @description when a soft-deleted secret is destroyed for good (deleted_at + SVC_SECRET_RETENTION); null while active (Unix seconds) */
+            purge_at: number | null;
+            /** @description changes on every write to the secret (PATCH, DELETE, :undelete); version changes have their own etags. Send it back in if-match */
+            etag: string;
+        };
+        /**
+         * @description A version of a secret (spec 2.7), without its value.
+         * @example {
+         *       "id": "secv_01jf8x3q6m2c4y7n0k5t9r1b3e",
+         *       "secret_id": "sec_01jf8x3q6m2c4y7n0k5t9r1b3f",
+         *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "version_number": 3,
+         *       "state": "enabled",
+         *       "created_at": 1767225600,
+         *       "etag": "1",
+         *       "comment": "rotated after the vendor incident"
+         *     }
+         */
+        SecretVersion: {
+            /** @description secv_ id */
+            id: string;
+            /** @description sec_ id */
+            secret_id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description 1 for the first version, then the highest so far + 1; never reused */
+            version_number: number;
+            /**
+             * @description `enabled` (can be accessed), `disabled` (kept, cannot be accessed; `:enable` restores it) or `destroyed` (its value is gone for good; final)
+             * @enum {string}
+             */
+            state: "enabled" | "disabled" | "destroyed";
+            /** @description creation time (Unix seconds) */
+            created_at: number;
+            /** @description changes on every state change; send it back in if-match */
+            etag: string;
+            /** @description the note given at creation; absent when none */
+            comment?: string;
+            /** @description when it was destroyed (Unix seconds); absent unless destroyed */
+            destroyed_at?: number;
+        };
+        /**
+         * @description A secret value, as read by `:access`. Sent with `cache-control: no-store`.
+         * @example {
+         *       "secret_id": "sec_01jf8x3q6m2c4y7n0k5t9r1b3f",
+         *       "version_id": "secv_01jf8x3q6m2c4y7n0k5t9r1b3e",
+         *       "version_number": 3,
+         *       "value": "s3cr3t-registry-password"
+         *     }
+         */
+        AccessedSecretVersion: {
+            /** @description sec_ id */
+            secret_id: string;
+            /** @description secv_ id of the version read (what `latest` or the alias named) */
+            version_id: string;
+            /** @description its number */
+            version_number: number;
+            /** @description the value, as stored */
+            value: string;
+        };
+        /**
+         * @description One entry of the workspace's audit log. Events are written with the change they record, in the same transaction, and are never changed or removed through the API.
+         * @example {
+         *       "id": "aud_01jf8x3q6m2c4y7n0k5t9r1b3d",
+         *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "actor": {
+         *         "type": "api_token",
+         *         "id": "tok_01jf8x3q6m2c4y7n0k5t9r1b3c"
+         *       },
+         *       "action": "secret.version.access",
+         *       "resource_type": "secret_version",
+         *       "resource_id": "secv_01jf8x3q6m2c4y7n0k5t9r1b3e",
+         *       "request_id": "req_9f2c4e1d7a6b3c5e000042",
+         *       "created_at": 1767225600,
+         *       "metadata": {
+         *         "secret_id": "sec_01jf8x3q6m2c4y7n0k5t9r1b3f",
+         *         "version_number": "3",
+         *         "requested": "latest"
+         *       }
+         *     }
+         */
+        AuditEvent: {
+            /** @description aud_ id; ids sort by time */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description who acted */
+            actor: {
+                /**
+                 * @description `user` (usr_ id; session or user JWT), `api_token` (tok_ id), `oauth_client` (oac_ id), or `system` for what the service does on its own (purging a secret)
+                 * @enum {string}
+                 */
+                type: "user" | "api_token" | "oauth_client" | "system";
+                /** @description the usr_, tok_ or oac_ id; for `system`, the job that acted (e.g. `secret-purge`) */
+                id: string;
+            };
+            /**
+             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested)
+             * @enum {string}
+             */
+            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete";
+            /**
+             * @description the kind of resource acted on
+             * @enum {string}
+             */
+            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace";
+            /** @description its id (sec_, secv_, tok_, oac_, wsm_ or ws_) */
+            resource_id: string;
+            /** @description the x-request-id of the request that did it (match it with the server log); null for work the service did on its own (purge, a deploy resolving a secret) */
+            request_id: string | null;
+            /** @description Unix seconds */
+            created_at: number;
+            /** @description details as strings (names, version numbers, roles, the operation that deployed); never a secret value */
+            metadata: {
+                [key: string]: string;
+            };
         };
         /**
          * @description metadata of a workspace.delete operation
@@ -6505,7 +6921,7 @@ export interface operations {
                     };
                     /** @description clu_ id of an active cluster of the workspace */
                     cluster_id: string;
-                    /** @description values for the version's input_schema (JSON Schema); its defaults fill what is left out. Default {} */
+                    /** @description values for the version's input_schema (JSON Schema); its defaults fill what is left out. Default {} A value may be a secret reference, `{"$secret": "sec_...", "version": "latest" | <number> | "<alias>"}` (version defaults to `latest`), where the input schema expects a string: the install and its renders keep the reference, and each deploy puts the value into the install's Kubernetes Secret (see the package version's manifest placeholders). Only admins and owners may set, or deploy with, values that reference secrets. */
                     initial_values?: {
                         [key: string]: unknown;
                     };
@@ -6846,7 +7262,7 @@ export interface operations {
                         /** @description the semver to install; required with kind pinned, refused with latest */
                         version?: string;
                     };
-                    /** @description replaces the values as a whole (no merge); left out: the current values, validated again against the version */
+                    /** @description replaces the values as a whole (no merge); left out: the current values, validated again against the version A value may be a secret reference, `{"$secret": "sec_...", "version": "latest" | <number> | "<alias>"}` (version defaults to `latest`), where the input schema expects a string: the install and its renders keep the reference, and each deploy puts the value into the install's Kubernetes Secret (see the package version's manifest placeholders). Only admins and owners may set, or deploy with, values that reference secrets. */
                     values?: {
                         [key: string]: unknown;
                     };
@@ -7719,6 +8135,1573 @@ export interface operations {
             };
             /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
             422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSecrets: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only secrets of this kind */
+                kind?: "generic" | "api_key" | "oci_registry" | "webhook_signing" | "kubeconfig";
+                /** @description only secrets in this state; both by default */
+                state?: "active" | "soft_deleted";
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of secrets */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["Secret"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new secret with its first value (version 1, enabled). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "registry-password",
+                 *       "kind": "oci_registry",
+                 *       "labels": {
+                 *         "team": "platform"
+                 *       },
+                 *       "value": "s3cr3t",
+                 *       "comment": "initial"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1-200 characters without control characters; unique among the workspace's secrets (deleted ones included) */
+                    name: string;
+                    /** @description free text, at most 500 characters */
+                    description?: string;
+                    /** @description at most 32 labels; keys 1-63 of [a-z0-9_.-], values at most 200 characters */
+                    labels?: {
+                        [key: string]: string;
+                    };
+                    /**
+                     * @description what the value is, for people and tools: generic (the default), api_key, oci_registry, webhook_signing or kubeconfig; the service treats all alike
+                     * @enum {string}
+                     */
+                    kind?: "generic" | "api_key" | "oci_registry" | "webhook_signing" | "kubeconfig";
+                    /** @description the secret value: 1 byte to 64 KiB of UTF-8 text. Stored encrypted, never echoed, never listed, never logged */
+                    value: string;
+                    /** @description a note on this version (spec limit: 200 characters) */
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A secret: metadata and versioned values. Never carries a value; read one with `POST /v1/secrets/{id}/versions/{vid}:access`. */
+            201: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description secret id (sec_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A secret: metadata and versioned values. Never carries a value; read one with `POST /v1/secrets/{id}/versions/{vid}:access`. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteSecret: {
+        parameters: {
+            query?: {
+                /** @description true: destroy every version and remove the secret now (204), instead of a restorable soft delete (200) */
+                force?: boolean;
+            };
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description secret id (sec_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A secret: metadata and versioned values. Never carries a value; read one with `POST /v1/secrets/{id}/versions/{vid}:access`. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description No content */
+            204: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description secret id (sec_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change; `labels` and `version_aliases` replace the current ones as a whole. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "version_aliases": {
+                 *         "prod": 3,
+                 *         "canary": 4
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1-200 characters without control characters; unique among the workspace's secrets (deleted ones included) */
+                    name?: string;
+                    /** @description free text, at most 500 characters; null clears it */
+                    description?: string | null;
+                    /** @description at most 32 labels; keys 1-63 of [a-z0-9_.-], values at most 200 characters */
+                    labels?: {
+                        [key: string]: string;
+                    };
+                    /** @description alias -> version number, at most 50; an alias is 1-63 of [a-z0-9_-] starting with a letter, not `latest`. `:access` takes an alias in place of the version id */
+                    version_aliases?: {
+                        [key: string]: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description A secret: metadata and versioned values. Never carries a value; read one with `POST /v1/secrets/{id}/versions/{vid}:access`. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    undeleteSecret: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description secret id (sec_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A secret: metadata and versioned values. Never carries a value; read one with `POST /v1/secrets/{id}/versions/{vid}:access`. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSecretVersions: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only versions in this state */
+                state?: "enabled" | "disabled" | "destroyed";
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description secret id (sec_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of secret versions */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["SecretVersion"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSecretVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description secret id (sec_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A new value: the next version, enabled. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "value": "n3w-s3cr3t",
+                 *       "comment": "quarterly rotation"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the secret value: 1 byte to 64 KiB of UTF-8 text. Stored encrypted, never echoed, never listed, never logged */
+                    value: string;
+                    /** @description a note on this version (spec limit: 200 characters) */
+                    comment?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A version of a secret (spec 2.7), without its value. */
+            201: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretVersion"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSecretVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description secret id (sec_...) */
+                id: string;
+                /** @description secret version id (secv_...) */
+                vid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A version of a secret (spec 2.7), without its value. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretVersion"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    disableSecretVersion: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description secret id (sec_...) */
+                id: string;
+                /** @description secret version id (secv_...) */
+                vid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A version of a secret (spec 2.7), without its value. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretVersion"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    enableSecretVersion: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description secret id (sec_...) */
+                id: string;
+                /** @description secret version id (secv_...) */
+                vid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A version of a secret (spec 2.7), without its value. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretVersion"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    destroySecretVersion: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description secret id (sec_...) */
+                id: string;
+                /** @description secret version id (secv_...) */
+                vid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A version of a secret (spec 2.7), without its value. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretVersion"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    accessSecretVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description secret id (sec_...) */
+                id: string;
+                /** @description which version: its id (secv_...), its version number (e.g. `3`), `latest` (the highest enabled version) or one of the secret's version_aliases */
+                vid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A secret value, as read by `:access`. Sent with `cache-control: no-store`. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessedSecretVersion"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_ or ws_ id) */
+                resource_id?: string;
+                /** @description only events of this action */
+                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete";
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit events */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["AuditEvent"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;

@@ -120,11 +120,24 @@ export interface DeploymentTarget {
   namespace: string;
 }
 
+/**
+ * The install's Kubernetes Secret: the values its secret references resolved to. Only `deploy`
+ * receives it, in memory; a driver keeps no copy the service could leak (the local driver stores
+ * an HMAC of it), and never puts a value in an error message.
+ */
+export interface DeploymentSecret {
+  name: string;
+  /** key -> value */
+  data: Record<string, string>;
+}
+
 /** One render of an install, to apply. */
 export interface DeploymentSpec extends DeploymentTarget {
   renderId: string;
   resources: KubernetesObject[];
   routes: RouteSpec[];
+  /** present on deploy when the install's values reference secrets */
+  secret?: DeploymentSecret;
 }
 
 export interface DeploymentStatus {

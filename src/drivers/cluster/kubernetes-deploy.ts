@@ -126,13 +126,28 @@ function objectToApply(resource: KubernetesObject, spec: DeploymentSpec): Kubern
   return out;
 }
 
-/** Creates (or keeps) the install's namespace, then applies each object of the render, in manifest order. */
+/** The install's Secret of resolved secret references (base64 `data`, as the API server stores it). */
+function secretObject(secret: NonNullable<DeploymentSpec['secret']>): KubernetesObject {
+  const data: Record<string, string> = {};
+  for (const [key, value] of Object.entries(secret.data)) data[key] = Buffer.from(value, 'utf8').toString('base64');
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: secret.name }, type: 'Opaque', data };
+}
+
+/**
+ * Creates (or keeps) the install's namespace, applies the install's Secret when its values
+ * reference secrets, then each object of the render, in manifest order (the Secret first, so a
+ * workload that refers to it finds it).
+ */
 export async function applyRender(c: DeployCall, spec: DeploymentSpec): Promise<void> {
   await checkKinds(c, spec.resources, 'applying');
   const ns = await step(c, `creating namespace ${spec.namespace}`, () => c.objects.apply(namespaceObject(spec)));
   if (obj((ns as Obj).status).phase === 'Terminating') {
     // Left from an earlier deletion: applying into it is refused until it is gone; then apply creates it anew.
     throw new ClusterDriverError(`namespace ${spec.namespace} is still being deleted; waiting until it is gone`, true);
+  }
+  if (spec.secret) {
+    const secret = secretObject(spec.secret);
+    await step(c, `applying ${describe(secret)}`, () => c.objects.apply(objectToApply(secret, spec)));
   }
   for (const resource of spec.resources) {
     await step(c, `applying ${describe(resource)}`, () => c.objects.apply(objectToApply(resource, spec)));

@@ -383,7 +383,11 @@ export function createKubernetesDriver(options: KubernetesDriverOptions = {}): C
     },
 
     async deploy(target, spec, ctx) {
-      await call(`deploying render ${spec.renderId}`, target, ctx, (c) => applyRender(deployCall(c, ctx), spec));
+      await call(`deploying render ${spec.renderId}`, target, ctx, (c) => {
+        // An error message from the API server must never carry a secret value back into the operation.
+        c.secrets.push(...Object.values(spec.secret?.data ?? {}).filter((v) => v.length >= 4));
+        return applyRender(deployCall(c, ctx), spec);
+      });
     },
 
     async deploymentStatus(target, spec, ctx) {

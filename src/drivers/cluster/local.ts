@@ -2,8 +2,9 @@
 // with nothing else. "Existing" means a row in `local_clusters`, so every instance sharing the
 // database agrees on what exists. Its capabilities are a realistic snapshot derived from the
 // cluster id (the same cluster always reports the same nodes and addresses). Faults set at
-// creation make an action wait and fail its first attempts, so retries can be seen.
-import { createHash } from 'node:crypto';
+// creation make an action wait and fail its first attempts, so retries can be seen. A deploy's
+// secret values are not kept: only an HMAC of them, which shows what was applied and when it changed.
+import { createHash, createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Executor } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
@@ -12,6 +13,7 @@ import {
   type ClusterCapabilitiesT,
   type ClusterDriver,
   type ClusterTarget,
+  type DeploymentSecret,
   type DriverCallContext,
   type LocalFault,
 } from './driver.js';
@@ -112,7 +114,15 @@ export function localCapabilities(clusterId: string, nodeCount: number, createdA
   };
 }
 
-export function createLocalDriver(deps: { db: Executor }): ClusterDriver {
+/** HMAC-SHA256 (hex) of a deploy's secret: name and key/value pairs, in key order. */
+export function secretDigest(key: Buffer, secret: DeploymentSecret): string {
+  const mac = createHmac('sha256', key).update(secret.name);
+  for (const k of Object.keys(secret.data).sort()) mac.update(`\n${k}\n`).update(secret.data[k]!);
+  return mac.digest('hex');
+}
+
+/** `secretDigestKey` keys the HMAC of deployed secrets (a plain hash of a weak value could be tested against guesses). */
+export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer }): ClusterDriver {
   const { db } = deps;
   return {
     provider: 'local',
@@ -146,10 +156,14 @@ export function createLocalDriver(deps: { db: Executor }): ClusterDriver {
       const cluster = await db.selectFrom('local_clusters').select('cluster_id').where('cluster_id', '=', target.clusterId).executeTakeFirst();
       if (!cluster) throw new ClusterDriverError('the simulated cluster is not provisioned', false);
       const now = clock.now();
+      const set = {
+        render_id: spec.renderId, resource_count: spec.resources.length, deployed_at: now,
+        secret_digest: spec.secret ? secretDigest(deps.secretDigestKey, spec.secret) : null,
+      };
       await db
         .insertInto('local_deployments')
-        .values({ cluster_id: target.clusterId, install_id: spec.installId, render_id: spec.renderId, resource_count: spec.resources.length, deployed_at: now })
-        .onConflict((oc) => oc.columns(['cluster_id', 'install_id']).doUpdateSet({ render_id: spec.renderId, resource_count: spec.resources.length, deployed_at: now }))
+        .values({ cluster_id: target.clusterId, install_id: spec.installId, ...set })
+        .onConflict((oc) => oc.columns(['cluster_id', 'install_id']).doUpdateSet(set))
         .execute();
     },
 

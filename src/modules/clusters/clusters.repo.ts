@@ -6,6 +6,13 @@ import type { PageRequest } from '../../platform/pagination.js';
 
 export type ClusterRow = ClustersTable;
 
+/**
+ * How a kubeconfig is sealed (platform/keyring.ts): bound to its cluster, so a sealed kubeconfig
+ * copied onto another cluster's row does not open. `legacyPurpose`: the key of kubeconfigs stored
+ * before the keyring, `encrypt(deriveKey(secretKey, 'kubeconfig'))`, which still open.
+ */
+export const KUBECONFIG_SEAL = { context: (clusterId: string) => `cluster:${clusterId}:kubeconfig`, legacyPurpose: 'kubeconfig' } as const;
+
 export function findCluster(db: Executor, workspaceId: string, id: string): Promise<ClusterRow | undefined> {
   return db.selectFrom('clusters').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
 }

@@ -8,7 +8,6 @@ import type { ClusterProvider, DriverCallContext } from '../../drivers/cluster/d
 import { assertValidKubeconfig } from '../../drivers/cluster/kubeconfig.js';
 import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
-import { encrypt } from '../../platform/crypto.js';
 import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
 import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
@@ -87,13 +86,14 @@ export function createClusterService(deps: ClusterServiceDeps) {
       provider,
       reconciling: 1,
       options: JSON.stringify(provider === 'local' ? { faults } : {}),
-      kubeconfig_sealed: provider === 'kubernetes' ? encrypt(deps.kubeconfigKey, body.kubeconfig!) : null,
+      kubeconfig_sealed: null,
       capabilities: null,
       capabilities_observed_at: null,
       created_at: now,
       updated_at: now,
       revision: 1,
     };
+    if (provider === 'kubernetes') row.kubeconfig_sealed = deps.keyring.seal(body.kubeconfig!, repo.KUBECONFIG_SEAL.context(row.id));
     if (!(await repo.insertClusterIfNameFree(tx, row))) {
       throw new ApiError('ALREADY_EXISTS', `a cluster named "${body.name}" already exists in the workspace`, { reason: 'CLUSTER_NAME_TAKEN' });
     }

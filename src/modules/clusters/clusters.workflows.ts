@@ -8,7 +8,7 @@ import {
 } from '../../drivers/cluster/driver.js';
 import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
-import { decrypt } from '../../platform/crypto.js';
+import type { Keyring } from '../../platform/keyring.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { drainOperationsStep, releaseEach } from '../operations/operation-steps.js';
 import * as repo from './clusters.repo.js';
@@ -24,22 +24,22 @@ export interface ClusterWorkflowDeps {
   db: Db;
   drivers: ReadonlyMap<ClusterProvider, ClusterDriver>;
   operations: Pick<OperationService, 'cancelOthers'>;
-  /** deriveKey(secretKey, 'kubeconfig') */
-  kubeconfigKey: Buffer;
+  /** opens kubeconfigs */
+  keyring: Keyring;
 }
 
 type Ctx = { ownerId: string; attempt: number; signal: AbortSignal };
 
 /** What the driver needs to reach this cluster; decrypts the kubeconfig (never logged, never returned). */
-export function targetOf(row: repo.ClusterRow, kubeconfigKey: Buffer): ClusterTarget {
+export function targetOf(row: repo.ClusterRow, keyring: Keyring): ClusterTarget {
   const options = JSON.parse(row.options) as { faults?: LocalFault[] };
   let kubeconfig: string | null = null;
   if (row.kubeconfig_sealed !== null) {
     try {
-      kubeconfig = decrypt(kubeconfigKey, row.kubeconfig_sealed);
+      kubeconfig = keyring.open(row.kubeconfig_sealed, repo.KUBECONFIG_SEAL.context(row.id), repo.KUBECONFIG_SEAL.legacyPurpose);
     } catch {
-      // No retry helps: the service's secret key changed since the cluster was registered.
-      throw new ClusterDriverError('the stored kubeconfig cannot be decrypted with the service key; register the cluster again', false);
+      // No retry helps: the key it was sealed with is neither SVC_SECRET_KEY nor a previous key.
+      throw new ClusterDriverError('the stored kubeconfig cannot be decrypted with the service keys (SVC_SECRET_KEY, SVC_PREVIOUS_SECRET_KEYS); register the cluster again', false);
     }
   }
   return { clusterId: row.id, provider: row.provider as ClusterProvider, faults: options.faults ?? [], kubeconfig };
@@ -76,7 +76,7 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
     retry: DRIVER_RETRY,
     async run(ctx: Ctx): Promise<Json> {
       const row = await clusterOf(db, ctx);
-      const caps = await driverStep(async () => driverFor(deps, row).capabilities(targetOf(row, deps.kubeconfigKey), ctx));
+      const caps = await driverStep(async () => driverFor(deps, row).capabilities(targetOf(row, deps.keyring), ctx));
       return caps as unknown as Json;
     },
     async apply(tx: Executor, ctx: Ctx, result: Json | null): Promise<void> {
@@ -102,7 +102,7 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
           // The worker has picked the operation up. Written outside the step's transaction so it
           // shows while the driver works; conditional, so a repeated run changes nothing.
           const row = (await repo.markProvisioning(db, ctx.ownerId, clock.now())) ?? (await clusterOf(db, ctx));
-          await driverStep(async () => driverFor(deps, row).provision(targetOf(row, deps.kubeconfigKey), ctx));
+          await driverStep(async () => driverFor(deps, row).provision(targetOf(row, deps.keyring), ctx));
           return null;
         },
       },
@@ -139,7 +139,7 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
         async run(ctx) {
           const row = await repo.findClusterById(db, ctx.ownerId);
           if (!row) return null;
-          await driverStep(async () => driverFor(deps, row).destroy(targetOf(row, deps.kubeconfigKey), ctx));
+          await driverStep(async () => driverFor(deps, row).destroy(targetOf(row, deps.keyring), ctx));
           return null;
         },
       },
@@ -185,6 +185,6 @@ export async function releaseWorkspaceClusters(
 ): Promise<{ released: number; abandoned: number }> {
   const rows = await repo.listClustersOfWorkspace(deps.db, workspaceId);
   return releaseEach(rows, ctx, options.abandonFromAttempt ?? 3, 'cluster',
-    (row) => driverFor(deps, row).destroy(targetOf(row, deps.kubeconfigKey), ctx),
+    (row) => driverFor(deps, row).destroy(targetOf(row, deps.keyring), ctx),
     (row) => repo.deleteCluster(deps.db, row.id));
 }

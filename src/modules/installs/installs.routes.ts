@@ -22,6 +22,14 @@ const DEPLOY_STEPS =
   'A failing driver call shows in the operation\'s `last_error` while it is retried. On success, `response` carries ' +
   '`install_id`, `render_id` and `urls` [{route_key, url}].';
 
+const SECRET_REF_RULES =
+  'Values may reference secrets (`{"$secret": "sec_...", "version": "latest" | <number> | "<alias>"}` where the input schema ' +
+  'expects a string; the string\'s pattern, length and format rules are not checked against the secret). Values holding a ' +
+  'reference, sent or kept, need the admin or owner role (403 SECRET_REF_FORBIDDEN: a deploy hands the value to the package); ' +
+  'each must name a secret of the workspace that is active with the version it names enabled, and the package version must not ' +
+  'write it as text (400 SECRET_REF_INVALID naming the field). The render records which version each reference resolved to, ' +
+  'never a value; each deploy reads the value in the worker and records a `secret.version.access` audit event.';
+
 export function installRoutes(app: App, s: Services): void {
   app.post('/v1/installs', {
     config: { auth: 'workspace' },
@@ -35,7 +43,7 @@ export function installRoutes(app: App, s: Services): void {
         `metadata.cluster_id). ${DEPLOY_STEPS} If it fails or is cancelled, the install is \`failed\`. ` +
         'A package or cluster that is not in the workspace is 400 (reason PACKAGE_NOT_FOUND or CLUSTER_NOT_FOUND, with the field); ' +
         'no version fitting the pin is 422 (reason VERSION_NOT_FOUND); a cluster that is not `active` 422 (CLUSTER_NOT_ACTIVE); ' +
-        'a workspace being deleted 422 (WORKSPACE_DELETING). Accepts idempotency-key.',
+        'a workspace being deleted 422 (WORKSPACE_DELETING). ' + SECRET_REF_RULES + ' Accepts idempotency-key.',
       headers: requestHeaders({ idempotency: 'optional' }), body: CreateInstallBody,
       response: responses({ 202: OperationRef }, [400, 403, 409, 422]),
     },
@@ -76,7 +84,8 @@ export function installRoutes(app: App, s: Services): void {
         '(`latest` moves to the newest release), validates the values against it (400 with field violations under `body.values`) ' +
         `and starts an \`install.update\` operation: 202. ${DEPLOY_STEPS} The previous render stays current until the new one ` +
         'is healthy (its `replaced_at` is then set); if the update fails the install is `degraded`. While another create or update ' +
-        'runs: 409 ABORTED (reason OPERATION_IN_PROGRESS, metadata.operation_id); an install being deleted: 422 (INSTALL_DELETING).',
+        'runs: 409 ABORTED (reason OPERATION_IN_PROGRESS, metadata.operation_id); an install being deleted: 422 (INSTALL_DELETING). ' +
+        SECRET_REF_RULES,
       params: IdParams, headers: requestHeaders({ ifMatch: 'required' }), body: PatchInstallBody,
       response: responses({ 202: OperationRef }, [400, 403, 404, 409, 422]),
     },

@@ -98,7 +98,12 @@ export const InstallDetail = Type.Object(
 );
 export type InstallDetailT = Static<typeof InstallDetail>;
 
-const Values = (description: string) => Type.Object({}, { additionalProperties: true, description });
+const SECRET_REFS =
+  ' A value may be a secret reference, `{"$secret": "sec_...", "version": "latest" | <number> | "<alias>"}` (version defaults to ' +
+  '`latest`), where the input schema expects a string: the install and its renders keep the reference, and each deploy puts ' +
+  'the value into the install\'s Kubernetes Secret (see the package version\'s manifest placeholders). Only admins and owners ' +
+  'may set, or deploy with, values that reference secrets.';
+const Values = (description: string) => Type.Object({}, { additionalProperties: true, description: description + SECRET_REFS });
 
 export const CreateInstallBody = Type.Object(
   {
@@ -150,6 +155,18 @@ export const RenderDetail = Type.Object(
       {
         routes: Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'the routes: route_key, protocol, service' }),
         resources: Type.Array(Type.Object({}, { additionalProperties: true }), { description: 'the Kubernetes objects applied, placeholders substituted' }),
+        secret: Type.Optional(Type.Object(
+          {
+            name: Type.String({ description: 'the Kubernetes Secret applied in the install\'s namespace ({{ secret.name }})' }),
+            refs: Type.Array(Type.Object({
+              key: Type.String({ description: 'the key in the Secret ({{ secret.key.<path> }}): the values path, dotted' }),
+              secret_id: Type.String({ description: 'sec_ id' }),
+              version_id: Type.String({ description: 'secv_ id of the version the reference named when this render was made' }),
+              version_number: Type.Integer({ description: 'its number' }),
+            }), { description: 'one per secret reference of the values' }),
+          },
+          { description: 'present when the values reference secrets: which version each reference resolved to. Never a value' },
+        )),
       },
       { description: 'the manifest as rendered with the install\'s values and ids' },
     ),

@@ -19,6 +19,7 @@ import type { OperationT } from '../operations/operations.schemas.js';
 import { validateValues } from '../packages/input-schema.js';
 import { findPackage, resolveVersion } from '../packages/packages.repo.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
+import { assertRefsNotInlined, checkSecretRefs, findSecretRefs } from '../secrets/secret-refs.js';
 import * as repo from './installs.repo.js';
 import {
   INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE, type CreateInstallBodyT, type InstallDetailT, type InstallState, type InstallT,
@@ -34,9 +35,20 @@ export interface InstallServiceDeps extends InstallWorkflowDeps {
 }
 
 
-/** Values errors name the field the caller sent (`body.values...` on PATCH, `body.initial_values...` on create). */
-function valuesIn(version: PackageVersionsTable, values: Record<string, Json>, field: 'initial_values' | 'values'): Record<string, Json> {
-  return validateValues(version.id, version.input_schema, values, `body.${field}`);
+/**
+ * The values checked against the version's input schema, defaults applied, and their secret
+ * references checked (secret-refs.ts: admins and owners only; each names a readable version).
+ * Errors name the field the caller sent (`body.values...` on PATCH, `body.initial_values...` on
+ * create; kept values too).
+ */
+async function valuesIn(
+  tx: Executor, scope: WorkspaceScope, version: PackageVersionsTable, values: Record<string, Json>, field: 'initial_values' | 'values',
+): Promise<Record<string, Json>> {
+  const refs = findSecretRefs(values, `body.${field}`);
+  const checked = validateValues(version.id, version.input_schema, values, `body.${field}`, refs.map((r) => r.path));
+  await checkSecretRefs(tx, scope, refs, `body.${field}`);
+  assertRefsNotInlined(version.manifest, refs, `body.${field}`);
+  return checked;
 }
 
 /** kind pinned needs a version; kind latest takes none (the schema cannot say "iff"). */
@@ -133,7 +145,7 @@ export function createInstallService(deps: InstallServiceDeps) {
     const pkg = await findPackage(tx, scope.workspaceId, body.package_id);
     if (!pkg) throw packageMissing();
     const version = await versionFor(tx, scope.workspaceId, pkg.id, body.package_version_pin);
-    const values = valuesIn(version, (body.initial_values ?? {}) as Record<string, Json>, 'initial_values');
+    const values = await valuesIn(tx, scope, version, (body.initial_values ?? {}) as Record<string, Json>, 'initial_values');
     // Ordered against the cluster's deletion, which refuses while installs remain.
     const cluster = await repo.lockClusterShared(tx, dialect, scope.workspaceId, body.cluster_id);
     if (!cluster) throw clusterMissing();
@@ -204,7 +216,7 @@ export function createInstallService(deps: InstallServiceDeps) {
       if (revision !== null && revision !== current.revision) throw etagMismatch(`install ${id}`, current.revision);
       const pin = body.package_version_pin ?? pinOf(current);
       const version = await versionFor(tx, scope.workspaceId, current.package_id, pin);
-      const values = valuesIn(version, (body.values ?? JSON.parse(current.values)) as Record<string, Json>, 'values');
+      const values = await valuesIn(tx, scope, version, (body.values ?? JSON.parse(current.values)) as Record<string, Json>, 'values');
       const claimed = await repo.claimForUpdate(tx, scope.workspaceId, id, revision, {
         package_version_id: version.id, pin_kind: pin.kind, pin_version: pin.version ?? null, values: JSON.stringify(values),
       }, clock.now());

@@ -2,6 +2,7 @@
 // through the cluster's driver, wait until healthy, publish the URLs) and install.delete (drain the
 // install's other operations, undeploy, remove), and the release of a whole workspace's installs
 // used by workspace deletion.
+import { createHash } from 'node:crypto';
 import type { Db, Executor } from '../../db/database.js';
 import type { PackageVersionsTable } from '../../db/schema.js';
 import {
@@ -10,13 +11,17 @@ import {
 } from '../../drivers/cluster/driver.js';
 import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type StepContext, type StepDefinition, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
+import type { Keyring } from '../../platform/keyring.js';
 import { newId } from '../../platform/ids.js';
 import { findClusterById, type ClusterRow } from '../clusters/clusters.repo.js';
 import { driverFor, driverStep, targetOf } from '../clusters/clusters.workflows.js';
 import { drainOperationsStep, releaseEach } from '../operations/operation-steps.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { findVersion } from '../packages/packages.repo.js';
-import { RenderError, renderManifest, type RenderLimits } from '../packages/render.js';
+import { canonicalJson, RenderError, renderManifest, type RenderLimits } from '../packages/render.js';
+import { findOperation } from '../operations/operations.repo.js';
+import { findSecretRefs, openSecretRefs, resolveSecretRefs, SecretRefError, type RenderSecret } from '../secrets/secret-refs.js';
+import { ApiError } from '../../platform/errors.js';
 import { evictAgedPinned, releaseInstallHostnames } from '../preview-hostnames/hostname-lifecycle.js';
 import { installUrlHostname, previewUrl } from '../preview-hostnames/hostnames.js';
 import * as repo from './installs.repo.js';
@@ -31,8 +36,8 @@ export interface InstallWorkflowDeps {
   db: Db;
   drivers: ReadonlyMap<ClusterProvider, ClusterDriver>;
   operations: Pick<OperationService, 'cancelOthers'>;
-  /** deriveKey(secretKey, 'kubeconfig') */
-  kubeconfigKey: Buffer;
+  /** opens kubeconfigs and secret values */
+  keyring: Keyring;
   /** config.preview: where install URLs live */
   preview: { port: number; domain: string; pinnedRetentionSeconds: number };
   /** config.render: the size bounds of one render */
@@ -51,6 +56,8 @@ interface RenderResult {
   semver: string;
   routes: RouteSpec[];
   resources: KubernetesObject[];
+  /** the install's Kubernetes Secret: the versions its secret references resolved to (never values); null without any */
+  secret: RenderSecret | null;
 }
 
 async function installOf(db: Executor, ctx: { ownerId: string }): Promise<repo.InstallRow> {
@@ -97,6 +104,23 @@ export function urlsOf(preview: InstallWorkflowDeps['preview'], installId: strin
 export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<never>[] {
   const { db } = deps;
 
+  /** The values of the render's secret references, opened here in the worker (and audited) for the driver only. */
+  async function secretOf(ctx: Ctx): Promise<Pick<DeploymentSpec, 'secret'>> {
+    const r = renderOf(ctx);
+    if (!r.secret) return {};
+    const operation = await findOperation(db, ctx.operationId);
+    try {
+      const data = await openSecretRefs(db, deps.keyring, r.secret, {
+        workspaceId: ctx.workspaceId, requestedBy: operation?.requested_by ?? 'unknown', installId: ctx.ownerId, operationId: ctx.operationId, renderId: r.render_id,
+      });
+      return { secret: { name: r.secret.name, data } };
+    } catch (err) {
+      // Disabled, destroyed or deleted since the render: redeploy once it is readable again.
+      if (err instanceof SecretRefError) throw new StepError(err.message, false);
+      throw err;
+    }
+  }
+
   const deploySteps: StepDefinition<DeployInput>[] = [
     {
       name: 'resolve_version',
@@ -116,17 +140,22 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
         // A fresh id on every run: nothing of a run that did not complete was written.
         const renderId = newId('render');
         try {
-          const rendered = renderManifest(version.manifest, JSON.parse(install.values), {
+          const values = JSON.parse(install.values) as Record<string, Json>;
+          const rendered = renderManifest(version.manifest, values, {
             installId: install.id, renderId, namespace: installNamespace(install.id),
           }, deps.render);
+          // Which version each reference names now: the render pins it (and its hash covers it).
+          const secret = await resolveSecretRefs(db, ctx.workspaceId, findSecretRefs(values, 'values'));
+          const contentHash = secret ? createHash('sha256').update(`${rendered.contentHash}\n${canonicalJson(secret)}`).digest('hex') : rendered.contentHash;
           const result: RenderResult = {
-            render_id: renderId, content_hash: rendered.contentHash, package_version_id: version.id, semver: version.semver,
-            routes: rendered.routes, resources: rendered.resources,
+            render_id: renderId, content_hash: contentHash, package_version_id: version.id, semver: version.semver,
+            routes: rendered.routes, resources: rendered.resources, secret,
           };
           return result as unknown as Json;
         } catch (err) {
-          // The manifest and the values do not fit together: no retry changes that.
-          if (err instanceof RenderError) throw new StepError(err.message, false);
+          // The manifest and the values do not fit together, or a referenced secret is not
+          // readable: no retry changes that.
+          if (err instanceof RenderError || err instanceof SecretRefError || err instanceof ApiError) throw new StepError(err.message, false);
           throw err;
         }
       },
@@ -134,7 +163,8 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
         const r = result as unknown as RenderResult;
         await repo.insertRender(tx, {
           id: r.render_id, install_id: ctx.ownerId, workspace_id: ctx.workspaceId, package_version_id: r.package_version_id, semver: r.semver,
-          content_hash: r.content_hash, manifest: JSON.stringify({ routes: r.routes, resources: r.resources }), created_at: clock.now(), replaced_at: null,
+          content_hash: r.content_hash, manifest: JSON.stringify({ routes: r.routes, resources: r.resources, ...(r.secret ? { secret: r.secret } : {}) }),
+          created_at: clock.now(), replaced_at: null,
         });
       },
     },
@@ -144,7 +174,8 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       async run(ctx) {
         await repo.moveStateUnlessDeleting(db, ctx.ownerId, 'syncing', clock.now());
         const cluster = await clusterOf(db, await installOf(db, ctx));
-        await driverStep(() => driverFor(deps, cluster).deploy(targetOf(cluster, deps.kubeconfigKey), deploymentOf(ctx), ctx));
+        const spec = { ...deploymentOf(ctx), ...(await secretOf(ctx)) };
+        await driverStep(() => driverFor(deps, cluster).deploy(targetOf(cluster, deps.keyring), spec, ctx));
         return null;
       },
     },
@@ -153,7 +184,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       retry: HEALTH_RETRY,
       async run(ctx) {
         const cluster = await clusterOf(db, await installOf(db, ctx));
-        const status = await driverStep(() => driverFor(deps, cluster).deploymentStatus(targetOf(cluster, deps.kubeconfigKey), deploymentOf(ctx), ctx));
+        const status = await driverStep(() => driverFor(deps, cluster).deploymentStatus(targetOf(cluster, deps.keyring), deploymentOf(ctx), ctx));
         // Not ready yet is a retryable failure: the step polls by being retried.
         if (!status.ready) throw new StepError(`not healthy yet: ${status.message}`, true);
         return { message: status.message };
@@ -229,7 +260,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
           await releaseInstallHostnames(db, install.id, clock.now());
           const cluster = await findClusterById(db, install.cluster_id);
           if (!cluster) return null;
-          await driverStep(() => driverFor(deps, cluster).undeploy(targetOf(cluster, deps.kubeconfigKey), { installId: install.id, namespace: installNamespace(install.id) }, ctx));
+          await driverStep(() => driverFor(deps, cluster).undeploy(targetOf(cluster, deps.keyring), { installId: install.id, namespace: installNamespace(install.id) }, ctx));
           return null;
         },
         async apply(tx, ctx) {
@@ -272,7 +303,7 @@ export interface ReleaseWorkspaceInstallsOptions {
  * undeploy fails and `abandonFromAttempt` is not reached.
  */
 export async function releaseWorkspaceInstalls(
-  deps: Pick<InstallWorkflowDeps, 'db' | 'drivers' | 'kubeconfigKey'>,
+  deps: Pick<InstallWorkflowDeps, 'db' | 'drivers' | 'keyring'>,
   workspaceId: string,
   ctx: DriverCallContext,
   options: ReleaseWorkspaceInstallsOptions = {},
@@ -281,7 +312,7 @@ export async function releaseWorkspaceInstalls(
   return releaseEach(rows, ctx, options.abandonFromAttempt ?? 3, 'install',
     async (row) => {
       const cluster = await findClusterById(deps.db, row.cluster_id);
-      if (cluster) await driverFor(deps, cluster).undeploy(targetOf(cluster, deps.kubeconfigKey), { installId: row.id, namespace: installNamespace(row.id) }, ctx);
+      if (cluster) await driverFor(deps, cluster).undeploy(targetOf(cluster, deps.keyring), { installId: row.id, namespace: installNamespace(row.id) }, ctx);
     },
     (row) => repo.deleteInstall(deps.db, row.id));
 }

@@ -17,6 +17,7 @@ import { createJwtVerifier } from './jwt.verifier.js';
 import { OAuthError, type GrantHandler } from './oauth.errors.js';
 import { createSigningKeys } from './signing-keys.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
+import { recordAuditEvent } from '../audit/audit.js';
 
 export const CLIENT_SECRET_PREFIX = 'svc_cs_';
 const CLIENT_SECRET_BODY_LENGTH = 43;
@@ -65,6 +66,7 @@ export function createOAuthService(deps: { db: Db; config: Config; cursors: Curs
     await db.transaction().execute(async (tx) => {
       await assertWorkspaceActive(tx, scope.workspaceId);
       await tx.insertInto('oauth_clients').values(row).execute();
+      await recordAuditEvent(tx, scope, { action: 'oauth_client.create', resourceType: 'oauth_client', resourceId: row.id, metadata: { name: row.name, role } });
     });
     return {
       id: row.id, client_id: row.id, name: row.name, role: input.role ?? 'member', workspace_id: row.workspace_id, created_at: row.created_at,
@@ -89,8 +91,11 @@ export function createOAuthService(deps: { db: Db; config: Config; cursors: Curs
   async function deleteClient(scope: WorkspaceScope, id: string): Promise<void> {
     assertMayManage(scope);
     if (!isId('oauthClient', id)) throw notFound('OAuth client');
-    const res = await db.deleteFrom('oauth_clients').where('id', '=', id).where('workspace_id', '=', scope.workspaceId).executeTakeFirst();
-    if (Number(res.numDeletedRows) === 0) throw notFound('OAuth client');
+    await db.transaction().execute(async (tx) => {
+      const deleted = await tx.deleteFrom('oauth_clients').where('id', '=', id).where('workspace_id', '=', scope.workspaceId).returning(['name', 'role']).executeTakeFirst();
+      if (!deleted) throw notFound('OAuth client');
+      await recordAuditEvent(tx, scope, { action: 'oauth_client.delete', resourceType: 'oauth_client', resourceId: id, metadata: { name: deleted.name, role: deleted.role } });
+    });
   }
 
   /** client_secret_post or client_secret_basic, but not both at once (RFC 6749 section 2.3). */

@@ -1,15 +1,21 @@
 // The service's own JWT signing keys (Ed25519, JWS alg EdDSA), kept in `signing_keys`: the public
-// JWK in clear, the private JWK sealed with a key derived from the master secret. The first
+// JWK in clear, the private JWK sealed by the keyring (platform/keyring.ts). The first
 // instance that needs a key creates it; every instance then signs with the oldest row.
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { SigningKeysTable } from '../../db/schema.js';
 import { clock } from '../../platform/clock.js';
-import { decrypt, deriveKey, encrypt } from '../../platform/crypto.js';
 import { isId, newId } from '../../platform/ids.js';
+import { keyringOf } from '../../platform/keyring.js';
 
 export const SIGNING_ALGORITHM = 'EdDSA';
+
+/**
+ * How a private key is sealed (platform/keyring.ts): bound to its kid. `legacyPurpose`: the key of
+ * rows written before the keyring, `encrypt(deriveKey(secretKey, 'signing-key'))`, which still open.
+ */
+export const SIGNING_KEY_SEAL = { context: (kid: string) => `signing-key:${kid}`, legacyPurpose: 'signing-key' } as const;
 
 export interface ActiveSigningKey {
   kid: string;
@@ -31,7 +37,7 @@ function publishedJwk(row: Pick<SigningKeysTable, 'id' | 'algorithm' | 'public_j
 
 export function createSigningKeys(deps: { db: Db; config: Config }) {
   const { db } = deps;
-  const sealKey = deriveKey(deps.config.secretKey, 'signing-key');
+  const keyring = keyringOf(deps.config);
   let active: Promise<ActiveSigningKey> | null = null;
   const publicKeys = new Map<string, CryptoKey>();
 
@@ -42,11 +48,12 @@ export function createSigningKeys(deps: { db: Db; config: Config }) {
 
   async function generateKeyRow(): Promise<SigningKeysTable> {
     const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true });
+    const id = newId('signingKey');
     return {
-      id: newId('signingKey'),
+      id,
       algorithm: SIGNING_ALGORITHM,
       public_jwk: JSON.stringify(await exportJWK(publicKey)),
-      private_jwk_sealed: encrypt(sealKey, JSON.stringify(await exportJWK(privateKey))),
+      private_jwk_sealed: keyring.seal(JSON.stringify(await exportJWK(privateKey)), SIGNING_KEY_SEAL.context(id)),
       created_at: clock.now(),
     };
   }
@@ -63,9 +70,9 @@ export function createSigningKeys(deps: { db: Db; config: Config }) {
     }
     let privateJwk: JWK;
     try {
-      privateJwk = JSON.parse(decrypt(sealKey, row.private_jwk_sealed)) as JWK;
+      privateJwk = JSON.parse(keyring.open(row.private_jwk_sealed, SIGNING_KEY_SEAL.context(row.id), SIGNING_KEY_SEAL.legacyPurpose)) as JWK;
     } catch {
-      throw new Error(`signing key ${row.id} cannot be unsealed: was SVC_SECRET_KEY changed?`);
+      throw new Error(`signing key ${row.id} cannot be unsealed: was SVC_SECRET_KEY changed without listing the old key in SVC_PREVIOUS_SECRET_KEYS?`);
     }
     return { kid: row.id, privateKey: (await importJWK(privateJwk, row.algorithm)) as CryptoKey };
   }

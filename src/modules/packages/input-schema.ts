@@ -206,17 +206,41 @@ function violationOf(error: ErrorObject, field: string): FieldViolation {
   return { field: path, description };
 }
 
+/** Keywords about a string's content: a secret reference's value is unknown here, so they are not checked on one. */
+const CONTENT_KEYWORDS = new Set(['minLength', 'maxLength', 'pattern', 'format', 'enum', 'const', 'contentEncoding', 'contentMediaType']);
+/** What stands in for a secret reference while the values are validated: a string, as the value will be. */
+const SECRET_STAND_IN = '(secret)';
+
+const pointerOf = (path: string[]) => path.map((p) => `/${p.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+
+function setAt(root: Record<string, Json>, path: string[], value: Json): void {
+  let node: Record<string, Json> = root;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<string, Json>;
+  node[path[path.length - 1]!] = value;
+}
+
+function getAt(root: Record<string, Json>, path: string[]): Json {
+  let node: Json = root;
+  for (const key of path) node = (node as Record<string, Json>)[key]!;
+  return node;
+}
+
 /**
  * Validates install values against a version's input schema and returns them with the schema's
  * defaults applied (a copy: the argument is not changed). Throws 400 INVALID_ARGUMENT (reason
  * VALUES_INVALID) whose field violations name each bad value under `field`, e.g.
  * `{field: 'body.initial_values.replicas', description: 'must be <= 10'}`.
+ *
+ * `secretPaths` are where the values hold secret references (`{"$secret": ...}`): each stands
+ * for a string, so it is valid where the schema expects a string; the string's content rules
+ * (pattern, length, format, enum) cannot be checked against a value the request does not carry.
  */
 export function validateValues(
   versionId: string,
   inputSchemaJson: string,
   values: Record<string, Json>,
   field = 'body.initial_values',
+  secretPaths: string[][] = [],
 ): Record<string, Json> {
   const validate = validatorFor(versionId, inputSchemaJson);
   if (nestsDeeperThan(values, VALUES_MAX_DEPTH)) {
@@ -233,8 +257,19 @@ export function validateValues(
     });
   }
   const copy = structuredClone(values);
-  if (validate(copy)) return copy;
-  const violations = (validate.errors ?? []).slice(0, MAX_VIOLATIONS).map((e) => violationOf(e, field));
+  for (const path of secretPaths) setAt(copy, path, SECRET_STAND_IN);
+  const restore = () => {
+    for (const path of secretPaths) setAt(copy, path, structuredClone(getAt(values, path)));
+    return copy;
+  };
+  if (validate(copy)) return restore();
+  const opaque = new Set(secretPaths.map(pointerOf));
+  const errors = (validate.errors ?? []).filter((e) => !(opaque.has(e.instancePath) && CONTENT_KEYWORDS.has(e.keyword)));
+  if (errors.length === 0) return restore();
+  const violations = errors.slice(0, MAX_VIOLATIONS).map((e) => {
+    const v = violationOf(e, field);
+    return opaque.has(e.instancePath) && e.keyword === 'type' ? { ...v, description: `a secret reference stands for a string, but the input schema wants ${v.description.replace(/^must be /, '')} here` } : v;
+  });
   const first = violations[0];
   throw new ApiError('INVALID_ARGUMENT', first ? `${first.field} ${first.description}` : 'values do not match the input schema', {
     reason: 'VALUES_INVALID',

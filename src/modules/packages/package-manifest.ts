@@ -24,17 +24,25 @@ export const CLUSTER_SCOPED_KINDS = new Set([
   'SelfSubjectReview', 'IPAddress', 'ServiceCIDR', 'DeviceClass', 'ResourceSlice', 'StorageVersionMigration', 'ClusterIssuer',
 ]);
 
-/** `{{ values.a.b }}`, `{{ install.id }}`, `{{ install.namespace }}`, `{{ render.id }}`. */
+/**
+ * `{{ values.a.b }}`, `{{ install.id }}`, `{{ install.namespace }}`, `{{ render.id }}`, and for
+ * values that reference secrets `{{ secret.name }}` (the install's Kubernetes Secret) and
+ * `{{ secret.key.a.b }}` (the key in it that holds the value referenced at values.a.b).
+ */
 export const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const VALUES_PATH = /^values(\.[A-Za-z0-9_-]+)+$/;
-const CONTEXT_NAMES = new Set(['install.id', 'install.namespace', 'render.id']);
+const SECRET_KEY_PATH = /^secret\.key(\.[A-Za-z0-9_-]+)+$/;
+const CONTEXT_NAMES = new Set(['install.id', 'install.namespace', 'render.id', 'secret.name']);
 
-export type Placeholder = { kind: 'values'; path: string[] } | { kind: 'install.id' | 'install.namespace' | 'render.id' };
+export type Placeholder =
+  | { kind: 'values' | 'secret.key'; path: string[] }
+  | { kind: 'install.id' | 'install.namespace' | 'render.id' | 'secret.name' };
 
 /** The placeholder an expression names; null when it names none of the known ones. */
 export function parsePlaceholder(expression: string): Placeholder | null {
   if (VALUES_PATH.test(expression)) return { kind: 'values', path: expression.split('.').slice(1) };
-  if (CONTEXT_NAMES.has(expression)) return { kind: expression as 'install.id' | 'install.namespace' | 'render.id' };
+  if (SECRET_KEY_PATH.test(expression)) return { kind: 'secret.key', path: expression.split('.').slice(2) };
+  if (CONTEXT_NAMES.has(expression)) return { kind: expression as 'install.id' | 'install.namespace' | 'render.id' | 'secret.name' };
   return null;
 }
 
@@ -95,7 +103,7 @@ function placeholderViolations(value: unknown, field: string, out: FieldViolatio
   if (typeof value === 'string') {
     for (const m of value.matchAll(PLACEHOLDER)) {
       if (!parsePlaceholder(m[1]!)) {
-        out.push({ field, description: `unknown placeholder "${m[0].slice(0, 80)}"; use {{ values.<path> }}, {{ install.id }}, {{ install.namespace }} or {{ render.id }}` });
+        out.push({ field, description: `unknown placeholder "${m[0].slice(0, 80)}"; use {{ values.<path> }}, {{ install.id }}, {{ install.namespace }}, {{ render.id }}, {{ secret.name }} or {{ secret.key.<path> }}` });
       }
     }
   } else if (Array.isArray(value)) {

@@ -65,7 +65,14 @@ export function packageRoutes(app: App, s: Services): void {
         'version). 201 with the version and its URL in Location. An unknown package is 404 (checked before the body). The semver ' +
         '(reason SEMVER_INVALID), the input schema (reason INPUT_SCHEMA_INVALID: compiled here, so an install never meets a broken ' +
         'one) and the manifest (reason MANIFEST_INVALID: unique route keys; namespaced objects without metadata.namespace; known ' +
-        'placeholders only) are 400 with field_violations naming each problem. A semver the package already has is 409 ' +
+        'placeholders only) are 400 with field_violations naming each problem. Placeholders: `{{ values.<path> }}`, `{{ install.id }}`, ' +
+        '`{{ install.namespace }}`, `{{ render.id }}`, and for install values that reference secrets (`{"$secret": "sec_...", ' +
+        '"version": "latest"}` where the input schema expects a string) `{{ secret.name }}` and `{{ secret.key.<path> }}`: at each ' +
+        'deploy the worker reads the referenced versions and applies them as one Kubernetes Secret, `{{ secret.name }}`, in the ' +
+        'install\'s namespace (the local driver keeps only an HMAC), with one key per reference, `{{ secret.key.<path> }}` (the values ' +
+        'path, dotted). Refer to it as Kubernetes does, e.g. `valueFrom: {secretKeyRef: {name: "{{ secret.name }}", key: ' +
+        '"{{ secret.key.db.password }}"}}` or a `secret` volume; `{{ values.<path> }}` on a reference fails the install (400 at ' +
+        'create): a value is never written into an object as text, nor stored in a render. A semver the package already has is 409 ' +
         'ALREADY_EXISTS (reason VERSION_EXISTS). The package\'s etag and updated_at move (its latest_version may change). ' +
         'A workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.',
       params: IdParams, headers: requestHeaders({ idempotency: 'optional' }), body: CreateVersionBody,

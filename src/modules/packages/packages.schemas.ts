@@ -69,7 +69,10 @@ const objectDescription =
   'GatewayClass, APIService, webhook configurations, Node...) are refused. Any string value may hold placeholders, substituted at each ' +
   'render: `{{ values.<path> }}` (an install value, after the input schema\'s defaults), `{{ install.id }}`, `{{ install.namespace }}`, ' +
   '`{{ render.id }}`. A string that is exactly one placeholder takes the value\'s JSON type (`"{{ values.replicas }}"` becomes 3); ' +
-  'otherwise the value is interpolated as text. Keys, `apiVersion` and `kind` are never substituted.';
+  'otherwise the value is interpolated as text. Keys, `apiVersion` and `kind` are never substituted. Install values that reference ' +
+  'secrets are never written into objects: `{{ secret.name }}` is the install\'s Kubernetes Secret (`svc-secrets`) and ' +
+  '`{{ secret.key.<path> }}` the key in it holding the value referenced at values.<path>, e.g. ' +
+  '`env: [{name: DB_PASSWORD, valueFrom: {secretKeyRef: {name: "{{ secret.name }}", key: "{{ secret.key.db_password }}"}}}]`.';
 
 const KubernetesObjectSchema = Type.Object(
   {

@@ -13,10 +13,15 @@
 //   - The output is bounded (RenderLimits): a manifest repeating a placeholder thousands of times
 //     could otherwise multiply a large value into hundreds of megabytes. Substituted text is
 //     counted while it is produced, so the render stops at the bound instead of building it first.
+//   - Values that reference secrets (`{"$secret": ...}`) are never substituted: `{{ values.a.b }}`
+//     reaching one fails the render. `{{ secret.name }}` is the install's Kubernetes Secret and
+//     `{{ secret.key.a.b }}` the key in it holding the value referenced at values.a.b, for a
+//     `secretKeyRef` (env) or a secret volume. The render holds these names, never a value.
 import { createHash } from 'node:crypto';
 import type { KubernetesObject, RouteSpec } from '../../drivers/cluster/driver.js';
 import type { Json } from '../../jobs/workflows.js';
 import { PLACEHOLDER, parsePlaceholder, resourceViolations, type StoredManifest } from './package-manifest.js';
+import { containsSecretRef, INSTALL_SECRET_NAME, isSecretRef, refKey } from '../secrets/secret-refs.js';
 
 /** A render that cannot succeed with these values: not retryable, the step fails with its message. */
 export class RenderError extends Error {
@@ -72,6 +77,15 @@ class Budget {
 
 type Lookup = (expression: string, where: string) => Json;
 
+function valueAt(values: Record<string, Json>, path: string[], expression: string, where: string): Json {
+  let node: Json | undefined = values;
+  for (const key of path) {
+    node = node !== null && typeof node === 'object' && Object.hasOwn(node, key) ? (node as Record<string, Json>)[key] : undefined;
+    if (node === undefined) throw new RenderError(`{{ ${expression} }} at ${where}: the values have nothing at "${path.join('.')}"`);
+  }
+  return node as Json;
+}
+
 function lookupFor(values: Record<string, Json>, ctx: RenderContext, renderId: string | null): Lookup {
   return (expression, where) => {
     const placeholder = parsePlaceholder(expression);
@@ -81,13 +95,20 @@ function lookupFor(values: Record<string, Json>, ctx: RenderContext, renderId: s
       case 'install.namespace': return ctx.namespace;
       // null: the hashing pass keeps the placeholder as written.
       case 'render.id': return renderId ?? `{{ ${expression} }}`;
+      case 'secret.name': return INSTALL_SECRET_NAME;
       case 'values': {
-        let node: Json | undefined = values;
-        for (const key of placeholder.path) {
-          node = node !== null && typeof node === 'object' && Object.hasOwn(node, key) ? (node as Record<string, Json>)[key] : undefined;
-          if (node === undefined) throw new RenderError(`{{ ${expression} }} at ${where}: the values have nothing at "${placeholder.path.join('.')}"`);
+        const node = valueAt(values, placeholder.path, expression, where);
+        if (containsSecretRef(node)) {
+          throw new RenderError(`{{ ${expression} }} at ${where}: the values hold a secret reference there, which is never written into objects; ` +
+            `refer to it with {{ secret.name }} and {{ secret.key.<path> }} (a secretKeyRef)`);
         }
-        return node as Json;
+        return node;
+      }
+      case 'secret.key': {
+        if (!isSecretRef(valueAt(values, placeholder.path, expression, where))) {
+          throw new RenderError(`{{ ${expression} }} at ${where}: values.${placeholder.path.join('.')} is not a secret reference`);
+        }
+        return refKey(placeholder.path);
       }
     }
   };

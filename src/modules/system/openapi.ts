@@ -20,6 +20,9 @@ export const OPENAPI_TAGS = [
   { name: 'packages', description: 'Packages and their immutable versions: semver, a JSON Schema of the install values, and a manifest of routes and Kubernetes objects.' },
   { name: 'installs', description: 'Installs of package versions on clusters, their renders and their reachable URLs.' },
   { name: 'preview hostnames', description: 'Hostnames under the preview domain bound to a render of an install: floating (follow a track) or pinned (one render).' },
+  { name: 'secrets', description: 'Secrets of a workspace: encrypted values with metadata, soft delete and restore. Members read metadata; admins and owners write.' },
+  { name: 'secret versions', description: 'The versioned values of a secret: add, disable, enable, destroy (crypto-shredding), and read a value with `:access` (admins and owners, audited).' },
+  { name: 'audit events', description: 'The audit log of a workspace: changes to secrets, every read of a secret value, credential and member changes, workspace deletion.' },
 ];
 
 const DESCRIPTION = [

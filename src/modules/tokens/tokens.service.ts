@@ -13,6 +13,7 @@ import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js
 import type { ApiTokensTable } from '../../db/schema.js';
 import type { ApiTokenItemT, CreatedApiTokenT } from './tokens.schemas.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
+import { recordAuditEvent } from '../audit/audit.js';
 
 export const API_TOKEN_PREFIX = 'sk_svc_';
 const BODY_LENGTH = 40;
@@ -84,6 +85,7 @@ export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
     await db.transaction().execute(async (tx) => {
       await assertWorkspaceActive(tx, scope.workspaceId);
       await tx.insertInto('api_tokens').values(row).execute();
+      await recordAuditEvent(tx, scope, { action: 'api_token.create', resourceType: 'api_token', resourceId: row.id, metadata: { name: row.name, role } });
     });
     return {
       id: row.id, name: row.name, token, prefix: row.prefix, role: input.role ?? 'member', workspace_id: row.workspace_id, created_at: now,
@@ -101,8 +103,11 @@ export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
   async function revokeToken(scope: WorkspaceScope, id: string): Promise<void> {
     assertMayManage(scope);
     if (!isId('apiToken', id)) throw notFound('API token');
-    const res = await db.deleteFrom('api_tokens').where('id', '=', id).where('workspace_id', '=', scope.workspaceId).executeTakeFirst();
-    if (Number(res.numDeletedRows) === 0) throw notFound('API token');
+    await db.transaction().execute(async (tx) => {
+      const revoked = await tx.deleteFrom('api_tokens').where('id', '=', id).where('workspace_id', '=', scope.workspaceId).returning(['name', 'role']).executeTakeFirst();
+      if (!revoked) throw notFound('API token');
+      await recordAuditEvent(tx, scope, { action: 'api_token.revoke', resourceType: 'api_token', resourceId: id, metadata: { name: revoked.name, role: revoked.role } });
+    });
   }
 
   const verifier: TokenVerifier = {

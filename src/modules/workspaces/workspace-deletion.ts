@@ -10,6 +10,7 @@ import { etagMismatch } from '../../platform/etag.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import { lockWorkspace } from './workspaces.repo.js';
+import { recordAuditEvent } from '../audit/audit.js';
 
 export const WORKSPACE_DELETE = 'workspace.delete';
 
@@ -62,7 +63,7 @@ export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
       }
       throw etagMismatch(`workspace ${scope.workspaceId}`, current.revision);
     }
-    return operations.start(tx, {
+    const op = await operations.start(tx, {
       type: WORKSPACE_DELETE,
       workspaceId: scope.workspaceId,
       ownerType: 'workspace',
@@ -71,6 +72,8 @@ export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
       input: {},
       actor: actorOf(scope),
     });
+    await recordAuditEvent(tx, scope, { action: 'workspace.delete', resourceType: 'workspace', resourceId: scope.workspaceId, metadata: { operation_id: op.id } });
+    return op;
   }
 
   const workflow: WorkflowDefinition<Input> = {

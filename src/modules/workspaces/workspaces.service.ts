@@ -11,6 +11,7 @@ import { findUserByEmail, findUserById } from '../users/users.repo.js';
 import { normalizeEmail } from '../users/users.service.js';
 import * as repo from './workspaces.repo.js';
 import type { MemberT, WorkspaceT } from './workspaces.schemas.js';
+import { recordAuditEvent } from '../audit/audit.js';
 
 export function toWorkspace(row: repo.WorkspaceRow, role?: string): WorkspaceT {
   return {
@@ -132,14 +133,18 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
       throw new ApiError('ALREADY_EXISTS', 'the user is already a member', { reason: 'ALREADY_MEMBER' });
     }
     const now = clock.now();
-    try {
-      await repo.insertMember(executor, { id: newId('member'), workspace_id: scope.workspaceId, user_id: user.id, role: input.role, joined_at: now, updated_at: now });
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', 'the user is already a member', { reason: 'ALREADY_MEMBER' });
-      throw err;
-    }
-    const row = await repo.findMember(executor, scope.workspaceId, user.id);
-    return toMember(row!);
+    // The member and its audit event commit together (in the caller's transaction when given one).
+    return inTransaction(executor, async (tx) => {
+      try {
+        await repo.insertMember(tx, { id: newId('member'), workspace_id: scope.workspaceId, user_id: user.id, role: input.role, joined_at: now, updated_at: now });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', 'the user is already a member', { reason: 'ALREADY_MEMBER' });
+        throw err;
+      }
+      const row = (await repo.findMember(tx, scope.workspaceId, user.id))!;
+      await recordAuditEvent(tx, scope, { action: 'workspace.member.add', resourceType: 'workspace_member', resourceId: row.id, metadata: { user_id: user.id, role: input.role } });
+      return toMember(row);
+    });
   }
 
   async function getMember(scope: WorkspaceScope, userId: string): Promise<MemberT> {
@@ -164,6 +169,9 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
         throw new ApiError('FAILED_PRECONDITION', 'a workspace keeps at least one owner', { reason: 'LAST_OWNER' });
       }
       await tx.updateTable('workspace_members').set({ role, updated_at: clock.now() }).where('id', '=', target.id).execute();
+      await recordAuditEvent(tx, scope, {
+        action: 'workspace.member.update', resourceType: 'workspace_member', resourceId: target.id, metadata: { user_id: userId, from: target.role, role },
+      });
       return toMember({ ...target, role });
     });
   }
@@ -179,6 +187,7 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
         throw new ApiError('FAILED_PRECONDITION', 'a workspace keeps at least one owner', { reason: 'LAST_OWNER' });
       }
       await tx.deleteFrom('workspace_members').where('id', '=', target.id).execute();
+      await recordAuditEvent(tx, scope, { action: 'workspace.member.remove', resourceType: 'workspace_member', resourceId: target.id, metadata: { user_id: userId, role: target.role } });
     });
   }
 

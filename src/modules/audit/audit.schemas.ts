@@ -1,0 +1,59 @@
+// The audit log (API.md 8.1): GET /v1/audit_events.
+import { Type, type Static } from 'typebox';
+import { StringEnum } from '../../platform/http.js';
+import { PageQuery } from '../../platform/pagination.js';
+import { ACTOR_TYPES, AUDIT_ACTIONS, AUDIT_RESOURCE_TYPES } from './audit.js';
+
+const ACTIONS_DESCRIPTION =
+  'What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), ' +
+  '`secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, ' +
+  '`secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install ' +
+  'deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, ' +
+  '`workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested)';
+
+export const AuditEvent = Type.Object(
+  {
+    id: Type.String({ description: 'aud_ id; ids sort by time' }),
+    workspace_id: Type.String({ description: 'ws_ id' }),
+    actor: Type.Object(
+      {
+        type: StringEnum(ACTOR_TYPES, {
+          description: '`user` (usr_ id; session or user JWT), `api_token` (tok_ id), `oauth_client` (oac_ id), or `system` for what the service does on its own (purging a secret)',
+        }),
+        id: Type.String({ description: 'the usr_, tok_ or oac_ id; for `system`, the job that acted (e.g. `secret-purge`)' }),
+      },
+      { description: 'who acted' },
+    ),
+    action: StringEnum(AUDIT_ACTIONS, { description: ACTIONS_DESCRIPTION }),
+    resource_type: StringEnum(AUDIT_RESOURCE_TYPES, { description: 'the kind of resource acted on' }),
+    resource_id: Type.String({ description: 'its id (sec_, secv_, tok_, oac_, wsm_ or ws_)' }),
+    request_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'the x-request-id of the request that did it (match it with the server log); null for work the service did on its own (purge, a deploy resolving a secret)',
+    }),
+    created_at: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
+    metadata: Type.Record(Type.String(), Type.String(), {
+      description: 'details as strings (names, version numbers, roles, the operation that deployed); never a secret value',
+    }),
+  },
+  {
+    $id: 'AuditEvent',
+    description: 'One entry of the workspace\'s audit log. Events are written with the change they record, in the same transaction, and are never changed or removed through the API.',
+    examples: [{
+      id: 'aud_01jf8x3q6m2c4y7n0k5t9r1b3d', workspace_id: 'ws_01jf8x3q6m2c4y7n0k5t9r1b3a',
+      actor: { type: 'api_token', id: 'tok_01jf8x3q6m2c4y7n0k5t9r1b3c' }, action: 'secret.version.access',
+      resource_type: 'secret_version', resource_id: 'secv_01jf8x3q6m2c4y7n0k5t9r1b3e', request_id: 'req_9f2c4e1d7a6b3c5e000042',
+      created_at: 1767225600, metadata: { secret_id: 'sec_01jf8x3q6m2c4y7n0k5t9r1b3f', version_number: '3', requested: 'latest' },
+    }],
+  },
+);
+export type AuditEventT = Static<typeof AuditEvent>;
+
+export const ListAuditEventsQuery = Type.Object(
+  {
+    ...PageQuery,
+    resource_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'only events about this resource (a sec_, secv_, tok_, oac_, wsm_ or ws_ id)' })),
+    action: Type.Optional(StringEnum(AUDIT_ACTIONS, { description: 'only events of this action' })),
+  },
+  { additionalProperties: false },
+);
+export type ListAuditEventsQueryT = Static<typeof ListAuditEventsQuery>;

@@ -1,0 +1,45 @@
+// Reading the audit log: newest first, keyset pages, filtered by resource or action.
+import type { Db } from '../../db/database.js';
+import { keysetPage } from '../../db/keyset.js';
+import type { AuditEventsTable } from '../../db/schema.js';
+import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
+import type { CursorCodec, Page } from '../../platform/pagination.js';
+import type { ActorType, AuditAction, AuditResourceType } from './audit.js';
+import type { AuditEventT, ListAuditEventsQueryT } from './audit.schemas.js';
+
+function toEvent(row: AuditEventsTable): AuditEventT {
+  return {
+    id: row.id,
+    workspace_id: row.workspace_id,
+    actor: { type: row.actor_type as ActorType, id: row.actor_id },
+    action: row.action as AuditAction,
+    resource_type: row.resource_type as AuditResourceType,
+    resource_id: row.resource_id,
+    request_id: row.request_id,
+    created_at: row.created_at,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+  };
+}
+
+export function createAuditService(deps: { db: Db; cursors: CursorCodec }) {
+  const { db, cursors } = deps;
+
+  /** Admins and owners only: the log names every credential and every read of a value. */
+  async function listEvents(scope: WorkspaceScope, query: ListAuditEventsQueryT): Promise<Page<AuditEventT>> {
+    requireRole(scope, 'admin');
+    const filters = { resource_id: query.resource_id ?? null, action: query.action ?? null };
+    const page = cursors.request(query, scope.workspaceId, filters);
+    const rows = await keysetPage(
+      db.selectFrom('audit_events').selectAll()
+        .where('workspace_id', '=', scope.workspaceId)
+        .$if(filters.resource_id !== null, (q) => q.where('resource_id', '=', filters.resource_id!))
+        .$if(filters.action !== null, (q) => q.where('action', '=', filters.action!)),
+      'id', page,
+    ).execute();
+    return cursors.page(rows, page, scope.workspaceId, filters, toEvent);
+  }
+
+  return { listEvents };
+}
+
+export type AuditService = ReturnType<typeof createAuditService>;

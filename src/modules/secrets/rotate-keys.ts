@@ -1,0 +1,122 @@
+// `svc admin rotate-keys`: brings everything the keyring sealed under the current SVC_SECRET_KEY.
+// Secret versions have their data key re-wrapped (the ciphertext stays as it is); one-string sealed
+// values (cluster kubeconfigs, JWT signing keys) are re-sealed, those from before the keyring
+// included. Afterwards the keys in SVC_PREVIOUS_SECRET_KEYS can be dropped.
+//
+// - Resumable: rows are walked in id order in batches, each batch committed on its own; a run that
+//   is stopped leaves finished batches finished, and the next run only sees what is left (rows
+//   already under the current key are skipped).
+// - Safe while the service runs and when several runs overlap: each row is written with a
+//   compare-and-set on the value it was read with (its old key id), so a row changed meanwhile (a
+//   version destroyed, a row another run re-wrapped first) is left alone and counted by whoever
+//   wrote it. Rewrapping does not change a resource's etag: its representation is unchanged.
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+import { preparedQuery } from '../../db/prepared.js';
+import { KeyringError, type Keyring } from '../../platform/keyring.js';
+import { KUBECONFIG_SEAL } from '../clusters/clusters.repo.js';
+import { SIGNING_KEY_SEAL } from '../oauth/signing-keys.js';
+import { versionContext } from './secret-values.js';
+
+export interface RotationCount {
+  /** rows this run re-wrapped or re-sealed */
+  rewrapped: number;
+  /** rows that open under none of the configured keys (left as they are) */
+  failed: number;
+}
+
+export type RotationReport = Record<string, RotationCount>;
+
+export interface RotationOptions {
+  /** rows per committed batch (default 500) */
+  batchSize?: number;
+  /** called after each committed batch; a throw stops the run there (what is committed stays) */
+  onBatch?: (what: string, count: RotationCount) => void | Promise<void>;
+}
+
+/** One-string sealed columns: where they are, and the context and legacy purpose they were sealed with. */
+const SEALED_COLUMNS = [
+  { what: 'cluster kubeconfigs', table: 'clusters', column: 'kubeconfig_sealed', seal: KUBECONFIG_SEAL },
+  { what: 'signing keys', table: 'signing_keys', column: 'private_jwk_sealed', seal: SIGNING_KEY_SEAL },
+] as const;
+
+// Prepared: built once, not once per row (10,000 rows are a few seconds of query building otherwise).
+const rewrapVersion = preparedQuery((db, p: { id: string; oldKeyId: string; keyId: string; wrappedKey: string }) =>
+  db.updateTable('secret_versions').set({ key_id: p.keyId, wrapped_key: p.wrappedKey })
+    .where('id', '=', p.id).where('key_id', '=', p.oldKeyId).returning('id'));
+
+async function rewrapSecretVersions(db: Db, keyring: Keyring, batchSize: number, onBatch: RotationOptions['onBatch']): Promise<RotationCount> {
+  const total: RotationCount = { rewrapped: 0, failed: 0 };
+  const current = keyring.currentKeyId;
+  let after = '';
+  for (;;) {
+    const rows = await db.selectFrom('secret_versions')
+      .select(['id', 'workspace_id', 'secret_id', 'key_id', 'wrapped_key'])
+      .where('id', '>', after).where('key_id', 'is not', null).where('key_id', '!=', current)
+      .orderBy('id').limit(batchSize).execute();
+    if (rows.length === 0) return total;
+    const batch: RotationCount = { rewrapped: 0, failed: 0 };
+    await db.transaction().execute(async (tx) => {
+      for (const row of rows) {
+        let next;
+        try {
+          next = keyring.rewrap({ keyId: row.key_id!, wrappedKey: row.wrapped_key! }, versionContext(row));
+        } catch (err) {
+          if (!(err instanceof KeyringError)) throw err;
+          batch.failed++;
+          continue;
+        }
+        const updated = await rewrapVersion(tx, { id: row.id, oldKeyId: row.key_id!, keyId: next.keyId, wrappedKey: next.wrappedKey });
+        batch.rewrapped += updated.length;
+      }
+    });
+    total.rewrapped += batch.rewrapped;
+    total.failed += batch.failed;
+    after = rows[rows.length - 1]!.id;
+    await onBatch?.('secret versions', batch);
+  }
+}
+
+async function resealColumn(db: Db, keyring: Keyring, target: (typeof SEALED_COLUMNS)[number], batchSize: number, onBatch: RotationOptions['onBatch']): Promise<RotationCount> {
+  const total: RotationCount = { rewrapped: 0, failed: 0 };
+  const column = sql.ref(target.column);
+  const table = sql.table(target.table);
+  const currentPrefix = `k1.${keyring.currentKeyId}.%`;
+  let after = '';
+  for (;;) {
+    const { rows } = await sql<{ id: string; sealed: string }>`
+      select id, ${column} as sealed from ${table}
+      where id > ${after} and ${column} is not null and ${column} not like ${currentPrefix}
+      order by id limit ${batchSize}`.execute(db);
+    if (rows.length === 0) return total;
+    const batch: RotationCount = { rewrapped: 0, failed: 0 };
+    await db.transaction().execute(async (tx) => {
+      for (const row of rows) {
+        let next: string | null;
+        try {
+          next = keyring.reseal(row.sealed, target.seal.context(row.id), target.seal.legacyPurpose);
+        } catch (err) {
+          if (!(err instanceof KeyringError)) throw err;
+          batch.failed++;
+          continue;
+        }
+        if (next === null) continue;
+        const res = await sql`update ${table} set ${column} = ${next} where id = ${row.id} and ${column} = ${row.sealed}`.execute(tx);
+        batch.rewrapped += Number(res.numAffectedRows ?? 0n);
+      }
+    });
+    total.rewrapped += batch.rewrapped;
+    total.failed += batch.failed;
+    after = rows[rows.length - 1]!.id;
+    await onBatch?.(target.what, batch);
+  }
+}
+
+/** Re-wraps and re-seals everything under the keyring's current key; returns the counts per kind of value. */
+export async function rotateKeys(db: Db, keyring: Keyring, options: RotationOptions = {}): Promise<RotationReport> {
+  const batchSize = options.batchSize ?? 500;
+  const report: RotationReport = {};
+  report['secret versions'] = await rewrapSecretVersions(db, keyring, batchSize, options.onBatch);
+  for (const target of SEALED_COLUMNS) report[target.what] = await resealColumn(db, keyring, target, batchSize, options.onBatch);
+  return report;
+}
