@@ -36,10 +36,6 @@ type Outcome = { ok: true; outputJson: string } | { ok: false; error: RunError }
 /** CPU is read from the kernel at most this often while the interpreter runs. */
 const CPU_POLL_MS = 10;
 
-function blockThisThreadForever(): never {
-  for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
-}
-
 export class Execution {
   readonly done: Promise<WorkerRunResult>;
   private resolveDone!: (result: WorkerRunResult) => void;
@@ -119,14 +115,14 @@ export class Execution {
 
     const hostLog = context.newFunction('hostLog', (level, message) => this.hostCall(() => this.onLog(level, message)));
     const hostRequest = context.newFunction('hostRequest', (json) => this.hostCall(() => this.onRequest(json)));
-    const testBlock = this.host.unsafeTestHooks ? context.newFunction('__sandboxTestBlockHost', blockThisThreadForever) : null;
+    const testHooks = this.host.unsafeTestHooks ? this.testHooks(context) : null;
     const inputs = context.newString(this.run.inputsJson);
     const maxLogChars = context.newNumber(limits.maxLogBytes);
     const prelude = context.unwrapResult(context.evalCode(PRELUDE, PRELUDE_FILENAME, { type: 'global', strict: true }));
     const api = context.unwrapResult(
-      context.callFunction(prelude, context.undefined, hostLog, hostRequest, inputs, maxLogChars, testBlock ?? context.undefined),
+      context.callFunction(prelude, context.undefined, hostLog, hostRequest, inputs, maxLogChars, testHooks ?? context.undefined),
     );
-    for (const handle of [prelude, hostLog, hostRequest, inputs, maxLogChars, testBlock]) handle?.dispose();
+    for (const handle of [prelude, hostLog, hostRequest, inputs, maxLogChars, testHooks]) handle?.dispose();
     this.helpers = {
       describeError: context.getProp(api, 'describeError'),
       serializeOutput: context.getProp(api, 'serializeOutput'),
@@ -181,6 +177,24 @@ export class Execution {
       if (this.cpuMs() > this.run.limits.cpuMs) this.abortReason = 'cpu';
     }
     return this.abortReason !== null;
+  }
+
+  /**
+   * Tests only (SandboxOptions.unsafeTestHooks): host functions that misbehave the way no real one
+   * may, for the watchdog and crash tests. __sandboxTestBlockHost() blocks this thread in host code
+   * for ever; __sandboxTestCrashHost() ends the thread.
+   */
+  private testHooks(context: QuickJSContext): QuickJSHandle {
+    const hooks = context.newObject();
+    const block = context.newFunction('__sandboxTestBlockHost', () => {
+      for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+    });
+    const crash = context.newFunction('__sandboxTestCrashHost', () => process.exit(1));
+    context.setProp(hooks, '__sandboxTestBlockHost', block);
+    context.setProp(hooks, '__sandboxTestCrashHost', crash);
+    block.dispose();
+    crash.dispose();
+    return hooks;
   }
 
   /**

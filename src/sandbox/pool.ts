@@ -106,7 +106,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     const worker: PoolWorker = { thread: spawnWorkerThread(init, maxStackBytes), control, state: 'starting', active: null };
     workers.add(worker);
     worker.thread.on('message', (message: FromWorker) => onMessage(worker, message));
-    worker.thread.on('error', () => replace(worker, 'the sandbox worker crashed'));
+    worker.thread.on('error', (error) => replace(worker, 'the sandbox worker crashed', undefined, error));
     worker.thread.on('exit', () => replace(worker, 'the sandbox worker exited'));
     // Starting and busy workers keep the process alive (someone awaits them); idle ones do not, so
     // a process that never closes its sandbox can still exit.
@@ -142,12 +142,13 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   }
 
   /** Takes the worker out of the pool, ends its run with `reason`, starts a replacement. */
-  function replace(worker: PoolWorker, reason: string, error?: RunError): void {
+  function replace(worker: PoolWorker, reason: string, error?: RunError, threadError?: unknown): void {
     if (worker.state === 'dead') return;
     const wasStarting = worker.state === 'starting';
     worker.state = 'dead';
     workers.delete(worker);
     void worker.thread.terminate();
+    options.onWorkerReplaced?.(reason, threadError);
     const active = worker.active;
     if (active) {
       const stats = { ...ZERO_STATS, wall_time_ms: Math.round(performance.now() - active.startedAt), request_count: active.requests };

@@ -12,7 +12,7 @@
 // { response } | { error }, or a string: the message of a TypeError to throw.
 export const PRELUDE_FILENAME = 'platform.js';
 
-export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, maxLogChars, testBlockHost) {
+export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, maxLogChars, testHooks) {
   'use strict';
   const g = globalThis;
   const apply = Reflect.apply;
@@ -126,7 +126,7 @@ export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, m
   define('inputs', deepFreeze(parse(inputsJson)));
   define('console', freeze(consoleObject));
   define('platform', freeze(platform));
-  if (testBlockHost) define('__sandboxTestBlockHost', testBlockHost);
+  if (testHooks) for (const name of ownKeys(testHooks)) define(name, testHooks[name]);
 
   function describeError(thrown) {
     let name = 'Error';

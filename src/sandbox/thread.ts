@@ -26,6 +26,8 @@ export function spawnWorkerThread(init: WorkerInit, maxStackBytes: number): Work
     // The worker's own heap holds only bounded strings (code, logs, outputs); QuickJS's memory is
     // the WebAssembly memory, bounded per run. A runaway here kills the thread, not the process.
     resourceLimits: { stackSizeMb: workerStackMb(maxStackBytes), maxOldGenerationSizeMb: 128 },
+    // Not the parent's flags: some only make sense for the main script (--input-type, --eval).
+    execArgv: [],
     stdout: false,
     stderr: false,
   };

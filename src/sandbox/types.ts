@@ -145,8 +145,14 @@ export interface SandboxOptions {
   /** defaults for every run's limits */
   limits?: Partial<RunLimits>;
   /**
+   * Called when a worker is replaced (watchdog, crash, failure to start), for the host's logs:
+   * `reason` says what happened, `error` is the thread's error when there is one.
+   */
+  onWorkerReplaced?: (reason: string, error?: unknown) => void;
+  /**
    * Tests only: exposes `__sandboxTestBlockHost()` inside the sandbox, which blocks the worker
-   * thread in host code for ever (the watchdog's case). Never enable it in production.
+   * thread in host code for ever (the watchdog's case), and `__sandboxTestCrashHost()`, which ends
+   * the worker thread. Never enable it in production.
    */
   unsafeTestHooks?: boolean;
 }
