@@ -10,13 +10,22 @@ import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRunt
 import { LogBuffer } from './logs.js';
 import { PRELUDE, PRELUDE_FILENAME } from './prelude.js';
 import type { RunMessage, WorkerRunResult } from './protocol.js';
-import { memoryExhausted, threadCpuMs, type QuickJSInstance } from './quickjs.js';
+import { RunMeter } from './meter.js';
+import { memoryExhausted, type QuickJSInstance } from './quickjs.js';
 import { checkPlatformRequest, MAX_REQUEST_JSON_BYTES } from './request.js';
+import {
+  abortError,
+  invalidOutput,
+  memoryLimitError,
+  NEVER_SETTLED,
+  outputTooLarge,
+  sandboxFailure,
+  STACK_OVERFLOW,
+  type AbortReason,
+} from './run-errors.js';
 import { LOG_LEVELS, type LogLevel, type RunError } from './types.js';
 
 export const SNIPPET_FILENAME = 'snippet.js';
-
-type AbortReason = 'wall' | 'cpu' | 'requests' | 'cancel';
 
 export interface ExecutionHost {
   postRequest(runId: number, requestId: number, json: string): void;
@@ -33,9 +42,6 @@ interface Helpers {
 
 type Outcome = { ok: true; outputJson: string } | { ok: false; error: RunError };
 
-/** CPU is read from the kernel at most this often while the interpreter runs. */
-const CPU_POLL_MS = 10;
-
 export class Execution {
   readonly done: Promise<WorkerRunResult>;
   private resolveDone!: (result: WorkerRunResult) => void;
@@ -50,11 +56,7 @@ export class Execution {
   private requestCount = 0;
   private abortReason: AbortReason | null = null;
   private readonly logs: LogBuffer;
-  private readonly startedAt = performance.now();
-  private readonly wallDeadline: number;
-  private cpuStart: number | null = null;
-  private interpreterMs = 0;
-  private nextCpuPoll = 0;
+  private readonly meter: RunMeter;
   private wallTimer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -64,7 +66,7 @@ export class Execution {
   ) {
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.logs = new LogBuffer(run.limits.maxLogLines, run.limits.maxLogBytes);
-    this.wallDeadline = this.startedAt + run.limits.wallMs;
+    this.meter = new RunMeter(run.limits.wallMs, run.limits.cpuMs);
     // Fires only while the worker waits for answers: the interpreter is never running then.
     this.wallTimer = setTimeout(() => this.abort('wall'), run.limits.wallMs);
     this.guard(() => this.start());
@@ -82,14 +84,14 @@ export class Execution {
     this.guard(() => {
       const context = this.context!;
       const text = context.newString(json);
-      const parsed = this.inside(() => context.callFunction(this.helpers!.parseJson, context.undefined, text));
+      const parsed = this.meter.inside(() => context.callFunction(this.helpers!.parseJson, context.undefined, text));
       text.dispose();
       if (parsed.error) {
         deferred.dispose();
         return this.finishThrown(parsed.error);
       }
       // Resolving looks up `then` on the value, which a snippet may have defined: interpreter time.
-      this.inside(() => deferred.resolve(parsed.value));
+      this.meter.inside(() => deferred.resolve(parsed.value));
       parsed.value.dispose();
       deferred.dispose();
       this.pump();
@@ -130,13 +132,12 @@ export class Execution {
     };
     api.dispose();
 
-    // The snippet's time starts here: building the context is the engine's, not the snippet's.
-    this.cpuStart = threadCpuMs();
-    const compiled = this.inside(() =>
+    this.meter.startCpu();
+    const compiled = this.meter.inside(() =>
       context.evalCode(`(async function () {${this.run.code}\n})`, SNIPPET_FILENAME, { type: 'global', strict: true }),
     );
     if (compiled.error) return this.finishThrown(compiled.error);
-    const called = this.inside(() => context.callFunction(compiled.value, context.undefined));
+    const called = this.meter.inside(() => context.callFunction(compiled.value, context.undefined));
     compiled.value.dispose();
     if (called.error) return this.finishThrown(called.error);
     this.promise = called.value;
@@ -147,35 +148,17 @@ export class Execution {
   private pump(): void {
     if (this.finished) return;
     const context = this.context!;
-    const jobs = this.inside(() => this.runtime!.executePendingJobs());
+    const jobs = this.meter.inside(() => this.runtime!.executePendingJobs());
     if (jobs.error) return this.finishThrown(jobs.error);
     if (this.abortReason) return this.finishAborted();
     const state = context.getPromiseState(this.promise!);
     if (state.type === 'fulfilled') return this.finishValue(state.value);
     if (state.type === 'rejected') return this.finishThrown(state.error);
-    if (this.pending.size === 0) {
-      return this.finish({
-        ok: false,
-        error: {
-          code: 'TIMEOUT',
-          message: 'the function awaits a promise that nothing can settle: the sandbox has no timers or events, only platform.request',
-          details: { limit: 'never_settled' },
-        },
-      });
-    }
+    if (this.pending.size === 0) return this.finish({ ok: false, error: NEVER_SETTLED });
   }
 
   private shouldInterrupt(): boolean {
-    if (this.abortReason) return true;
-    const now = performance.now();
-    if (now >= this.wallDeadline) {
-      this.abortReason = 'wall';
-    } else if (Atomics.load(this.host.control, 0) === this.run.runId) {
-      this.abortReason = 'cancel';
-    } else if (now >= this.nextCpuPoll) {
-      this.nextCpuPoll = now + CPU_POLL_MS;
-      if (this.cpuMs() > this.run.limits.cpuMs) this.abortReason = 'cpu';
-    }
+    this.abortReason ??= this.meter.exceeded() ?? (Atomics.load(this.host.control, 0) === this.run.runId ? 'cancel' : null);
     return this.abortReason !== null;
   }
 
@@ -218,7 +201,7 @@ export class Execution {
     if (!(LOG_LEVELS as readonly string[]).includes(level) || length === undefined || length > this.run.limits.maxLogBytes) {
       this.logs.drop();
     } else {
-      this.logs.add(level as LogLevel, context.getString(messageHandle!), Math.round(this.elapsedMs()));
+      this.logs.add(level as LogLevel, context.getString(messageHandle!), this.meter.elapsedMs());
     }
     return this.logs.accepting ? context.true : context.false;
   }
@@ -266,7 +249,7 @@ export class Execution {
   private finishValue(value: QuickJSHandle): void {
     const context = this.context!;
     const type = context.typeof(value);
-    const serialized = this.inside(() => context.callFunction(this.helpers!.serializeOutput, context.undefined, value));
+    const serialized = this.meter.inside(() => context.callFunction(this.helpers!.serializeOutput, context.undefined, value));
     value.dispose();
     if (serialized.error) {
       if (this.abortReason) {
@@ -275,28 +258,19 @@ export class Execution {
       }
       const thrown = this.describe(serialized.error);
       if (thrown.code === 'MEMORY_LIMIT') return this.finish({ ok: false, error: thrown });
-      return this.invalidOutput(`the return value is not JSON-serializable: ${thrown.message}`, type);
+      return this.finish({ ok: false, error: invalidOutput(`the return value is not JSON-serializable: ${thrown.message}`, type) });
     }
     const length = this.stringLength(serialized.value);
     if (length === undefined) {
       serialized.value.dispose();
-      return this.invalidOutput(`the return value is a ${type}, which JSON cannot represent`, type);
+      return this.finish({ ok: false, error: invalidOutput(`the return value is a ${type}, which JSON cannot represent`, type) });
     }
     const max = this.run.limits.maxOutputBytes;
     // A UTF-16 length above the byte limit is too large without copying it out of the sandbox.
     const outputJson = length > max ? null : context.getString(serialized.value);
     serialized.value.dispose();
-    if (outputJson === null || Buffer.byteLength(outputJson) > max) {
-      return this.finish({
-        ok: false,
-        error: { code: 'OUTPUT_TOO_LARGE', message: `the output is larger than ${max} bytes as JSON`, details: { limit_bytes: max } },
-      });
-    }
+    if (outputJson === null || Buffer.byteLength(outputJson) > max) return this.finish({ ok: false, error: outputTooLarge(this.run.limits) });
     this.finish({ ok: true, outputJson });
-  }
-
-  private invalidOutput(message: string, type: string): void {
-    this.finish({ ok: false, error: { code: 'INVALID_OUTPUT', message, details: { type } } });
   }
 
   private finishThrown(thrown: QuickJSHandle): void {
@@ -311,7 +285,7 @@ export class Execution {
   private describe(thrown: QuickJSHandle): RunError {
     const context = this.context!;
     this.releaseReserve();
-    const described = this.inside(() => context.callFunction(this.helpers!.describeError, context.undefined, thrown));
+    const described = this.meter.inside(() => context.callFunction(this.helpers!.describeError, context.undefined, thrown));
     thrown.dispose();
     let info = { name: 'Error', message: 'the thrown value could not be described', stack: '' };
     if (described.error) described.error.dispose();
@@ -319,26 +293,15 @@ export class Execution {
       info = JSON.parse(context.getString(described.value)) as typeof info;
       described.value.dispose();
     }
-    if (info.name === 'InternalError' && info.message === 'out of memory') return this.memoryLimit();
+    if (info.name === 'InternalError' && info.message === 'out of memory') return memoryLimitError(this.run.limits);
     // When even the error object could not be allocated, QuickJS throws null.
-    if ((described.error || (info.name === 'object' && info.message === 'null')) && memoryExhausted(this.instance)) return this.memoryLimit();
+    const unallocated = described.error || (info.name === 'object' && info.message === 'null');
+    if (unallocated && memoryExhausted(this.instance)) return memoryLimitError(this.run.limits);
     return { code: 'SNIPPET_THREW', message: info.message, details: { name: info.name, stack: info.stack } };
   }
 
-  private memoryLimit(): RunError {
-    const limit = this.run.limits.memoryBytes;
-    return { code: 'MEMORY_LIMIT', message: `the run used more than its ${limit} bytes of memory`, details: { limit_bytes: limit } };
-  }
-
   private finishAborted(): void {
-    const { limits } = this.run;
-    const errors: Record<AbortReason, RunError> = {
-      wall: { code: 'TIMEOUT', message: `the run exceeded its wall time of ${limits.wallMs} ms`, details: { limit: 'wall', limit_ms: limits.wallMs } },
-      cpu: { code: 'TIMEOUT', message: `the run exceeded its CPU time of ${limits.cpuMs} ms`, details: { limit: 'cpu', limit_ms: limits.cpuMs } },
-      requests: { code: 'REQUEST_LIMIT', message: `the run made more than ${limits.maxRequests} platform requests`, details: { limit: limits.maxRequests } },
-      cancel: { code: 'CANCELLED', message: 'the run was cancelled', details: {} },
-    };
-    this.finish({ ok: false, error: errors[this.abortReason ?? 'cancel'] });
+    this.finish({ ok: false, error: abortError(this.abortReason ?? 'cancel', this.run.limits) });
   }
 
   /** Measures, releases the QuickJS runtime and reports. Idempotent. */
@@ -362,13 +325,8 @@ export class Execution {
       }
     }
     this.pending.clear();
-    const stats = {
-      cpu_time_ms: Math.round(this.cpuMs()),
-      wall_time_ms: Math.round(this.elapsedMs()),
-      heap_used_bytes: heapUsed,
-      request_count: this.requestCount,
-    };
-    const logs = this.logs.finish(Math.round(this.elapsedMs()));
+    const stats = this.meter.stats(heapUsed, this.requestCount);
+    const logs = this.logs.finish(this.meter.elapsedMs());
     this.resolveDone(outcome.ok ? { ok: true, outputJson: outcome.outputJson, logs, stats } : { ok: false, error: outcome.error, logs, stats });
   }
 
@@ -396,32 +354,9 @@ export class Execution {
       this.instance.poisoned = true;
       if (this.finished) return;
       if (this.abortReason) return this.finishAborted();
-      if (error instanceof RangeError && /call stack/i.test(error.message)) {
-        return this.finish({ ok: false, error: { code: 'SNIPPET_THREW', message: 'stack overflow', details: { name: 'InternalError', stack: '' } } });
-      }
-      if (memoryExhausted(this.instance)) return this.finish({ ok: false, error: this.memoryLimit() });
-      this.finish({
-        ok: false,
-        error: { code: 'SANDBOX_FAILURE', message: 'the sandbox failed while running the code', details: { reason: String(error).slice(0, 500) } },
-      });
+      if (error instanceof RangeError && /call stack/i.test(error.message)) return this.finish({ ok: false, error: STACK_OVERFLOW });
+      if (memoryExhausted(this.instance)) return this.finish({ ok: false, error: memoryLimitError(this.run.limits) });
+      this.finish({ ok: false, error: sandboxFailure('the sandbox failed while running the code', error) });
     }
-  }
-
-  private inside<T>(enter: () => T): T {
-    const started = performance.now();
-    try {
-      return enter();
-    } finally {
-      this.interpreterMs += performance.now() - started;
-    }
-  }
-
-  private cpuMs(): number {
-    if (this.cpuStart === null) return this.interpreterMs;
-    return (threadCpuMs() ?? this.cpuStart) - this.cpuStart;
-  }
-
-  private elapsedMs(): number {
-    return performance.now() - this.startedAt;
   }
 }

@@ -8,6 +8,7 @@ import { DEFAULT_MAX_STACK_BYTES, resolveLimits } from './limits.js';
 import type { FromWorker, WorkerInit, WorkerRunResult } from './protocol.js';
 import { compileQuickJS } from './quickjs.js';
 import { checkPlatformRequest, serializePlatformResponse } from './request.js';
+import { cancelledError, invalidOutput, sandboxFailure, watchdogTimeout } from './run-errors.js';
 import { spawnWorkerThread } from './thread.js';
 import {
   SandboxBusyError,
@@ -136,8 +137,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     try {
       return { ok: true, output: JSON.parse(result.outputJson), logs: result.logs, stats: result.stats };
     } catch {
-      const error: RunError = { code: 'INVALID_OUTPUT', message: 'the output is not valid JSON', details: { type: 'string' } };
-      return { ok: false, error, logs: result.logs, stats: result.stats };
+      return { ok: false, error: invalidOutput('the output is not valid JSON', 'string'), logs: result.logs, stats: result.stats };
     }
   }
 
@@ -152,7 +152,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     const active = worker.active;
     if (active) {
       const stats = { ...ZERO_STATS, wall_time_ms: Math.round(performance.now() - active.startedAt), request_count: active.requests };
-      settle(worker, active, failed(error ?? { code: 'SANDBOX_FAILURE', message: reason, details: {} }, stats));
+      settle(worker, active, failed(error ?? sandboxFailure(reason), stats));
     }
     if (closed) return notify();
     replaced++;
@@ -210,11 +210,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     runs++;
     const deadline = job.limits.wallMs + graceMs;
     const watchdog = setTimeout(() => {
-      replace(worker, 'the sandbox worker did not answer', {
-        code: 'TIMEOUT',
-        message: `the run did not end within its wall time of ${job.limits.wallMs} ms; its worker was replaced`,
-        details: { limit: 'watchdog', limit_ms: deadline },
-      });
+      replace(worker, 'the sandbox worker did not answer', watchdogTimeout(job.limits, deadline));
     }, deadline);
     worker.active = { job, startedAt: performance.now(), watchdog, bridgeAbort: new AbortController(), requests: 0 };
     worker.thread.postMessage({ type: 'run', runId: job.id, code: job.request.code, inputsJson: job.inputsJson, limits: job.limits });
@@ -249,7 +245,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
 
   function cancel(job: Job): void {
     if (removeQueued(job)) {
-      job.resolve(failed({ code: 'CANCELLED', message: 'the run was cancelled before it started', details: {} }));
+      job.resolve(failed(cancelledError('the run was cancelled before it started')));
       return;
     }
     for (const worker of workers) {
@@ -276,7 +272,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     const tenant = request.tenant;
     return new Promise<RunResult>((resolve, reject) => {
       const job: Job = { id: nextJobId++, request, tenant, limits, inputsJson, resolve, queueTimer: null, onAbort: null };
-      if (request.signal?.aborted) return resolve(failed({ code: 'CANCELLED', message: 'the run was cancelled before it started', details: {} }));
+      if (request.signal?.aborted) return resolve(failed(cancelledError('the run was cancelled before it started')));
       const underCap = (runningByTenant.get(tenant) ?? 0) < perTenantConcurrency;
       const idle = underCap ? [...workers].find((w) => w.state === 'idle') : undefined;
       if (!idle) {
@@ -316,7 +312,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         if (respawnTimer) clearTimeout(respawnTimer);
         for (const job of [...queue]) {
           removeQueued(job);
-          job.resolve(failed({ code: 'CANCELLED', message: 'the sandbox closed before the run started', details: {} }));
+          job.resolve(failed(cancelledError('the sandbox closed before the run started')));
         }
       }
       await waitFor(() => [...workers].every((w) => w.state !== 'busy'));

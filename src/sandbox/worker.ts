@@ -6,6 +6,7 @@ import { Execution, type ExecutionHost } from './execute.js';
 import { DEFAULT_LIMITS } from './limits.js';
 import type { FromWorker, RunMessage, ToWorker, WorkerInit, WorkerRunResult } from './protocol.js';
 import { instantiateQuickJS, type QuickJSInstance } from './quickjs.js';
+import { sandboxFailure } from './run-errors.js';
 
 /** An instance whose memory grew past this is replaced after its run. */
 const RETAIN_MEMORY_BYTES = 32 * 1024 * 1024;
@@ -58,7 +59,7 @@ port.on('message', (message: ToWorker) => {
             runId: message.runId,
             result: {
               ok: false,
-              error: { code: 'SANDBOX_FAILURE', message: 'the sandbox could not start', details: { reason: String(error).slice(0, 500) } },
+              error: sandboxFailure('the sandbox could not start', error),
               logs: [],
               stats: { cpu_time_ms: 0, wall_time_ms: 0, heap_used_bytes: 0, request_count: 0 },
             },
