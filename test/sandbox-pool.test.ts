@@ -35,6 +35,14 @@ function gatedBridge() {
 
 const waitingCode = 'return (await platform.request({ path: "/v1/wait" })).body';
 
+/** Starts a run of `tenant` that holds its worker (waiting on the gate) until `open()`. */
+async function occupyWorker(sandbox: Sandbox, tenant: string) {
+  const gate = gatedBridge();
+  const running = sandbox.run({ code: waitingCode, tenant, bridge: gate.bridge });
+  await until(() => gate.seen.length === 1, 'the run to reach the bridge');
+  return { running, open: gate.open };
+}
+
 async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = performance.now() + 10_000;
   while (!condition()) {
@@ -119,24 +127,20 @@ describe('fairness and bounded queues', () => {
   test('the global queue is bounded, and a run waits at most queueTimeoutMs', async () => {
     const sandbox = pool({ workers: 1, perTenantConcurrency: 1, perTenantQueue: 10, maxQueue: 2, queueTimeoutMs: 400 });
     await sandbox.ready();
-    const gate = gatedBridge();
-    const running = sandbox.run({ code: waitingCode, tenant: 'a', bridge: gate.bridge });
-    await until(() => gate.seen.length === 1, 'the run to reach the bridge');
+    const gate = await occupyWorker(sandbox, 'a');
     const queued: Promise<RunResult>[] = [sandbox.run({ code: 'return 1', tenant: 'a', bridge: noBridge }), sandbox.run({ code: 'return 2', tenant: 'b', bridge: noBridge })];
     await assert.rejects(sandbox.run({ code: 'return 3', tenant: 'c', bridge: noBridge }), (e: unknown) => e instanceof SandboxBusyError && e.reason === 'queue_full');
     for (const waiting of queued) await assert.rejects(waiting, (e: unknown) => e instanceof SandboxBusyError && e.reason === 'queue_timeout');
     assert.equal(sandbox.stats().queued, 0);
     gate.open();
-    expectOk(await running);
+    expectOk(await gate.running);
     await assertHealthy(sandbox, 1);
   });
 
   test('a cancelled queued run leaves the queue at once', async () => {
     const sandbox = pool({ workers: 1 });
     await sandbox.ready();
-    const gate = gatedBridge();
-    const running = sandbox.run({ code: waitingCode, tenant: 'a', bridge: gate.bridge });
-    await until(() => gate.seen.length === 1, 'the run to reach the bridge');
+    const gate = await occupyWorker(sandbox, 'a');
     const controller = new AbortController();
     const queued = sandbox.run({ code: 'return 1', tenant: 'b', bridge: noBridge, signal: controller.signal });
     assert.equal(sandbox.stats().queued, 1);
@@ -144,7 +148,7 @@ describe('fairness and bounded queues', () => {
     expectError(await queued, 'CANCELLED');
     assert.equal(sandbox.stats().queued, 0);
     gate.open();
-    expectOk(await running);
+    expectOk(await gate.running);
   });
 });
 
@@ -152,15 +156,13 @@ describe('closing', () => {
   test('cancels queued runs, lets running ones end, then refuses new runs', async () => {
     const sandbox = pool({ workers: 1 });
     await sandbox.ready();
-    const gate = gatedBridge();
-    const running = sandbox.run({ code: waitingCode, tenant: 'a', bridge: gate.bridge });
-    await until(() => gate.seen.length === 1, 'the run to reach the bridge');
+    const gate = await occupyWorker(sandbox, 'a');
     const queued = sandbox.run({ code: 'return 1', tenant: 'b', bridge: noBridge });
     const closing = sandbox.close();
     expectError(await queued, 'CANCELLED');
     await assert.rejects(sandbox.run({ code: 'return 1', tenant: 'c', bridge: noBridge }), SandboxClosedError);
     gate.open();
-    assert.equal(expectOk(await running).output, 'through the gate');
+    assert.equal(expectOk(await gate.running).output, 'through the gate');
     await closing;
     assert.equal(sandbox.stats().workers, 0);
   });
