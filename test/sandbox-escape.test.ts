@@ -3,11 +3,12 @@
 // prototypes untouched, the inputs object given unchanged, the next run unaffected).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { Execution } from '../src/sandbox/execute.js';
+import { createSandbox, DEFAULT_LIMITS, type Sandbox } from '../src/sandbox/index.js';
+import { compileQuickJS, instantiateQuickJS } from '../src/sandbox/quickjs.js';
 import { assertHealthy, expectError, expectOk, noBridge, recordingBridge } from './sandbox-fixtures.js';
 
-// One worker: consecutive runs share its thread and its WebAssembly instance, so a leak from one
-// run into the next would show.
+// One worker: consecutive runs share its thread, so a leak from one run into the next would show.
 let sandbox: Sandbox;
 before(async () => {
   sandbox = createSandbox({ workers: 1 });
@@ -18,13 +19,16 @@ after(() => sandbox.close());
 const run = (code: string, inputs: Record<string, never> | Record<string, unknown> = {}) =>
   sandbox.run({ code, inputs: inputs as never, tenant: 'ws_escape', bridge: noBridge });
 
-/** Standard ECMAScript as QuickJS 2025-09-13 provides it, plus the three names the engine adds. */
+/**
+ * Standard ECMAScript as QuickJS 2025-09-13 provides it, less what the engine removes
+ * (SharedArrayBuffer, Atomics, FinalizationRegistry, WeakRef), plus the three names it adds.
+ */
 const ALLOWED_GLOBALS = [
   'AggregateError', 'Array', 'ArrayBuffer', 'BigInt', 'BigInt64Array', 'BigUint64Array', 'Boolean', 'DataView', 'Date',
-  'Error', 'EvalError', 'FinalizationRegistry', 'Float16Array', 'Float32Array', 'Float64Array', 'Function', 'Infinity',
+  'Error', 'EvalError', 'Float16Array', 'Float32Array', 'Float64Array', 'Function', 'Infinity',
   'Int16Array', 'Int32Array', 'Int8Array', 'InternalError', 'Iterator', 'JSON', 'Map', 'Math', 'NaN', 'Number', 'Object',
   'Promise', 'Proxy', 'RangeError', 'ReferenceError', 'Reflect', 'RegExp', 'Set', 'String', 'Symbol', 'SyntaxError',
-  'TypeError', 'URIError', 'Uint16Array', 'Uint32Array', 'Uint8Array', 'Uint8ClampedArray', 'WeakMap', 'WeakRef', 'WeakSet',
+  'TypeError', 'URIError', 'Uint16Array', 'Uint32Array', 'Uint8Array', 'Uint8ClampedArray', 'WeakMap', 'WeakSet',
   'decodeURI', 'decodeURIComponent', 'encodeURI', 'encodeURIComponent', 'escape', 'eval', 'globalThis', 'isFinite', 'isNaN',
   'parseFloat', 'parseInt', 'undefined', 'unescape',
   'console', 'inputs', 'platform',
@@ -34,12 +38,20 @@ describe('the sandbox escape battery', () => {
   test('no host globals: process, require, module, Buffer, timers, network, WebAssembly, shared memory', async () => {
     const names = ['process', 'require', 'module', 'exports', 'global', 'Buffer', 'setTimeout', 'setInterval', 'setImmediate',
       'queueMicrotask', 'fetch', 'XMLHttpRequest', 'WebSocket', 'std', 'os', 'print', 'WebAssembly', 'SharedArrayBuffer',
-      'Atomics', '__dirname', 'performance', 'navigator', 'importScripts', 'postMessage'];
+      'Atomics', 'FinalizationRegistry', 'WeakRef', '__dirname', 'performance', 'navigator', 'importScripts', 'postMessage'];
     const result = expectOk(await run(`return ${JSON.stringify(names)}.map((n) => [n, typeof globalThis[n], eval('typeof ' + n)])`));
     for (const [name, viaGlobal, viaEval] of result.output as string[][]) {
       assert.equal(viaGlobal, 'undefined', name);
       assert.equal(viaEval, 'undefined', name);
     }
+  });
+
+  test('ArrayBuffers cannot be resized or transferred (typed arrays never see their buffer change)', async () => {
+    const result = expectOk(
+      await run(`const b = new ArrayBuffer(8, { maxByteLength: 16 });
+        return ['resize', 'transfer', 'transferToFixedLength'].map((m) => typeof b[m])`),
+    );
+    assert.deepEqual(result.output, ['undefined', 'undefined', 'undefined']);
   });
 
   test('globalThis has exactly the allowed own properties, and no host prototype', async () => {
@@ -175,6 +187,25 @@ describe('the sandbox escape battery', () => {
     assert.equal(signals[0]?.aborted, true);
     release();
     await assertHealthy(sandbox, 1);
+  });
+
+  test('nothing a run leaves in the WebAssembly memory survives the reset before the next run', async () => {
+    // In this thread, to read the instance's memory: what the worker does between two runs.
+    const instance = await instantiateQuickJS(compileQuickJS(), DEFAULT_LIMITS.memoryBytes);
+    const pristine = Buffer.from(new Uint8Array(instance.memory.buffer).slice());
+    const secret = `tenant-a-secret-${Math.random().toString(36).slice(2)}`;
+    const execution = new Execution(
+      instance,
+      { type: 'run', runId: 1, code: 'const copy = inputs.secret.repeat(3); console.log(copy); return copy.length', inputsJson: JSON.stringify({ secret }), limits: { ...DEFAULT_LIMITS } },
+      { control: new Int32Array(1), unsafeTestHooks: false, postRequest() {} },
+    );
+    const done = await execution.done;
+    assert.ok(done.ok && done.outputJson === String(secret.length * 3), JSON.stringify(done));
+    const memory = () => Buffer.from(instance.memory.buffer);
+    assert.ok(memory().includes(secret), 'freed memory still holds the run’s data: the reset is what removes it');
+    instance.reset();
+    assert.equal(memory().includes(secret), false);
+    assert.ok(memory().subarray(0, pristine.length).equals(pristine), 'the memory is exactly as instantiated');
   });
 
   test('the pool is healthy after the battery', async () => {

@@ -4,8 +4,8 @@
 //
 // Every entry into the interpreter runs under the interrupt handler (wall and CPU deadlines,
 // cancellation, the request limit); the wall timer covers the time spent waiting for answers.
-// Any exception out of the WebAssembly instance itself (a trap, the host stack exhausted) poisons
-// the instance: the run still gets a result, the worker a fresh instance.
+// An exception out of the WebAssembly instance itself (a trap, the host stack exhausted) marks the
+// instance broken: the run still gets a result, and the worker replaces the instance.
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 import { LogBuffer } from './logs.js';
 import { PRELUDE, PRELUDE_FILENAME } from './prelude.js';
@@ -189,7 +189,7 @@ export class Execution {
       return body();
     } catch (error) {
       // A trap or the host stack exhausted inside the instance: its state is suspect from now on.
-      if (error instanceof WebAssembly.RuntimeError || error instanceof RangeError) this.instance.poisoned = true;
+      if (error instanceof WebAssembly.RuntimeError || error instanceof RangeError) this.instance.broken = true;
       return this.context!.newString('platform: internal error');
     }
   }
@@ -311,7 +311,7 @@ export class Execution {
     if (this.wallTimer) clearTimeout(this.wallTimer);
     this.releaseReserve();
     let heapUsed = 0;
-    if (!this.instance.poisoned && this.runtime) {
+    if (!this.instance.broken && this.runtime) {
       try {
         heapUsed = this.heapUsedBytes();
         for (const deferred of this.pending.values()) deferred.dispose();
@@ -320,8 +320,8 @@ export class Execution {
         this.context?.dispose();
         this.runtime.dispose();
       } catch {
-        // A handle the run still held, or an instance that failed mid-way: never reuse it.
-        this.instance.poisoned = true;
+        // A handle the run still held makes QuickJS abort, which Emscripten remembers: a new instance.
+        this.instance.broken = true;
       }
     }
     this.pending.clear();
@@ -345,13 +345,13 @@ export class Execution {
 
   /**
    * Runs `step`; an exception escaping it came out of the WebAssembly instance (or is a bug here):
-   * the instance is poisoned and the run ends with the closest honest error.
+   * the instance is marked broken and the run ends with the closest honest error.
    */
   private guard(step: () => void): void {
     try {
       step();
     } catch (error) {
-      this.instance.poisoned = true;
+      this.instance.broken = true;
       if (this.finished) return;
       if (this.abortReason) return this.finishAborted();
       if (error instanceof RangeError && /call stack/i.test(error.message)) return this.finish({ ok: false, error: STACK_OVERFLOW });

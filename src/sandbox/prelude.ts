@@ -31,7 +31,12 @@ export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, m
   const cut = (text, max) => (text.length > max ? apply(stringSlice, text, [0, max]) : text);
 
   // Not part of the contract: shared memory and its atomics (and WebAssembly, absent anyway).
-  for (const name of ['SharedArrayBuffer', 'Atomics', 'WebAssembly']) delete g[name];
+  // Also gone, to shrink what a snippet can reach of the fixes this QuickJS (2025-09-13) lacks:
+  // resizing or transferring an ArrayBuffer under a typed array (the upstream buffer overflows in
+  // TypedArray sort/with/constructor) and FinalizationRegistry (a use-after-free), with WeakRef,
+  // which is of no use without it. A snippet never needs them.
+  for (const name of ['SharedArrayBuffer', 'Atomics', 'WebAssembly', 'FinalizationRegistry', 'WeakRef']) delete g[name];
+  for (const name of ['resize', 'transfer', 'transferToFixedLength']) delete ArrayBuffer.prototype[name];
 
   function deepFreeze(root) {
     const todo = [root];

@@ -3,11 +3,11 @@
 import type { LogLine, RunError, RunLimits, RunStats } from './types.js';
 
 export interface WorkerInit {
-  /** compiled once by the pool; instantiated per worker (and again after a trap) */
+  /** compiled once by the pool; each run gets an instance of its own */
   wasmModule: WebAssembly.Module;
   /** Int32Array[0]: the id of a run to cancel; the interrupt handler polls it */
   control: SharedArrayBuffer;
-  /** the memory limit of the first instance (the pool's default) */
+  /** the memory limit of the first instance made ahead (the pool's default) */
   memoryBytes: number;
   unsafeTestHooks: boolean;
 }
@@ -31,6 +31,6 @@ export type WorkerRunResult =
   | { ok: false; error: RunError; logs: LogLine[]; stats: RunStats };
 
 export type FromWorker =
-  | { type: 'ready'; startupMs: number; contextMs: number }
+  | { type: 'ready' }
   | { type: 'request'; runId: number; requestId: number; json: string }
   | { type: 'done'; runId: number; result: WorkerRunResult };

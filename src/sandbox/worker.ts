@@ -1,6 +1,7 @@
-// A sandbox worker thread: one run at a time, each in a fresh QuickJS runtime and context on the
-// thread's WebAssembly instance. The instance is reused while it is healthy and small; after a trap,
-// or a run that grew its memory, the next run gets a new one (that memory goes back to the system).
+// A sandbox worker thread: one run at a time, each with a fresh QuickJS runtime and context on the
+// thread's WebAssembly instance, whose memory is put back to its pristine bytes after every run
+// (quickjs.ts says why). The instance itself is replaced when it broke, when a run grew its memory
+// (resetting a large memory would cost every later run), or for a run with another memory limit.
 import { parentPort, workerData } from 'node:worker_threads';
 import { Execution, type ExecutionHost } from './execute.js';
 import { DEFAULT_LIMITS } from './limits.js';
@@ -8,14 +9,15 @@ import type { FromWorker, RunMessage, ToWorker, WorkerInit, WorkerRunResult } fr
 import { instantiateQuickJS, type QuickJSInstance } from './quickjs.js';
 import { sandboxFailure } from './run-errors.js';
 
-/** An instance whose memory grew past this is replaced after its run. */
-const RETAIN_MEMORY_BYTES = 32 * 1024 * 1024;
+/** An instance whose memory grew past this is replaced rather than reset. */
+const RESET_MAX_BYTES = 24 * 1024 * 1024;
 
 const init = workerData as WorkerInit;
 const port = parentPort!;
 const post = (message: FromWorker) => port.postMessage(message);
 
 let instance: Promise<QuickJSInstance> | null = null;
+let instanceBytes = 0;
 let current: Execution | null = null;
 
 const host: ExecutionHost = {
@@ -24,33 +26,37 @@ const host: ExecutionHost = {
   postRequest: (runId, requestId, json) => post({ type: 'request', runId, requestId, json }),
 };
 
-async function acquire(memoryBytes: number): Promise<QuickJSInstance> {
-  if (instance) {
-    const ready = await instance;
-    if (!ready.poisoned && ready.memoryBytes === memoryBytes) return ready;
-  }
+function replaceInstance(memoryBytes: number): void {
   instance = instantiateQuickJS(init.wasmModule, memoryBytes);
-  return instance;
+  // A failure surfaces when a run awaits this instance; until then it must not crash the thread.
+  instance.catch(() => {});
+  instanceBytes = memoryBytes;
 }
 
 async function execute(run: RunMessage): Promise<WorkerRunResult> {
-  const used = await acquire(run.limits.memoryBytes);
+  if (!instance || instanceBytes !== run.limits.memoryBytes) replaceInstance(run.limits.memoryBytes);
+  const used = await instance!;
   current = new Execution(used, run, host);
   const result = await current.done;
   current = null;
-  if (used.poisoned || used.memory.buffer.byteLength > RETAIN_MEMORY_BYTES) {
-    instance = null;
-    // Instantiated now, while the worker is idle, rather than on the next run's clock.
-    void acquire(run.limits.memoryBytes);
-  }
   return result;
+}
+
+/** Between runs: nothing of the last run may remain for the next. */
+async function cleanUp(): Promise<void> {
+  const used = await instance!;
+  if (used.broken || used.memory.buffer.byteLength > RESET_MAX_BYTES) replaceInstance(instanceBytes);
+  else used.reset();
 }
 
 port.on('message', (message: ToWorker) => {
   switch (message.type) {
     case 'run':
       execute(message).then(
-        (result) => post({ type: 'done', runId: message.runId, result }),
+        async (result) => {
+          post({ type: 'done', runId: message.runId, result });
+          await cleanUp();
+        },
         (error: unknown) => {
           // Only instantiation can fail here (Execution reports its own failures): let the pool
           // replace this thread.
@@ -77,9 +83,8 @@ port.on('message', (message: ToWorker) => {
   }
 });
 
-// Instantiate and run one trivial snippet before reporting ready, so the first real run does not
-// pay for instantiation or for the first compilation of the interpreter's hot paths.
-await acquire(init.memoryBytes);
-const contextStarted = performance.now();
+// Run one trivial snippet before reporting ready, so the first real run does not pay for the first
+// compilation of the interpreter's hot paths.
 await execute({ type: 'run', runId: -1, code: 'return 1', inputsJson: '{}', limits: { ...DEFAULT_LIMITS, memoryBytes: init.memoryBytes } });
-post({ type: 'ready', startupMs: performance.now(), contextMs: performance.now() - contextStarted });
+await cleanUp();
+post({ type: 'ready' });
