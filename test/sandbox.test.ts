@@ -112,9 +112,10 @@ describe('errors end the run with a typed error and leave the pool healthy', () 
   });
 
   test('the CPU limit ends a busy loop before the wall limit', async () => {
-    const result = expectError(await run('while (true) {}', { limits: { wallMs: 5000, cpuMs: 200 } }), 'TIMEOUT');
+    // A wall limit far away: even on a crowded machine 200 ms of CPU come well before it.
+    const result = expectError(await run('while (true) {}', { limits: { wallMs: 20_000, cpuMs: 200 } }), 'TIMEOUT');
     assert.equal(result.error.details.limit, 'cpu');
-    assert.ok(result.stats.cpu_time_ms >= 150 && result.stats.wall_time_ms < 4000, JSON.stringify(result.stats));
+    assert.ok(result.stats.cpu_time_ms >= 150, JSON.stringify(result.stats));
   });
 
   test('an async loop of jobs times out too', async () => {
@@ -135,7 +136,7 @@ describe('errors end the run with a typed error and leave the pool healthy', () 
     ['a string doubled until it breaks', 'let s = "x"; while (true) s = [s, s].join(""); return s.length'],
   ] as const) {
     test(`a memory bomb (${name}): MEMORY_LIMIT`, async () => {
-      const result = expectError(await run(code, { limits: { memoryBytes: 32 * 1024 * 1024, wallMs: 5000 } }), 'MEMORY_LIMIT');
+      const result = expectError(await run(code, { limits: { memoryBytes: 32 * 1024 * 1024, wallMs: 30_000 } }), 'MEMORY_LIMIT');
       assert.equal(result.error.details.limit_bytes, 32 * 1024 * 1024);
       await assertHealthy(sandbox, SIZE);
     });
@@ -158,7 +159,10 @@ describe('errors end the run with a typed error and leave the pool healthy', () 
     const caught = expectOk(await run('let depth = 0; function down() { depth++; down() } try { down() } catch (e) { return [depth > 500, String(e)] }'));
     assert.deepEqual(caught.output, [true, 'InternalError: stack overflow']);
     // Nesting that native code recurses over (JSON) ends the same way.
-    const nested = expectError(await run('let o = {}; for (let i = 0; i < 100000; i++) o = { o }; return JSON.stringify(o).length'), 'SNIPPET_THREW');
+    const nested = expectError(
+      await run('let o = {}; for (let i = 0; i < 100000; i++) o = { o }; return JSON.stringify(o).length', { limits: { wallMs: 30_000 } }),
+      'SNIPPET_THREW',
+    );
     assert.equal(nested.error.message, 'stack overflow');
     await assertHealthy(sandbox, SIZE);
   });

@@ -32,6 +32,8 @@ export function spawnWorkerThread(init: WorkerInit, maxStackBytes: number): Work
     stderr: false,
   };
   if (!fromSource) return new Worker(WORKER_URL, options);
-  const bootstrap = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
+  // Resolved here, from this file: the bootstrap itself has no location to resolve packages from.
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
   return new Worker(bootstrap, { ...options, eval: true });
 }
