@@ -22,11 +22,16 @@ import { devicePageRoutes } from './web/device.page.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import type { Services } from './services.js';
 import { Operation } from './modules/operations/operations.schemas.js';
+import { ACCOUNT_SCHEMAS } from './modules/account/account-schemas.js';
 import { operationRoutes } from './modules/operations/operations.routes.js';
 import { clusterRoutes } from './modules/clusters/clusters.routes.js';
 import { packageRoutes } from './modules/packages/packages.routes.js';
 import { installRoutes } from './modules/installs/installs.routes.js';
 import { previewHostnameRoutes } from './modules/preview-hostnames/preview-hostnames.routes.js';
+import { planRoutes } from './modules/plans/plans.routes.js';
+import { subscriptionRoutes } from './modules/subscriptions/subscriptions.routes.js';
+import { quotaRoutes } from './modules/quotas/quotas.routes.js';
+import { notificationRoutes } from './modules/notifications/notifications.routes.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -105,6 +110,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
 
   app.addSchema(ErrorBody);
   app.addSchema(Operation);
+  for (const schema of ACCOUNT_SCHEMAS) app.addSchema(schema);
 
   // Callback-style hooks: they run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
@@ -153,6 +159,10 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   packageRoutes(app, services);
   installRoutes(app, services);
   previewHostnameRoutes(app, services);
+  planRoutes(app, services);
+  subscriptionRoutes(app, services);
+  quotaRoutes(app, services);
+  notificationRoutes(app, services);
   // The OAuth endpoints (RFC 6749 and 8628 use forms) and the server-rendered pages, in their own
   // context: only they parse application/x-www-form-urlencoded and cookies; the JSON API never does.
   await app.register(async (forms: App) => {

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { BUILT_IN_PLANS, parsePlans, PlanCatalog, PlansFileError } from './modules/plans/plans.js';
 
 export interface TrustedIssuer {
   /** exact `iss` value of accepted tokens */
@@ -44,6 +45,17 @@ export interface Config {
     /** multiplies every retry backoff (tests and demos shorten it) */
     backoffScale: number;
   };
+  /** the plan catalog: built in, or SVC_PLANS_FILE's */
+  plans: PlanCatalog;
+  quotas: {
+    /**
+     * false skips every quota check (SVC_QUOTAS_ENFORCED=false): only for benchmarks, which
+     * measure what the checks cost; quotas are still reported
+     */
+    enforced: boolean;
+  };
+  /** how often workers apply due subscription changes, notify of expiring tokens and purge old notifications */
+  accountSweepMs: number;
   preview: {
     /** the preview router's listen port (on HOST); also the port its URLs carry when it is not 80 */
     port: number;
@@ -129,6 +141,30 @@ function parseTrustedIssuers(raw: string | undefined): TrustedIssuer[] {
   });
 }
 
+/** The operator's plans file, or the built-in catalog when SVC_PLANS_FILE is unset. */
+function loadPlans(file: string | undefined): PlanCatalog {
+  if (!file) return new PlanCatalog(BUILT_IN_PLANS);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`SVC_PLANS_FILE cannot be read: ${(err as Error).message}`);
+  }
+  try {
+    return parsePlans(text);
+  } catch (err) {
+    if (err instanceof PlansFileError) throw new ConfigError(`SVC_PLANS_FILE ${file} ${err.message}`);
+    throw err;
+  }
+}
+
+function booleanSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  return raw === 'true';
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = numberSetting(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -181,6 +217,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: numberSetting(env, 'SVC_JOB_POLL_MS', 1000, 10, 60_000),
       backoffScale: numberSetting(env, 'SVC_RETRY_BACKOFF_SCALE', 1, 0, 100, false),
     },
+    plans: loadPlans(env.SVC_PLANS_FILE),
+    quotas: { enforced: booleanSetting(env, 'SVC_QUOTAS_ENFORCED', true) },
+    accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
     preview: {
       port: numberSetting(env, 'SVC_PREVIEW_PORT', 8081, 0, 65535),
       domain: parsePreviewDomain(env.SVC_PREVIEW_DOMAIN),

@@ -24,6 +24,13 @@ import { createInstallService } from './modules/installs/installs.service.js';
 import { registerInstallWorkflows } from './modules/installs/installs.workflows.js';
 import { createPreviewHostnameService } from './modules/preview-hostnames/preview-hostnames.service.js';
 import { registerPreviewHostnameWorkflows } from './modules/preview-hostnames/preview-hostnames.workflows.js';
+import { createQuotaService } from './modules/quotas/quotas.service.js';
+import { clusterUsage, machineUsage } from './modules/clusters/clusters.repo.js';
+import { installUsage } from './modules/installs/installs.repo.js';
+import { operationFailed } from './modules/notifications/sources.js';
+import { createNotificationService } from './modules/notifications/notifications.service.js';
+import { createSubscriptionService } from './modules/subscriptions/subscriptions.service.js';
+import { registerSubscriptionWorkflows } from './modules/subscriptions/subscriptions.workflows.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
   const { db, config } = deps;
@@ -31,13 +38,20 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const sessions = createSessionService({ db });
   const notifier = createNotifier({ databaseUrl: config.databaseUrl, db });
   const workflows = new WorkflowRegistry();
-  const operations = createOperationService({ db, cursors, notifier, workflows, publicUrl: config.publicUrl });
+  const quotas = createQuotaService({ db, plans: config.plans, enforced: config.quotas.enforced });
+  // Usage counters of the allocation metrics, declared next to the tables they count.
+  // secrets/secrets: registered with the secrets module.
+  quotas.registerUsage('compute/clusters', clusterUsage);
+  quotas.registerUsage('compute/machines', machineUsage);
+  quotas.registerUsage('installs/installs', installUsage);
+  const operations = createOperationService({ db, cursors, notifier, workflows, publicUrl: config.publicUrl, admit: quotas.admitOperation });
+  workflows.onOperationEnd(operationFailed);
   /** cluster drivers by provider (tests may replace one) */
   const clusterDrivers = new Map<ClusterProvider, ClusterDriver>([
     ['local', createLocalDriver({ db })],
     ['kubernetes', lazyDriver('kubernetes', async () => (await import('./drivers/cluster/kubernetes.js')).createKubernetesDriver())],
   ]);
-  const clusterDeps = { db, drivers: clusterDrivers, operations, kubeconfigKey: deriveKey(config.secretKey, 'kubeconfig') };
+  const clusterDeps = { db, drivers: clusterDrivers, operations, kubeconfigKey: deriveKey(config.secretKey, 'kubeconfig'), quotas };
   registerClusterWorkflows(workflows, clusterDeps);
   const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl });
   const installDeps = { ...clusterDeps, preview: config.preview };
@@ -55,6 +69,8 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     },
   });
   workflows.register(workspaceDeletion.workflow);
+  const subscriptions = createSubscriptionService({ db, cursors, plans: config.plans, quotas, operations });
+  registerSubscriptionWorkflows(workflows, { db, subscriptions });
   return {
     db,
     dialect: deps.dialect,
@@ -64,7 +80,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     users: createUserService({ db }),
     sessions,
     device: createDeviceService({ db, config, sessions }),
-    workspaces: createWorkspaceService({ db, cursors }),
+    workspaces: createWorkspaceService({ db, cursors, quotas }),
     apiTokens: createApiTokenService({ db, cursors }),
     oauth: createOAuthService({ db, config, cursors }),
     /** POST /oauth/token handlers by grant_type; modules register theirs */
@@ -80,6 +96,9 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     packages: createPackageService({ db, cursors }),
     installs,
     previewHostnames,
+    quotas,
+    subscriptions,
+    notifications: createNotificationService({ db, cursors }),
   };
 }
 

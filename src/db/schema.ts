@@ -128,6 +128,8 @@ export interface OperationsTable {
   started_at: number;
   completed_at: number | null;
   updated_at: number;
+  /** metadata.cluster_id as a column: the operations/running quota counts by it */
+  cluster_id: string | null;
 }
 
 export interface OperationStepsTable {
@@ -171,6 +173,8 @@ export interface ClustersTable {
   kubeconfig_sealed: string | null;
   capabilities: string | null;
   capabilities_observed_at: number | null;
+  /** nodes in the last capabilities observation (the compute/machines quota) */
+  node_count: number;
   created_at: number;
   updated_at: number;
   revision: number;
@@ -275,6 +279,57 @@ export interface LocalDeploymentsTable {
   deployed_at: number;
 }
 
+export interface SubscriptionsTable {
+  workspace_id: string;
+  /** active | canceling */
+  status: string;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface SubscriptionChangeRequestsTable {
+  id: string;
+  workspace_id: string;
+  /** upgrade | downgrade | cancel */
+  kind: string;
+  previous_tier: string;
+  requested_tier: string;
+  /** pending | applied | canceled | rejected */
+  status: string;
+  status_reason: string | null;
+  effective_at: number;
+  resolved_at: number | null;
+  operation_id: string | null;
+  /** actor id (usr_, tok_ or oac_) */
+  requested_by: string;
+  created_at: number;
+}
+
+export interface NotificationsTable {
+  id: string;
+  user_id: string;
+  workspace_id: string | null;
+  type: string;
+  resource_type: string;
+  resource_id: string;
+  title: string;
+  body: string;
+  severity: string;
+  /** string map (JSON) */
+  context: string;
+  dedup_key: string;
+  read_at: number | null;
+  created_at: number;
+}
+
+export interface UsageCountersTable {
+  workspace_id: string;
+  metric: string;
+  window_start: number;
+  count: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -298,4 +353,8 @@ export interface Database {
   install_urls: InstallUrlsTable;
   preview_hostnames: PreviewHostnamesTable;
   local_deployments: LocalDeploymentsTable;
+  subscriptions: SubscriptionsTable;
+  subscription_change_requests: SubscriptionChangeRequestsTable;
+  notifications: NotificationsTable;
+  usage_counters: UsageCountersTable;
 }

@@ -90,10 +90,12 @@ export function createClusterService(deps: ClusterServiceDeps) {
       kubeconfig_sealed: provider === 'kubernetes' ? encrypt(deps.kubeconfigKey, body.kubeconfig!) : null,
       capabilities: null,
       capabilities_observed_at: null,
+      node_count: 0,
       created_at: now,
       updated_at: now,
       revision: 1,
     };
+    await deps.quotas.enforce(tx, { workspaceId: scope.workspaceId }, 'compute/clusters');
     if (!(await repo.insertClusterIfNameFree(tx, row))) {
       throw new ApiError('ALREADY_EXISTS', `a cluster named "${body.name}" already exists in the workspace`, { reason: 'CLUSTER_NAME_TAKEN' });
     }

@@ -17,6 +17,7 @@ import { drainOperationsStep, releaseEach } from '../operations/operation-steps.
 import type { OperationService } from '../operations/operations.service.js';
 import { findVersion } from '../packages/packages.repo.js';
 import { RenderError, renderManifest } from '../packages/render.js';
+import { installDegraded } from '../notifications/sources.js';
 import { evictAgedPinned, releaseInstallHostnames } from '../preview-hostnames/hostname-lifecycle.js';
 import { installUrlHostname, previewUrl } from '../preview-hostnames/hostnames.js';
 import * as repo from './installs.repo.js';
@@ -204,7 +205,10 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       // The previous render still runs where one became current; else nothing ever did.
       const install = await repo.findInstallById(tx, ctx.ownerId);
       const state = install?.current_render_id ? 'degraded' : 'failed';
-      await repo.setStateUnlessDeleting(tx, ctx.ownerId, { state, reconciling: 0 }, clock.now());
+      const set = await repo.setStateUnlessDeleting(tx, ctx.ownerId, { state, reconciling: 0 }, clock.now());
+      if (set && state === 'degraded' && outcome === 'FAILED') {
+        await installDegraded(tx, { workspaceId: ctx.workspaceId, installId: ctx.ownerId, operationId: ctx.operationId });
+      }
     },
   };
 
@@ -212,6 +216,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
     type: INSTALL_DELETE,
     // Halfway, the install may be off its cluster but still listed: finishing is the only way out.
     cancellable: false,
+    admittedOverQuota: true,
     steps: [
       // Create, update and preview-hostname operations: all are owned by the install.
       drainOperationsStep(deps.operations, 'install'),

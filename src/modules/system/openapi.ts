@@ -19,6 +19,10 @@ export const OPENAPI_TAGS = [
   { name: 'packages', description: 'Packages and their immutable versions: semver, a JSON Schema of the install values, and a manifest of routes and Kubernetes objects.' },
   { name: 'installs', description: 'Installs of package versions on clusters, their renders and their reachable URLs.' },
   { name: 'preview hostnames', description: 'Hostnames under the preview domain bound to a render of an install: floating (follow a track) or pinned (one render).' },
+  { name: 'plans', description: 'The plan catalog: each tier\'s quota limits (built in, or the operator\'s SVC_PLANS_FILE).' },
+  { name: 'subscriptions', description: 'A workspace\'s subscription: its tier, upgrades at once, downgrades and cancellation at the period end, and their change requests.' },
+  { name: 'quotas', description: 'Quota limits and usage per metric; creates past a limit are refused with 429 RESOURCE_EXHAUSTED.' },
+  { name: 'notifications', description: 'Messages to the signed-in user about what needs a person: failures, degraded installs, plan changes, quotas, expiring tokens.' },
 ];
 
 const DESCRIPTION = [
@@ -35,7 +39,8 @@ const DESCRIPTION = [
   '- **Workspace scope**: a workspace API token or OAuth client JWT acts on its own workspace; a user credential names the ' +
     'workspace in the `svc-context` header on workspace-scoped routes.',
   '- **`x-svc-auth`** on each operation tells how the caller is resolved: `none` (public), `user` (a user credential), ' +
-    '`any` (any credential), `workspace` (credential\'s workspace or `svc-context`), `workspace-path` (the `{id}` in the path).',
+    '`any` (any credential), `workspace` (credential\'s workspace or `svc-context`), `workspace-path` (the `{id}` in the path), ' +
+    '`workspace-or-user` (as `workspace`, except that a user credential without `svc-context` acts for the user across workspaces).',
   '- **Custom methods** are `POST /resource/{id}:verb`; the colon may be sent percent-encoded (`%3A`).',
   '- Every response carries `x-request-id`.',
 ].join('\n');
