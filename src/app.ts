@@ -32,6 +32,9 @@ import { planRoutes } from './modules/plans/plans.routes.js';
 import { subscriptionRoutes } from './modules/subscriptions/subscriptions.routes.js';
 import { quotaRoutes } from './modules/quotas/quotas.routes.js';
 import { notificationRoutes } from './modules/notifications/notifications.routes.js';
+import { SNIPPET_SCHEMAS } from './modules/snippets/snippets.schemas.js';
+import { snippetRoutes } from './modules/snippets/snippets.routes.js';
+import { isRunCredentialRequest } from './modules/snippets/snippet-bridge.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -111,11 +114,14 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   app.addSchema(ErrorBody);
   app.addSchema(Operation);
   for (const schema of ACCOUNT_SCHEMAS) app.addSchema(schema);
+  for (const schema of SNIPPET_SCHEMAS) app.addSchema(schema);
 
   // Callback-style hooks: they run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    if (closing) {
+    // A snippet run still in progress while draining keeps its platform.request calls: the run
+    // holds an in-flight request, and refusing its calls would fail it for no fault of its own.
+    if (closing && !isRunCredentialRequest(request)) {
       reply.header('connection', 'close');
       done(new ApiError('UNAVAILABLE', 'the server is shutting down; retry on another instance', {
         reason: 'SHUTTING_DOWN',
@@ -140,7 +146,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
 
 
   registerAuth(app, {
-    verifiers: [services.sessions.verifier, services.apiTokens.verifier, services.oauth.verifier],
+    verifiers: [services.sessions.verifier, services.apiTokens.verifier, services.oauth.verifier, services.runCredentials.verifier],
     memberships: services.workspaces.memberships,
   });
 
@@ -163,6 +169,9 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   subscriptionRoutes(app, services);
   quotaRoutes(app, services);
   notificationRoutes(app, services);
+  snippetRoutes(app, services);
+  // After the in-flight requests ended (a run is one): stop the sandbox's workers.
+  app.addHook('onClose', async () => services.snippetRunner.close());
   // The OAuth endpoints (RFC 6749 and 8628 use forms) and the server-rendered pages, in their own
   // context: only they parse application/x-www-form-urlencoded and cookies; the JSON API never does.
   await app.register(async (forms: App) => {

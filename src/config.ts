@@ -2,6 +2,7 @@
 // README.md lists the same table for operators.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BUILT_IN_PLANS, parsePlans, PlanCatalog, PlansFileError } from './modules/plans/plans.js';
 
@@ -56,6 +57,19 @@ export interface Config {
   };
   /** how often workers apply due subscription changes, notify of expiring tokens and purge old notifications */
   accountSweepMs: number;
+  /** the sandbox pool that runs snippets (src/sandbox) and how it shares itself between workspaces */
+  sandbox: {
+    /** worker threads, each running one snippet at a time */
+    workers: number;
+    /** runs of one workspace executing at once; the rest of its runs wait */
+    perWorkspaceConcurrency: number;
+    /** runs of one workspace waiting for a worker; past it, 429 */
+    perWorkspaceQueue: number;
+    /** runs waiting, all workspaces together; past it, 429 */
+    maxQueue: number;
+    /** a run waiting longer than this for a worker is refused with 429 */
+    queueTimeoutMs: number;
+  };
   preview: {
     /** the preview router's listen port (on HOST); also the port its URLs carry when it is not 80 */
     port: number;
@@ -197,6 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('SVC_BOOTSTRAP_TOKEN needs SVC_BOOTSTRAP_EMAIL and SVC_BOOTSTRAP_PASSWORD');
   }
 
+  const sandboxWorkers = numberSetting(env, 'SVC_SANDBOX_WORKERS', availableParallelism(), 1, 256);
   return {
     port,
     host,
@@ -220,6 +235,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plans: loadPlans(env.SVC_PLANS_FILE),
     quotas: { enforced: booleanSetting(env, 'SVC_QUOTAS_ENFORCED', true) },
     accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
+    sandbox: {
+      workers: sandboxWorkers,
+      perWorkspaceConcurrency: numberSetting(env, 'SVC_SNIPPET_CONCURRENCY', Math.ceil(sandboxWorkers / 2), 1, 256),
+      perWorkspaceQueue: numberSetting(env, 'SVC_SNIPPET_QUEUE', 16, 0, 10_000),
+      maxQueue: numberSetting(env, 'SVC_SANDBOX_QUEUE', 128, 0, 100_000),
+      queueTimeoutMs: numberSetting(env, 'SVC_SANDBOX_QUEUE_TIMEOUT_MS', 10_000, 100, 600_000),
+    },
     preview: {
       port: numberSetting(env, 'SVC_PREVIEW_PORT', 8081, 0, 65535),
       domain: parsePreviewDomain(env.SVC_PREVIEW_DOMAIN),

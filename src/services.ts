@@ -31,6 +31,9 @@ import { operationFailed } from './modules/notifications/sources.js';
 import { createNotificationService } from './modules/notifications/notifications.service.js';
 import { createSubscriptionService } from './modules/subscriptions/subscriptions.service.js';
 import { registerSubscriptionWorkflows } from './modules/subscriptions/subscriptions.workflows.js';
+import { createSnippetService } from './modules/snippets/snippets.service.js';
+import { createSnippetRunner } from './modules/snippets/snippet-runner.js';
+import { createRunCredentials } from './modules/snippets/snippet-bridge.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
   const { db, config } = deps;
@@ -71,6 +74,14 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   workflows.register(workspaceDeletion.workflow);
   const subscriptions = createSubscriptionService({ db, cursors, plans: config.plans, quotas, operations });
   registerSubscriptionWorkflows(workflows, { db, subscriptions });
+  const snippetRunner = createSnippetRunner({
+    workers: config.sandbox.workers,
+    perTenantConcurrency: config.sandbox.perWorkspaceConcurrency,
+    perTenantQueue: config.sandbox.perWorkspaceQueue,
+    maxQueue: config.sandbox.maxQueue,
+    queueTimeoutMs: config.sandbox.queueTimeoutMs,
+  });
+  const runCredentials = createRunCredentials();
   return {
     db,
     dialect: deps.dialect,
@@ -99,6 +110,11 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     quotas,
     subscriptions,
     notifications: createNotificationService({ db, cursors }),
+    /** the sandbox pool of this process (started on the first run, closed with the app) */
+    snippetRunner,
+    /** the credentials of running snippets' platform.request calls */
+    runCredentials,
+    snippets: createSnippetService({ db, cursors, quotas, runner: snippetRunner, credentials: runCredentials, publicUrl: config.publicUrl }),
   };
 }
 

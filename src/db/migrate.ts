@@ -7,12 +7,14 @@ import * as m001 from './migrations/001_kernel.js';
 import * as m002 from './migrations/002_operations_clusters.js';
 import * as m003 from './migrations/003_packages_installs.js';
 import * as m006 from './migrations/006_account.js';
+import * as m007 from './migrations/007_snippets.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
   '002_operations_clusters': m002,
   '003_packages_installs': m003,
   '006_account': m006,
+  '007_snippets': m007,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -330,6 +330,50 @@ export interface UsageCountersTable {
   count: number;
 }
 
+export interface SnippetsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  code: string;
+  display_type: string;
+  /** JSON array of input declarations */
+  inputs: string;
+  visibility: string;
+  origin: string;
+  purpose: string;
+  agent_session_id: string | null;
+  agent_turn_id: string | null;
+  created_by: string;
+  code_author_role: string;
+  created_at: number;
+  updated_at: number;
+  archived_at: number | null;
+  revision: number;
+}
+
+export interface SnippetRunsTable {
+  id: string;
+  workspace_id: string;
+  snippet_id: string;
+  agent_session_id: string | null;
+  agent_turn_id: string | null;
+  state: string;
+  source: string;
+  run_by: string;
+  snippet_revision: number;
+  inputs: string;
+  overrides: string;
+  output: string | null;
+  error: string | null;
+  logs: string;
+  cpu_time_ms: number;
+  wall_time_ms: number;
+  heap_used_bytes: number;
+  request_count: number;
+  created_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -357,4 +401,6 @@ export interface Database {
   subscription_change_requests: SubscriptionChangeRequestsTable;
   notifications: NotificationsTable;
   usage_counters: UsageCountersTable;
+  snippets: SnippetsTable;
+  snippet_runs: SnippetRunsTable;
 }

@@ -20,10 +20,13 @@ export interface UserPrincipal {
   sessionId: string | null;
 }
 
-/** A workspace credential (API token, OAuth client JWT): acts on its own workspace only. */
+/**
+ * A workspace credential (API token, OAuth client JWT, or the credential of one snippet run, which
+ * acts as whoever started the run): acts on its own workspace only.
+ */
 export interface WorkspacePrincipal {
   kind: 'workspace';
-  via: 'api_token' | 'client_jwt';
+  via: 'api_token' | 'client_jwt' | 'snippet_run';
   workspaceId: string;
   role: Role;
   credentialId: string;

@@ -22,6 +22,7 @@ export const OPENAPI_TAGS = [
   { name: 'plans', description: 'The plan catalog: each tier\'s quota limits (built in, or the operator\'s SVC_PLANS_FILE).' },
   { name: 'subscriptions', description: 'A workspace\'s subscription: its tier, upgrades at once, downgrades and cancellation at the period end, and their change requests.' },
   { name: 'quotas', description: 'Quota limits and usage per metric; creates past a limit are refused with 429 RESOURCE_EXHAUSTED.' },
+  { name: 'snippets', description: 'Stored JavaScript run in a WebAssembly sandbox as whoever runs it, with typed inputs and the history of runs.' },
   { name: 'notifications', description: 'Messages to the signed-in user about what needs a person: failures, degraded installs, plan changes, quotas, expiring tokens.' },
 ];
 
