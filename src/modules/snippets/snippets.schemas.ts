@@ -50,7 +50,7 @@ const AgentId = (what: string) => Type.String({ minLength: 1, maxLength: 54, des
 
 export const InputDeclaration = Type.Object(
   {
-    key: Type.String({ pattern: '^[a-z][a-z0-9_]{0,31}$', description: 'the name the code reads (`inputs.<key>`): a lowercase letter, then up to 31 of [a-z0-9_]; unique in the snippet' }),
+    key: Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z][a-z0-9_]{0,31}$', description: 'the name the code reads (`inputs.<key>`): a lowercase letter, then up to 31 of [a-z0-9_]; unique in the snippet' }),
     label: Type.String({ minLength: 1, maxLength: 100, description: 'what a form shows' }),
     kind: StringEnum(INPUT_KINDS, {
       description:
