@@ -157,7 +157,7 @@ describe('snippet security', () => {
     assert.equal(n.body.output, 7);
   });
 
-  test('while 4 runaway snippets hold every worker, API requests keep a p99 well under bound', async () => {
+  test('while 4 runaway snippets hold every worker, API requests keep a p99 well under bound', async (tc) => {
     const other = (await t.workspace(owner, 'Runaway 2')).id;
     const loop = await snippet(owner, 'while (true) {}');
     const runaway = [
@@ -175,6 +175,7 @@ describe('snippet security', () => {
     }
     times.sort((a, b) => a - b);
     const p99 = times[98]!;
+    tc.diagnostic(`GET /v1/snippets p99 ${p99.toFixed(1)} ms, median ${times[49]!.toFixed(1)} ms with every worker busy`);
     // The issue's figure is 50 ms (bench/snippets.js measures it); a generous bound on a shared CI machine.
     assert.ok(p99 < 250, `p99 ${p99.toFixed(1)} ms`);
     const outcomes = await Promise.all(runaway);

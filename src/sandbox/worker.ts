@@ -2,6 +2,8 @@
 // thread's WebAssembly instance, whose memory is put back to its pristine bytes after every run
 // (quickjs.ts says why). The instance itself is replaced when it broke, when a run grew its memory
 // (resetting a large memory would cost every later run), or for a run with another memory limit.
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Execution, type ExecutionHost } from './execute.js';
 import { DEFAULT_LIMITS } from './limits.js';
@@ -11,6 +13,24 @@ import { sandboxFailure } from './run-errors.js';
 
 /** An instance whose memory grew past this is replaced rather than reset. */
 const RESET_MAX_BYTES = 24 * 1024 * 1024;
+
+/**
+ * The nice value of a worker thread. Untrusted code gets the CPU only when the API's main thread
+ * (and, on one machine, the database) does not want it: with as many workers as cores, busy
+ * snippets would otherwise take an equal share and the API's latency would grow with them.
+ */
+const WORKER_NICENESS = 10;
+
+/** Linux: a thread's id is a pid to setpriority(2), which then applies to that thread alone. */
+function lowerThreadPriority(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, WORKER_NICENESS);
+  } catch {
+    // Not Linux, or not permitted: the thread keeps the process's priority.
+  }
+}
+lowerThreadPriority();
 
 const init = workerData as WorkerInit;
 const port = parentPort!;
