@@ -1,5 +1,5 @@
-// The sandbox as the API uses it: one pool per process, started on the first run (a process that
-// never runs a snippet spawns no worker), closed with the app (running runs end, queued ones are
+// The sandbox as the API uses it: one pool per process, started by `svc serve` when it serves the
+// API, else on the first run (a test app or a worker-only process spawns no worker), closed with the app (running runs end, queued ones are
 // cancelled). The engine's refusals become API errors: its fairness queue full or waited out is
 // 429 RESOURCE_EXHAUSTED, a closed pool (the process is draining) is 503.
 import { ApiError } from '../../platform/errors.js';
@@ -9,8 +9,10 @@ import {
 
 export interface SnippetRunner {
   run(request: RunRequest): Promise<RunResult>;
-  /** null until the first run started the pool */
+  /** null until the first run (or warm) started the pool */
   stats(): SandboxStats | null;
+  /** Starts the pool now rather than at the first run (svc serve does, so no request pays for it). */
+  warm(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,11 @@ export function createSnippetRunner(options: SandboxOptions): SnippetRunner {
       }
     },
     stats: () => sandbox?.stats() ?? null,
+    async warm() {
+      if (closed) return;
+      sandbox ??= createSandbox(options);
+      await sandbox.ready();
+    },
     async close() {
       closed = true;
       await sandbox?.close();

@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import lightMyRequest from 'light-my-request';
 import { Type } from 'typebox';
 import { scopeOf } from '../../platform/auth.js';
 import { permissionDenied } from '../../platform/errors.js';
@@ -37,7 +38,10 @@ function refuseNestedRun(request: FastifyRequest): void {
 }
 
 export function snippetRoutes(app: App, s: Services): void {
-  const context = (request: FastifyRequest): RunContext => ({ dispatch: (options) => app.inject(options), requestId: request.id });
+  // app.routing, as app.inject does, but also while the app is closing: a run still in progress
+  // when draining starts keeps the API it was promised (app.inject refuses once close() began).
+  const dispatch: RunContext['dispatch'] = (options) => lightMyRequest(app.routing, options);
+  const context = (request: FastifyRequest): RunContext => ({ dispatch, requestId: request.id });
 
   app.post('/v1/snippets', {
     config: { auth: 'workspace' },
