@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import lightMyRequest from 'light-my-request';
 import { Type } from 'typebox';
 import { scopeOf } from '../../platform/auth.js';
@@ -42,6 +42,10 @@ export function snippetRoutes(app: App, s: Services): void {
   // when draining starts keeps the API it was promised (app.inject refuses once close() began).
   const dispatch: RunContext['dispatch'] = (options) => lightMyRequest(app.routing, options);
   const context = (request: FastifyRequest): RunContext => ({ dispatch, requestId: request.id });
+  const setArchived = (archive: boolean) => async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) => {
+    const revision = parseIfMatch(headerOf(request, 'if-match'));
+    return withEtag(reply, await s.snippets.setArchived(scopeOf(request), request.params.id, revision, archive));
+  };
 
   app.post('/v1/snippets', {
     config: { auth: 'workspace' },
@@ -133,10 +137,7 @@ export function snippetRoutes(app: App, s: Services): void {
       params: IdParams, headers: requestHeaders({ ifMatch: 'required' }),
       response: responses({ 200: SnippetRef }, [400, 403, 404, 409]),
     },
-  }, async (request, reply) => {
-    const revision = parseIfMatch(headerOf(request, 'if-match'));
-    return withEtag(reply, await s.snippets.archiveSnippet(scopeOf(request), request.params.id, revision));
-  });
+  }, setArchived(true));
 
   app.post(verbPath('/v1/snippets/:id', 'undelete'), {
     config: { auth: 'workspace' },
@@ -148,10 +149,7 @@ export function snippetRoutes(app: App, s: Services): void {
       params: IdParams, headers: requestHeaders({ ifMatch: 'required' }),
       response: responses({ 200: SnippetRef }, [400, 403, 404, 409]),
     },
-  }, async (request, reply) => {
-    const revision = parseIfMatch(headerOf(request, 'if-match'));
-    return withEtag(reply, await s.snippets.undeleteSnippet(scopeOf(request), request.params.id, revision));
-  });
+  }, setArchived(false));
 
   app.post('/v1/snippets/:id/runs', {
     config: { auth: 'workspace' },

@@ -189,21 +189,14 @@ export function createSnippetService(deps: SnippetServiceDeps) {
     return row ? toSnippet(row) : explainMiss(scope, id, revision);
   }
 
-  /** DELETE: archives (archived_at set); an archived snippet is returned as it is. */
-  async function archiveSnippet(scope: WorkspaceScope, id: string, revision: number | null): Promise<SnippetT> {
+  /**
+   * DELETE (archive: archived_at set) and :undelete (active again). A snippet already in the
+   * wanted state is returned as it is, when the etag matches.
+   */
+  async function setArchived(scope: WorkspaceScope, id: string, revision: number | null, archive: boolean): Promise<SnippetT> {
     if (!isId('snippet', id)) throw notFound('snippet');
     const now = clock.now();
-    const row = await repo.updateSnippetIf(db, scope.workspaceId, id, revision, false, { archived_at: now, updated_at: now });
-    if (row) return toSnippet(row);
-    const current = await findOr404(db, scope, id);
-    if (revision !== null && current.revision !== revision) throw etagMismatch(`snippet ${id}`, current.revision);
-    return toSnippet(current);
-  }
-
-  /** :undelete: active again; an active snippet is returned as it is. */
-  async function undeleteSnippet(scope: WorkspaceScope, id: string, revision: number | null): Promise<SnippetT> {
-    if (!isId('snippet', id)) throw notFound('snippet');
-    const row = await repo.updateSnippetIf(db, scope.workspaceId, id, revision, true, { archived_at: null, updated_at: clock.now() });
+    const row = await repo.updateSnippetIf(db, scope.workspaceId, id, revision, !archive, { archived_at: archive ? now : null, updated_at: now });
     if (row) return toSnippet(row);
     const current = await findOr404(db, scope, id);
     if (revision !== null && current.revision !== revision) throw etagMismatch(`snippet ${id}`, current.revision);
@@ -271,6 +264,8 @@ export function createSnippetService(deps: SnippetServiceDeps) {
       request_count: result.stats.request_count,
       created_at: run.startedAt,
     };
+    // Deleting the workspace removes its snippets, also while one of them runs: then there is nothing to record into.
+    if (!(await repo.findSnippet(tx, row.workspace_id, row.snippet_id))) throw notFound('snippet');
     await repo.insertRun(tx, row);
     return toRun(row, true);
   }
@@ -306,7 +301,7 @@ export function createSnippetService(deps: SnippetServiceDeps) {
   }
 
   return {
-    toSnippet, createSnippet, loadCreated, getSnippet, listSnippets, updateSnippet, archiveSnippet, undeleteSnippet,
+    toSnippet, createSnippet, loadCreated, getSnippet, listSnippets, updateSnippet, setArchived,
     runSnippet, recordRun, execute, listRuns, getRun, loadRun,
   };
 }
