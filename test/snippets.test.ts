@@ -160,6 +160,22 @@ describe('snippets', () => {
     assert.equal(ran.body.output, 1);
   });
 
+  test('deleting the workspace removes its snippets and their runs', async () => {
+    const doomed = await t.workspace(owner, 'Doomed');
+    const scoped = { token: owner.token, headers: { 'svc-context': doomed.id } };
+    const s = await t.request('POST', '/v1/snippets', { ...scoped, body: { name: 'gone', code: 'return 1', display_type: 'stat' } });
+    assert.equal((await t.request('POST', `/v1/snippets/${s.body.id}/runs`, { ...scoped, body: {} })).status, 201);
+    const op = await t.request('DELETE', `/v1/workspaces/${doomed.id}`, { token: owner.token, headers: { 'if-match': doomed.etag } });
+    assert.equal(op.status, 202, op.text);
+    const done = await t.request('POST', `/v1/operations/${op.body.id}:wait?timeout=30`, { token: owner.token, headers: { 'svc-context': doomed.id } });
+    assert.equal(done.body.state, 'SUCCEEDED', done.text);
+    const db = t.services.db;
+    assert.equal((await db.selectFrom('snippets').select('id').where('workspace_id', '=', doomed.id).execute()).length, 0);
+    assert.equal((await db.selectFrom('snippet_runs').select('id').where('workspace_id', '=', doomed.id).execute()).length, 0);
+    // The other workspace's snippets are untouched.
+    assert.ok((await count()) > 0);
+  });
+
   test('create with idempotency-key: one snippet, the replay answers the same', async () => {
     const before_ = await count();
     const first = await create({ name: 'once' }, { 'idempotency-key': 'create-once' });
