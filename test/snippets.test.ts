@@ -2,7 +2,24 @@
 // get, list with filters, PATCH with if-match, archive and undelete; archived snippets cannot run.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { availableParallelism } from 'node:os';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
+
+describe('sandbox settings', () => {
+  const base = { SVC_SECRET_KEY: 'a'.repeat(64), SVC_DATA_DIR: '/nonexistent-unused' };
+  test('defaults: a worker per CPU, a workspace runs half of them, 16 wait per workspace, 128 in all, 10 s', () => {
+    const { sandbox } = loadConfig(base);
+    const workers = availableParallelism();
+    assert.deepEqual(sandbox, { workers, perWorkspaceConcurrency: Math.ceil(workers / 2), perWorkspaceQueue: 16, maxQueue: 128, queueTimeoutMs: 10_000 });
+    assert.equal(loadConfig({ ...base, SVC_SANDBOX_WORKERS: '7' }).sandbox.perWorkspaceConcurrency, 4);
+  });
+  test('a bad value stops the process with a message naming the variable', () => {
+    for (const [name, value] of [['SVC_SANDBOX_WORKERS', '0'], ['SVC_SANDBOX_WORKERS', 'many'], ['SVC_SNIPPET_CONCURRENCY', '0'], ['SVC_SNIPPET_QUEUE', '-1'], ['SVC_SANDBOX_QUEUE', '1.5'], ['SVC_SANDBOX_QUEUE_TIMEOUT_MS', '5']]) {
+      assert.throws(() => loadConfig({ ...base, [name]: value }), (err: unknown) => err instanceof ConfigError && err.message.startsWith(name), `${name}=${value}`);
+    }
+  });
+});
 
 describe('snippets', () => {
   let t: TestApp;
