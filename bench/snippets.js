@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { checkLine } from './load.js';
 import { call } from './members.js';
-import { ensureBuilt, freePort, RESULTS, rssMb, startProcess, stopProcess, waitUntilUp } from './processes.js';
+import { cpuSeconds, ensureBuilt, freePort, RESULTS, rssMb, startProcess, stopProcess, waitUntilUp } from './processes.js';
 
 const N = Number(process.env.BENCH_SNIPPET_N ?? 200);
 const REQ_N = Number(process.env.BENCH_SNIPPET_REQ_N ?? 100);
@@ -98,10 +98,14 @@ async function main() {
 
     console.log(`throughput: ${DURATION} s of trivial runs from two workspaces, ${CONNECTIONS} connections each...`);
     const runLoad = (who, id) => cannon({ url: `${base}/v1/snippets/${id}/runs`, method: 'POST', headers: { authorization: `Bearer ${who.token}`, 'content-type': 'application/json' }, body: '{}' });
+    const cpuBefore = cpuSeconds(server.pid);
     const [la, lb] = await Promise.all([runLoad(a, trivialA), runLoad(b, trivialB)]);
+    const cpuUsed = cpuSeconds(server.pid) - cpuBefore;
     const runsPerSecond = Math.round(la.requests.average + lb.requests.average);
     const throughput = {
       runs_per_second: runsPerSecond, non_2xx: la.non2xx + lb.non2xx, errors: la.errors + lb.errors,
+      // CPU of the whole server process (API thread and sandbox workers) per run: steadier than runs/s on a shared machine.
+      server_cpu_ms_per_run: round((cpuUsed * 1000) / Math.max(1, la.requests.total + lb.requests.total), 2),
       latency_ms: { p50: Math.max(la.latency.p50, lb.latency.p50), p99: Math.max(la.latency.p99, lb.latency.p99) },
     };
 
@@ -152,7 +156,7 @@ async function main() {
     writeFileSync(join(RESULTS, 'snippets.json'), JSON.stringify(result, null, 2) + '\n');
     console.log(`first run after start: ${coldMs} ms`);
     console.log(`trivial run: median ${trivial.p50} ms, p99 ${trivial.p99} ms; 10 requests: median ${ten.p50} ms, p99 ${ten.p99} ms`);
-    console.log(`throughput: ${runsPerSecond} runs/s (p99 ${throughput.latency_ms.p99} ms, non-2xx ${throughput.non_2xx})`);
+    console.log(`throughput: ${runsPerSecond} runs/s (p99 ${throughput.latency_ms.p99} ms, non-2xx ${throughput.non_2xx}, server CPU ${throughput.server_cpu_ms_per_run} ms per run)`);
     console.log(`GET /v1/installs p99: idle ${idle.latency.p99} ms, saturated ${busy.latency.p99} ms; RSS ${memory} MB`);
     for (const [name, c] of Object.entries(checks)) checkLine(name, c);
     process.exitCode = Object.values(checks).every((c) => c.pass) ? 0 : 1;
