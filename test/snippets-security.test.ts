@@ -145,7 +145,8 @@ describe('snippet security', () => {
   test('per-workspace cap: one runs, one waits, the next is 429 SANDBOX_BUSY; another workspace still runs', async () => {
     const loop = await snippet(owner, 'while (true) {}');
     const other = (await t.workspace(owner, 'Neighbour')).id;
-    const runs = [0, 1, 2].map(() => t.request('POST', `/v1/snippets/${loop.id}/runs`, { ...ctx(owner), body: { overrides: { timeout_ms: 700 } } }));
+    // Long enough that the first run still holds its worker when the third arrives, on a slow machine too.
+    const runs = [0, 1, 2].map(() => t.request('POST', `/v1/snippets/${loop.id}/runs`, { ...ctx(owner), body: { overrides: { timeout_ms: 2000 } } }));
     const neighbour = t.request('POST', '/v1/snippets:execute', { token: owner.token, headers: { 'svc-context': other }, body: { code: 'return 7' } });
     const statuses = (await Promise.all(runs)).map((r) => r.status).sort();
     assert.deepEqual(statuses, [201, 201, 429]);
@@ -164,7 +165,7 @@ describe('snippet security', () => {
       ...[0, 1].map(() => t.request('POST', `/v1/snippets/${loop.id}/runs`, { ...ctx(owner), body: { overrides: { timeout_ms: 2500 } } })),
       ...[0, 1].map(() => t.request('POST', '/v1/snippets:execute', { token: owner.token, headers: { 'svc-context': other }, body: { code: 'while (true) {}', overrides: { timeout_ms: 2500 } } })),
     ];
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (let i = 0; i < 100 && (t.services.snippetRunner.stats()?.busy ?? 0) < WORKERS; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(t.services.snippetRunner.stats()!.busy, WORKERS);
     const times: number[] = [];
     for (let i = 0; i < 100; i++) {

@@ -15,7 +15,11 @@ describe('sandbox settings', () => {
     assert.equal(loadConfig({ ...base, SVC_SANDBOX_WORKERS: '7' }).sandbox.perWorkspaceConcurrency, 4);
   });
   test('a bad value stops the process with a message naming the variable', () => {
-    for (const [name, value] of [['SVC_SANDBOX_WORKERS', '0'], ['SVC_SANDBOX_WORKERS', 'many'], ['SVC_SNIPPET_CONCURRENCY', '0'], ['SVC_SNIPPET_QUEUE', '-1'], ['SVC_SANDBOX_QUEUE', '1.5'], ['SVC_SANDBOX_QUEUE_TIMEOUT_MS', '5']]) {
+    const bad: [string, string][] = [
+      ['SVC_SANDBOX_WORKERS', '0'], ['SVC_SANDBOX_WORKERS', 'many'], ['SVC_SNIPPET_CONCURRENCY', '0'], ['SVC_SNIPPET_QUEUE', '-1'],
+      ['SVC_SANDBOX_QUEUE', '1.5'], ['SVC_SANDBOX_QUEUE_TIMEOUT_MS', '5'],
+    ];
+    for (const [name, value] of bad) {
       assert.throws(() => loadConfig({ ...base, [name]: value }), (err: unknown) => err instanceof ConfigError && err.message.startsWith(name), `${name}=${value}`);
     }
   });
