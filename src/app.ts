@@ -30,6 +30,12 @@ import { installRoutes } from './modules/installs/installs.routes.js';
 import { previewHostnameRoutes } from './modules/preview-hostnames/preview-hostnames.routes.js';
 import { secretRoutes } from './modules/secrets/secrets.routes.js';
 import { auditRoutes } from './modules/audit/audit.routes.js';
+import { planRoutes } from './modules/plans/plans.routes.js';
+import { subscriptionRoutes } from './modules/subscriptions/subscriptions.routes.js';
+import { quotaRoutes } from './modules/quotas/quotas.routes.js';
+import { notificationRoutes } from './modules/notifications/notifications.routes.js';
+import { snippetRoutes } from './modules/snippets/snippets.routes.js';
+import { isRunCredentialRequest } from './modules/snippets/snippet-bridge.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -136,7 +142,9 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   // Callback-style hooks: they run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    if (closing) {
+    // A snippet run still in progress while draining keeps its platform.request calls: the run
+    // holds an in-flight request, and refusing its calls would fail it for no fault of its own.
+    if (closing && !isRunCredentialRequest(request)) {
       reply.header('connection', 'close');
       done(new ApiError('UNAVAILABLE', 'the server is shutting down; retry on another instance', {
         reason: 'SHUTTING_DOWN',
@@ -163,7 +171,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
 
 
   registerAuth(app, {
-    verifiers: [services.sessions.verifier, services.apiTokens.verifier, services.oauth.verifier],
+    verifiers: [services.sessions.verifier, services.apiTokens.verifier, services.oauth.verifier, services.runCredentials.verifier],
     memberships: services.workspaces.memberships,
   });
 
@@ -184,6 +192,13 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   previewHostnameRoutes(app, services);
   secretRoutes(app, services);
   auditRoutes(app, services);
+  planRoutes(app, services);
+  subscriptionRoutes(app, services);
+  quotaRoutes(app, services);
+  notificationRoutes(app, services);
+  snippetRoutes(app, services);
+  // After the in-flight requests ended (a run is one): stop the sandbox's workers.
+  app.addHook('onClose', async () => services.snippetRunner.close());
   // The OAuth endpoints (RFC 6749 and 8628 use forms) and the server-rendered pages, in their own
   // context: only they parse application/x-www-form-urlencoded and cookies; the JSON API never does.
   await app.register(async (forms: App) => {

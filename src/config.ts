@@ -2,7 +2,9 @@
 // README.md lists the same table for operators.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
+import { BUILT_IN_PLANS, parsePlans, PlanCatalog, PlansFileError } from './modules/plans/plans.js';
 
 export interface TrustedIssuer {
   /** exact `iss` value of accepted tokens */
@@ -64,6 +66,30 @@ export interface Config {
     maxBytes: number;
     /** one rendered resource, bytes as JSON */
     maxResourceBytes: number;
+  };
+  /** the plan catalog: built in, or SVC_PLANS_FILE's */
+  plans: PlanCatalog;
+  quotas: {
+    /**
+     * false skips every quota check (SVC_QUOTAS_ENFORCED=false): only for benchmarks, which
+     * measure what the checks cost; quotas are still reported
+     */
+    enforced: boolean;
+  };
+  /** how often workers apply due subscription changes, notify of expiring tokens and purge old notifications */
+  accountSweepMs: number;
+  /** the sandbox pool that runs snippets (src/sandbox) and how it shares itself between workspaces */
+  sandbox: {
+    /** worker threads, each running one snippet at a time */
+    workers: number;
+    /** runs of one workspace executing at once; the rest of its runs wait */
+    perWorkspaceConcurrency: number;
+    /** runs of one workspace waiting for a worker; past it, 429 */
+    perWorkspaceQueue: number;
+    /** runs waiting, all workspaces together; past it, 429 */
+    maxQueue: number;
+    /** a run waiting longer than this for a worker is refused with 429 */
+    queueTimeoutMs: number;
   };
   preview: {
     /** the preview router's listen port (on HOST); also the port its URLs carry when it is not 80 */
@@ -156,6 +182,30 @@ function parseTrustedIssuers(raw: string | undefined): TrustedIssuer[] {
   });
 }
 
+/** The operator's plans file, or the built-in catalog when SVC_PLANS_FILE is unset. */
+function loadPlans(file: string | undefined): PlanCatalog {
+  if (!file) return new PlanCatalog(BUILT_IN_PLANS);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`SVC_PLANS_FILE cannot be read: ${(err as Error).message}`);
+  }
+  try {
+    return parsePlans(text);
+  } catch (err) {
+    if (err instanceof PlansFileError) throw new ConfigError(`SVC_PLANS_FILE ${file} ${err.message}`);
+    throw err;
+  }
+}
+
+function booleanSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'true' && raw !== 'false') throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  return raw === 'true';
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = numberSetting(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -188,6 +238,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('SVC_BOOTSTRAP_TOKEN needs SVC_BOOTSTRAP_EMAIL and SVC_BOOTSTRAP_PASSWORD');
   }
 
+  const sandboxWorkers = numberSetting(env, 'SVC_SANDBOX_WORKERS', availableParallelism(), 1, 256);
   return {
     port,
     host,
@@ -219,6 +270,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     render: {
       maxBytes: numberSetting(env, 'SVC_RENDER_MAX_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
       maxResourceBytes: numberSetting(env, 'SVC_RENDER_MAX_RESOURCE_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    },
+    plans: loadPlans(env.SVC_PLANS_FILE),
+    quotas: { enforced: booleanSetting(env, 'SVC_QUOTAS_ENFORCED', true) },
+    accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
+    sandbox: {
+      workers: sandboxWorkers,
+      perWorkspaceConcurrency: numberSetting(env, 'SVC_SNIPPET_CONCURRENCY', Math.ceil(sandboxWorkers / 2), 1, 256),
+      perWorkspaceQueue: numberSetting(env, 'SVC_SNIPPET_QUEUE', 16, 0, 10_000),
+      maxQueue: numberSetting(env, 'SVC_SANDBOX_QUEUE', 128, 0, 100_000),
+      queueTimeoutMs: numberSetting(env, 'SVC_SANDBOX_QUEUE_TIMEOUT_MS', 10_000, 100, 600_000),
     },
     preview: {
       port: numberSetting(env, 'SVC_PREVIEW_PORT', 8081, 0, 65535),

@@ -15,6 +15,8 @@ import { Cluster, ClusterCapabilitiesView } from './modules/clusters/clusters.sc
 import { Package, PackageVersion } from './modules/packages/packages.schemas.js';
 import { Install, InstallDetail, Render, RenderDetail } from './modules/installs/installs.schemas.js';
 import { PreviewHostname } from './modules/preview-hostnames/preview-hostnames.schemas.js';
+import { ACCOUNT_SCHEMAS } from './modules/account/account-schemas.js';
+import { SNIPPET_SCHEMAS } from './modules/snippets/snippets.schemas.js';
 
 export const NAMED_SCHEMAS: TSchema[] = [
   ErrorBody,
@@ -28,4 +30,6 @@ export const NAMED_SCHEMAS: TSchema[] = [
   Package, PackageVersion,
   Install, InstallDetail, Render, RenderDetail,
   PreviewHostname,
+  ...ACCOUNT_SCHEMAS,
+  ...SNIPPET_SCHEMAS,
 ];

@@ -28,6 +28,17 @@ import { keyringOf } from './platform/keyring.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createSecretService } from './modules/secrets/secrets.service.js';
 import { createSecretVersionService } from './modules/secrets/secret-versions.service.js';
+import { secretUsage } from './modules/secrets/secrets.repo.js';
+import { createQuotaService } from './modules/quotas/quotas.service.js';
+import { clusterUsage, machineUsage } from './modules/clusters/clusters.repo.js';
+import { installUsage } from './modules/installs/installs.repo.js';
+import { operationFailed } from './modules/notifications/sources.js';
+import { createNotificationService } from './modules/notifications/notifications.service.js';
+import { createSubscriptionService } from './modules/subscriptions/subscriptions.service.js';
+import { registerSubscriptionWorkflows } from './modules/subscriptions/subscriptions.workflows.js';
+import { createSnippetService } from './modules/snippets/snippets.service.js';
+import { createSnippetRunner } from './modules/snippets/snippet-runner.js';
+import { createRunCredentials } from './modules/snippets/snippet-bridge.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
   const { db, config } = deps;
@@ -37,13 +48,20 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const sessions = createSessionService({ db });
   const notifier = createNotifier({ databaseUrl: config.databaseUrl, db });
   const workflows = new WorkflowRegistry();
-  const operations = createOperationService({ db, cursors, notifier, workflows, publicUrl: config.publicUrl });
+  const quotas = createQuotaService({ db, plans: config.plans, enforced: config.quotas.enforced });
+  // Usage counters of the allocation metrics, declared next to the tables they count.
+  quotas.registerUsage('compute/clusters', clusterUsage);
+  quotas.registerUsage('compute/machines', machineUsage);
+  quotas.registerUsage('installs/installs', installUsage);
+  quotas.registerUsage('secrets/secrets', secretUsage);
+  const operations = createOperationService({ db, cursors, notifier, workflows, publicUrl: config.publicUrl, admit: quotas.admitOperation });
+  workflows.onOperationEnd(operationFailed);
   /** cluster drivers by provider (tests may replace one) */
   const clusterDrivers = new Map<ClusterProvider, ClusterDriver>([
     ['local', createLocalDriver({ db, secretDigestKey: keyring.deriveKey('local-secret-digest') })],
     ['kubernetes', lazyDriver('kubernetes', async () => (await import('./drivers/cluster/kubernetes.js')).createKubernetesDriver())],
   ]);
-  const clusterDeps = { db, drivers: clusterDrivers, operations, keyring };
+  const clusterDeps = { db, drivers: clusterDrivers, operations, keyring, quotas };
   registerClusterWorkflows(workflows, clusterDeps);
   const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl });
   const installDeps = { ...clusterDeps, preview: config.preview, render: config.render };
@@ -61,6 +79,16 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     },
   });
   workflows.register(workspaceDeletion.workflow);
+  const subscriptions = createSubscriptionService({ db, cursors, plans: config.plans, quotas, operations });
+  registerSubscriptionWorkflows(workflows, { db, subscriptions });
+  const snippetRunner = createSnippetRunner({
+    workers: config.sandbox.workers,
+    perTenantConcurrency: config.sandbox.perWorkspaceConcurrency,
+    perTenantQueue: config.sandbox.perWorkspaceQueue,
+    maxQueue: config.sandbox.maxQueue,
+    queueTimeoutMs: config.sandbox.queueTimeoutMs,
+  });
+  const runCredentials = createRunCredentials();
   return {
     db,
     dialect: deps.dialect,
@@ -70,7 +98,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     users: createUserService({ db }),
     sessions,
     device: createDeviceService({ db, config, sessions }),
-    workspaces: createWorkspaceService({ db, cursors }),
+    workspaces: createWorkspaceService({ db, cursors, quotas }),
     apiTokens: createApiTokenService({ db, cursors }),
     oauth: createOAuthService({ db, config, cursors }),
     /** POST /oauth/token handlers by grant_type; modules register theirs */
@@ -88,8 +116,16 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     previewHostnames,
     keyring,
     audit: createAuditService({ db, cursors }),
-    secrets: createSecretService({ db, cursors, keyring, publicUrl: config.publicUrl, retentionSeconds: config.secretRetentionSeconds }),
+    secrets: createSecretService({ db, cursors, keyring, publicUrl: config.publicUrl, retentionSeconds: config.secretRetentionSeconds, quotas }),
     secretVersions: createSecretVersionService({ db, cursors, keyring }),
+    quotas,
+    subscriptions,
+    notifications: createNotificationService({ db, cursors }),
+    /** the sandbox pool of this process (started on the first run, closed with the app) */
+    snippetRunner,
+    /** the credentials of running snippets' platform.request calls */
+    runCredentials,
+    snippets: createSnippetService({ db, cursors, quotas, runner: snippetRunner, credentials: runCredentials, publicUrl: config.publicUrl }),
   };
 }
 

@@ -78,6 +78,9 @@ describe('bad input over every route of the OpenAPI document', () => {
     ws = (await t.workspace(carol, 'Inputs')).id;
     await t.addMember(carol, ws, mallory, 'member');
     await t.apiToken(carol, ws, { name: 'for-path-ids' });
+    // A snippet with a run: the runs routes are probed with real ids.
+    const snippet = await t.request('POST', '/v1/snippets', { token: carol.token, headers: { 'svc-context': ws }, body: { name: 's', code: 'return 1', display_type: 'json' } });
+    await t.request('POST', `/v1/snippets/${snippet.body.id}/runs`, { token: carol.token, headers: { 'svc-context': ws }, body: {} });
     doc = (await t.request('GET', '/v1/openapi.json')).body;
     ops = operationsOf(doc);
   });

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createTestDatabase, freePort, type TestDatabase } from './harness.js';
+import { roomyPlans } from './plans-fixtures.js';
 import { dbEnv, runSvc, spawnSvc, startSvc, type Finished, type RunningSvc } from './processes.js';
 
 const OWNER_TOKEN = 'CliOwner0Token0For0Client0Tests1'; // 32 characters of [A-Za-z0-9]
@@ -51,6 +52,8 @@ describe('svc command-line client against svc serve', () => {
       SVC_BOOTSTRAP_EMAIL: 'owner@example.test', SVC_BOOTSTRAP_PASSWORD: PASSWORD, SVC_BOOTSTRAP_TOKEN: OWNER_TOKEN,
       // Retries wait 1% of their production backoff.
       SVC_RETRY_BACKOFF_SCALE: '0.01',
+      // The suite registers more clusters than `free` allows; quotas stay enforced.
+      ...roomyPlans(),
     }));
   });
   after(async () => {
@@ -252,10 +255,13 @@ describe('svc command-line client against svc serve', () => {
     child.stdin!.end(JSON.stringify({ name: 'interrupted', local: { faults: [{ action: 'provision', latency_ms: 4000 }] } }));
     let stderr = '';
     const exited = once(child, 'exit');
-    await new Promise<void>((resolve) => child.stderr!.on('data', (d) => {
-      stderr += d;
-      if (/waiting for op_/.test(stderr)) resolve();
-    }));
+    await new Promise<void>((resolve, reject) => {
+      child.stderr!.on('data', (d) => {
+        stderr += d;
+        if (/waiting for op_/.test(stderr)) resolve();
+      });
+      exited.then(([code]) => reject(new Error(`svc exited (${code}) before waiting: ${stderr}`)));
+    });
     child.kill('SIGINT');
     const [code] = await exited;
     assert.equal(code, 130, stderr);

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
+import { roomyPlans } from './plans-fixtures.js';
 import { assertOperationInvariants } from './operation-invariants.js';
 
 describe('clusters (local driver)', () => {
@@ -13,7 +14,8 @@ describe('clusters (local driver)', () => {
   const ctxA = () => ({ 'svc-context': wsA });
 
   before(async () => {
-    t = await startTestApp();
+    // More clusters, installs or workspaces per user than free allows: a roomier free, quotas still enforced.
+    t = await startTestApp(roomyPlans());
     alice = await t.user('alice');
     wsA = (await t.workspace(alice, 'A')).id;
   });

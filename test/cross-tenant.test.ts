@@ -190,6 +190,11 @@ describe('cross-tenant isolation over every route of the OpenAPI document', () =
       body: { track: 'main', render_id: install.response.render_id },
     });
     assert.equal(bound.status, 202, bound.text);
+    // A snippet of B with a run, so /v1/snippets/{id}/runs/{run_id} is attacked with B's ids.
+    const snippetB = await t.request('POST', '/v1/snippets', { ...asBob(), body: { name: 'b snippet', code: 'return 1', display_type: 'stat' } });
+    assert.equal(snippetB.status, 201, snippetB.text);
+    const runB = await t.request('POST', `/v1/snippets/${snippetB.body.id}/runs`, { ...asBob(), body: {} });
+    assert.equal(runB.status, 201, runB.text);
 
     // Operations started above (the 202s) run to their end first, so the snapshot is of a settled B.
     const started = await t.request('GET', '/v1/operations?limit=100', asBob());

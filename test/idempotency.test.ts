@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { clock } from '../src/platform/clock.js';
 import { startTestApp, type Response, type TestApp, type TestUser } from './harness.js';
+import { roomyPlans } from './plans-fixtures.js';
 
 describe('idempotency-key', () => {
   let t: TestApp;
@@ -13,7 +14,8 @@ describe('idempotency-key', () => {
   let bob: TestUser;
 
   before(async () => {
-    t = await startTestApp();
+    // More clusters, installs or workspaces per user than free allows: a roomier free, quotas still enforced.
+    t = await startTestApp(roomyPlans());
     alice = await t.user('alice');
     bob = await t.user('bob');
   });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
+import { roomyPlans } from './plans-fixtures.js';
 import { InstallFixtures, MANIFEST, SCHEMA, type Caller } from './installs-fixtures.js';
 
 describe('installs: failures and conflicts', () => {
@@ -15,7 +16,8 @@ describe('installs: failures and conflicts', () => {
   let pkg: string;
 
   before(async () => {
-    t = await startTestApp();
+    // More clusters, installs or workspaces per user than free allows: a roomier free, quotas still enforced.
+    t = await startTestApp(roomyPlans());
     f = new InstallFixtures(t);
     alice = await t.user('alice');
     A = { user: alice, ws: (await t.workspace(alice, 'A')).id };

@@ -142,7 +142,7 @@ describe('OpenAPI document', () => {
     for (const o of ops) {
       assert.ok(Array.isArray(o.op.security), `${label(o)} declares no security`);
       const auth = o.op['x-svc-auth'];
-      assert.ok(['none', 'user', 'any', 'workspace', 'workspace-path'].includes(auth), `${label(o)} x-svc-auth ${auth}`);
+      assert.ok(['none', 'user', 'any', 'workspace', 'workspace-path', 'workspace-or-user'].includes(auth), `${label(o)} x-svc-auth ${auth}`);
       if (auth === 'none') {
         // Public: no requirement, or (POST /oauth/token) an optional one, `{}` first, for its HTTP Basic client authentication.
         if (o.op.security.length) assert.deepEqual(o.op.security[0], {}, label(o));
@@ -194,7 +194,7 @@ describe('OpenAPI document', () => {
 
   test('svc-context is documented exactly on workspace-scoped operations', () => {
     for (const o of ops) {
-      const scoped = o.op['x-svc-auth'] === 'workspace' || o.op['x-svc-auth'] === 'workspace-path';
+      const scoped = ['workspace', 'workspace-path', 'workspace-or-user'].includes(o.op['x-svc-auth']);
       const header = param(o, 'header', 'svc-context');
       if (!scoped) {
         assert.equal(header, undefined, `${label(o)} is not workspace-scoped but documents svc-context`);

@@ -428,7 +428,7 @@ describe('states a worker moves on at once, on an API-only app', () => {
     const clusterId = newId('cluster');
     await db.insertInto('clusters').values({
       id: clusterId, workspace_id: ws, name: 'c', state: 'active', provider: 'local', reconciling: 0, options: '{}', kubeconfig_sealed: null,
-      capabilities: null, capabilities_observed_at: null, created_at: now, updated_at: now, revision: 1,
+      capabilities: null, capabilities_observed_at: null, node_count: 0, created_at: now, updated_at: now, revision: 1,
     }).execute();
     const installId = newId('install');
     [old, current, undeployed] = [newId('render'), newId('render'), newId('render')];

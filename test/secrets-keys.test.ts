@@ -77,7 +77,7 @@ describe('key rotation', () => {
       await t.services.db.insertInto('clusters').values({
         id: clusterId, workspace_id: ws, name: 'legacy', state: 'active', provider: 'kubernetes', reconciling: 0, options: '{}',
         kubeconfig_sealed: encrypt(deriveKey(Buffer.from(KEY_A, 'hex'), 'kubeconfig'), standinKubeconfig(standin.url)),
-        capabilities: null, capabilities_observed_at: null, created_at: now, updated_at: now, revision: 1,
+        capabilities: null, capabilities_observed_at: null, created_at: now, updated_at: now, revision: 1, node_count: 0,
       }).execute();
       const pair = await generateKeyPair('EdDSA', { extractable: true });
       await t.services.db.insertInto('signing_keys').values({

@@ -11,6 +11,7 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from './harness.js';
+import { roomyPlans } from './plans-fixtures.js';
 import { startSvc, type RunningSvc } from './processes.js';
 
 const TOKEN = 'Shutdown0Test0Bootstrap0Token000';
@@ -78,6 +79,8 @@ describe('graceful shutdown on SIGTERM', () => {
       // the "incoming request" line the test waits for is logged at debug
       LOG_LEVEL: 'debug',
       ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
+      // One owner creates more workspaces than free allows: a roomier free, quotas still enforced.
+      ...roomyPlans(),
     };
     svc = await startSvc(env);
   });

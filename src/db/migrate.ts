@@ -8,6 +8,8 @@ import * as m002 from './migrations/002_operations_clusters.js';
 import * as m003 from './migrations/003_packages_installs.js';
 import * as m004 from './migrations/004_hardening.js';
 import * as m005 from './migrations/005_secrets_audit.js';
+import * as m006 from './migrations/006_account.js';
+import * as m007 from './migrations/007_snippets.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -15,6 +17,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '003_packages_installs': m003,
   '004_hardening': m004,
   '005_secrets_audit': m005,
+  '006_account': m006,
+  '007_snippets': m007,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -129,6 +129,8 @@ export interface OperationsTable {
   started_at: number;
   completed_at: number | null;
   updated_at: number;
+  /** metadata.cluster_id as a column: the operations/running quota counts by it */
+  cluster_id: string | null;
 }
 
 export interface OperationStepsTable {
@@ -172,6 +174,8 @@ export interface ClustersTable {
   kubeconfig_sealed: string | null;
   capabilities: string | null;
   capabilities_observed_at: number | null;
+  /** nodes in the last capabilities observation (the compute/machines quota) */
+  node_count: number;
   created_at: number;
   updated_at: number;
   revision: number;
@@ -332,6 +336,101 @@ export interface AuditEventsTable {
   created_at: number;
 }
 
+export interface SubscriptionsTable {
+  workspace_id: string;
+  /** active | canceling */
+  status: string;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface SubscriptionChangeRequestsTable {
+  id: string;
+  workspace_id: string;
+  /** upgrade | downgrade | cancel */
+  kind: string;
+  previous_tier: string;
+  requested_tier: string;
+  /** pending | applied | canceled | rejected */
+  status: string;
+  status_reason: string | null;
+  effective_at: number;
+  resolved_at: number | null;
+  operation_id: string | null;
+  /** actor id (usr_, tok_ or oac_) */
+  requested_by: string;
+  created_at: number;
+}
+
+export interface NotificationsTable {
+  id: string;
+  user_id: string;
+  workspace_id: string | null;
+  type: string;
+  resource_type: string;
+  resource_id: string;
+  title: string;
+  body: string;
+  severity: string;
+  /** string map (JSON) */
+  context: string;
+  dedup_key: string;
+  read_at: number | null;
+  created_at: number;
+}
+
+export interface UsageCountersTable {
+  workspace_id: string;
+  metric: string;
+  window_start: number;
+  count: number;
+}
+
+export interface SnippetsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  code: string;
+  display_type: string;
+  /** JSON array of input declarations */
+  inputs: string;
+  visibility: string;
+  origin: string;
+  purpose: string;
+  agent_session_id: string | null;
+  agent_turn_id: string | null;
+  created_by: string;
+  code_author_role: string;
+  created_at: number;
+  updated_at: number;
+  archived_at: number | null;
+  revision: number;
+}
+
+export interface SnippetRunsTable {
+  id: string;
+  workspace_id: string;
+  snippet_id: string;
+  agent_session_id: string | null;
+  agent_turn_id: string | null;
+  state: string;
+  source: string;
+  run_by: string;
+  snippet_revision: number;
+  inputs: string;
+  overrides: string;
+  output: string | null;
+  error: string | null;
+  logs: string;
+  cpu_time_ms: number;
+  wall_time_ms: number;
+  heap_used_bytes: number;
+  request_count: number;
+  created_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -358,4 +457,10 @@ export interface Database {
   secrets: SecretsTable;
   secret_versions: SecretVersionsTable;
   audit_events: AuditEventsTable;
+  subscriptions: SubscriptionsTable;
+  subscription_change_requests: SubscriptionChangeRequestsTable;
+  notifications: NotificationsTable;
+  usage_counters: UsageCountersTable;
+  snippets: SnippetsTable;
+  snippet_runs: SnippetRunsTable;
 }

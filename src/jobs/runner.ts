@@ -274,7 +274,13 @@ class OperationRun {
       state: outcome, completed_at: now, updated_at: now, response,
       error: message === null ? null : JSON.stringify({ message }),
     });
-    if (ended) await workflow?.onEnd?.(tx, ctx, outcome);
+    if (ended) {
+      await workflow?.onEnd?.(tx, ctx, outcome);
+      await this.deps.workflows.operationEnded(tx, {
+        operationId: op.id, type: op.type, workspaceId: op.workspace_id, ownerId: op.owner_id,
+        requestedByUser: op.requested_by_user, outcome, message,
+      });
+    }
     await completeJob(tx, this.job);
     this.ended = true;
   }

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { clock } from '../platform/clock.js';
 import { randomString } from '../platform/crypto.js';
 import { evictAgedPinned } from '../modules/preview-hostnames/hostname-lifecycle.js';
+import { sweepAccount, type AccountSweepResult } from '../modules/account/account-sweep.js';
 import type { Services } from '../services.js';
 import { WorkerPool } from './worker.js';
 
@@ -21,6 +22,12 @@ export interface Runtime {
    * instance gets to it); tests call it.
    */
   sweepSecrets(): Promise<number>;
+  /**
+   * Applies due subscription changes, announces expiring API tokens, purges old notifications and
+   * rate counters (see account-sweep.ts). Runs at start and every SVC_ACCOUNT_SWEEP_MS in worker
+   * processes; tests call it.
+   */
+  sweepAccount(): Promise<AccountSweepResult>;
   /** stops claiming, lets running steps drain for up to `graceMs`, then closes the listener */
   stop(graceMs: number): Promise<void>;
 }
@@ -55,12 +62,27 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     every(config.preview.pinnedRetentionSeconds, sweepPreviewHostnames, 'preview hostname eviction sweep');
     every(config.secretRetentionSeconds, sweepSecrets, 'secret purge sweep');
   }
+  const accountSweep = () => sweepAccount(services, logger);
+  let account: NodeJS.Timeout | null = null;
+  /** the timer's run in progress: runs never overlap, and stop() waits for it */
+  let accountRun: Promise<unknown> | null = null;
+  if (config.role !== 'api') {
+    const tick = () => {
+      accountRun ??= accountSweep().finally(() => { accountRun = null; });
+    };
+    tick();
+    account = setInterval(tick, config.accountSweepMs);
+    account.unref();
+  }
   return {
     workerId,
     sweepPreviewHostnames,
     sweepSecrets,
+    sweepAccount: accountSweep,
     async stop(graceMs: number) {
       for (const timer of sweeps) clearInterval(timer);
+      if (account) clearInterval(account);
+      await accountRun;
       await pool?.stop(graceMs);
       await services.notifier.close();
     },

@@ -75,6 +75,11 @@ export interface WorkflowDefinition<I = Record<string, Json>> {
   type: string;
   /** false: `:cancel` is 422 (a half-done run would leave things worse than either end) */
   cancellable: boolean;
+  /**
+   * true for removals: they start even when their cluster's operations/running quota is full, so
+   * a quota never keeps anyone from deleting things (they still count while they run)
+   */
+  admittedOverQuota?: boolean;
   steps: StepDefinition<I>[];
   /** members of `response` beyond `type` and `cluster_id`, built from the step results */
   response?(ctx: StepContext<I>): Record<string, Json>;
@@ -82,9 +87,34 @@ export interface WorkflowDefinition<I = Record<string, Json>> {
   onEnd?(tx: Transaction<Database>, ctx: StepContext<I>, outcome: TerminalState): Promise<void>;
 }
 
+/** An operation that just ended, as listeners of every operation's end see it. */
+export interface OperationEnd {
+  operationId: string;
+  type: string;
+  workspaceId: string;
+  ownerId: string;
+  /** the user who started it, when a user did */
+  requestedByUser: string | null;
+  outcome: TerminalState;
+  /** error.message when FAILED or CANCELLED */
+  message: string | null;
+}
+
+export type OperationEndListener = (tx: Transaction<Database>, end: OperationEnd) => Promise<void>;
+
 /** The registry: one definition per operation type. */
 export class WorkflowRegistry {
   private readonly byType = new Map<string, WorkflowDefinition<never>>();
+  private readonly endListeners: OperationEndListener[] = [];
+
+  /** Cross-cutting records of every operation's end (notifications): run in the transaction that ends it, once. */
+  onOperationEnd(listener: OperationEndListener): void {
+    this.endListeners.push(listener);
+  }
+
+  async operationEnded(tx: Transaction<Database>, end: OperationEnd): Promise<void> {
+    for (const listener of this.endListeners) await listener(tx, end);
+  }
 
   register<I>(definition: WorkflowDefinition<I>): void {
     if (this.byType.has(definition.type)) throw new Error(`workflow ${definition.type} is declared twice`);

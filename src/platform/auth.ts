@@ -20,10 +20,13 @@ export interface UserPrincipal {
   sessionId: string | null;
 }
 
-/** A workspace credential (API token, OAuth client JWT): acts on its own workspace only. */
+/**
+ * A workspace credential (API token, OAuth client JWT, or the credential of one snippet run, which
+ * acts as whoever started the run): acts on its own workspace only.
+ */
 export interface WorkspacePrincipal {
   kind: 'workspace';
-  via: 'api_token' | 'client_jwt';
+  via: 'api_token' | 'client_jwt' | 'snippet_run';
   workspaceId: string;
   role: Role;
   credentialId: string;
@@ -52,8 +55,10 @@ export interface WorkspaceScope {
  * - `any`: any valid credential.
  * - `workspace`: the workspace comes from the credential or the svc-context header.
  * - `workspace-path`: the workspace is the `:id` path parameter; the caller must belong to it.
+ * - `workspace-or-user`: as `workspace` when the credential is a workspace's or svc-context is
+ *   sent; a user credential without svc-context acts as the user (no scope), e.g. `/v1/quotas`.
  */
-export type AuthMode = 'none' | 'user' | 'any' | 'workspace' | 'workspace-path';
+export type AuthMode = 'none' | 'user' | 'any' | 'workspace' | 'workspace-path' | 'workspace-or-user';
 
 export interface TokenVerifier {
   /** Returns the principal for a token of the form this verifier owns, or null when the form is not its. */
@@ -183,6 +188,8 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
       userOf(request);
     } else if (mode === 'workspace') {
       request.scope = await resolveWorkspace(request, principal, null);
+    } else if (mode === 'workspace-or-user') {
+      if (principal.kind === 'workspace' || headerValue(request, 'svc-context') !== undefined) request.scope = await resolveWorkspace(request, principal, null);
     } else if (mode === 'workspace-path') {
       const id = (request.params as { id?: string } | undefined)?.id ?? '';
       request.scope = await resolveWorkspace(request, principal, id);

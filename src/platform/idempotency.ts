@@ -67,16 +67,22 @@ export class IdempotencyStore {
    * crash can never leave a created resource behind an unfinished key. Without a key it simply
    * runs in a transaction. `load` returns the current representation of a previously created
    * resource (null if it is gone: the replay is then 404).
+   *
+   * `prepare`, when given, runs once the key is claimed and before the transaction, with no
+   * transaction open: long work whose result `create` records (a snippet run). The claim is
+   * renewed meanwhile, so a retry finds the key in flight rather than presumed abandoned.
    */
-  async run<T>(
+  async run<T, P = undefined>(
     request: FastifyRequest,
     reply: FastifyReply,
     key: string | undefined,
     load: (resourceId: string) => Promise<T | null>,
-    create: (tx: Transaction<Database>) => Promise<IdempotentOutcome<T>>,
+    create: (tx: Transaction<Database>, prepared: P) => Promise<IdempotentOutcome<T>>,
+    prepare?: () => Promise<P>,
   ): Promise<T> {
     if (key === undefined) {
-      const outcome = await this.db.transaction().execute(create);
+      const prepared = (prepare ? await prepare() : undefined) as P;
+      const outcome = await this.db.transaction().execute((tx) => create(tx, prepared));
       reply.code(outcome.status);
       return outcome.body;
     }
@@ -140,9 +146,19 @@ export class IdempotencyStore {
     }
 
     let outcome: IdempotentOutcome<T>;
+    let renew: NodeJS.Timeout | null = null;
     try {
+      let prepared = undefined as P;
+      if (prepare) {
+        renew = setInterval(() => {
+          this.db.updateTable('idempotency_keys').set({ created_at: clock.now() }).where('scope', '=', scope).where('key', '=', key)
+            .where('claim', '=', claim).execute().catch(() => undefined);
+        }, (STALE_CLAIM_SECONDS * 1000) / 3);
+        prepared = await prepare();
+        clearInterval(renew);
+      }
       outcome = await this.db.transaction().execute(async (tx) => {
-        const result = await create(tx);
+        const result = await create(tx, prepared);
         const marked = await tx
           .updateTable('idempotency_keys')
           .set({ state: 'done', status_code: result.status, resource_id: result.resourceId })
@@ -158,6 +174,7 @@ export class IdempotencyStore {
         return result;
       });
     } catch (err) {
+      if (renew) clearInterval(renew);
       // Not recorded: the client may retry with the same key.
       await this.db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key', '=', key).where('claim', '=', claim).execute();
       throw err;

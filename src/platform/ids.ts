@@ -31,6 +31,7 @@ export const ID_PREFIXES = {
   checkoutSession: 'chk',
   notification: 'ntf',
   subscriptionChangeRequest: 'scr',
+  subscription: 'sub',
   oauthClient: 'oac',
   session: 'ses',
   deviceCode: 'dvc',
@@ -61,6 +62,15 @@ export function newId(kind: IdKind): string {
 }
 
 const ULID_BODY = /^[0-9a-hjkmnp-tv-z]{26}$/;
+
+/**
+ * The id of a resource that exists exactly once per another for that one's whole life (a
+ * workspace's subscription): the other's time-sortable body under its own prefix, so it is stable
+ * before any row of its own is written.
+ */
+export function derivedId(kind: IdKind, fromId: string): string {
+  return `${ID_PREFIXES[kind]}_${fromId.slice(fromId.indexOf('_') + 1)}`;
+}
 
 /** True when `value` is a well-formed id of this kind; anything else is treated as not found. */
 export function isId(kind: IdKind, value: string): boolean {

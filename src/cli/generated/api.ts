@@ -1009,6 +1009,382 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the plans
+         * @description Every plan of the catalog, from the lowest to the highest, with its quota limits: the built-in free, pro and enterprise, or the operator's SVC_PLANS_FILE. Any credential may read it.
+         */
+        get: operations["listPlans"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the workspace's subscription
+         * @description Its tier, status, current monthly period and the change waiting for the period end, if any. Any member may read it. Sends the etag in the ETag header.
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/subscription:changeTier": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the plan
+         * @description Starts a `workspace.subscription.change_tier` operation. A higher tier applies at once (the operation moves the workspace's plan); a lower one is scheduled for the end of the current period, and is 422 FAILED_PRECONDITION (reason QUOTA_WOULD_BE_EXCEEDED, metadata metric, limit, usage) when the usage today is above the lower plan's allocation limits. A new change supersedes a pending one (its status becomes canceled); the current tier withdraws a pending change, and without one is 422 (reason SAME_TIER). A tier not in the catalog is 400. Needs the owner or admin role; if-match with the subscription's etag is required (a stale one is 409 ABORTED with the current etag in error.metadata.etag). 202 with the operation (owner_type workspace); its response names the change request and its status. Accepts idempotency-key. A workspace being deleted is 422 (reason WORKSPACE_DELETING).
+         */
+        post: operations["changeSubscriptionTier"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/subscription:cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel at the period end
+         * @description Starts a `workspace.subscription.cancel` operation: the subscription becomes `canceling` and returns to free at the end of the current period (a change request of kind cancel). 422 when it is already canceling (ALREADY_CANCELING), on free (NOTHING_TO_CANCEL), or when the usage is above free's limits (QUOTA_WOULD_BE_EXCEEDED). No body. Needs the owner or admin role; if-match with the subscription's etag is required (a stale one is 409 ABORTED with the current etag in error.metadata.etag). 202 with the operation (owner_type workspace); its response names the change request and its status. Accepts idempotency-key. A workspace being deleted is 422 (reason WORKSPACE_DELETING).
+         */
+        post: operations["cancelSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/subscription:reactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo a scheduled cancel
+         * @description Starts a `workspace.subscription.reactivate` operation: the pending cancel is canceled and the subscription is `active` again, on its current plan. 422 when it is not canceling (reason NOT_CANCELING). No body. Needs the owner or admin role; if-match with the subscription's etag is required (a stale one is 409 ABORTED with the current etag in error.metadata.etag). 202 with the operation (owner_type workspace); its response names the change request and its status. Accepts idempotency-key. A workspace being deleted is 422 (reason WORKSPACE_DELETING).
+         */
+        post: operations["reactivateSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/subscription/change_requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List subscription change requests (spec endpoint 10)
+         * @description Every change requested for the workspace's subscription, newest first; `created_at` and `effective_at` are ISO 8601 strings. Any member may list them.
+         */
+        get: operations["listSubscriptionChangeRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/subscription/change_requests/{request_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a subscription change request
+         * @description Any member may read it.
+         */
+        get: operations["getSubscriptionChangeRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List quotas with their usage (spec endpoint 17)
+         * @description One entry per metric, in a stable order. With a workspace (an API token or OAuth client JWT, or a user credential with svc-context): the workspace's limits (its plan) and usage; `workspaces/owned` is listed for a user caller (the caller's own: workspaces they own, limited by the best plan among them). A user credential without svc-context gets the user-wide view: every metric over the workspaces the user owns, limits summed over their plans. `cluster_id` adds `operations/running` for that cluster (a cluster of the workspace; in the user-wide view, of any workspace the user belongs to); another cluster is 404. Any member may read them. The whole answer comes from one statement.
+         */
+        get: operations["listQuotas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your notifications (spec endpoint 16)
+         * @description The caller's notifications, newest first, at most 50 a page (the spec's cap): `has_more` says whether older ones exist, and `next_cursor` reaches them. `unread=true` lists only unread ones, `unread=false` only read ones; any other value is 400. Notifications are kept 90 days. Needs a user credential (session token or trusted external JWT): notifications belong to people, not to workspace tokens (403).
+         */
+        get: operations["listNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications:unreadCount": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count your unread notifications
+         * @description How many of the caller's notifications are unread (for a badge; cheaper than listing). Needs a user credential (session token or trusted external JWT): notifications belong to people, not to workspace tokens (403).
+         */
+        get: operations["countUnreadNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications:markAllRead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark all your notifications read
+         * @description Marks every unread notification of the caller read, now; `updated` says how many were unread. No body. Needs a user credential (session token or trusted external JWT): notifications belong to people, not to workspace tokens (403).
+         */
+        post: operations["markAllNotificationsRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notifications/{id}:markRead": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a notification read
+         * @description 200 with the notification and its `read_at`. Marking a read notification again changes nothing (its first `read_at` stays). Another user's notification is 404. No body. Needs a user credential (session token or trusted external JWT): notifications belong to people, not to workspace tokens (403).
+         */
+        post: operations["markNotificationRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snippets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List snippets
+         * @description Snippets of the workspace, newest first, filtered by `purpose` and `visibility`. Archived snippets are left out unless `archived=true`, which lists them too (AIP-164's show_deleted). Any member may list them.
+         */
+        get: operations["listSnippets"];
+        put?: never;
+        /**
+         * Create a snippet (spec endpoint 14)
+         * @description Any member may create snippets. 201 with `snippet_id` (spec endpoint 14) and the whole snippet, its etag in the ETag header and its URL in Location. Defaults: visibility `workspace`, origin `user`, purpose `general`, inputs []. Declared inputs are checked (keys unique; `options` with enum only, `resource_type` with resource only, `min`/`max` with number only, defaults valid): 400 with field violations. A workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.
+         */
+        post: operations["createSnippet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snippets:execute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run code without saving it
+         * @description Any member may run code. Runs `code` once with `inputs` (as given: there are no declarations) and answers 200 with its output or error, logs and stats when it ends; nothing is stored. The code runs in the sandbox (QuickJS in WebAssembly, a fresh context per run; 10 s of wall time unless overrides.timeout_ms asks for up to 60 s, 64 MiB, 50 platform.request calls, 1 MiB of output). Its platform.request calls are served in-process as the caller in the caller's workspace, never with more rights: with the lower of the caller's role and the role of whoever last wrote the code, and with the credentials and svc-context set by the server (a snippet that sets authorization, cookie, svc-context or forwarding headers gets an error inside the code). A snippet's requests cannot start other runs (403). Each run counts against the daily `snippets/runs` quota (429 QUOTA_EXCEEDED past it, with retry-after). A workspace runs at most SVC_SNIPPET_CONCURRENCY snippets at once; the next SVC_SNIPPET_QUEUE wait for a worker (at most SVC_SANDBOX_QUEUE_TIMEOUT_MS), and beyond that the run is refused with 429 (reason SANDBOX_BUSY, retry-after).
+         */
+        post: operations["executeSnippetCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snippets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a snippet
+         * @description Any member may read it, archived or not. Sends the etag in the ETag header.
+         */
+        get: operations["getSnippet"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive a snippet
+         * @description Any member may archive. if-match is required. 200 with the snippet, `archived_at` set and a new etag; an archived snippet cannot run (422 SNIPPET_ARCHIVED) and is listed only with archived=true; its runs stay readable. Archiving an archived snippet returns it unchanged. `POST /v1/snippets/{id}:undelete` restores it.
+         */
+        delete: operations["archiveSnippet"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a snippet
+         * @description Any member may change snippets. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. Every change makes a new etag. Whoever changes `code` vouches for it: later runs act with at most that person's role. An archived snippet is 422 (reason SNIPPET_ARCHIVED): restore it first.
+         */
+        patch: operations["updateSnippet"];
+        trace?: never;
+    };
+    "/v1/snippets/{id}:undelete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore an archived snippet
+         * @description Any member may restore. if-match is required. 200 with the snippet active again (`archived_at` null) and a new etag; an active snippet is returned unchanged. No body.
+         */
+        post: operations["undeleteSnippet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snippets/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a snippet's runs (spec endpoint 8)
+         * @description Runs of the snippet, newest first, filtered by `state`. `view=basic` (default) leaves out `output`, `error` and `logs`; `view=full` includes them. Any member may list them, also of an archived snippet.
+         */
+        get: operations["listSnippetRuns"];
+        put?: never;
+        /**
+         * Run a snippet
+         * @description Any member may run snippets. Checks `inputs` against the snippet's declared inputs (400 with field violations under `body.inputs`; defaults fill what is left out), runs the code now and answers 201 with the finished run, full view, when it ends (the run is recorded whatever its outcome: `succeeded`, `failed` or `timed_out`). An archived snippet is 422 (reason SNIPPET_ARCHIVED). The code runs in the sandbox (QuickJS in WebAssembly, a fresh context per run; 10 s of wall time unless overrides.timeout_ms asks for up to 60 s, 64 MiB, 50 platform.request calls, 1 MiB of output). Its platform.request calls are served in-process as the caller in the caller's workspace, never with more rights: with the lower of the caller's role and the role of whoever last wrote the code, and with the credentials and svc-context set by the server (a snippet that sets authorization, cookie, svc-context or forwarding headers gets an error inside the code). A snippet's requests cannot start other runs (403). Each run counts against the daily `snippets/runs` quota (429 QUOTA_EXCEEDED past it, with retry-after). A workspace runs at most SVC_SNIPPET_CONCURRENCY snippets at once; the next SVC_SNIPPET_QUEUE wait for a worker (at most SVC_SANDBOX_QUEUE_TIMEOUT_MS), and beyond that the run is refused with 429 (reason SANDBOX_BUSY, retry-after). Accepts idempotency-key: a retry returns the recorded run without running again.
+         */
+        post: operations["runSnippet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snippets/{id}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a snippet run
+         * @description One run, always in the full view (output, error, logs). Any member may read it.
+         */
+        get: operations["getSnippetRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/token": {
         parameters: {
             query?: never;
@@ -1095,9 +1471,9 @@ export interface components {
             };
         };
         /** @description what the operation does, by workflow (`type`) */
-        OperationMetadata: components["schemas"]["WorkspaceDeleteMetadata"] | components["schemas"]["ClusterCreateMetadata"] | components["schemas"]["ClusterCapabilitiesRefreshMetadata"] | components["schemas"]["ClusterDeleteMetadata"] | components["schemas"]["InstallCreateMetadata"] | components["schemas"]["InstallUpdateMetadata"] | components["schemas"]["InstallDeleteMetadata"] | components["schemas"]["PreviewHostnameBindFloatingMetadata"] | components["schemas"]["PreviewHostnameBindPinnedMetadata"] | components["schemas"]["PreviewHostnameReleaseMetadata"];
+        OperationMetadata: components["schemas"]["WorkspaceDeleteMetadata"] | components["schemas"]["ClusterCreateMetadata"] | components["schemas"]["ClusterCapabilitiesRefreshMetadata"] | components["schemas"]["ClusterDeleteMetadata"] | components["schemas"]["InstallCreateMetadata"] | components["schemas"]["InstallUpdateMetadata"] | components["schemas"]["InstallDeleteMetadata"] | components["schemas"]["PreviewHostnameBindFloatingMetadata"] | components["schemas"]["PreviewHostnameBindPinnedMetadata"] | components["schemas"]["PreviewHostnameReleaseMetadata"] | components["schemas"]["SubscriptionChangeTierMetadata"] | components["schemas"]["SubscriptionCancelMetadata"] | components["schemas"]["SubscriptionReactivateMetadata"];
         /** @description the result of a SUCCEEDED operation, by workflow (`type`) */
-        OperationResult: components["schemas"]["WorkspaceDeleteResult"] | components["schemas"]["ClusterCreateResult"] | components["schemas"]["ClusterCapabilitiesRefreshResult"] | components["schemas"]["ClusterDeleteResult"] | components["schemas"]["InstallCreateResult"] | components["schemas"]["InstallUpdateResult"] | components["schemas"]["InstallDeleteResult"] | components["schemas"]["PreviewHostnameBindFloatingResult"] | components["schemas"]["PreviewHostnameBindPinnedResult"] | components["schemas"]["PreviewHostnameReleaseResult"];
+        OperationResult: components["schemas"]["WorkspaceDeleteResult"] | components["schemas"]["ClusterCreateResult"] | components["schemas"]["ClusterCapabilitiesRefreshResult"] | components["schemas"]["ClusterDeleteResult"] | components["schemas"]["InstallCreateResult"] | components["schemas"]["InstallUpdateResult"] | components["schemas"]["InstallDeleteResult"] | components["schemas"]["PreviewHostnameBindFloatingResult"] | components["schemas"]["PreviewHostnameBindPinnedResult"] | components["schemas"]["PreviewHostnameReleaseResult"] | components["schemas"]["SubscriptionChangeTierResult"] | components["schemas"]["SubscriptionCancelResult"] | components["schemas"]["SubscriptionReactivateResult"];
         /**
          * @description A long-running operation (spec 2.1)
          * @example {
@@ -1292,7 +1668,7 @@ export interface components {
             plan: {
                 /** @description subscription tier, `free` until changed */
                 tier: string;
-                /** @description who bills the workspace: `self` for a self-hosted install */
+                /** @description who bills the workspace: `platform` (this service's operator) or `seller`; see its subscription */
                 billed_by: string;
             };
             /**
@@ -2162,6 +2538,692 @@ export interface components {
             etag: string;
         };
         /**
+         * @description A plan of the catalog. Plans are listed from the lowest to the highest: a move to a later one is an upgrade.
+         * @example {
+         *       "tier": "free",
+         *       "display_name": "Free",
+         *       "limits": {
+         *         "workspaces/owned": 10,
+         *         "compute/clusters": 3,
+         *         "compute/machines": 9,
+         *         "installs/installs": 10,
+         *         "secrets/secrets": 50,
+         *         "snippets/runs": 1000,
+         *         "operations/running": 10
+         *       }
+         *     }
+         */
+        Plan: {
+            /** @description the plan's name, e.g. free, pro, enterprise */
+            tier: string;
+            /** @description a name for people */
+            display_name: string;
+            /** @description the quota limit of every metric (see GET /v1/quotas) */
+            limits: {
+                /** @description the limit of workspaces/owned */
+                "workspaces/owned": number;
+                /** @description the limit of compute/clusters */
+                "compute/clusters": number;
+                /** @description the limit of compute/machines */
+                "compute/machines": number;
+                /** @description the limit of installs/installs */
+                "installs/installs": number;
+                /** @description the limit of secrets/secrets */
+                "secrets/secrets": number;
+                /** @description the limit of snippets/runs */
+                "snippets/runs": number;
+                /** @description the limit of operations/running */
+                "operations/running": number;
+            };
+        };
+        /**
+         * @description A workspace's subscription. Every workspace has one, on the free plan with monthly periods until changed.
+         * @example {
+         *       "id": "sub_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "tier": "pro",
+         *       "status": "canceling",
+         *       "cancellation_scheduled": true,
+         *       "current_period_start": "2026-01-05T10:00:00.000Z",
+         *       "current_period_end": "2026-02-05T10:00:00.000Z",
+         *       "billed_by": "platform",
+         *       "scheduled_change": {
+         *         "change_request_id": "scr_01jf9a0b1c2d3e4f5g6h7j8k9m",
+         *         "kind": "cancel",
+         *         "requested_tier": "free",
+         *         "effective_at": "2026-02-05T10:00:00.000Z"
+         *       },
+         *       "created_at": 1767607200,
+         *       "etag": "4"
+         *     }
+         */
+        Subscription: {
+            /** @description sub_ id (one per workspace, for its whole life) */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description the current plan (GET /v1/plans); the workspace's plan.tier */
+            tier: string;
+            /**
+             * @description active, or canceling while a cancel waits for the period end
+             * @enum {string}
+             */
+            status: "active" | "canceling";
+            /** @description true iff status is canceling */
+            cancellation_scheduled: boolean;
+            /**
+             * Format: date-time
+             * @description start of the current monthly period (ISO 8601, UTC)
+             */
+            current_period_start: string;
+            /**
+             * Format: date-time
+             * @description end of the current monthly period; scheduled downgrades and cancels apply then (ISO 8601, UTC)
+             */
+            current_period_end: string;
+            /**
+             * @description platform (this service's operator bills the workspace) or seller
+             * @enum {string}
+             */
+            billed_by: "platform" | "seller";
+            /** @description the downgrade or cancel waiting for the period end, if any */
+            scheduled_change: {
+                /** @description scr_ id of the pending change request */
+                change_request_id: string;
+                /**
+                 * @description downgrade or cancel (an upgrade applies at once)
+                 * @enum {string}
+                 */
+                kind: "upgrade" | "downgrade" | "cancel";
+                /** @description the tier it moves to */
+                requested_tier: string;
+                /**
+                 * Format: date-time
+                 * @description when the workers apply it: the end of the current period (ISO 8601, UTC)
+                 */
+                effective_at: string;
+            } | null;
+            /** @description Unix seconds: the workspace's creation, when it started on free */
+            created_at: number;
+            /** @description changes on every change request and when a change applies; send it back in if-match */
+            etag: string;
+        };
+        /**
+         * @description One requested change of a subscription (spec 2.11).
+         * @example {
+         *       "id": "scr_01jf9a0b1c2d3e4f5g6h7j8k9m",
+         *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "kind": "downgrade",
+         *       "previous_tier": "pro",
+         *       "requested_tier": "free",
+         *       "status": "pending",
+         *       "status_reason": null,
+         *       "effective_at": "2026-02-05T10:00:00.000Z",
+         *       "resolved_at": null,
+         *       "operation_id": "op_01jf9a0b1c2d3e4f5g6h7j8k9n",
+         *       "created_at": "2026-01-20T08:30:00.000Z"
+         *     }
+         */
+        SubscriptionChangeRequest: {
+            /** @description scr_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /**
+             * @description upgrade (applies at once), downgrade or cancel (apply at the period end)
+             * @enum {string}
+             */
+            kind: "upgrade" | "downgrade" | "cancel";
+            /** @description the tier when the change was requested */
+            previous_tier: string;
+            /** @description the tier asked for (free for a cancel) */
+            requested_tier: string;
+            /**
+             * @description pending (waiting for effective_at), applied, canceled (withdrawn by :reactivate, by a later change, or by a :changeTier back to the current tier) or rejected (at the period end the usage was above the requested plan's limits)
+             * @enum {string}
+             */
+            status: "pending" | "applied" | "canceled" | "rejected";
+            /** @description why it was canceled or rejected; null otherwise */
+            status_reason: string | null;
+            /**
+             * Format: date-time
+             * @description when it applies (applied: when it did) (ISO 8601, UTC)
+             */
+            effective_at: string;
+            /** @description null while pending */
+            resolved_at: string | null;
+            /** @description the operation of the request that made it */
+            operation_id: string | null;
+            /**
+             * Format: date-time
+             * @description when it was requested (a string, as spec 2.11 gives it) (ISO 8601, UTC)
+             */
+            created_at: string;
+        };
+        /**
+         * @description One metric's limit and usage (spec 2.11). Creates past the limit are refused with 429 RESOURCE_EXHAUSTED (reason QUOTA_EXCEEDED).
+         * @example {
+         *       "metric": "compute/clusters",
+         *       "type": "allocation",
+         *       "display_name": "Clusters",
+         *       "unit": "count",
+         *       "limit": 3,
+         *       "usage": 1,
+         *       "remaining": 2
+         *     }
+         * @example {
+         *       "metric": "snippets/runs",
+         *       "type": "rate",
+         *       "display_name": "Snippet runs per day",
+         *       "unit": "count",
+         *       "limit": 1000,
+         *       "usage": 12,
+         *       "remaining": 988,
+         *       "resets_at": 1767312000
+         *     }
+         */
+        QuotaEntry: {
+            /**
+             * @description <group>/<name>: `workspaces/owned` (workspaces in which the user is an owner; checked when the user creates a workspace); `compute/clusters` (clusters registered in the workspace, in any state); `compute/machines` (nodes over the workspace's clusters, as their last capabilities observation reported them (a simulated local cluster has 3)); `installs/installs` (installs in the workspace, in any state); `secrets/secrets` (secrets in the workspace, soft-deleted ones included until they are purged); `snippets/runs` (snippet runs started in the workspace during the current UTC day); `operations/running` (operations running on one cluster at once; deletions are always admitted (a quota never blocks removing things) but count while they run)
+             * @enum {string}
+             */
+            metric: "workspaces/owned" | "compute/clusters" | "compute/machines" | "installs/installs" | "secrets/secrets" | "snippets/runs" | "operations/running";
+            /**
+             * @description allocation (things that exist), rate (uses per UTC day; see resets_at) or concurrency (running at once, per cluster)
+             * @enum {string}
+             */
+            type: "allocation" | "rate" | "concurrency";
+            /** @description a name for people */
+            display_name: string;
+            /** @description what usage and limit count, e.g. `count` */
+            unit: string;
+            /** @description what the plan allows (summed over the workspaces in the user-wide view) */
+            limit: number;
+            /** @description what is used now; may exceed the limit after a plan change, never through a create */
+            usage: number;
+            /** @description limit minus usage, at least 0 */
+            remaining: number;
+            /** @description rate metrics only: when the window ends and usage restarts at 0 (Unix seconds) */
+            resets_at?: number;
+            /** @description concurrency metrics only: the cluster the entry counts */
+            cluster_id?: string;
+        };
+        /**
+         * @description A message to one user (spec 2.11). Sent once per event; kept 90 days.
+         * @example {
+         *       "id": "ntf_01jf8x3q6m2c4y7n0k5t9r1b3d",
+         *       "type": "quota_threshold_reached",
+         *       "resource_type": "workspace",
+         *       "resource_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "title": "Clusters at 100 % of the free plan",
+         *       "severity": "critical",
+         *       "body": "Workspace Acme uses 3 of 3 clusters allowed by its plan (free). Creating another is refused until one is deleted or the plan is upgraded.",
+         *       "context": {
+         *         "metric": "compute/clusters",
+         *         "limit": "3",
+         *         "usage": "3",
+         *         "percent": "100",
+         *         "tier": "free"
+         *       },
+         *       "created_at": 1767225600
+         *     }
+         */
+        Notification: {
+            /** @description ntf_ id */
+            id: string;
+            /**
+             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at), machine_expiry (machines, later)
+             * @enum {string}
+             */
+            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry";
+            /**
+             * @description the kind of resource the notification is about
+             * @enum {string}
+             */
+            resource_type: "operation" | "install" | "subscription_change_request" | "workspace" | "user" | "api_token" | "secret" | "machine";
+            /** @description prefixed id of that resource (it may be gone since) */
+            resource_id: string;
+            /** @description the workspace concerned; null for notifications about the user alone */
+            workspace_id: string | null;
+            /** @description one line */
+            title: string;
+            /** @description what happened and what to do */
+            body: string;
+            /**
+             * @description info, warning (act soon) or critical (something is broken or refused)
+             * @enum {string}
+             */
+            severity: "info" | "warning" | "critical";
+            /** @description machine-readable details as strings (ids, metric, limit, ...), by type */
+            context: {
+                [key: string]: string;
+            };
+            /** @description when it was marked read (Unix seconds); omitted while unread */
+            read_at?: number;
+            /** @description Unix seconds */
+            created_at: number;
+        };
+        /**
+         * @description The number of unread notifications
+         * @example {
+         *       "unread_count": 2
+         *     }
+         */
+        UnreadCount: {
+            /** @description notifications of the caller not yet read */
+            unread_count: number;
+        };
+        /**
+         * @description The outcome of :markAllRead
+         * @example {
+         *       "updated": 4
+         *     }
+         */
+        MarkAllReadResult: {
+            /** @description how many notifications were unread and are now read */
+            updated: number;
+        };
+        /**
+         * @description Stored JavaScript that runs in the sandbox as whoever runs it (API.md 8.3).
+         * @example {
+         *       "id": "snp_01jf8x3q6m2c4y7n0k5t9r1b3d",
+         *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "name": "Installs and their URLs",
+         *       "description": "Every install with its state and URLs",
+         *       "code": "const res = await platform.request({ method: 'GET', path: '/v1/installs', query: { limit: inputs.limit } });\nreturn res.body.data.map((i) => ({ id: i.id, state: i.state, urls: i.urls.map((u) => u.url).join(' ') }));",
+         *       "display_type": "table",
+         *       "inputs": [
+         *         {
+         *           "key": "limit",
+         *           "label": "How many",
+         *           "kind": "number",
+         *           "min": 1,
+         *           "max": 100,
+         *           "default": 20
+         *         }
+         *       ],
+         *       "visibility": "workspace",
+         *       "origin": "user",
+         *       "purpose": "widget",
+         *       "agent_session_id": null,
+         *       "agent_turn_id": null,
+         *       "created_by": "usr_01jf8x3q6m2c4y7n0k5t9r1b3c",
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225600,
+         *       "archived_at": null,
+         *       "etag": "1",
+         *       "html_url": "https://svc.example.com/snippets/snp_01jf8x3q6m2c4y7n0k5t9r1b3d"
+         *     }
+         */
+        Snippet: {
+            /** @description snp_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description 1-100 characters */
+            name: string;
+            /** @description at most 500 characters; null when unset */
+            description: string | null;
+            /** @description the body of an async JavaScript function */
+            code: string;
+            /**
+             * @description how dashboard widgets and the CLI render the output: `table` (an array of objects), `stat` (one value), `json`, `logs` (the console lines)
+             * @enum {string}
+             */
+            display_type: "table" | "stat" | "json" | "logs";
+            /** @description the declared inputs */
+            inputs: {
+                /** @description the name the code reads (`inputs.<key>`): a lowercase letter, then up to 31 of [a-z0-9_]; unique in the snippet */
+                key: string;
+                /** @description what a form shows */
+                label: string;
+                /**
+                 * @description the type of the value: `text` (a string, at most 10,000 characters), `number` (finite; within `min`/`max` when given), `boolean`, `enum` (one of `options`), `time_range` ({start, end} Unix seconds, start <= end), `resource` (an id of `resource_type`)
+                 * @enum {string}
+                 */
+                kind: "text" | "number" | "boolean" | "enum" | "time_range" | "resource";
+                /** @description help text */
+                description?: string;
+                /** @description a run must give a value unless `default` is set (default false) */
+                required?: boolean;
+                /** @description the value when a run gives none; must be a valid value of the kind */
+                default?: unknown;
+                /** @description enum only, and required there: the allowed values */
+                options?: string[];
+                /** @description number only: the smallest value */
+                min?: number;
+                /** @description number only: the largest value */
+                max?: number;
+                /**
+                 * @description resource only, and required there: the kind of id the value is
+                 * @enum {string}
+                 */
+                resource_type?: "install" | "cluster" | "package" | "snippet" | "operation" | "preview_hostname" | "api_token";
+            }[];
+            /**
+             * @description `workspace`: reusable workspace state (default); `session`: scoped to an agent session
+             * @enum {string}
+             */
+            visibility: "workspace" | "session";
+            /**
+             * @description who authored the snippet: `user` (default), `agent` or `system`
+             * @enum {string}
+             */
+            origin: "user" | "agent" | "system";
+            /**
+             * @description `general` (default), `prepared_action`, `reactive_read` or `widget`
+             * @enum {string}
+             */
+            purpose: "general" | "prepared_action" | "reactive_read" | "widget";
+            /** @description the agent session (ags_) that produced it, or null */
+            agent_session_id: string | null;
+            /** @description the agent turn (agtt_) that produced it, or null */
+            agent_turn_id: string | null;
+            /** @description usr_, tok_ or oac_ id of whoever created it */
+            created_by: string;
+            /** @description creation time (Unix seconds) */
+            created_at: number;
+            /** @description last change (Unix seconds) */
+            updated_at: number;
+            /** @description when it was archived (DELETE), Unix seconds; null while active. An archived snippet cannot run */
+            archived_at: number | null;
+            /** @description changes on every write; runs record the etag of the code they ran (snippet_etag) */
+            etag: string;
+            /**
+             * Format: uri
+             * @description the dashboard view of the snippet
+             */
+            html_url: string;
+        };
+        /**
+         * @description The snippet just created: spec endpoint 14's snippet_id and the whole snippet.
+         * @example {
+         *       "snippet_id": "snp_01jf8x3q6m2c4y7n0k5t9r1b3d",
+         *       "id": "snp_01jf8x3q6m2c4y7n0k5t9r1b3d",
+         *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "name": "Installs and their URLs",
+         *       "description": "Every install with its state and URLs",
+         *       "code": "const res = await platform.request({ method: 'GET', path: '/v1/installs', query: { limit: inputs.limit } });\nreturn res.body.data.map((i) => ({ id: i.id, state: i.state, urls: i.urls.map((u) => u.url).join(' ') }));",
+         *       "display_type": "table",
+         *       "inputs": [
+         *         {
+         *           "key": "limit",
+         *           "label": "How many",
+         *           "kind": "number",
+         *           "min": 1,
+         *           "max": 100,
+         *           "default": 20
+         *         }
+         *       ],
+         *       "visibility": "workspace",
+         *       "origin": "user",
+         *       "purpose": "widget",
+         *       "agent_session_id": null,
+         *       "agent_turn_id": null,
+         *       "created_by": "usr_01jf8x3q6m2c4y7n0k5t9r1b3c",
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225600,
+         *       "archived_at": null,
+         *       "etag": "1",
+         *       "html_url": "https://svc.example.com/snippets/snp_01jf8x3q6m2c4y7n0k5t9r1b3d"
+         *     }
+         */
+        CreatedSnippet: {
+            /** @description the new snp_ id (spec endpoint 14), the same as id */
+            snippet_id: string;
+            /** @description snp_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description 1-100 characters */
+            name: string;
+            /** @description at most 500 characters; null when unset */
+            description: string | null;
+            /** @description the body of an async JavaScript function */
+            code: string;
+            /**
+             * @description how dashboard widgets and the CLI render the output: `table` (an array of objects), `stat` (one value), `json`, `logs` (the console lines)
+             * @enum {string}
+             */
+            display_type: "table" | "stat" | "json" | "logs";
+            /** @description the declared inputs */
+            inputs: {
+                /** @description the name the code reads (`inputs.<key>`): a lowercase letter, then up to 31 of [a-z0-9_]; unique in the snippet */
+                key: string;
+                /** @description what a form shows */
+                label: string;
+                /**
+                 * @description the type of the value: `text` (a string, at most 10,000 characters), `number` (finite; within `min`/`max` when given), `boolean`, `enum` (one of `options`), `time_range` ({start, end} Unix seconds, start <= end), `resource` (an id of `resource_type`)
+                 * @enum {string}
+                 */
+                kind: "text" | "number" | "boolean" | "enum" | "time_range" | "resource";
+                /** @description help text */
+                description?: string;
+                /** @description a run must give a value unless `default` is set (default false) */
+                required?: boolean;
+                /** @description the value when a run gives none; must be a valid value of the kind */
+                default?: unknown;
+                /** @description enum only, and required there: the allowed values */
+                options?: string[];
+                /** @description number only: the smallest value */
+                min?: number;
+                /** @description number only: the largest value */
+                max?: number;
+                /**
+                 * @description resource only, and required there: the kind of id the value is
+                 * @enum {string}
+                 */
+                resource_type?: "install" | "cluster" | "package" | "snippet" | "operation" | "preview_hostname" | "api_token";
+            }[];
+            /**
+             * @description `workspace`: reusable workspace state (default); `session`: scoped to an agent session
+             * @enum {string}
+             */
+            visibility: "workspace" | "session";
+            /**
+             * @description who authored the snippet: `user` (default), `agent` or `system`
+             * @enum {string}
+             */
+            origin: "user" | "agent" | "system";
+            /**
+             * @description `general` (default), `prepared_action`, `reactive_read` or `widget`
+             * @enum {string}
+             */
+            purpose: "general" | "prepared_action" | "reactive_read" | "widget";
+            /** @description the agent session (ags_) that produced it, or null */
+            agent_session_id: string | null;
+            /** @description the agent turn (agtt_) that produced it, or null */
+            agent_turn_id: string | null;
+            /** @description usr_, tok_ or oac_ id of whoever created it */
+            created_by: string;
+            /** @description creation time (Unix seconds) */
+            created_at: number;
+            /** @description last change (Unix seconds) */
+            updated_at: number;
+            /** @description when it was archived (DELETE), Unix seconds; null while active. An archived snippet cannot run */
+            archived_at: number | null;
+            /** @description changes on every write; runs record the etag of the code they ran (snippet_etag) */
+            etag: string;
+            /**
+             * Format: uri
+             * @description the dashboard view of the snippet
+             */
+            html_url: string;
+        };
+        /**
+         * @description One run of a snippet (spec 2.8). `output`, `error` and `logs` are included with view=full and when reading one run.
+         * @example {
+         *       "id": "snpr_01jf8x3q6m2c4y7n0k5t9r1b3e",
+         *       "snippet_id": "snp_01jf8x3q6m2c4y7n0k5t9r1b3d",
+         *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "agent_session_id": null,
+         *       "agent_turn_id": null,
+         *       "state": "succeeded",
+         *       "source": "manual",
+         *       "run_by": "usr_01jf8x3q6m2c4y7n0k5t9r1b3c",
+         *       "snippet_etag": "1",
+         *       "inputs": {
+         *         "limit": 20
+         *       },
+         *       "overrides": {},
+         *       "stats": {
+         *         "cpu_time_ms": 3,
+         *         "wall_time_ms": 6,
+         *         "heap_used_bytes": 412000,
+         *         "request_count": 1
+         *       },
+         *       "duration_ms": 6,
+         *       "created_at": 1767225600,
+         *       "etag": "1",
+         *       "output": [
+         *         {
+         *           "id": "inst_01jf8x3q6m2c4y7n0k5t9r1b3f",
+         *           "state": "healthy",
+         *           "urls": "http://web-01jf8x3q6m2c4y7n0k5t9r1b3f.preview.localhost:8081"
+         *         }
+         *       ],
+         *       "error": null,
+         *       "logs": []
+         *     }
+         */
+        SnippetRun: {
+            /** @description snpr_ id */
+            id: string;
+            /** @description snp_ id */
+            snippet_id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description the snippet's agent session, or null */
+            agent_session_id: string | null;
+            /** @description the snippet's agent turn, or null */
+            agent_turn_id: string | null;
+            /**
+             * @description succeeded, failed (error says why) or timed_out (error code TIMEOUT). Runs are recorded when they end
+             * @enum {string}
+             */
+            state: "succeeded" | "failed" | "timed_out";
+            /**
+             * @description what started it: manual, agent or dashboard
+             * @enum {string}
+             */
+            source: "manual" | "agent" | "dashboard";
+            /** @description usr_, tok_ or oac_ id of whoever ran it; platform.request acted as them */
+            run_by: string;
+            /** @description the snippet's etag when it ran: which version of the code ran */
+            snippet_etag: string;
+            /** @description the inputs the code got, defaults applied */
+            inputs: {
+                [key: string]: unknown;
+            };
+            /** @description the overrides the run asked for ({} when none) */
+            overrides: {
+                timeout_ms?: number;
+            };
+            /** @description What the run used. */
+            stats: {
+                /** @description CPU time of the sandbox worker during the run */
+                cpu_time_ms: number;
+                /** @description from the start of the run to its end, waits for platform.request included */
+                wall_time_ms: number;
+                /** @description the JavaScript heap when the run ended */
+                heap_used_bytes: number;
+                /** @description platform.request calls served */
+                request_count: number;
+            };
+            /** @description wall time of the run, ms (stats.wall_time_ms) */
+            duration_ms: number;
+            /** @description when the run started (Unix seconds) */
+            created_at: number;
+            /** @description runs never change once recorded */
+            etag: string;
+            /** @description view=full (and GET of one run): the return value, null when the run failed */
+            output?: unknown;
+            /** @description view=full: why it failed, null when it succeeded */
+            error?: {
+                /**
+                 * @description SNIPPET_THREW (uncaught exception, syntax error or stack overflow; details: name, stack), TIMEOUT (state timed_out; details: limit, limit_ms), MEMORY_LIMIT (details: limit_bytes), OUTPUT_TOO_LARGE (over 1 MiB; details: limit_bytes), REQUEST_LIMIT (a 51st platform.request; details: limit), INVALID_OUTPUT (not JSON-serializable; details: type), CANCELLED, SANDBOX_FAILURE (the engine failed; the worker was replaced)
+                 * @enum {string}
+                 */
+                code: "SNIPPET_THREW" | "TIMEOUT" | "MEMORY_LIMIT" | "OUTPUT_TOO_LARGE" | "REQUEST_LIMIT" | "INVALID_OUTPUT" | "CANCELLED" | "SANDBOX_FAILURE";
+                /** @description what happened */
+                message: string;
+                /** @description details by code */
+                details: unknown;
+            } | null;
+            /** @description view=full: the captured console lines */
+            logs?: {
+                /**
+                 * @description the console method: log, info, warn, error or debug
+                 * @enum {string}
+                 */
+                level: "log" | "info" | "warn" | "error" | "debug";
+                /** @description the arguments formatted and joined by spaces (objects as JSON) */
+                message: string;
+                /** @description ms since the run started */
+                at_ms: number;
+            }[];
+        };
+        /**
+         * @description The outcome of ad hoc code; nothing is stored.
+         * @example {
+         *       "output": 3,
+         *       "error": null,
+         *       "logs": [
+         *         {
+         *           "level": "log",
+         *           "message": "hello",
+         *           "at_ms": 0
+         *         }
+         *       ],
+         *       "stats": {
+         *         "cpu_time_ms": 1,
+         *         "wall_time_ms": 2,
+         *         "heap_used_bytes": 380000,
+         *         "request_count": 0
+         *       }
+         *     }
+         */
+        SnippetExecuteResult: {
+            /** @description the return value; null when the run failed */
+            output: unknown;
+            /** @description why it failed, null when it succeeded */
+            error: {
+                /**
+                 * @description SNIPPET_THREW (uncaught exception, syntax error or stack overflow; details: name, stack), TIMEOUT (state timed_out; details: limit, limit_ms), MEMORY_LIMIT (details: limit_bytes), OUTPUT_TOO_LARGE (over 1 MiB; details: limit_bytes), REQUEST_LIMIT (a 51st platform.request; details: limit), INVALID_OUTPUT (not JSON-serializable; details: type), CANCELLED, SANDBOX_FAILURE (the engine failed; the worker was replaced)
+                 * @enum {string}
+                 */
+                code: "SNIPPET_THREW" | "TIMEOUT" | "MEMORY_LIMIT" | "OUTPUT_TOO_LARGE" | "REQUEST_LIMIT" | "INVALID_OUTPUT" | "CANCELLED" | "SANDBOX_FAILURE";
+                /** @description what happened */
+                message: string;
+                /** @description details by code */
+                details: unknown;
+            } | null;
+            /** @description the captured console lines */
+            logs: {
+                /**
+                 * @description the console method: log, info, warn, error or debug
+                 * @enum {string}
+                 */
+                level: "log" | "info" | "warn" | "error" | "debug";
+                /** @description the arguments formatted and joined by spaces (objects as JSON) */
+                message: string;
+                /** @description ms since the run started */
+                at_ms: number;
+            }[];
+            /** @description What the run used. */
+            stats: {
+                /** @description CPU time of the sandbox worker during the run */
+                cpu_time_ms: number;
+                /** @description from the start of the run to its end, waits for platform.request included */
+                wall_time_ms: number;
+                /** @description the JavaScript heap when the run ended */
+                heap_used_bytes: number;
+                /** @description platform.request calls served */
+                request_count: number;
+            };
+        };
+        /**
          * @description A secret: metadata and versioned values. Never carries a value; read one with `POST /v1/secrets/{id}/versions/{vid}:access`.
          * @example {
          *       "id": "sec_01jf8x3q6m2c4y7n0k5t9r1b3f",
@@ -2587,6 +3649,63 @@ export interface components {
             hostname: string;
         };
         /**
+         * @description metadata of a workspace.subscription.change_tier operation
+         * @example {
+         *       "type": "workspace.subscription.change_tier",
+         *       "cluster_id": null,
+         *       "change_request_id": "x"
+         *     }
+         */
+        SubscriptionChangeTierMetadata: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "workspace.subscription.change_tier";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description the change request (scr_ id) this operation carries out */
+            change_request_id: string;
+        };
+        /**
+         * @description metadata of a workspace.subscription.cancel operation
+         * @example {
+         *       "type": "workspace.subscription.cancel",
+         *       "cluster_id": null,
+         *       "change_request_id": "x"
+         *     }
+         */
+        SubscriptionCancelMetadata: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "workspace.subscription.cancel";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description the change request (scr_ id) this operation carries out */
+            change_request_id: string;
+        };
+        /**
+         * @description metadata of a workspace.subscription.reactivate operation
+         * @example {
+         *       "type": "workspace.subscription.reactivate",
+         *       "cluster_id": null,
+         *       "change_request_id": "x"
+         *     }
+         */
+        SubscriptionReactivateMetadata: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "workspace.subscription.reactivate";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description the change request (scr_ id) this operation carries out */
+            change_request_id: string;
+        };
+        /**
          * @description response of a workspace.delete operation that SUCCEEDED
          * @example {
          *       "type": "workspace.delete",
@@ -2807,6 +3926,108 @@ export interface components {
             type: "preview_hostname.release";
             /** @description the cluster the operation acts on; null for workspace.delete */
             cluster_id: string | null;
+        };
+        /**
+         * @description response of a workspace.subscription.change_tier operation that SUCCEEDED
+         * @example {
+         *       "type": "workspace.subscription.change_tier",
+         *       "cluster_id": null,
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "change_request_id": "x",
+         *       "kind": "x",
+         *       "requested_tier": "x",
+         *       "status": "x",
+         *       "effective_at": "x"
+         *     }
+         */
+        SubscriptionChangeTierResult: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "workspace.subscription.change_tier";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description scr_ id */
+            change_request_id: string;
+            /** @description upgrade, downgrade or cancel */
+            kind: string;
+            /** @description the tier asked for */
+            requested_tier: string;
+            /** @description the change request's status after the operation: applied (an upgrade, at once) or pending (at the period end) */
+            status: string;
+            /** @description when it takes effect (ISO 8601) */
+            effective_at: string;
+        };
+        /**
+         * @description response of a workspace.subscription.cancel operation that SUCCEEDED
+         * @example {
+         *       "type": "workspace.subscription.cancel",
+         *       "cluster_id": null,
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "change_request_id": "x",
+         *       "kind": "x",
+         *       "requested_tier": "x",
+         *       "status": "x",
+         *       "effective_at": "x"
+         *     }
+         */
+        SubscriptionCancelResult: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "workspace.subscription.cancel";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description scr_ id */
+            change_request_id: string;
+            /** @description upgrade, downgrade or cancel */
+            kind: string;
+            /** @description the tier asked for */
+            requested_tier: string;
+            /** @description the change request's status after the operation: applied (an upgrade, at once) or pending (at the period end) */
+            status: string;
+            /** @description when it takes effect (ISO 8601) */
+            effective_at: string;
+        };
+        /**
+         * @description response of a workspace.subscription.reactivate operation that SUCCEEDED
+         * @example {
+         *       "type": "workspace.subscription.reactivate",
+         *       "cluster_id": null,
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "change_request_id": "x",
+         *       "kind": "x",
+         *       "requested_tier": "x",
+         *       "status": "x",
+         *       "effective_at": "x"
+         *     }
+         */
+        SubscriptionReactivateResult: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "workspace.subscription.reactivate";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description scr_ id */
+            change_request_id: string;
+            /** @description upgrade, downgrade or cancel */
+            kind: string;
+            /** @description the tier asked for */
+            requested_tier: string;
+            /** @description the change request's status after the operation: applied (an upgrade, at once) or pending (at the period end) */
+            status: string;
+            /** @description when it takes effect (ISO 8601) */
+            effective_at: string;
         };
     };
     responses: never;
@@ -9702,6 +10923,2354 @@ export interface operations {
             };
             /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
             403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPlans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan catalog */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Plan"][];
+                        /** @description always false: the whole catalog is on this page */
+                        has_more: boolean;
+                        /** @description always null */
+                        next_cursor: null;
+                    };
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description workspace id (ws_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A workspace's subscription. Every workspace has one, on the free plan with monthly periods until changed. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    changeSubscriptionTier: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description workspace id (ws_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The tier to move to. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tier": "enterprise"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description the plan to move to: one of the catalog's tiers (GET /v1/plans)
+                     * @enum {string}
+                     */
+                    tier: "free" | "pro" | "enterprise";
+                };
+            };
+        };
+        responses: {
+            /** @description A long-running operation (spec 2.1) */
+            202: {
+                headers: {
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description workspace id (ws_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A long-running operation (spec 2.1) */
+            202: {
+                headers: {
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reactivateSubscription: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description workspace id (ws_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A long-running operation (spec 2.1) */
+            202: {
+                headers: {
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSubscriptionChangeRequests: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description workspace id (ws_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of change requests */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["SubscriptionChangeRequest"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSubscriptionChangeRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description workspace id (ws_...) */
+                id: string;
+                /** @description change request id (scr_...) */
+                request_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One requested change of a subscription (spec 2.11). */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionChangeRequest"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listQuotas: {
+        parameters: {
+            query?: {
+                /** @description adds the concurrency quota (operations/running) of this cluster (clu_...); a cluster the caller cannot see is 404 */
+                cluster_id?: string;
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every quota of the caller's view */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["QuotaEntry"][];
+                        /** @description always false: every metric is on this page */
+                        has_more: boolean;
+                        /** @description always null */
+                        next_cursor: null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listNotifications: {
+        parameters: {
+            query?: {
+                /** @description exactly `true` (only unread notifications) or `false` (only read ones); omitted: both. Anything else is 400 */
+                unread?: "true" | "false";
+                /** @description next_cursor of a previous page, with the same unread filter */
+                cursor?: string;
+                /** @description items per page, 1-50 (the spec caps the list at 50) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of notifications */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["Notification"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    countUnreadNotifications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The number of unread notifications */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnreadCount"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    markAllNotificationsRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The outcome of :markAllRead */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarkAllReadResult"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    markNotificationRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description notification id (ntf_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A message to one user (spec 2.11). Sent once per event; kept 90 days. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Notification"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSnippets: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page, with the same filters */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description `general` (default), `prepared_action`, `reactive_read` or `widget` */
+                purpose?: "general" | "prepared_action" | "reactive_read" | "widget";
+                /** @description `workspace`: reusable workspace state (default); `session`: scoped to an agent session */
+                visibility?: "workspace" | "session";
+                /** @description `true` also lists archived snippets (as AIP-164 show_deleted); default false */
+                archived?: "true" | "false";
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of snippets */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["Snippet"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSnippet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Spec endpoint 14's body, plus the declared `inputs` (API.md 8.3). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Installs and their URLs",
+                 *       "code": "const res = await platform.request({ method: 'GET', path: '/v1/installs', query: { limit: inputs.limit } });\nreturn res.body.data.map((i) => ({ id: i.id, state: i.state, urls: i.urls.map((u) => u.url).join(' ') }));",
+                 *       "display_type": "table",
+                 *       "purpose": "widget",
+                 *       "inputs": [
+                 *         {
+                 *           "key": "limit",
+                 *           "label": "How many",
+                 *           "kind": "number",
+                 *           "min": 1,
+                 *           "max": 100,
+                 *           "default": 20
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description a name for people, 1-100 characters (not unique) */
+                    name: string;
+                    /** @description the body of an async JavaScript function (strict mode), 1-50,000 characters, run in the sandbox with `inputs`, `console` and `await platform.request({method, path, query?, body?, headers?})`; its return value (JSON, at most 1 MiB) is the output */
+                    code: string;
+                    /**
+                     * @description how dashboard widgets and the CLI render the output: `table` (an array of objects), `stat` (one value), `json`, `logs` (the console lines)
+                     * @enum {string}
+                     */
+                    display_type: "table" | "stat" | "json" | "logs";
+                    /** @description at most 500 characters */
+                    description?: string;
+                    /**
+                     * @description `workspace`: reusable workspace state (default); `session`: scoped to an agent session
+                     * @enum {string}
+                     */
+                    visibility?: "workspace" | "session";
+                    /**
+                     * @description who authored the snippet: `user` (default), `agent` or `system`
+                     * @enum {string}
+                     */
+                    origin?: "user" | "agent" | "system";
+                    /** @description the agent session (ags_...) that produced the snippet */
+                    agent_session_id?: string;
+                    /** @description the agent turn (agtt_...) that produced the snippet */
+                    agent_turn_id?: string;
+                    /**
+                     * @description `general` (default), `prepared_action`, `reactive_read` or `widget`
+                     * @enum {string}
+                     */
+                    purpose?: "general" | "prepared_action" | "reactive_read" | "widget";
+                    /** @description the declared inputs, at most 16, keys unique */
+                    inputs?: {
+                        /** @description the name the code reads (`inputs.<key>`): a lowercase letter, then up to 31 of [a-z0-9_]; unique in the snippet */
+                        key: string;
+                        /** @description what a form shows */
+                        label: string;
+                        /**
+                         * @description the type of the value: `text` (a string, at most 10,000 characters), `number` (finite; within `min`/`max` when given), `boolean`, `enum` (one of `options`), `time_range` ({start, end} Unix seconds, start <= end), `resource` (an id of `resource_type`)
+                         * @enum {string}
+                         */
+                        kind: "text" | "number" | "boolean" | "enum" | "time_range" | "resource";
+                        /** @description help text */
+                        description?: string;
+                        /** @description a run must give a value unless `default` is set (default false) */
+                        required?: boolean;
+                        /** @description the value when a run gives none; must be a valid value of the kind */
+                        default?: unknown;
+                        /** @description enum only, and required there: the allowed values */
+                        options?: string[];
+                        /** @description number only: the smallest value */
+                        min?: number;
+                        /** @description number only: the largest value */
+                        max?: number;
+                        /**
+                         * @description resource only, and required there: the kind of id the value is
+                         * @enum {string}
+                         */
+                        resource_type?: "install" | "cluster" | "package" | "snippet" | "operation" | "preview_hostname" | "api_token";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The snippet just created: spec endpoint 14's snippet_id and the whole snippet. */
+            201: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedSnippet"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    executeSnippetCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Code to run once without saving anything. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "console.log('hello'); return inputs.a + inputs.b",
+                 *       "inputs": {
+                 *         "a": 1,
+                 *         "b": 2
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the body of an async JavaScript function (strict mode), 1-50,000 characters, run in the sandbox with `inputs`, `console` and `await platform.request({method, path, query?, body?, headers?})`; its return value (JSON, at most 1 MiB) is the output */
+                    code: string;
+                    /** @description a JSON object, the global `inputs` of the code (no declarations: passed as given) */
+                    inputs?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Limits of this run that differ from the defaults. */
+                    overrides?: {
+                        /** @description the run's wall time (and CPU time) limit in ms, at most 60000; default 10000 */
+                        timeout_ms?: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The outcome of ad hoc code; nothing is stored. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnippetExecuteResult"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSnippet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description snippet id (snp_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Stored JavaScript that runs in the sandbox as whoever runs it (API.md 8.3). */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    archiveSnippet: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description snippet id (snp_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Stored JavaScript that runs in the sandbox as whoever runs it (API.md 8.3). */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateSnippet: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description snippet id (snp_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change (origin and the agent ids are fixed at creation). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "return (await platform.request({ path: '/v1/installs' })).body.data.length",
+                 *       "display_type": "stat"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description a name for people, 1-100 characters (not unique) */
+                    name?: string;
+                    /** @description at most 500 characters; null clears it */
+                    description?: string | null;
+                    /** @description the body of an async JavaScript function (strict mode), 1-50,000 characters, run in the sandbox with `inputs`, `console` and `await platform.request({method, path, query?, body?, headers?})`; its return value (JSON, at most 1 MiB) is the output */
+                    code?: string;
+                    /**
+                     * @description how dashboard widgets and the CLI render the output: `table` (an array of objects), `stat` (one value), `json`, `logs` (the console lines)
+                     * @enum {string}
+                     */
+                    display_type?: "table" | "stat" | "json" | "logs";
+                    /** @description the declared inputs, at most 16, keys unique */
+                    inputs?: {
+                        /** @description the name the code reads (`inputs.<key>`): a lowercase letter, then up to 31 of [a-z0-9_]; unique in the snippet */
+                        key: string;
+                        /** @description what a form shows */
+                        label: string;
+                        /**
+                         * @description the type of the value: `text` (a string, at most 10,000 characters), `number` (finite; within `min`/`max` when given), `boolean`, `enum` (one of `options`), `time_range` ({start, end} Unix seconds, start <= end), `resource` (an id of `resource_type`)
+                         * @enum {string}
+                         */
+                        kind: "text" | "number" | "boolean" | "enum" | "time_range" | "resource";
+                        /** @description help text */
+                        description?: string;
+                        /** @description a run must give a value unless `default` is set (default false) */
+                        required?: boolean;
+                        /** @description the value when a run gives none; must be a valid value of the kind */
+                        default?: unknown;
+                        /** @description enum only, and required there: the allowed values */
+                        options?: string[];
+                        /** @description number only: the smallest value */
+                        min?: number;
+                        /** @description number only: the largest value */
+                        max?: number;
+                        /**
+                         * @description resource only, and required there: the kind of id the value is
+                         * @enum {string}
+                         */
+                        resource_type?: "install" | "cluster" | "package" | "snippet" | "operation" | "preview_hostname" | "api_token";
+                    }[];
+                    /**
+                     * @description `workspace`: reusable workspace state (default); `session`: scoped to an agent session
+                     * @enum {string}
+                     */
+                    visibility?: "workspace" | "session";
+                    /**
+                     * @description `general` (default), `prepared_action`, `reactive_read` or `widget`
+                     * @enum {string}
+                     */
+                    purpose?: "general" | "prepared_action" | "reactive_read" | "widget";
+                };
+            };
+        };
+        responses: {
+            /** @description Stored JavaScript that runs in the sandbox as whoever runs it (API.md 8.3). */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    undeleteSnippet: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description snippet id (snp_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Stored JavaScript that runs in the sandbox as whoever runs it (API.md 8.3). */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Snippet"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSnippetRuns: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page, with the same state and view */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only runs in this state */
+                state?: "succeeded" | "failed" | "timed_out";
+                /** @description `basic` (default) leaves out output, error and logs; `full` includes them */
+                view?: "basic" | "full";
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description snippet id (snp_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of snippet runs */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["SnippetRun"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    runSnippet: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description snippet id (snp_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Runs the snippet now. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "inputs": {
+                 *         "limit": 10
+                 *       },
+                 *       "overrides": {
+                 *         "timeout_ms": 20000
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description values of the declared inputs by key; unknown keys, wrong types and missing required inputs are 400. Defaults fill the rest */
+                    inputs?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Limits of this run that differ from the defaults. */
+                    overrides?: {
+                        /** @description the run's wall time (and CPU time) limit in ms, at most 60000; default 10000 */
+                        timeout_ms?: number;
+                    };
+                    /**
+                     * @description what started the run: `manual` (default) or `dashboard` (a widget)
+                     * @enum {string}
+                     */
+                    source?: "manual" | "dashboard";
+                };
+            };
+        };
+        responses: {
+            /** @description One run of a snippet (spec 2.8). `output`, `error` and `logs` are included with view=full and when reading one run. */
+            201: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnippetRun"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getSnippetRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description snippet id (snp_...) */
+                id: string;
+                /** @description snippet run id (snpr_...) */
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One run of a snippet (spec 2.8). `output`, `error` and `logs` are included with view=full and when reading one run. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnippetRun"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;

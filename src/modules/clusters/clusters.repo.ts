@@ -3,6 +3,7 @@ import type { Executor } from '../../db/database.js';
 import { keysetPage } from '../../db/keyset.js';
 import type { ClustersTable } from '../../db/schema.js';
 import type { PageRequest } from '../../platform/pagination.js';
+import type { UsageCounter } from '../quotas/usage.js';
 
 export type ClusterRow = ClustersTable;
 
@@ -95,10 +96,10 @@ export async function markProvisioning(db: Executor, id: string, now: number): P
     .executeTakeFirst();
 }
 
-export async function storeCapabilities(db: Executor, id: string, capabilities: string, now: number): Promise<void> {
+export async function storeCapabilities(db: Executor, id: string, capabilities: string, nodeCount: number, now: number): Promise<void> {
   await db
     .updateTable('clusters')
-    .set((eb) => ({ capabilities, capabilities_observed_at: now, updated_at: now, revision: eb('revision', '+', 1) }))
+    .set((eb) => ({ capabilities, node_count: nodeCount, capabilities_observed_at: now, updated_at: now, revision: eb('revision', '+', 1) }))
     .where('id', '=', id)
     .execute();
 }
@@ -129,3 +130,11 @@ export async function abandonDeletion(db: Executor, id: string, now: number): Pr
 export async function deleteCluster(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('clusters').where('id', '=', id).execute();
 }
+
+/** compute/clusters: the clusters of the workspaces in question (the ws+name unique index counts them). */
+export const clusterUsage: UsageCounter = (db, inWorkspaces) =>
+  db.selectFrom('clusters').select((eb) => eb.fn.countAll().as('n')).where(inWorkspaces('clusters.workspace_id')).$asScalar();
+
+/** compute/machines: the nodes their last capabilities observations reported. */
+export const machineUsage: UsageCounter = (db, inWorkspaces) =>
+  db.selectFrom('clusters').select((eb) => eb.fn.sum('node_count').as('n')).where(inWorkspaces('clusters.workspace_id')).$asScalar();

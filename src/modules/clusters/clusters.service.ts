@@ -89,11 +89,13 @@ export function createClusterService(deps: ClusterServiceDeps) {
       kubeconfig_sealed: null,
       capabilities: null,
       capabilities_observed_at: null,
+      node_count: 0,
       created_at: now,
       updated_at: now,
       revision: 1,
     };
     if (provider === 'kubernetes') row.kubeconfig_sealed = deps.keyring.seal(body.kubeconfig!, repo.KUBECONFIG_SEAL.context(row.id));
+    await deps.quotas.enforce(tx, { workspaceId: scope.workspaceId }, 'compute/clusters');
     if (!(await repo.insertClusterIfNameFree(tx, row))) {
       throw new ApiError('ALREADY_EXISTS', `a cluster named "${body.name}" already exists in the workspace`, { reason: 'CLUSTER_NAME_TAKEN' });
     }

@@ -9,6 +9,8 @@ import {
 import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
 import type { Keyring } from '../../platform/keyring.js';
+import { ApiError } from '../../platform/errors.js';
+import type { QuotaService } from '../quotas/quotas.service.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { drainOperationsStep, releaseEach } from '../operations/operation-steps.js';
 import * as repo from './clusters.repo.js';
@@ -26,6 +28,7 @@ export interface ClusterWorkflowDeps {
   operations: Pick<OperationService, 'cancelOthers'>;
   /** opens kubeconfigs */
   keyring: Keyring;
+  quotas: Pick<QuotaService, 'enforce'>;
 }
 
 type Ctx = { ownerId: string; attempt: number; signal: AbortSignal };
@@ -80,7 +83,19 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
       return caps as unknown as Json;
     },
     async apply(tx: Executor, ctx: Ctx, result: Json | null): Promise<void> {
-      await repo.storeCapabilities(tx, ctx.ownerId, JSON.stringify(result), clock.now());
+      const nodes = (result as { nodes?: unknown[] } | null)?.nodes?.length ?? 0;
+      const row = await clusterOf(tx, ctx);
+      // compute/machines counts observed nodes: more of them than last time need room in the
+      // quota; past it the operation fails (a create or refresh then leaves the cluster suspended).
+      if (nodes > row.node_count) {
+        try {
+          await deps.quotas.enforce(tx, { workspaceId: row.workspace_id }, 'compute/machines', nodes - row.node_count);
+        } catch (err) {
+          if (err instanceof ApiError) throw new StepError(err.message, false);
+          throw err;
+        }
+      }
+      await repo.storeCapabilities(tx, ctx.ownerId, JSON.stringify(result), nodes, clock.now());
     },
   };
   // A cluster being deleted stays `deleting`: releaseFromOperation leaves it alone.
@@ -129,6 +144,7 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
     type: CLUSTER_DELETE,
     // Halfway through, the cluster may be released but still listed: finishing is the only way out.
     cancellable: false,
+    admittedOverQuota: true,
     steps: [
       drainOperationsStep(deps.operations, 'cluster'),
       {

@@ -7,6 +7,7 @@ import { keysetPage } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { Database, InstallRendersTable, InstallsTable, InstallUrlsTable } from '../../db/schema.js';
 import type { PageRequest } from '../../platform/pagination.js';
+import type { UsageCounter } from '../quotas/usage.js';
 import { findRunningOperation } from '../operations/operations.repo.js';
 import { INSTALL_DELETE } from './installs.schemas.js';
 
@@ -258,3 +259,7 @@ export function lockClusterShared(db: Executor, dialect: Dialect, workspaceId: s
   if (dialect === 'postgres') q = q.forShare();
   return q.executeTakeFirst();
 }
+
+/** installs/installs: the installs of the workspaces in question, in any state (installs_ws_id_idx counts them). */
+export const installUsage: UsageCounter = (db, inWorkspaces) =>
+  db.selectFrom('installs').select((eb) => eb.fn.countAll().as('n')).where(inWorkspaces('installs.workspace_id')).$asScalar();

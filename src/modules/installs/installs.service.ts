@@ -17,6 +17,7 @@ import { findRunningOperation } from '../operations/operations.repo.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import { validateValues } from '../packages/input-schema.js';
+import type { QuotaService } from '../quotas/quotas.service.js';
 import { findPackage, resolveVersion } from '../packages/packages.repo.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { assertRefsNotInlined, checkSecretRefs, findSecretRefs } from '../secrets/secret-refs.js';
@@ -32,6 +33,7 @@ export interface InstallServiceDeps extends InstallWorkflowDeps {
   cursors: CursorCodec;
   operations: OperationService;
   publicUrl: string;
+  quotas: Pick<QuotaService, 'enforce'>;
 }
 
 
@@ -169,6 +171,7 @@ export function createInstallService(deps: InstallServiceDeps) {
       updated_at: now,
       revision: 1,
     };
+    await deps.quotas.enforce(tx, { workspaceId: scope.workspaceId }, 'installs/installs');
     await repo.insertInstall(tx, row);
     return operations.start(tx, {
       type: INSTALL_CREATE, workspaceId: scope.workspaceId, ownerType: 'install', ownerId: row.id, clusterId: cluster.id,

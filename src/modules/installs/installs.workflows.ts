@@ -22,6 +22,7 @@ import { canonicalJson, RenderError, renderManifest, type RenderLimits } from '.
 import { findOperation } from '../operations/operations.repo.js';
 import { findSecretRefs, openSecretRefs, resolveSecretRefs, SecretRefError, type RenderSecret } from '../secrets/secret-refs.js';
 import { ApiError } from '../../platform/errors.js';
+import { installDegraded } from '../notifications/sources.js';
 import { evictAgedPinned, releaseInstallHostnames } from '../preview-hostnames/hostname-lifecycle.js';
 import { installUrlHostname, previewUrl } from '../preview-hostnames/hostnames.js';
 import * as repo from './installs.repo.js';
@@ -237,7 +238,10 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       // The previous render still runs where one became current; else nothing ever did.
       const install = await repo.findInstallById(tx, ctx.ownerId);
       const state = install?.current_render_id ? 'degraded' : 'failed';
-      await repo.setStateUnlessDeleting(tx, ctx.ownerId, { state, reconciling: 0 }, clock.now());
+      const set = await repo.setStateUnlessDeleting(tx, ctx.ownerId, { state, reconciling: 0 }, clock.now());
+      if (set && state === 'degraded' && outcome === 'FAILED') {
+        await installDegraded(tx, { workspaceId: ctx.workspaceId, installId: ctx.ownerId, operationId: ctx.operationId });
+      }
     },
   };
 
@@ -245,6 +249,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
     type: INSTALL_DELETE,
     // Halfway, the install may be off its cluster but still listed: finishing is the only way out.
     cancellable: false,
+    admittedOverQuota: true,
     steps: [
       // Create, update and preview-hostname operations: all are owned by the install.
       drainOperationsStep(deps.operations, 'install'),

@@ -57,6 +57,16 @@ const WORKFLOWS: { type: string; name: string; metadata: Record<string, TSchema>
     response: { install_id: Str('inst_ id'), preview_hostname_id: Str('phn_ id'), hostname: Str('the hostname, now serving the render') },
   })),
   { type: 'preview_hostname.release', name: 'PreviewHostnameRelease', metadata: { install_id: Str('inst_ id'), preview_hostname_id: Str('phn_ id'), hostname: Str('the hostname') }, response: {} },
+  ...(['change_tier', 'cancel', 'reactivate'] as const).map((verb) => ({
+    type: `workspace.subscription.${verb}`,
+    name: verb === 'change_tier' ? 'SubscriptionChangeTier' : verb === 'cancel' ? 'SubscriptionCancel' : 'SubscriptionReactivate',
+    metadata: { change_request_id: Str('the change request (scr_ id) this operation carries out') },
+    response: {
+      workspace_id: Str('ws_ id'), change_request_id: Str('scr_ id'), kind: Str('upgrade, downgrade or cancel'), requested_tier: Str('the tier asked for'),
+      status: Str('the change request\'s status after the operation: applied (an upgrade, at once) or pending (at the period end)'),
+      effective_at: Str('when it takes effect (ISO 8601)'),
+    },
+  })),
 ];
 export const OPERATION_TYPES = WORKFLOWS.map((w) => w.type);
 

@@ -4,7 +4,7 @@ import type { Db, Executor } from '../../db/database.js';
 import { enqueueJob, expediteOperationJob } from '../../jobs/queue.js';
 import type { Notifier } from '../../jobs/notifier.js';
 import { OperationWaiters } from './operation-waiters.js';
-import type { Json, WorkflowRegistry } from '../../jobs/workflows.js';
+import type { Json, WorkflowDefinition, WorkflowRegistry } from '../../jobs/workflows.js';
 import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError, notFound } from '../../platform/errors.js';
@@ -55,7 +55,12 @@ function requesterOf(scope: WorkspaceScope): string | null {
   return scope.requesterOnly ? scope.actorId : null;
 }
 
-export function createOperationService(deps: { db: Db; cursors: CursorCodec; notifier: Notifier; workflows: WorkflowRegistry; publicUrl: string }) {
+/** Decides whether an operation may start (the operations/running quota); throws to refuse. */
+export type OperationAdmission = (tx: Executor, spec: StartOperation, workflow: WorkflowDefinition) => Promise<void>;
+
+export function createOperationService(deps: {
+  db: Db; cursors: CursorCodec; notifier: Notifier; workflows: WorkflowRegistry; publicUrl: string; admit?: OperationAdmission;
+}) {
   const { db, cursors, notifier, workflows, publicUrl } = deps;
   const waiters = new OperationWaiters(notifier);
 
@@ -85,6 +90,7 @@ export function createOperationService(deps: { db: Db; cursors: CursorCodec; not
   async function start(tx: Executor, spec: StartOperation): Promise<OperationT> {
     const workflow = workflows.get(spec.type);
     if (!workflow) throw new Error(`no workflow is declared for ${spec.type}`);
+    await deps.admit?.(tx, spec, workflow);
     const now = clock.now();
     const id = newId('operation');
     const row: repo.OperationRow = {
@@ -106,6 +112,7 @@ export function createOperationService(deps: { db: Db; cursors: CursorCodec; not
       started_at: now,
       completed_at: null,
       updated_at: now,
+      cluster_id: spec.clusterId,
     };
     const steps: repo.StepRow[] = workflow.steps.map((s, position) => ({
       operation_id: id, position, name: s.name, status: 'pending', attempts: 0,

@@ -85,6 +85,7 @@ export function previewHostnameWorkflows(db: Db): { binds: WorkflowDefinition<Bi
     type: RELEASE_HOSTNAME,
     // Once releasing, the hostname is no longer served: finishing is the only way out.
     cancellable: false,
+    admittedOverQuota: true,
     steps: [
       {
         name: 'remove',

@@ -6,6 +6,7 @@ import { keysetPage } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { SecretVersionsTable, SecretsTable } from '../../db/schema.js';
 import type { PageRequest } from '../../platform/pagination.js';
+import type { UsageCounter } from '../quotas/usage.js';
 
 export type SecretRow = SecretsTable;
 export type VersionRow = SecretVersionsTable;
@@ -144,3 +145,7 @@ export function purgeCandidates(db: Executor, now: number, limit: number) {
 export function purgeIfDue(db: Executor, id: string, now: number) {
   return db.deleteFrom('secrets').where('id', '=', id).where('state', '=', 'soft_deleted').where('purge_at', '<=', now).returningAll().executeTakeFirst();
 }
+
+/** secrets/secrets: the secrets of the workspaces in question, soft-deleted ones included until purged (unique (workspace_id, name) counts them). */
+export const secretUsage: UsageCounter = (db, inWorkspaces) =>
+  db.selectFrom('secrets').select((eb) => eb.fn.countAll().as('n')).where(inWorkspaces('secrets.workspace_id')).$asScalar();

@@ -11,6 +11,8 @@ import type { Keyring } from '../../platform/keyring.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import { recordAuditEvent, type AuditContext } from '../audit/audit.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
+import { secretPurgeScheduled } from '../notifications/sources.js';
+import type { QuotaService } from '../quotas/quotas.service.js';
 import { sealVersionValue, secretDeleted } from './secret-values.js';
 import * as repo from './secrets.repo.js';
 import {
@@ -24,6 +26,8 @@ export interface SecretServiceDeps {
   publicUrl: string;
   /** SVC_SECRET_RETENTION: seconds between a soft delete and the purge */
   retentionSeconds: number;
+  /** secrets/secrets is checked where a secret is created */
+  quotas: Pick<QuotaService, 'enforce'>;
 }
 
 /** The actor of the purge sweep: the service itself. */
@@ -73,6 +77,7 @@ export function createSecretService(deps: SecretServiceDeps) {
     requireRole(scope, 'admin');
     checkValueSize(body.value);
     await assertWorkspaceActive(tx, scope.workspaceId);
+    await deps.quotas.enforce(tx, { workspaceId: scope.workspaceId }, 'secrets/secrets');
     const now = clock.now();
     const row: repo.SecretRow = {
       id: newId('secret'), workspace_id: scope.workspaceId, name: body.name, description: body.description ?? null,
@@ -178,6 +183,8 @@ export function createSecretService(deps: SecretServiceDeps) {
       await recordAuditEvent(tx, scope, {
         action: 'secret.delete', resourceType: 'secret', resourceId: id, metadata: { name: row.name, force: 'false', purge_at: String(row.purge_at) },
       });
+      // The workspace's owners and admins hear of it before the values are destroyed for good.
+      await secretPurgeScheduled(tx, { workspaceId: scope.workspaceId, secretId: id, name: row.name, purgeAt: row.purge_at! });
       return toSecret(row);
     });
   }

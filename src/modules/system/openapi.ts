@@ -23,6 +23,11 @@ export const OPENAPI_TAGS = [
   { name: 'secrets', description: 'Secrets of a workspace: encrypted values with metadata, soft delete and restore. Members read metadata; admins and owners write.' },
   { name: 'secret versions', description: 'The versioned values of a secret: add, disable, enable, destroy (crypto-shredding), and read a value with `:access` (admins and owners, audited).' },
   { name: 'audit events', description: 'The audit log of a workspace: changes to secrets, every read of a secret value, credential and member changes, workspace deletion.' },
+  { name: 'plans', description: 'The plan catalog: each tier\'s quota limits (built in, or the operator\'s SVC_PLANS_FILE).' },
+  { name: 'subscriptions', description: 'A workspace\'s subscription: its tier, upgrades at once, downgrades and cancellation at the period end, and their change requests.' },
+  { name: 'quotas', description: 'Quota limits and usage per metric; creates past a limit are refused with 429 RESOURCE_EXHAUSTED.' },
+  { name: 'snippets', description: 'Stored JavaScript run in a WebAssembly sandbox as whoever runs it, with typed inputs and the history of runs.' },
+  { name: 'notifications', description: 'Messages to the signed-in user about what needs a person: failures, degraded installs, plan changes, quotas, expiring tokens.' },
 ];
 
 const DESCRIPTION = [
@@ -39,7 +44,8 @@ const DESCRIPTION = [
   '- **Workspace scope**: a workspace API token or OAuth client JWT acts on its own workspace; a user credential names the ' +
     'workspace in the `svc-context` header on workspace-scoped routes.',
   '- **`x-svc-auth`** on each operation tells how the caller is resolved: `none` (public), `user` (a user credential), ' +
-    '`any` (any credential), `workspace` (credential\'s workspace or `svc-context`), `workspace-path` (the `{id}` in the path).',
+    '`any` (any credential), `workspace` (credential\'s workspace or `svc-context`), `workspace-path` (the `{id}` in the path), ' +
+    '`workspace-or-user` (as `workspace`, except that a user credential without `svc-context` acts for the user across workspaces).',
   '- **Custom methods** are `POST /resource/{id}:verb`; the colon may be sent percent-encoded (`%3A`).',
   '- **Long-running work** answers 202 with an `Operation` and `Location: /v1/operations/{id}`; its `metadata` and `response` ' +
     'are discriminated by `type`, one schema per workflow. A 201 carries the new resource\'s path in `Location`.',

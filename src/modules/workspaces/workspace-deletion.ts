@@ -19,8 +19,8 @@ export const WORKSPACE_DELETE = 'workspace.delete';
  * the workspace row, so the check is ordered against the deletion's switch to `deleting`.
  */
 export async function assertWorkspaceActive(tx: Executor, workspaceId: string): Promise<void> {
-  const state = await lockWorkspace(tx, workspaceId);
-  if (state !== 'active') {
+  const locked = await lockWorkspace(tx, workspaceId);
+  if (locked?.state !== 'active') {
     throw new ApiError('FAILED_PRECONDITION', `workspace ${workspaceId} is being deleted`, { reason: 'WORKSPACE_DELETING' });
   }
 }

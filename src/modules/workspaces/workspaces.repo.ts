@@ -116,14 +116,13 @@ export async function requestedOperationIn(db: Executor, workspaceId: string, us
 
 /**
  * Takes the workspace's write lock (a row lock on PostgreSQL; SQLite's transaction already holds
- * the database) and returns its lifecycle state, in one statement; undefined when it is gone.
+ * the database) and returns its lifecycle state and plan tier, in one statement; undefined when it is gone.
  */
-export async function lockWorkspace(tx: Executor, id: string): Promise<string | undefined> {
-  const row = await tx
+export async function lockWorkspace(tx: Executor, id: string): Promise<{ state: string; plan_tier: string } | undefined> {
+  return tx
     .updateTable('workspaces')
     .set((eb) => ({ updated_at: eb.ref('updated_at') }))
     .where('id', '=', id)
-    .returning('state')
+    .returning(['state', 'plan_tier'])
     .executeTakeFirst();
-  return row?.state;
 }

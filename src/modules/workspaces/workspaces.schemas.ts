@@ -12,7 +12,7 @@ export const Workspace = Type.Object(
     plan: Type.Object(
       {
         tier: Type.String({ description: 'subscription tier, `free` until changed' }),
-        billed_by: Type.String({ description: 'who bills the workspace: `self` for a self-hosted install' }),
+        billed_by: Type.String({ description: 'who bills the workspace: `platform` (this service\'s operator) or `seller`; see its subscription' }),
       },
       { description: 'the subscription plan' },
     ),

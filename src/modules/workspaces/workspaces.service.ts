@@ -7,6 +7,8 @@ import { ApiError, invalidArgument, notFound, permissionDenied } from '../../pla
 import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
+import { DEFAULT_TIER } from '../plans/plans.js';
+import type { QuotaService } from '../quotas/quotas.service.js';
 import { findUserByEmail, findUserById } from '../users/users.repo.js';
 import { normalizeEmail } from '../users/users.service.js';
 import * as repo from './workspaces.repo.js';
@@ -36,7 +38,7 @@ function slugFromName(name: string): string {
   return base.length >= 3 ? base : `ws-${base || randomString(4, '0123456789abcdefghijklmnopqrstuvwxyz')}`.replace(/-+$/, '');
 }
 
-export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
+export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quotas: Pick<QuotaService, 'enforce'> }) {
   const { db, cursors } = deps;
 
   const memberships: MembershipLookup = {
@@ -55,12 +57,13 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec }) {
   async function createWorkspace(userId: string, input: { name: string; slug?: string }, executor: Executor = db): Promise<WorkspaceT> {
     const now = clock.now();
     return inTransaction(executor, async (tx) => {
+      await deps.quotas.enforce(tx, { userId }, 'workspaces/owned');
       const derived = slugFromName(input.name);
       // A derived slug that is taken (also by a concurrent request) gets a random suffix; a chosen one is 409.
       for (let attempt = 0; attempt < 5; attempt++) {
         const slug = input.slug ?? (attempt === 0 ? derived : `${derived.slice(0, 32)}-${randomString(6, '0123456789abcdefghijklmnopqrstuvwxyz')}`);
         const row: repo.WorkspaceRow = {
-          id: newId('workspace'), name: input.name, slug, plan_tier: 'free', billed_by: 'self', state: 'active', created_at: now, updated_at: now, revision: 1,
+          id: newId('workspace'), name: input.name, slug, plan_tier: DEFAULT_TIER, billed_by: 'platform', state: 'active', created_at: now, updated_at: now, revision: 1,
         };
         if (await repo.insertWorkspaceIfSlugFree(tx, row)) {
           await repo.insertMember(tx, { id: newId('member'), workspace_id: row.id, user_id: userId, role: 'owner', joined_at: now, updated_at: now });

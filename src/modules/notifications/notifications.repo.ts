@@ -1,0 +1,72 @@
+// SQL of notifications. Inserts skip an event a user already has (unique dedup_key per user), so a
+// retried step, a second instance or a repeated sweep never sends it twice.
+import type { Executor } from '../../db/database.js';
+import { keysetPage } from '../../db/keyset.js';
+import { preparedQuery } from '../../db/prepared.js';
+import type { NotificationsTable } from '../../db/schema.js';
+import type { PageRequest } from '../../platform/pagination.js';
+
+export type NotificationRow = NotificationsTable;
+
+export async function insertNotifications(tx: Executor, rows: NotificationRow[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const res = await tx
+    .insertInto('notifications')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['dedup_key', 'user_id']).doNothing())
+    .executeTakeFirst();
+  return Number(res.numInsertedOrUpdatedRows ?? 0n);
+}
+
+/** The owners and admins of a workspace: who hears about what happens in it. */
+export async function workspaceAdmins(db: Executor, workspaceId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('workspace_members')
+    .select('user_id')
+    .where('workspace_id', '=', workspaceId)
+    .where('role', 'in', ['owner', 'admin'])
+    .orderBy('user_id')
+    .execute();
+  return rows.map((r) => r.user_id);
+}
+
+/** One page of a user's notifications, newest first; `read`: only read (true) or unread (false) ones. */
+export function listNotifications(db: Executor, userId: string, read: boolean | undefined, page: PageRequest): Promise<NotificationRow[]> {
+  let q = db.selectFrom('notifications').selectAll().where('user_id', '=', userId);
+  if (read === false) q = q.where('read_at', 'is', null);
+  if (read === true) q = q.where('read_at', 'is not', null);
+  return keysetPage(q, 'id', page).execute();
+}
+
+/** Marks one of the user's notifications read (unless it already is); the row, or undefined when it is not the user's. */
+export async function markRead(db: Executor, userId: string, id: string, now: number): Promise<NotificationRow | undefined> {
+  const updated = await db
+    .updateTable('notifications')
+    .set({ read_at: now })
+    .where('id', '=', id)
+    .where('user_id', '=', userId)
+    .where('read_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  return updated ?? db.selectFrom('notifications').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+}
+
+export async function markAllRead(db: Executor, userId: string, now: number): Promise<number> {
+  const res = await db.updateTable('notifications').set({ read_at: now }).where('user_id', '=', userId).where('read_at', 'is', null).executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+// Polled by clients for a badge: prepared, and answered from the partial index of unread rows.
+const unreadCount = preparedQuery((db, p: { userId: string }) =>
+  db.selectFrom('notifications').select((eb) => eb.fn.countAll<number | string>().as('n')).where('user_id', '=', p.userId).where('read_at', 'is', null));
+
+export async function countUnread(db: Executor, userId: string): Promise<number> {
+  const [row] = await unreadCount(db, { userId });
+  return Number(row?.n ?? 0);
+}
+
+/** Deletes notifications created before `before`; returns how many. */
+export async function purgeOlderThan(db: Executor, before: number): Promise<number> {
+  const res = await db.deleteFrom('notifications').where('created_at', '<', before).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}

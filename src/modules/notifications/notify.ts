@@ -1,0 +1,47 @@
+// The one way to send a notification: `notify(tx, recipients, event)`, called inside the caller's
+// transaction, so a notification exists exactly when the change it reports committed. An event is
+// named by its type and key; each user gets it once, however often the caller runs (step retries,
+// sweeps on several instances).
+import type { Executor } from '../../db/database.js';
+import { clock } from '../../platform/clock.js';
+import { newId } from '../../platform/ids.js';
+import { insertNotifications, workspaceAdmins } from './notifications.repo.js';
+import type { NotificationResourceType, NotificationType, Severity } from './notifications.schemas.js';
+
+/** Named users, or the owners and admins of a workspace at the time of the event. */
+export type Recipients = { users: (string | null)[] } | { adminsOf: string };
+
+export interface NotificationEvent {
+  type: NotificationType;
+  /** with the type, names the event (e.g. the operation id): one notification per user and event */
+  key: string;
+  resourceType: NotificationResourceType;
+  resourceId: string;
+  workspaceId: string | null;
+  title: string;
+  body: string;
+  severity: Severity;
+  context: Record<string, string>;
+}
+
+/** Sends `event` to every recipient who does not have it yet; returns how many got it now. */
+export async function notify(tx: Executor, to: Recipients, event: NotificationEvent): Promise<number> {
+  const users = 'users' in to ? to.users.filter((u): u is string => u !== null) : await workspaceAdmins(tx, to.adminsOf);
+  const now = clock.now();
+  const context = JSON.stringify(event.context);
+  return insertNotifications(tx, [...new Set(users)].map((userId) => ({
+    id: newId('notification'),
+    user_id: userId,
+    workspace_id: event.workspaceId,
+    type: event.type,
+    resource_type: event.resourceType,
+    resource_id: event.resourceId,
+    title: event.title.slice(0, 200),
+    body: event.body.slice(0, 2000),
+    severity: event.severity,
+    context,
+    dedup_key: `${event.type}:${event.key}`,
+    read_at: null,
+    created_at: now,
+  })));
+}

@@ -1,0 +1,111 @@
+// The events that notify a person (API.md 8.2), each with its recipients, wording and event key in
+// one place. Modules call these inside the transaction of the change they report.
+import type { Executor } from '../../db/database.js';
+import type { OperationEnd } from '../../jobs/workflows.js';
+import { isoFromSeconds } from '../../platform/clock.js';
+import { notify } from './notify.js';
+
+/**
+ * Listens to every operation's end (WorkflowRegistry.onOperationEnd): one that a user started and
+ * that failed notifies that user. Operations started by API tokens or OAuth clients notify nobody:
+ * automation reads the operation.
+ */
+export async function operationFailed(tx: Executor, end: OperationEnd): Promise<void> {
+  if (end.outcome !== 'FAILED' || end.requestedByUser === null) return;
+  await notify(tx, { users: [end.requestedByUser] }, {
+    type: 'operation_failed', key: end.operationId, resourceType: 'operation', resourceId: end.operationId, workspaceId: end.workspaceId,
+    title: `${end.type} failed`,
+    body: `Operation ${end.operationId} (${end.type} on ${end.ownerId}) failed: ${end.message ?? 'no message'}`,
+    severity: 'critical',
+    context: { operation_id: end.operationId, operation_type: end.type, owner_id: end.ownerId },
+  });
+}
+
+/** An install went degraded (an update failed; the previous render still serves): the workspace's owners and admins. */
+export function installDegraded(tx: Executor, e: { workspaceId: string; installId: string; operationId: string }): Promise<number> {
+  return notify(tx, { adminsOf: e.workspaceId }, {
+    type: 'install_degraded', key: e.operationId, resourceType: 'install', resourceId: e.installId, workspaceId: e.workspaceId,
+    title: `Install ${e.installId} is degraded`,
+    body: `An update of install ${e.installId} failed (operation ${e.operationId}); its previous render keeps serving. ` +
+      'Read the operation for the failing step, then update the install again.',
+    severity: 'warning',
+    context: { install_id: e.installId, operation_id: e.operationId },
+  });
+}
+
+/** A subscription change took effect: the workspace's owners and admins. */
+export function subscriptionChangeApplied(tx: Executor, e: {
+  workspaceId: string; changeRequestId: string; kind: string; previousTier: string; tier: string;
+}): Promise<number> {
+  return notify(tx, { adminsOf: e.workspaceId }, {
+    type: 'subscription_change_applied', key: e.changeRequestId, resourceType: 'subscription_change_request', resourceId: e.changeRequestId,
+    workspaceId: e.workspaceId,
+    title: `Plan changed from ${e.previousTier} to ${e.tier}`,
+    body: `The ${e.kind} of workspace ${e.workspaceId} from ${e.previousTier} to ${e.tier} took effect; its quotas follow the ${e.tier} plan now.`,
+    severity: 'info',
+    context: { change_request_id: e.changeRequestId, kind: e.kind, previous_tier: e.previousTier, tier: e.tier },
+  });
+}
+
+/** A scheduled downgrade or cancel found usage above the new plan's limits at the period end: owners and admins. */
+export function subscriptionChangeRejected(tx: Executor, e: {
+  workspaceId: string; changeRequestId: string; kind: string; tier: string; requestedTier: string; metric: string; limit: number; usage: number;
+}): Promise<number> {
+  return notify(tx, { adminsOf: e.workspaceId }, {
+    type: 'subscription_change_rejected', key: e.changeRequestId, resourceType: 'subscription_change_request', resourceId: e.changeRequestId,
+    workspaceId: e.workspaceId,
+    title: `The ${e.kind} to ${e.requestedTier} was not applied`,
+    body: `Workspace ${e.workspaceId} uses ${e.usage} of ${e.metric}, above the ${e.limit} the ${e.requestedTier} plan allows, so it stays on ${e.tier}. ` +
+      'Reduce the usage and request the change again.',
+    severity: 'critical',
+    context: { change_request_id: e.changeRequestId, kind: e.kind, requested_tier: e.requestedTier, metric: e.metric, limit: String(e.limit), usage: String(e.usage) },
+  });
+}
+
+/**
+ * A quota reached a threshold (80 or 100 %): the workspace's owners and admins, or the user for a
+ * per-user metric. `window` names the period the event belongs to (the UTC day): one notification
+ * per metric, threshold and day, however often usage goes up and down around the threshold.
+ */
+export function quotaThresholdReached(tx: Executor, e: {
+  to: { adminsOf: string } | { users: string[] }; workspaceId: string | null; subjectId: string; metric: string; displayName: string;
+  limit: number; usage: number; percent: number; tier: string; window: number;
+}): Promise<number> {
+  const full = e.percent >= 100;
+  return notify(tx, e.to, {
+    type: 'quota_threshold_reached', key: `${e.subjectId}:${e.metric}:${e.percent}:${e.window}`,
+    resourceType: e.workspaceId ? 'workspace' : 'user', resourceId: e.subjectId, workspaceId: e.workspaceId,
+    title: `${e.displayName} at ${e.percent} % of the ${e.tier} plan`,
+    body: `${e.workspaceId ? `Workspace ${e.workspaceId}` : 'You'} use${e.workspaceId ? 's' : ''} ${e.usage} of ${e.limit} (${e.metric}). ` +
+      (full ? 'Further requests are refused until usage goes down or the plan is upgraded.' : 'Requests beyond the limit will be refused.'),
+    severity: full ? 'critical' : 'warning',
+    context: { metric: e.metric, limit: String(e.limit), usage: String(e.usage), percent: String(e.percent), tier: e.tier },
+  });
+}
+
+/** An API token expires within 7 days: the owners and admins of its workspace. */
+export function apiTokenExpiring(tx: Executor, e: { workspaceId: string; tokenId: string; name: string; expiresAt: number }): Promise<number> {
+  return notify(tx, { adminsOf: e.workspaceId }, {
+    type: 'api_token_expiring', key: `${e.tokenId}:${e.expiresAt}`, resourceType: 'api_token', resourceId: e.tokenId, workspaceId: e.workspaceId,
+    title: `API token "${e.name}" expires soon`,
+    body: `API token ${e.tokenId} ("${e.name}") of workspace ${e.workspaceId} stops working at ${isoFromSeconds(e.expiresAt)}. Create a new token and replace it where it is used.`,
+    severity: 'warning',
+    context: { api_token_id: e.tokenId, name: e.name, expires_at: String(e.expiresAt) },
+  });
+}
+
+/**
+ * A deleted secret will be destroyed at `purgeAt`: the owners and admins of its workspace. For the
+ * secrets module (DELETE /v1/secrets/{id} without force), inside the transaction that soft-deletes
+ * it; deleting it again after an undelete is a new event (another purge_at).
+ */
+export function secretPurgeScheduled(tx: Executor, e: { workspaceId: string; secretId: string; name: string; purgeAt: number }): Promise<number> {
+  return notify(tx, { adminsOf: e.workspaceId }, {
+    type: 'secret_purge_scheduled', key: `${e.secretId}:${e.purgeAt}`, resourceType: 'secret', resourceId: e.secretId, workspaceId: e.workspaceId,
+    title: `Secret "${e.name}" will be destroyed`,
+    body: `Secret ${e.secretId} ("${e.name}") was deleted; every version is destroyed at ${isoFromSeconds(e.purgeAt)}. ` +
+      `Until then POST /v1/secrets/${e.secretId}:undelete restores it.`,
+    severity: 'warning',
+    context: { secret_id: e.secretId, name: e.name, purge_at: String(e.purgeAt) },
+  });
+}

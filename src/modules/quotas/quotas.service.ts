@@ -1,0 +1,284 @@
+// The quota module (API.md 8.2): one function, `enforce(tx, subject, metric, adding)`, that every
+// service creating a counted resource calls inside its transaction, and the figures of GET
+// /v1/quotas. Allocation and concurrency checks count and compare under the workspace's row lock
+// (the user's for workspaces/owned), so concurrent creates never overshoot; rate metrics add to a
+// per-day counter in one conditional upsert. Usage of allocation metrics comes from counters the
+// owning modules register (usage.ts); reaching 80 % and 100 % notifies the people concerned.
+import { sql, type AliasedExpression } from 'kysely';
+import type { Db, Executor } from '../../db/database.js';
+import { preparedQuery } from '../../db/prepared.js';
+import { clock } from '../../platform/clock.js';
+import { ApiError, notFound } from '../../platform/errors.js';
+import { isId } from '../../platform/ids.js';
+import { DEFAULT_TIER, type PlanCatalog } from '../plans/plans.js';
+import { quotaThresholdReached } from '../notifications/sources.js';
+import { lockWorkspace } from '../workspaces/workspaces.repo.js';
+import { dayWindow, METRICS, metricOf, type MetricDefinition, type MetricKey } from './metrics.js';
+import * as repo from './quotas.repo.js';
+import type { QuotaEntryT } from './quotas.schemas.js';
+import { inWorkspaces, type UsageCounter, type WorkspaceSet } from './usage.js';
+
+/** Whom a check is for: a workspace (and, for operations/running, one of its clusters), or a user (workspaces/owned). */
+export type QuotaSubject = { workspaceId: string; clusterId?: string | null } | { userId: string };
+
+/** Thresholds that notify, in percent of the limit (the highest one reached is sent). */
+const THRESHOLDS = [100, 80];
+
+export interface QuotaServiceDeps {
+  db: Db;
+  plans: PlanCatalog;
+  /** false only in benchmarks (SVC_QUOTAS_ENFORCED): checks pass without counting */
+  enforced: boolean;
+}
+
+/** What GET /v1/quotas reports on: a workspace, or the workspaces a user owns; optionally one cluster's concurrency. */
+export type QuotaView = { workspaceId: string; userId: string | null; clusterId?: string } | { userId: string; clusterId?: string };
+
+export function quotaExceeded(def: MetricDefinition, limit: number, usage: number, extra: { clusterId?: string; retryAfter?: number } = {}): ApiError {
+  const where = extra.clusterId ? ` on cluster ${extra.clusterId}` : '';
+  return new ApiError('RESOURCE_EXHAUSTED', `quota ${def.key} exceeded${where}: ${usage} of ${limit} in use; free some up or upgrade the plan`, {
+    reason: 'QUOTA_EXCEEDED',
+    metadata: { metric: def.key, limit: String(limit), usage: String(usage), ...(extra.clusterId ? { cluster_id: extra.clusterId } : {}) },
+    ...(extra.retryAfter !== undefined ? { headers: { 'retry-after': String(extra.retryAfter) } } : {}),
+  });
+}
+
+const RATE_METRICS = METRICS.filter((m) => m.type === 'rate');
+
+export function createQuotaService(deps: QuotaServiceDeps) {
+  const { db, plans, enforced } = deps;
+  const counters = new Map<MetricKey, UsageCounter>();
+  /** built on first use, once every counter is registered */
+  let figures: ReturnType<typeof buildFiguresQueries> | null = null;
+  const single = new Map<MetricKey, (db: Executor, p: { workspaceId: string }) => Promise<{ n: number | string }[]>>();
+
+  /** For the module that owns the resource a metric counts; once per metric, before the first request. */
+  function registerUsage(metric: MetricKey, counter: UsageCounter): void {
+    const def = metricOf(metric);
+    if (def.type !== 'allocation' || def.subject !== 'workspace') throw new Error(`${metric} is not counted by a registered counter`);
+    if (counters.has(metric)) throw new Error(`a usage counter for ${metric} is registered twice`);
+    if (figures) throw new Error(`usage counter for ${metric} registered after the first quota query`);
+    counters.set(metric, counter);
+  }
+
+  /** Workspace allocation metrics whose owning module has not registered a counter (they report 0). */
+  function unregisteredMetrics(): MetricKey[] {
+    return METRICS.filter((m) => m.type === 'allocation' && m.subject === 'workspace' && !counters.has(m.key)).map((m) => m.key);
+  }
+
+  async function usageOf(tx: Executor, metric: MetricKey, workspaceId: string): Promise<number> {
+    const counter = counters.get(metric);
+    if (!counter) throw new Error(`no usage counter is registered for ${metric}`);
+    let query = single.get(metric);
+    if (!query) {
+      query = preparedQuery((qdb, p: { workspaceId: string }) => qdb.selectNoFrom(repo.orZero(counter(qdb, inWorkspaces({ workspaceId: p.workspaceId }))).as('n')));
+      single.set(metric, query);
+    }
+    const [row] = await query(tx, { workspaceId });
+    return Number(row?.n ?? 0);
+  }
+
+  /** Notifies when going from `before` to `after` reaches a threshold (the highest one crossed). */
+  async function crossed(tx: Executor, def: MetricDefinition, subject: QuotaSubject, tier: string, limit: number, before: number, after: number): Promise<void> {
+    if (limit <= 0 || def.type === 'concurrency') return;
+    const percent = THRESHOLDS.find((p) => {
+      const mark = Math.ceil((limit * p) / 100);
+      return before < mark && after >= mark;
+    });
+    if (percent === undefined) return;
+    const workspaceId = 'workspaceId' in subject ? subject.workspaceId : null;
+    await quotaThresholdReached(tx, {
+      to: workspaceId ? { adminsOf: workspaceId } : { users: [(subject as { userId: string }).userId] },
+      workspaceId, subjectId: workspaceId ?? (subject as { userId: string }).userId, metric: def.key, displayName: def.display_name,
+      limit, usage: after, percent, tier, window: dayWindow(clock.now()).start,
+    });
+  }
+
+  /**
+   * Refuses with 429 RESOURCE_EXHAUSTED (reason QUOTA_EXCEEDED, metadata metric, limit, usage)
+   * when `adding` more of `metric` would pass the subject's limit; otherwise returns, having
+   * counted rate uses. Call it in the transaction that creates the resource, before the insert:
+   * it takes the workspace's (or user's) row lock, which that transaction then holds to its commit.
+   */
+  async function enforce(tx: Executor, subject: QuotaSubject, metric: MetricKey, adding = 1): Promise<void> {
+    if (!enforced || adding <= 0) return;
+    const def = metricOf(metric);
+    if (def.subject === 'user') {
+      if (!('userId' in subject)) throw new Error(`${metric} is checked for a user`);
+      await repo.lockUser(tx, subject.userId);
+      const owned = await ownedFigures(tx, subject.userId);
+      if (owned.usage + adding > owned.limit) throw quotaExceeded(def, owned.limit, owned.usage);
+      await crossed(tx, def, subject, owned.tier, owned.limit, owned.usage, owned.usage + adding);
+      return;
+    }
+    if (!('workspaceId' in subject)) throw new Error(`${metric} is checked for a workspace`);
+    if (def.type === 'rate') {
+      const tier = (await tx.selectFrom('workspaces').select('plan_tier').where('id', '=', subject.workspaceId).executeTakeFirst())?.plan_tier ?? DEFAULT_TIER;
+      const limit = plans.limit(tier, metric);
+      const now = clock.now();
+      const window = dayWindow(now);
+      const after = await repo.incrementWithin(tx, subject.workspaceId, metric, window.start, adding, limit);
+      if (after === null) throw quotaExceeded(def, limit, await repo.counterValue(tx, subject.workspaceId, metric, window.start), { retryAfter: window.end - now });
+      await crossed(tx, def, subject, tier, limit, after - adding, after);
+      return;
+    }
+    const locked = await lockWorkspace(tx, subject.workspaceId);
+    const tier = locked?.plan_tier ?? DEFAULT_TIER;
+    const limit = plans.limit(tier, metric);
+    if (def.type === 'concurrency') {
+      if (!subject.clusterId) throw new Error(`${metric} is checked for a cluster`);
+      const usage = await repo.runningOnCluster(tx, subject.clusterId);
+      if (usage + adding > limit) throw quotaExceeded(def, limit, usage, { clusterId: subject.clusterId });
+      return;
+    }
+    const usage = await usageOf(tx, metric, subject.workspaceId);
+    if (usage + adding > limit) throw quotaExceeded(def, limit, usage);
+    await crossed(tx, def, subject, tier, limit, usage, usage + adding);
+  }
+
+  /**
+   * The operations/running check, for every operation that starts on a cluster (OperationService's
+   * admission): removals (`admittedOverQuota`) always start, so a quota never blocks deleting.
+   */
+  async function admitOperation(tx: Executor, spec: { workspaceId: string; clusterId: string | null }, workflow: { admittedOverQuota?: boolean }): Promise<void> {
+    if (spec.clusterId === null || workflow.admittedOverQuota) return;
+    await enforce(tx, { workspaceId: spec.workspaceId, clusterId: spec.clusterId }, 'operations/running');
+  }
+
+  /** workspaces/owned of a user: owned count, and the limit of the best plan among them (free's without any). */
+  async function ownedFigures(executor: Executor, userId: string): Promise<{ usage: number; limit: number; tier: string; byTier: Map<string, number> }> {
+    const byTier = new Map<string, number>();
+    for (const row of await repo.ownedWorkspacesByTier(executor, userId)) byTier.set(row.plan_tier, Number(row.n));
+    let tier = DEFAULT_TIER;
+    for (const t of byTier.keys()) if (plans.rank(t) > plans.rank(tier)) tier = plans.plan(t).tier;
+    const usage = [...byTier.values()].reduce((a, b) => a + b, 0);
+    return { usage, limit: plans.limit(tier, 'workspaces/owned'), tier, byTier };
+  }
+
+  /**
+   * The first workspace allocation metric whose usage is above the tier's limit (a downgrade to
+   * it would leave the workspace over its quota), or null. Call under the workspace lock.
+   */
+  async function firstOverLimit(tx: Executor, workspaceId: string, tier: string): Promise<{ metric: MetricKey; limit: number; usage: number } | null> {
+    for (const metric of counters.keys()) {
+      const limit = plans.limit(tier, metric);
+      const usage = await usageOf(tx, metric, workspaceId);
+      if (usage > limit) return { metric, limit, usage };
+    }
+    return null;
+  }
+
+  function entry(def: MetricDefinition, limit: number, usage: number, extra: Partial<QuotaEntryT> = {}): QuotaEntryT {
+    return {
+      metric: def.key as MetricKey, type: def.type, display_name: def.display_name, unit: def.unit,
+      limit, usage, remaining: Math.max(0, limit - usage), ...extra,
+    };
+  }
+
+  /** GET /v1/quotas: one entry per metric, every usage from one statement (two in the user-wide view). */
+  async function report(view: QuotaView): Promise<QuotaEntryT[]> {
+    if (view.clusterId !== undefined && !isId('cluster', view.clusterId)) throw notFound('cluster');
+    figures ??= buildFiguresQueries();
+    const now = clock.now();
+    const window = dayWindow(now);
+    const byWorkspace = 'workspaceId' in view;
+    const withUser = view.userId !== null;
+    const withCluster = byWorkspace && view.clusterId !== undefined;
+    const query = figures[`${byWorkspace ? 'workspace' : 'owner'}${withUser ? '+user' : ''}${withCluster ? '+cluster' : ''}`]!;
+    const [row] = await query(db, {
+      workspaceId: byWorkspace ? view.workspaceId : '', userId: view.userId ?? '', clusterId: view.clusterId ?? '', windowStart: window.start,
+    });
+    const figure = (name: string) => Number((row as Record<string, unknown> | undefined)?.[name] ?? 0);
+
+    // Limits: the workspace's plan; in the user-wide view, summed over the workspaces the user owns.
+    let limitOf: (metric: MetricKey) => number;
+    let owned: { usage: number; limit: number } | null = null;
+    if (byWorkspace) {
+      const tier = String((row as { tier?: unknown } | undefined)?.tier ?? DEFAULT_TIER);
+      limitOf = (metric) => plans.limit(tier, metric);
+      if (withUser) {
+        const bestRank = figure('owned_rank');
+        owned = { usage: figure('owned'), limit: figure('owned') > 0 ? plans.plans[bestRank]!.limits['workspaces/owned'] : plans.limit(DEFAULT_TIER, 'workspaces/owned') };
+      }
+    } else {
+      const mine = await ownedFigures(db, view.userId!);
+      owned = mine;
+      limitOf = (metric) => [...mine.byTier].reduce((sum, [tier, n]) => sum + n * plans.limit(tier, metric), 0);
+    }
+    let clusterLimit: number | null = null;
+    if (view.clusterId !== undefined) {
+      if (byWorkspace) {
+        if (figure('cluster_found') === 0) throw notFound('cluster');
+        clusterLimit = limitOf('operations/running');
+      } else {
+        const tier = await repo.clusterTier(db, view.clusterId, null, view.userId!);
+        if (tier === undefined) throw notFound('cluster');
+        clusterLimit = plans.limit(tier, 'operations/running');
+      }
+    }
+
+    const out: QuotaEntryT[] = [];
+    for (const def of METRICS) {
+      if (def.subject === 'user') {
+        if (owned) out.push(entry(def, owned.limit, owned.usage));
+      } else if (def.type === 'concurrency') {
+        if (clusterLimit !== null) {
+          const usage = byWorkspace ? figure('running') : await repo.runningOnCluster(db, view.clusterId!);
+          out.push(entry(def, clusterLimit, usage, { cluster_id: view.clusterId! }));
+        }
+      } else if (def.type === 'rate') {
+        out.push(entry(def, limitOf(def.key), figure(`rate_${RATE_METRICS.indexOf(def as (typeof RATE_METRICS)[number])}`), { resets_at: window.end }));
+      } else {
+        out.push(entry(def, limitOf(def.key), counters.has(def.key) ? figure(`usage_${[...counters.keys()].indexOf(def.key)}`) : 0));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The figures statements of GET /v1/quotas, one per shape (a workspace or the workspaces a user
+   * owns; with the caller's own workspaces/owned; with a cluster's running operations), each
+   * prepared once: the plan tier, every registered counter and every rate counter as scalar subqueries.
+   */
+  function buildFiguresQueries() {
+    type P = { workspaceId: string; userId: string; clusterId: string; windowStart: number };
+    const rankCase = sql`case w.plan_tier ${sql.join(plans.plans.map((p, i) => sql`when ${p.tier} then ${sql.lit(i)}`), sql` `)} else ${sql.lit(plans.rank(DEFAULT_TIER))} end`;
+    const build = (byWorkspace: boolean, withUser: boolean, withCluster: boolean) => preparedQuery((qdb, p: P) => {
+      const set: WorkspaceSet = byWorkspace ? { workspaceId: p.workspaceId } : { ownerUserId: p.userId };
+      const within = inWorkspaces(set);
+      const columns: AliasedExpression<unknown, string>[] = [
+        ...[...counters.values()].map((counter, i) => repo.orZero(counter(qdb, within)).as(`usage_${i}`)),
+        ...RATE_METRICS.map((m, i) => repo.orZero(qdb.selectFrom('usage_counters').select((eb) => eb.fn.sum('count').as('n'))
+          .where(within('usage_counters.workspace_id')).where('metric', '=', m.key).where('window_start', '=', p.windowStart).$asScalar()).as(`rate_${i}`)),
+      ];
+      if (byWorkspace) columns.push(sql<number | string>`(select plan_tier from workspaces where id = ${p.workspaceId})`.as('tier'));
+      if (withUser) {
+        columns.push(sql<number | string>`(select count(*) from workspace_members where user_id = ${p.userId} and role = 'owner')`.as('owned'));
+        columns.push(repo.orZero(sql`select max(${rankCase}) from workspace_members m join workspaces w on w.id = m.workspace_id where m.user_id = ${p.userId} and m.role = 'owner'`).as('owned_rank'));
+      }
+      if (withCluster) {
+        columns.push(sql<number | string>`(select count(*) from clusters where id = ${p.clusterId} and workspace_id = ${p.workspaceId})`.as('cluster_found'));
+        columns.push(sql<number | string>`(select count(*) from operations where cluster_id = ${p.clusterId} and state = 'RUNNING')`.as('running'));
+      }
+      return qdb.selectNoFrom(columns);
+    });
+    const out: Record<string, ReturnType<typeof build>> = {};
+    for (const byWorkspace of [true, false]) {
+      for (const withUser of [true, false]) {
+        for (const withCluster of byWorkspace ? [true, false] : [false]) {
+          out[`${byWorkspace ? 'workspace' : 'owner'}${withUser ? '+user' : ''}${withCluster ? '+cluster' : ''}`] = build(byWorkspace, withUser, withCluster);
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Rate counters of windows that ended more than a day ago. */
+  function purgeCounters(): Promise<number> {
+    return repo.purgeCountersBefore(db, dayWindow(clock.now()).start - 86_400);
+  }
+
+  return { registerUsage, unregisteredMetrics, enforce, admitOperation, firstOverLimit, report, purgeCounters, plans };
+}
+
+export type QuotaService = ReturnType<typeof createQuotaService>;
