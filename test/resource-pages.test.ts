@@ -1,4 +1,4 @@
-// The html_url links of operations, clusters and installs answer a page for a signed-in browser
+// The html_url links of operations, clusters, installs, secrets and snippets answer a page for a signed-in browser
 // (the /device sign-in cookie), redirect a signed-out one to the sign-in and back, escape what
 // they show, and keep tenancy: another workspace's resource is the same 404 as an unknown id.
 import assert from 'node:assert/strict';
@@ -46,6 +46,27 @@ describe('resource pages (html_url)', () => {
       assert.match(String(page.headers['content-security-policy']), /default-src 'none'/);
       assert.equal(page.headers['cache-control'], 'no-store');
     }
+  });
+
+  test('secrets and snippets have pages too; the page of a secret never shows a value', async () => {
+    const secret = await t.request('POST', '/v1/secrets', f.opts(a, { body: { name: 'db password', value: 'hunter2-do-not-show' } }));
+    assert.equal(secret.status, 201, secret.text);
+    const snippet = await t.request('POST', '/v1/snippets', f.opts(a, { body: { name: 'answer', code: 'return 42', display_type: 'stat' } }));
+    assert.equal(snippet.status, 201, snippet.text);
+    assert.equal(path(secret.body.html_url), `/secrets/${secret.body.id}`);
+    assert.equal(path(snippet.body.html_url), `/snippets/${snippet.body.id}`);
+    const browser = new Browser(t);
+    await browser.signIn(alice);
+    const secretPage = await browser.get(path(secret.body.html_url));
+    assert.equal(secretPage.status, 200, secretPage.html);
+    assert.match(secretPage.html, /db password/);
+    assert.doesNotMatch(secretPage.html, /hunter2/);
+    const snippetPage = await browser.get(path(snippet.body.html_url));
+    assert.equal(snippetPage.status, 200, snippetPage.html);
+    assert.match(snippetPage.html, /return 42/);
+    const outsider = new Browser(t);
+    await outsider.signIn(bob);
+    assert.equal((await outsider.get(path(secret.body.html_url))).status, 404);
   });
 
   test('signed out: redirected to the sign-in, which comes back to the page', async () => {

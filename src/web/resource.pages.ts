@@ -1,5 +1,5 @@
-// The `html_url` of operations, clusters and installs (`/operations/{id}`, `/clusters/{id}`,
-// `/installs/{id}`): until a dashboard exists, a minimal server-rendered page of the resource for a
+// The `html_url` of operations, clusters, installs, secrets and snippets (`/operations/{id}`,
+// `/clusters/{id}`, ...): until a dashboard exists, a minimal server-rendered page of the resource for a
 // browser signed in with the /device cookie, so the links the API hands out are never dead.
 // A signed-out browser is redirected to the sign-in, which comes back here. The resource is read
 // through the same service functions as the JSON API, as the signed-in user in the resource's
@@ -19,10 +19,13 @@ const KINDS = {
   operations: { prefix: 'op_', table: 'operations', noun: 'Operation' },
   clusters: { prefix: 'clu_', table: 'clusters', noun: 'Cluster' },
   installs: { prefix: 'inst_', table: 'installs', noun: 'Install' },
+  // Metadata only, as GET /v1/secrets/{id}: a value is never on a page.
+  secrets: { prefix: 'sec_', table: 'secrets', noun: 'Secret' },
+  snippets: { prefix: 'snp_', table: 'snippets', noun: 'Snippet' },
 } as const;
 type Kind = keyof typeof KINDS;
 
-const PAGE_PATH = /^\/(operations|clusters|installs)\/(op|clu|inst)_[0-9a-z]{26}$/;
+const PAGE_PATH = /^\/(operations|clusters|installs|secrets|snippets)\/(op|clu|inst|sec|snp)_[0-9a-z]{26}$/;
 
 /** `next` after sign-in: a resource page path exactly (`/clusters/clu_...`), else undefined. */
 export function resourcePagePath(value: string | undefined): string | undefined {
@@ -36,7 +39,7 @@ async function workspaceOf(db: Executor, kind: Kind, id: string): Promise<string
   return row?.workspace_id ?? null;
 }
 
-const PAGE_LINK: Record<string, Kind> = { op_: 'operations', clu_: 'clusters', inst_: 'installs' };
+const PAGE_LINK: Record<string, Kind> = { op_: 'operations', clu_: 'clusters', inst_: 'installs', sec_: 'secrets', snp_: 'snippets' };
 
 /** A value as a cell: ids of resources that have a page link to it, objects as indented JSON. */
 function cell(basePath: string, key: string, value: unknown): Html {
@@ -81,6 +84,8 @@ export function resourcePageRoutes(app: App, s: Services): void {
     operations: (scope, id) => s.operations.get(scope, id),
     clusters: (scope, id) => s.clusters.getCluster(scope, id),
     installs: (scope, id) => s.installs.getInstall(scope, id),
+    secrets: (scope, id) => s.secrets.getSecret(scope, id),
+    snippets: (scope, id) => s.snippets.getSnippet(scope, id),
   };
 
   function notFound(reply: FastifyReply, kind: Kind, email: string) {
