@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkLine, load, measure, row, summary } from './load.js';
+import { checkLine, load, measure, percentile, round, row, summary } from './load.js';
 import { call } from './members.js';
 import { ensureBuilt, freePort, RESULTS, startProcess, stopProcess, waitUntilUp } from './processes.js';
 
@@ -45,10 +45,6 @@ const PLANS = [{
   },
 }];
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-}
-const round = (x, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 function stats(samples) {
   const s = [...samples].sort((a, b) => a - b);
   return { n: s.length, p50: round(percentile(s, 50), 2), p90: round(percentile(s, 90), 2), p99: round(percentile(s, 99), 2), max: round(s.at(-1), 2) };

@@ -11,18 +11,11 @@ import { after, before, describe, test } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { createTestDatabase, DIALECT, type TestDatabase } from './harness.js';
 import { plansFile } from './plans-fixtures.js';
-import { dbEnv, runSvc, startSvc, type RunningSvc } from './processes.js';
+import { dbEnv, runSvc, startSvc, svcCaller, type RunningSvc } from './processes.js';
 
 const TOKEN = 'Account0Processes0Bootstrap0Tok0';
 
-async function call(base: string, method: string, path: string, opts: { body?: unknown; headers?: Record<string, string> } = {}) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
-    ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const call = svcCaller(TOKEN);
 
 describe(`the account across svc processes (${DIALECT})`, () => {
   let db: TestDatabase;
