@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { monotonicFactory } from 'ulid';
-import { checkLine, load, measure, row, summary } from './load.js';
+import { checkLine, load, measure, percentile, round, row, summary } from './load.js';
 import { call } from './members.js';
 import { ensureBuilt, freePort, RESULTS, rssMb, startProcess, stopProcess, waitUntilUp } from './processes.js';
 
@@ -64,10 +64,6 @@ const INPUT_SCHEMA = {
   additionalProperties: false,
 };
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-}
-const round = (x, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /** The workspace, token, cluster and package version the benchmark installs. */
 async function scenario(base) {

@@ -51,3 +51,10 @@ export function row(name, r) {
 export function checkLine(name, c) {
   console.log(`${c.pass ? 'PASS' : 'FAIL'}  ${name.padEnd(34)} ${String(c.value).padStart(8)}  (budget ${c.budget})`);
 }
+
+/** The p-th percentile of an ascending array. */
+export function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+}
+
+export const round = (x, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;

@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { call } from './members.js';
+import { percentile, round } from './load.js';
 import { ensureBuilt, freePort, RESULTS, ROOT, startProcess, stopProcess, waitUntilUp } from './processes.js';
 
 const LATENCY_N = Number(process.env.BENCH_OPS_LATENCY_N ?? 300);
@@ -33,10 +34,6 @@ const PG_IO_N = Number(process.env.BENCH_OPS_PG_IO_N ?? 1500);
 const IO_LATENCY_MS = 200;
 const BUDGET = { medianMs: 50, opsPerSecond: 200 };
 const TOKEN = randomBytes(24).toString('hex').slice(0, 32);
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-}
 
 async function startSvc(env, work, name, role = 'all') {
   const port = await freePort();
@@ -113,10 +110,6 @@ async function latencyAndThroughput(work) {
   await stopProcess(drained.workers.child);
   await stopProcess(svc.child);
   return { latency, throughput: { operations: THROUGHPUT_N, seconds: round(drained.seconds, 2), per_second: Math.round(THROUGHPUT_N / drained.seconds) } };
-}
-
-function round(x, digits = 1) {
-  return Math.round(x * 10 ** digits) / 10 ** digits;
 }
 
 function postgresUrl(work) {

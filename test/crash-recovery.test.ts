@@ -8,18 +8,11 @@ import { after, before, describe, test } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { createTestDatabase, DIALECT, type TestDatabase } from './harness.js';
 import { assertOperationInvariants } from './operation-invariants.js';
-import { dbEnv, startSvc, type RunningSvc } from './processes.js';
+import { dbEnv, startSvc, svcCaller, type RunningSvc } from './processes.js';
 
 const TOKEN = 'Crash0Recovery0Bootstrap0Token00';
 
-async function call(base: string, method: string, path: string, opts: { body?: unknown; headers?: Record<string, string> } = {}) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
-    ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as any };
-}
+const call = svcCaller(TOKEN);
 
 describe(`crash recovery with two svc processes (${DIALECT})`, () => {
   let db: TestDatabase;

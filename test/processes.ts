@@ -140,3 +140,15 @@ export async function startSvc(env: Record<string, string>, timeoutMs = 60_000):
     },
   };
 }
+
+/** A JSON caller of spawned `svc serve` processes with one bearer token: `call(base, method, path, {body, headers})`. */
+export function svcCaller(token: string) {
+  return async function call(base: string, method: string, path: string, opts: { body?: unknown; headers?: Record<string, string> } = {}) {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+      ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+}

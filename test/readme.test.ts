@@ -92,6 +92,38 @@ describe('README quick start', () => {
   });
 });
 
+describe('README walkthroughs after the quick start (secrets, audit log, snippets, plans and quotas)', () => {
+  let db: TestDatabase;
+  let svc: RunningSvc;
+
+  before(async () => {
+    db = await createTestDatabase();
+    svc = await startSvc(dbEnv(db, serverEnv()));
+  });
+  after(async () => {
+    await svc?.stop();
+    await db.drop();
+  });
+
+  test('the sections marked <!-- walkthrough --> run to the end after the quick start, as written', async () => {
+    const walkthroughs = blocksAfter('walkthrough');
+    assert.ok(walkthroughs.length >= 4, `only ${walkthroughs.length} walkthrough blocks`);
+    assert.doesNotMatch(walkthroughs.join('\n'), /\|\s*jq\b|\buuidgen\b/);
+    const res = await bash([...blocksAfter('quickstart'), ...walkthroughs].join('\n'), { SVC_API_URL: svc.url });
+    assert.equal(res.code, 0, `a walkthrough stopped (exit ${res.code}).\nstdout:\n${res.stdout}\nstderr:\n${res.stderr}`);
+    // Secrets: the values read back as the README says; the audit log lists the reads.
+    assert.match(res.stdout, /"value":"second-password"/, res.stdout);
+    assert.match(res.stdout, /"value":"first-password"/, res.stdout);
+    assert.match(res.stdout, /"action":"secret\.version\.access"/, res.stdout);
+    // Snippets: the run succeeded and the runaway ended with a timeout.
+    assert.match(res.stdout, /"state":"succeeded"/, res.stdout);
+    assert.match(res.stdout, /TIMEOUT/, res.stdout);
+    // Plans: three clusters accepted, the fourth refused with 429 naming the metric.
+    for (const line of ['one 202', 'two 202', 'three 202', 'four 429']) assert.ok(res.stdout.split('\n').includes(line), `${line}\n${res.stdout}`);
+    assert.match(res.stdout, /"metric":"compute\/clusters"/);
+  });
+});
+
 describe('first start without a user', () => {
   let db: TestDatabase;
   let svc: RunningSvc;

@@ -1,5 +1,6 @@
 // The caller's notifications (endpoint 16): list (at most 50 a page), mark read, count unread; and
 // the workers' sweeps: API tokens expiring within 7 days, and the 90-day retention.
+import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { notFound } from '../../platform/errors.js';
@@ -67,8 +68,9 @@ export function createNotificationService(deps: { db: Db; cursors: CursorCodec }
       .where('t.expires_at', '>', now)
       .where('t.expires_at', '<=', now + TOKEN_EXPIRY_NOTICE_SECONDS)
       // Skips tokens already announced (to anyone): the sweep's cost stays with new ones.
-      .where(({ not, exists, selectFrom, ref }) => not(exists(
-        selectFrom('notifications as n').select('n.id').where('n.dedup_key', '=', (eb) => eb.fn('concat', [eb.val('api_token_expiring:'), ref('t.id'), eb.val(':'), ref('t.expires_at')])),
+      .where(({ not, exists, selectFrom }) => not(exists(
+        selectFrom('notifications as n').select('n.id')
+          .where('n.dedup_key', '=', sql<string>`'api_token_expiring:' || ${sql.ref('t.id')} || ':' || ${sql.ref('t.expires_at')}`),
       )))
       .orderBy('t.expires_at')
       .limit(500)

@@ -61,7 +61,10 @@ export function ownedWorkspacesByTier(db: Executor, userId: string): Promise<{ p
 
 // Checked on every operation start on a cluster: prepared.
 const running = preparedQuery((db, p: { clusterId: string }) =>
-  db.selectFrom('operations').select((eb) => eb.fn.countAll<number | string>().as('n')).where('cluster_id', '=', p.clusterId).where('state', '=', 'RUNNING'));
+  db.selectFrom('operations').select((eb) => eb.fn.countAll<number | string>().as('n')).where('cluster_id', '=', p.clusterId)
+    // A literal, not a parameter: the partial index operations_running_cluster_idx only matches
+    // it (PostgreSQL's generic plans of prepared statements would otherwise scan).
+    .where('state', '=', sql.lit('RUNNING')));
 
 export async function runningOnCluster(db: Executor, clusterId: string): Promise<number> {
   const [row] = await running(db, { clusterId });

@@ -118,11 +118,12 @@ export async function requestedOperationIn(db: Executor, workspaceId: string, us
  * Takes the workspace's write lock (a row lock on PostgreSQL; SQLite's transaction already holds
  * the database) and returns its lifecycle state and plan tier, in one statement; undefined when it is gone.
  */
+// Prepared: every create that checks a quota takes it (twice with operations/running), and
+// building the statement cost more than running it (bench:account).
+const lockWorkspaceQuery = preparedQuery((db, p: { id: string }) =>
+  db.updateTable('workspaces').set((eb) => ({ updated_at: eb.ref('updated_at') })).where('id', '=', p.id).returning(['state', 'plan_tier']));
+
 export async function lockWorkspace(tx: Executor, id: string): Promise<{ state: string; plan_tier: string } | undefined> {
-  return tx
-    .updateTable('workspaces')
-    .set((eb) => ({ updated_at: eb.ref('updated_at') }))
-    .where('id', '=', id)
-    .returning(['state', 'plan_tier'])
-    .executeTakeFirst();
+  const [row] = await lockWorkspaceQuery(tx, { id });
+  return row;
 }
