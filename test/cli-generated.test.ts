@@ -26,10 +26,29 @@ test('the command names the issue lists hold exactly, derived by the one rule', 
     packages: ['create', 'list'],
     installs: ['create', 'list', 'get', 'update', 'delete'],
     operations: ['list', 'get', 'wait', 'cancel'],
+    // the resources added after the CLI (issues 11-13), by the same rule
+    secrets: ['create', 'list', 'get', 'update', 'delete', 'undelete'],
+    'secret-versions': ['create', 'list', 'get', 'disable', 'enable', 'destroy', 'access'],
+    'audit-events': ['list'],
+    plans: ['list'],
+    subscriptions: ['get', 'change-tier', 'cancel', 'reactivate', 'list-change-requests', 'get-change-request'],
+    quotas: ['list'],
+    notifications: ['list', 'count-unread', 'mark-read', 'mark-all-read'],
+    snippets: ['create', 'list', 'get', 'update', 'archive', 'undelete', 'run', 'list-runs', 'get-run', 'execute-code'],
   };
   for (const [resource, actions] of Object.entries(expected)) {
     for (const action of actions) assert.ok(tree.get(resource)?.includes(action), `svc ${resource} ${action}`);
   }
+  // Long text fields also come from a file; free-form maps are repeatable key=value flags.
+  const flags = (resource: string, action: string) => commandTree().find((r) => r.name === resource)!.commands.find((c) => c.action === action)!.flags;
+  const shape = (resource: string, action: string) => flags(resource, action).map((f) => `${f.flag}:${f.type}${f.mapValues ? `/${f.mapValues}` : ''}`);
+  for (const [resource, action] of [['secrets', 'create'], ['secret-versions', 'create']] as const) assert.ok(shape(resource, action).includes('value-file:file'), `${resource} ${action}`);
+  assert.ok(shape('secrets', 'create').includes('label:map/string'));
+  assert.ok(shape('secrets', 'update').includes('version-alias:map/integer'));
+  assert.ok(shape('snippets', 'run').includes('input:map/json'));
+  assert.ok(shape('snippets', 'execute-code').includes('code-file:file'));
+  assert.ok(shape('clusters', 'create').includes('kubeconfig-file:file'));
+  assert.ok(!shape('secrets', 'create').includes('name-file:file'), 'short fields have no file twin');
   // Every /v1 operation is a command, and no two share a name.
   const all = commandTree().flatMap((r) => r.commands.map((c) => `${r.name} ${c.action}`));
   assert.equal(new Set(all).size, all.length);
