@@ -22,7 +22,9 @@
 //     appear in shell history or in `ps`;
 //   - a command whose success response is an Operation accepts --wait; a GET answering
 //     {data, next_cursor} is a list (--all follows the cursors); DELETE commands are destructive
-//     (confirmation on a terminal, --yes elsewhere).
+//     (confirmation on a terminal, --yes elsewhere);
+//   - a write that needs if-match reads the current etag first when --if-match is left out (the GET of
+//     its path, or for a custom method `…:verb` the GET of the resource it acts on).
 // Paths outside /v1 (probes, metrics, the OAuth protocol endpoints that `svc login` drives) are not commands.
 import { readFileSync } from 'node:fs';
 
@@ -194,6 +196,12 @@ function bodyFlags(doc: OpenApiDocument, schema: JsonSchema, prefix: string[], r
   }
 }
 
+/** The GET that reads the etag a write needs: its own path's, or for a custom method (`…/{vid}:disable`) its resource's. */
+function etagPath(doc: OpenApiDocument, path: string): string | null {
+  const resource = path.replace(/:[A-Za-z]+$/, '');
+  return doc.paths[path]?.get ? path : doc.paths[resource]?.get ? resource : null;
+}
+
 function successResponse(op: RawOperation): { status: number; schema: JsonSchema | undefined } {
   const status = Object.keys(op.responses ?? {}).map(Number).filter((n) => n >= 200 && n < 300).sort()[0] ?? 200;
   return { status, schema: op.responses?.[String(status)]?.content?.['application/json']?.schema };
@@ -246,7 +254,7 @@ function buildCommand(doc: OpenApiDocument, method: string, path: string, op: Ra
     returnsOperation: 'done' in props && 'state' in props && 'steps' in props,
     isList: method === 'get' && 'data' in props && 'next_cursor' in props,
     destructive: method === 'delete',
-    etagSource: hasIfMatch && doc.paths[path]?.get ? path : null,
+    etagSource: hasIfMatch ? etagPath(doc, path) : null,
   };
 }
 
