@@ -89,6 +89,23 @@ describe('svc commands for secrets, quotas, notifications and snippets', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test('help and completion show the file, key=value and ad hoc options', async () => {
+    const [run, create, code, display] = await Promise.all([
+      cli(['snippets', 'run', '--help']),
+      cli(['secrets', 'create', '--help']),
+      cli(['__complete', 'snippets', 'run', '--code']),
+      cli(['__complete', 'snippets', 'run', '--d']),
+    ]);
+    assert.match(ok(run).stdout, /^Usage: svc snippets run \[options\] \[id\]$/m);
+    assert.match(run.stdout, /Without <id> and with --code or --code-file: POST \/v1\/snippets:execute/);
+    assert.match(run.stdout, /--input <key=value\|file>/);
+    assert.match(ok(create).stdout.replace(/\s+/g, ' '), /--value-file <file> read value from a file, or - for stdin, exactly/);
+    assert.match(create.stdout.replace(/\s+/g, ' '), /--value <value> the secret value.*?\(required, or --value-file\)/);
+    assert.match(create.stdout, /--label <key=value>/);
+    assert.equal(ok(code).stdout, '--code\n--code-file\n');
+    assert.equal(ok(display).stdout, '--display-type\n');
+  });
+
   test('secrets: --value-file and stdin read exactly, never echoed; access prints the bare value; --json the API JSON', async () => {
     // A trailing newline, a multi-byte character and a tab: what the file holds is what is stored.
     const value = 'pa\tss wörd\n';

@@ -38,6 +38,8 @@ export function usage(message: string): CliError {
  */
 export function readText(flag: string, source: string): string {
   let bytes: Buffer;
+  // typed at a terminal: the text ends with Ctrl-D (a newline typed before it is part of it)
+  if (source === '-' && process.stdin.isTTY) process.stderr.write(`${flag}: reading stdin until Ctrl-D\n`);
   try {
     bytes = readFileSync(source === '-' ? 0 : source);
   } catch (err) {
