@@ -299,6 +299,9 @@ describe('svc commands for secrets, quotas, notifications and snippets', () => {
     assert.match(thrown.stderr, /^error: snippet failed: SNIPPET_THREW: ad hoc$/m);
     assert.equal(json(await cli(['snippets', 'run', '--code', 'return 5', '--json'])).output, 5);
 
+    const both = await cli(['snippets', 'run', 'snp_01jf8x3q6m2c4y7n0k5t9r1b3d', '--code', 'return 1']);
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /--code runs code without <id>: give one or the other/);
     const neither = await cli(['snippets', 'run']);
     assert.equal(neither.code, 2);
     assert.match(neither.stderr, /missing <id> \(or --code or --code-file\)/);

@@ -105,8 +105,12 @@ function addOperationCommand(parent: Command, spec: CommandSpec, o: Output): voi
     const positional = (params.slice(0, spec.args.length) as (string | undefined)[]).filter((p): p is string => p !== undefined);
     const opts = params[spec.args.length] as Record<string, unknown> & CommonFlags;
     let chosen = spec;
+    const adHocGiven = alternative ? presenter.alternative!.when.filter((f) => opts[attrs.get(f)!] !== undefined) : [];
+    if (adHocGiven.length && positional.length === spec.args.length) {
+      throw new CliError(`${adHocGiven.map((f) => `--${f}`).join(' and ')} runs code without ${spec.args.map((a) => `<${a.name}>`).join(' ')}: give one or the other`, EXIT.USAGE);
+    }
     if (alternative && positional.length < spec.args.length) {
-      if (!presenter.alternative!.when.some((f) => opts[attrs.get(f)!] !== undefined)) {
+      if (!adHocGiven.length) {
         throw new CliError(`missing ${spec.args.map((a) => `<${a.name}>`).join(' ')} (or ${presenter.alternative!.when.map((f) => `--${f}`).join(' or ')})`, EXIT.USAGE);
       }
       chosen = alternative;

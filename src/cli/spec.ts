@@ -185,7 +185,7 @@ function bodyFlags(doc: OpenApiDocument, schema: JsonSchema, prefix: string[], r
         out.push({ flag: `${flag}-file`, in: 'body', key, type: 'file', choices: null, required: false, description: `read ${key.join('.')} from a file, or - for stdin, exactly (a trailing newline is kept); instead of --${flag}, so the value is not in shell history or ps` });
       }
     } else if (s.type === 'array' && s.items && scalarType(resolve(doc, s.items))) {
-      out.push({ flag, in: 'body', key, type: 'array', choices: null, required: prefix.length === 0 && required.has(name), description: `${describe(s)} (repeat the flag for several)` });
+      out.push({ flag, in: 'body', key, type: 'array', choices: null, required: isRequired, description: `${describe(s)} (repeat the flag for several)` });
     } else if (s.properties && Object.keys(s.properties).length && prefix.length < 2) {
       bodyFlags(doc, s, key, new Set(), out, inputOnly);
     } else if (s.type === 'object' && s.additionalProperties) {
