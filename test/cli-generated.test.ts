@@ -26,14 +26,36 @@ test('the command names the issue lists hold exactly, derived by the one rule', 
     packages: ['create', 'list'],
     installs: ['create', 'list', 'get', 'update', 'delete'],
     operations: ['list', 'get', 'wait', 'cancel'],
+    // the resources added after the CLI (issues 11-13), by the same rule
+    // `secrets access`: the same command as `secret-versions access`, by the document's x-svc-cli-aliases
+    secrets: ['create', 'list', 'get', 'update', 'delete', 'undelete', 'access'],
+    'secret-versions': ['create', 'list', 'get', 'disable', 'enable', 'destroy', 'access'],
+    'audit-events': ['list'],
+    plans: ['list'],
+    subscriptions: ['get', 'change-tier', 'cancel', 'reactivate', 'list-change-requests', 'get-change-request'],
+    quotas: ['list'],
+    notifications: ['list', 'count-unread', 'mark-read', 'mark-all-read'],
+    snippets: ['create', 'list', 'get', 'update', 'archive', 'undelete', 'run', 'list-runs', 'get-run', 'execute-code'],
   };
   for (const [resource, actions] of Object.entries(expected)) {
     for (const action of actions) assert.ok(tree.get(resource)?.includes(action), `svc ${resource} ${action}`);
   }
-  // Every /v1 operation is a command, and no two share a name.
+  // Long text fields also come from a file; free-form maps are repeatable key=value flags.
+  const flags = (resource: string, action: string) => commandTree().find((r) => r.name === resource)!.commands.find((c) => c.action === action)!.flags;
+  const shape = (resource: string, action: string) => flags(resource, action).map((f) => `${f.flag}:${f.type}${f.mapValues ? `/${f.mapValues}` : ''}`);
+  for (const [resource, action] of [['secrets', 'create'], ['secret-versions', 'create']] as const) assert.ok(shape(resource, action).includes('value-file:file'), `${resource} ${action}`);
+  assert.ok(shape('secrets', 'create').includes('label:map/string'));
+  assert.ok(shape('secrets', 'update').includes('version-alias:map/integer'));
+  assert.ok(shape('snippets', 'run').includes('input:map/json'));
+  assert.ok(shape('snippets', 'execute-code').includes('code-file:file'));
+  assert.ok(shape('clusters', 'create').includes('kubeconfig-file:file'));
+  assert.ok(!shape('secrets', 'create').includes('name-file:file'), 'short fields have no file twin');
+  // Every /v1 operation is a command (plus the aliases the document names), and no two share a name.
   const all = commandTree().flatMap((r) => r.commands.map((c) => `${r.name} ${c.action}`));
   assert.equal(new Set(all).size, all.length);
-  const doc = JSON.parse(readFileSync(join(GENERATED_DIR, 'openapi.json'), 'utf8')) as { paths: Record<string, Record<string, unknown>> };
-  const v1 = Object.entries(doc.paths).filter(([p]) => p.startsWith('/v1/')).flatMap(([, ops]) => Object.keys(ops));
-  assert.equal(all.length, v1.length);
+  const doc = JSON.parse(readFileSync(join(GENERATED_DIR, 'openapi.json'), 'utf8')) as { paths: Record<string, Record<string, { 'x-svc-cli-aliases'?: string[] }>> };
+  const v1 = Object.entries(doc.paths).filter(([p]) => p.startsWith('/v1/')).flatMap(([, ops]) => Object.values(ops));
+  const aliases = v1.flatMap((op) => op['x-svc-cli-aliases'] ?? []);
+  assert.deepEqual(aliases, ['secrets access']);
+  assert.equal(all.length, v1.length + aliases.length);
 });

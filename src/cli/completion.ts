@@ -1,6 +1,7 @@
 // Shell completion: `svc completion bash|zsh|fish` prints a script that asks the executable itself
 // (`svc __complete <words...>`) for candidates, so completion follows the command tree of the
 // installed version without regenerating the script (the approach of cobra-based CLIs).
+import { presenterFor } from './presenters.js';
 import { commandTree } from './spec.js';
 
 export const TOP_COMMANDS = ['login', 'logout', 'auth', 'completion', 'serve', 'migrate', 'admin', 'help'];
@@ -31,10 +32,15 @@ export function complete(words: string[]): string[] {
         if (cmd.returnsOperation) candidates.push('--wait');
         if (cmd.isList) candidates.push('--all');
         if (cmd.destructive) candidates.push('--yes');
+        // the client's own options and those of an alternative operation (`snippets run --code-file`)
+        const presenter = presenterFor(resource.name, cmd.action);
+        candidates.push(...(presenter.options ?? []).map((x) => x.flags.split(/[ ,]/)[0]!));
+        const alternative = presenter.alternative && tree.flatMap((r) => r.commands).find((c) => c.operationId === presenter.alternative!.operationId);
+        if (alternative) candidates.push(...alternative.flags.map((f) => `--${f.flag}`).filter((f) => !candidates.includes(f)));
       }
     }
   }
-  return candidates.filter((c) => c.startsWith(current));
+  return [...new Set(candidates)].filter((c) => c.startsWith(current));
 }
 
 export function completionScript(shell: string): string | null {

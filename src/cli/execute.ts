@@ -19,22 +19,66 @@ export interface CommonFlags {
 export interface Invocation {
   spec: CommandSpec;
   positional: string[];
-  /** flag values by Flag (already typed by the option parsers) */
+  /** flag values by Flag (typed by the option parsers; map flags: the raw `key=value` strings) */
   values: Map<Flag, unknown>;
   common: CommonFlags;
+  /** options a presenter adds to the command (presenters.ts), by attribute name */
+  extra?: Record<string, unknown>;
+  /** types one map entry's value (a presenter's prepare may know better, e.g. a snippet's declared inputs) */
+  coerce?: (flag: Flag, key: string, raw: string) => unknown;
 }
 
 export function usage(message: string): CliError {
   return new CliError(message, EXIT.USAGE);
 }
 
-function readInput(source: string): Record<string, unknown> {
-  let text: string;
+/**
+ * The text of FILE (or stdin for `-`), exactly: no trailing newline is stripped (what `> file` wrote
+ * is what is sent). Not valid UTF-8 is a usage error rather than silently replaced characters.
+ */
+export function readText(flag: string, source: string): string {
+  let bytes: Buffer;
+  // typed at a terminal: the text ends with Ctrl-D (a newline typed before it is part of it)
+  if (source === '-' && process.stdin.isTTY) process.stderr.write(`${flag}: reading stdin until Ctrl-D\n`);
   try {
-    text = readFileSync(source === '-' ? 0 : source, 'utf8');
+    bytes = readFileSync(source === '-' ? 0 : source);
   } catch (err) {
-    throw usage(`--input ${source}: ${(err as Error).message}`);
+    throw usage(`${flag} ${source}: ${(err as Error).message}`);
   }
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw usage(`${flag} ${source} is not valid UTF-8 text`);
+  }
+}
+
+/** `key=value` -> [key, value]: the value typed by the map's value schema (spec.ts). */
+export function mapEntry(flag: Flag, raw: string, coerce?: Invocation['coerce']): [string, unknown] {
+  const eq = raw.indexOf('=');
+  if (eq <= 0) throw usage(`--${flag.flag} ${raw}: expected key=value`);
+  const key = raw.slice(0, eq);
+  const text = raw.slice(eq + 1);
+  if (coerce) return [key, coerce(flag, key, text)];
+  if (flag.mapValues === 'string') return [key, text];
+  if (flag.mapValues === 'integer' || flag.mapValues === 'number') {
+    const n = Number(text);
+    if (text.trim() === '' || !Number.isFinite(n) || (flag.mapValues === 'integer' && !Number.isInteger(n))) throw usage(`--${flag.flag} ${raw}: ${key} must be ${flag.mapValues === 'integer' ? 'an integer' : 'a number'}`);
+    return [key, n];
+  }
+  return [key, jsonish(text)];
+}
+
+/** 7, 2.5, true, null, "quoted", [1], {"a":1} as JSON; anything else as the string itself. */
+export function jsonish(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function readInput(source: string): Record<string, unknown> {
+  const text = readText('--input', source);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -60,12 +104,19 @@ export function buildRequest(inv: Invocation) {
   const path = Object.fromEntries(spec.args.map((a, i) => [a.name, inv.positional[i]!]));
   const query: Record<string, unknown> = {};
   const header: Record<string, string> = {};
+  const fromStdin = [...(inv.common.input === '-' ? ['--input'] : []), ...[...inv.values].filter(([f, v]) => f.type === 'file' && v === '-').map(([f]) => `--${f.flag}`)];
+  if (fromStdin.length > 1) throw usage(`${fromStdin.join(' and ')} cannot both read stdin (-)`);
   let body: Record<string, unknown> | undefined = inv.common.input !== undefined ? readInput(inv.common.input) : undefined;
   for (const [flag, value] of inv.values) {
     if (value === undefined) continue;
     if (flag.in === 'query') query[flag.key[0]!] = value;
     else if (flag.in === 'header') header[flag.key[0]!] = String(value);
-    else setPath((body ??= {}), flag.key, value);
+    else if (flag.type === 'map') setPath((body ??= {}), flag.key, Object.fromEntries((value as string[]).map((raw) => mapEntry(flag, raw, inv.coerce))));
+    else if (flag.type === 'file') {
+      const inline = spec.flags.find((f) => f.type !== 'file' && f.key.join('.') === flag.key.join('.'));
+      if (inline && inv.values.get(inline) !== undefined) throw usage(`--${inline.flag} and --${flag.flag} exclude each other`);
+      setPath((body ??= {}), flag.key, readText(`--${flag.flag}`, String(value)));
+    } else setPath((body ??= {}), flag.key, value);
   }
   if (spec.body) {
     if (spec.body.required) body ??= {};
@@ -100,33 +151,34 @@ async function currentEtag(api: Api, spec: CommandSpec, path: Record<string, str
   return etag;
 }
 
-function printResult(o: Output, inv: Invocation, res: ApiResult): void {
+function printResult(o: Output, inv: Invocation, res: ApiResult, prepared: unknown): number {
   const { spec } = inv;
   if (inv.common.json) {
     if (res.text) o.out.write(res.text.endsWith('\n') ? res.text : `${res.text}\n`);
-    return;
+    return EXIT.OK;
   }
   if (res.status === 204 || !res.text) {
     o.err.write(`${o.errColor.green('✓')} ${spec.action} ${spec.resource}${inv.positional.length ? ` ${inv.positional.join(' ')}` : ''}\n`);
-    return;
+    return EXIT.OK;
   }
   if (res.body === undefined) {
     o.out.write(res.text);
-    return;
+    return EXIT.OK;
   }
   const presenter = presenterFor(spec.resource, spec.action);
-  if (presenter.render) return presenter.render({ body: res.body, o });
+  if (presenter.render) return presenter.render({ body: res.body, o, prepared, extra: inv.extra ?? {} }) ?? EXIT.OK;
   if (spec.isList) {
     const items = (pick(res.body, 'data') as unknown[]) ?? [];
-    printTable(o, presenter.columns ?? defaultColumns(items), items);
+    printTable(o, presenter.columns ?? defaultColumns(items), items, presenter.cells);
     const next = pick(res.body, 'next_cursor');
     if (next && !inv.common.all) o.err.write(`${o.errColor.dim(`more results: --cursor ${String(next)} (or --all)`)}\n`);
-    return;
+    return EXIT.OK;
   }
   printRecord(o, res.body);
   if (spec.returnsOperation && !inv.common.wait && !(res.body as OperationBody).done) {
     o.err.write(`${o.errColor.dim(`follow it with: svc operations wait ${(res.body as OperationBody).id}`)}\n`);
   }
+  return EXIT.OK;
 }
 
 /** --all: every page; with --json one JSON array of the items. */
@@ -138,11 +190,10 @@ async function listAll(api: Api, o: Output, inv: Invocation, req: ReturnType<typ
     items.push(...((pick(res.body, 'data') as unknown[]) ?? []));
     cursor = (pick(res.body, 'next_cursor') as string | null) ?? null;
   } while (cursor);
+  const presenter = presenterFor(inv.spec.resource, inv.spec.action);
   if (inv.common.json) o.out.write(`${JSON.stringify(items)}\n`);
-  else {
-    const presenter = presenterFor(inv.spec.resource, inv.spec.action);
-    printTable(o, presenter.columns ?? defaultColumns(items), items);
-  }
+  else if (presenter.render) presenter.render({ body: { data: items, next_cursor: null }, o, extra: inv.extra ?? {} });
+  else printTable(o, presenter.columns ?? defaultColumns(items), items, presenter.cells);
 }
 
 function printWaited(o: Output, inv: Invocation, done: WaitResult): void {
@@ -152,6 +203,8 @@ function printWaited(o: Output, inv: Invocation, done: WaitResult): void {
 
 export async function executeCommand(api: Api, o: Output, inv: Invocation): Promise<number> {
   const { spec } = inv;
+  const presenter = presenterFor(spec.resource, spec.action);
+  const prepared = presenter.prepare ? await presenter.prepare({ api, inv, path: Object.fromEntries(spec.args.map((a, i) => [a.name, inv.positional[i]!])) }) : undefined;
   const req = buildRequest(inv);
   if (spec.operationId === 'waitOperation') return waitFor(api, o, inv, req.path.id!, undefined, req.header['svc-context']);
   if (spec.destructive && !inv.common.yes) {
@@ -166,8 +219,10 @@ export async function executeCommand(api: Api, o: Output, inv: Invocation): Prom
   }
   const res = await api.call(spec.method, spec.path, { ...req, auth: spec.auth });
   if (spec.returnsOperation && inv.common.wait) return waitFor(api, o, inv, (res.body as OperationBody).id, res);
-  printResult(o, inv, res);
-  return EXIT.OK;
+  const code = printResult(o, inv, res, prepared);
+  const failure = presenter.failure?.(res.body);
+  if (failure) throw failure;
+  return code;
 }
 
 /** `--wait`, and `svc operations wait ID`: with --json the final operation is printed, also when it failed. */

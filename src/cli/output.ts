@@ -84,10 +84,16 @@ export function stateColor(c: Colors, state: string): string {
   return state;
 }
 
-/** Aligned columns on a terminal; tab-separated, header-less lines elsewhere (for cut and awk). */
-export function printTable(o: Output, columns: string[], rows: unknown[]): void {
+export type Cells = Record<string, (row: unknown, o: Output) => string>;
+
+/**
+ * Aligned columns on a terminal; tab-separated, header-less lines elsewhere (for cut and awk).
+ * `cells` computes the columns it names from the whole row.
+ */
+export function printTable(o: Output, columns: string[], rows: unknown[], cells: Cells = {}): void {
+  const at = (r: unknown, c: string) => (cells[c] ? cells[c](r, o) : cell(o, c, pick(r, c), 'table'));
   if (!o.tty) {
-    for (const r of rows) o.out.write(`${columns.map((c) => cell(o, c, pick(r, c), 'table').replace(ANSI, '')).join('\t')}\n`);
+    for (const r of rows) o.out.write(`${columns.map((c) => at(r, c).replace(ANSI, '')).join('\t')}\n`);
     return;
   }
   if (rows.length === 0) {
@@ -95,7 +101,7 @@ export function printTable(o: Output, columns: string[], rows: unknown[]): void 
     return;
   }
   const header = columns.map((c) => o.color.bold(c.replace(/_at$/, '').replace(/[._]/g, ' ').toUpperCase()));
-  const body = rows.map((r) => columns.map((c) => cell(o, c, pick(r, c), 'table')));
+  const body = rows.map((r) => columns.map((c) => at(r, c)));
   const widths = columns.map((_, i) => Math.max(width(header[i]!), ...body.map((line) => width(line[i]!))));
   for (const line of [header, ...body]) {
     o.out.write(`${line.map((v, i) => (i === line.length - 1 ? v : v + ' '.repeat(widths[i]! - width(v)))).join('  ')}\n`);

@@ -10,6 +10,7 @@ import { loadSettings } from './config.js';
 import type { CommonFlags } from './execute.js';
 import { CliError, EXIT } from './errors.js';
 import { createOutput, type Output } from './output.js';
+import { presenterFor } from './presenters.js';
 import { commandTree, type CommandSpec, type Flag } from './spec.js';
 
 const ENV_HELP = `
@@ -31,50 +32,103 @@ function parseNumber(type: 'integer' | 'number') {
   };
 }
 
-function flagOptions(flag: Flag): Option[] {
+/** `twin`: the flag that can stand in for this one (--value-file for --value). */
+function flagOptions(flag: Flag, twin?: Flag): Option[] {
   const desc = flag.flag === 'svc-context'
     ? 'the workspace to act on (ws_...); default: the one of `svc workspaces use` or SVC_CONTEXT'
-    : `${flag.description}${flag.required ? ' (required)' : ''}`;
+    : `${flag.description}${flag.required ? (twin ? ` (required, or --${twin.flag})` : ' (required)') : ''}`;
   if (flag.type === 'boolean') {
     return [new Option(`--${flag.flag}`, desc), new Option(`--no-${flag.flag}`, `sets ${flag.key.join('.')} to false`)];
   }
-  const placeholder = flag.flag === 'if-match' ? 'etag' : flag.type === 'integer' || flag.type === 'number' ? 'n' : flag.type === 'array' ? 'value' : flag.key[flag.key.length - 1]!.replace(/_/g, '-');
+  const placeholder = flag.flag === 'if-match' ? 'etag'
+    : flag.type === 'integer' || flag.type === 'number' ? 'n'
+    : flag.type === 'array' ? 'value'
+    : flag.type === 'map' ? 'key=value'
+    : flag.type === 'file' ? 'file'
+    : flag.key[flag.key.length - 1]!.replace(/_/g, '-');
   const opt = new Option(`--${flag.flag} <${placeholder}>`, flag.flag === 'if-match' ? `${desc}; omitted: the client reads the current etag first` : desc);
   if (flag.choices) opt.choices(flag.choices);
   if (flag.type === 'integer' || flag.type === 'number') opt.argParser(parseNumber(flag.type));
-  if (flag.type === 'array') opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
+  if (flag.type === 'array' || flag.type === 'map') opt.argParser(collect);
   return [opt];
 }
 
+const collect = (v: string, prev: string[] | undefined) => [...(prev ?? []), v];
+
+/** `key=value` (a map entry) rather than a file name, for the --input that takes both. */
+const isEntry = (v: string) => /^[A-Za-z_][A-Za-z0-9_.-]*=/.test(v);
+
 function addOperationCommand(parent: Command, spec: CommandSpec, o: Output): void {
+  const presenter = presenterFor(spec.resource, spec.action);
+  // `svc snippets run --code-file F`: the path arguments are optional, another operation runs without them.
+  const alternative = presenter.alternative ? commandTree().flatMap((r) => r.commands).find((c) => c.operationId === presenter.alternative!.operationId) : undefined;
   const cmd = parent.command(spec.action).summary(spec.summary || spec.operationId);
   const help = [spec.summary, spec.description].filter(Boolean).join('\n\n');
-  cmd.description(`${help}\n\n${spec.method} ${spec.path}`);
-  for (const a of spec.args) cmd.argument(`<${a.name.replace(/_/g, '-')}>`, a.description);
-  const attrs = new Map<Flag, string>();
+  const alsoRuns = alternative ? `\n\nWithout ${spec.args.map((a) => `<${a.name}>`).join(' ')} and with ${presenter.alternative!.when.map((f) => `--${f}`).join(' or ')}: ${alternative.method} ${alternative.path} (${alternative.summary})` : '';
+  cmd.description(`${help}\n\n${spec.method} ${spec.path}${alsoRuns}`);
+  for (const a of spec.args) cmd.argument(alternative ? `[${a.name.replace(/_/g, '-')}]` : `<${a.name.replace(/_/g, '-')}>`, a.description);
+  const attrs = new Map<string, string>();
   const waitCmd = spec.operationId === 'waitOperation';
-  for (const flag of spec.flags) {
+  const adHoc = presenter.alternative ? ` (without ${spec.args.map((a) => `<${a.name}>`).join(' ')})` : '';
+  const flags = [
+    ...spec.flags,
+    ...(alternative?.flags.filter((f) => !spec.flags.some((g) => g.flag === f.flag)).map((f) => ({ ...f, required: false, description: `${f.description}${adHoc}` })) ?? []),
+  ];
+  // A map flag named `input` (snippet inputs) shares the one --input with the body file.
+  const inputMap = flags.some((f) => f.flag === 'input' && f.type === 'map');
+  for (const flag of flags) {
     if (waitCmd && flag.flag === 'timeout') continue;
-    for (const opt of flagOptions(flag)) {
+    if (flag.flag === 'input' && flag.type === 'map') continue;
+    const twin = flag.type === 'file' ? undefined : flags.find((f) => f.type === 'file' && f.key.join('.') === flag.key.join('.'));
+    for (const opt of flagOptions(flag, twin)) {
       cmd.addOption(opt);
-      attrs.set(flag, opt.attributeName());
+      attrs.set(flag.flag, opt.attributeName());
     }
   }
   if (spec.body) {
     const only = spec.body.inputOnly.length ? ` (${spec.body.inputOnly.map((f) => `--${f}`).join(', ')} only this way)` : '';
-    cmd.option('--input <file>', `the JSON request body from a file, or - for stdin; flags override its fields${only}`);
+    const body = `the JSON request body from a file, or - for stdin; flags override its fields${only}`;
+    if (inputMap) cmd.addOption(new Option('--input <key=value|file>', `an input of the run as key=value (repeat for several; typed as the snippet declares it), or ${body}`).argParser(collect));
+    else cmd.option('--input <file>', body);
   }
   if (spec.returnsOperation && !waitCmd) cmd.option('--wait', 'follow the operation until it ends (progress on stderr); exit 1 if it FAILED or was CANCELLED');
   if (spec.isList) cmd.option('--all', 'follow every next_cursor (with --json: one JSON array of all items)');
   if (spec.destructive) cmd.option('-y, --yes', 'do not ask for confirmation (needed when not on a terminal)');
+  const extraAttrs = (presenter.options ?? []).map((x) => {
+    const opt = new Option(x.flags, x.description);
+    if (x.choices) opt.choices(x.choices);
+    cmd.addOption(opt);
+    return opt.attributeName();
+  });
   cmd.option('--json', "print the API's JSON response exactly");
   cmd.action(async (...params: unknown[]) => {
-    const positional = params.slice(0, spec.args.length) as string[];
+    const positional = (params.slice(0, spec.args.length) as (string | undefined)[]).filter((p): p is string => p !== undefined);
     const opts = params[spec.args.length] as Record<string, unknown> & CommonFlags;
+    let chosen = spec;
+    const adHocGiven = alternative ? presenter.alternative!.when.filter((f) => opts[attrs.get(f)!] !== undefined) : [];
+    if (adHocGiven.length && positional.length === spec.args.length) {
+      throw new CliError(`${adHocGiven.map((f) => `--${f}`).join(' and ')} runs code without ${spec.args.map((a) => `<${a.name}>`).join(' ')}: give one or the other`, EXIT.USAGE);
+    }
+    if (alternative && positional.length < spec.args.length) {
+      if (!adHocGiven.length) {
+        throw new CliError(`missing ${spec.args.map((a) => `<${a.name}>`).join(' ')} (or ${presenter.alternative!.when.map((f) => `--${f}`).join(' or ')})`, EXIT.USAGE);
+      }
+      chosen = alternative;
+    }
     const values = new Map<Flag, unknown>();
-    for (const [flag, attr] of attrs) values.set(flag, opts[attr]);
+    for (const flag of chosen.flags) if (attrs.has(flag.flag)) values.set(flag, opts[attrs.get(flag.flag)!]);
+    if (inputMap) {
+      const raw = (opts.input as string[] | undefined) ?? [];
+      const files = raw.filter((v) => !isEntry(v));
+      if (files.length > 1) throw new CliError(`--input: one body file at most, got ${files.join(', ')}`, EXIT.USAGE);
+      const entries = raw.filter(isEntry);
+      const map = chosen.flags.find((f) => f.flag === 'input' && f.type === 'map');
+      if (map) values.set(map, entries.length ? entries : undefined);
+      opts.input = files[0];
+    }
+    const extra = Object.fromEntries(extraAttrs.map((a) => [a, opts[a]]));
     const [{ executeCommand }, { createApi }] = await Promise.all([import('./execute.js'), import('./http.js')]);
-    exitCode = await executeCommand(createApi(loadSettings()), o, { spec, positional, values, common: opts });
+    exitCode = await executeCommand(createApi(loadSettings()), o, { spec: chosen, positional, values, common: opts, extra });
   });
 }
 

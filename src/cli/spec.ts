@@ -11,11 +11,20 @@
 //   - path parameters are positional arguments, in path order;
 //   - query parameters, headers and the JSON body's fields are flags named after the fields in kebab
 //     case; fields of nested objects are dotted flags (--package-version-pin.kind); anything deeper
-//     (arrays of objects, free-form maps) goes through --input FILE|- (a whole JSON body, which flags
-//     then override);
+//     (arrays of objects) goes through --input FILE|- (a whole JSON body, which flags then override);
+//   - a free-form map field (labels, inputs, values) is a repeatable `--<singular> key=value` flag
+//     (--label env=prod, --input days=7); values are typed by the map's value schema (strings stay
+//     strings, integers and numbers are parsed, anything else reads as JSON when it parses as JSON:
+//     7, true, null, {"a":1}; else as the string). Where the singular is `input`, the one --input
+//     flag takes both: `key=value` is an entry, anything else the body file;
+//   - a long text field (over 4 KiB: a secret value, a kubeconfig, snippet code) also has
+//     `--<flag>-file FILE|-`, read exactly as UTF-8 (no trailing newline stripped), so values need not
+//     appear in shell history or in `ps`;
 //   - a command whose success response is an Operation accepts --wait; a GET answering
 //     {data, next_cursor} is a list (--all follows the cursors); DELETE commands are destructive
-//     (confirmation on a terminal, --yes elsewhere).
+//     (confirmation on a terminal, --yes elsewhere);
+//   - a write that needs if-match reads the current etag first when --if-match is left out (the GET of
+//     its path, or for a custom method `…:verb` the GET of the resource it acts on).
 // Paths outside /v1 (probes, metrics, the OAuth protocol endpoints that `svc login` drives) are not commands.
 import { readFileSync } from 'node:fs';
 
@@ -46,6 +55,8 @@ interface RawOperation {
   requestBody?: { required?: boolean; description?: string; content?: Record<string, { schema?: JsonSchema }> };
   responses?: Record<string, { description?: string; content?: Record<string, { schema?: JsonSchema }> }>;
   'x-svc-auth'?: string;
+  /** more names of the same command, `<resource> <action>` (e.g. `secrets access` for `secret-versions access`) */
+  'x-svc-cli-aliases'?: string[];
 }
 export interface OpenApiDocument {
   info?: { title?: string; description?: string };
@@ -61,7 +72,10 @@ export interface Flag {
   in: 'query' | 'header' | 'body';
   /** the query/header name, or the body path */
   key: string[];
-  type: 'string' | 'integer' | 'number' | 'boolean' | 'array';
+  /** `map`: repeatable key=value; `file`: the path of a file (or -) whose text is the value of `key` */
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'map' | 'file';
+  /** map flags: how each entry's value is typed */
+  mapValues?: 'string' | 'integer' | 'number' | 'json';
   choices: string[] | null;
   required: boolean;
   description: string;
@@ -143,6 +157,20 @@ function describe(s: JsonSchema): string {
   return (s.description ?? '').replace(/\s+/g, ' ').trim();
 }
 
+/** A text field long enough to come from a file (secret values, kubeconfigs, code). */
+const FILE_FIELD_MIN = 4096;
+
+/** `labels` -> label, `inputs` -> input, `version_aliases` -> version-alias. */
+export function singular(flag: string): string {
+  if (/(ss|[sxz]|ch|sh)es$/.test(flag)) return flag.slice(0, -2);
+  return flag.replace(/([^s])s$/, '$1');
+}
+
+function mapValues(s: JsonSchema): Flag['mapValues'] {
+  const v = typeof s.additionalProperties === 'object' ? scalarType(s.additionalProperties) : null;
+  return v === 'string' || v === 'integer' || v === 'number' ? v : 'json';
+}
+
 /** Body fields as flags (nested objects dotted, two levels deep); the rest is --input only. */
 function bodyFlags(doc: OpenApiDocument, schema: JsonSchema, prefix: string[], required: Set<string>, out: Flag[], inputOnly: string[]): void {
   for (const [name, raw] of Object.entries(schema.properties ?? {})) {
@@ -150,16 +178,30 @@ function bodyFlags(doc: OpenApiDocument, schema: JsonSchema, prefix: string[], r
     const key = [...prefix, name];
     const flag = key.map(kebab).join('.');
     const type = scalarType(s);
+    const isRequired = prefix.length === 0 && required.has(name);
     if (prefix.length === 0 && RESERVED_FLAGS.has(flag)) inputOnly.push(flag);
     else if (type) {
       const choices = s.enum ? s.enum.map(String) : s.const !== undefined ? [String(s.const)] : null;
-      out.push({ flag, in: 'body', key, type, choices, required: prefix.length === 0 && required.has(name), description: describe(s) });
+      out.push({ flag, in: 'body', key, type, choices, required: isRequired, description: describe(s) });
+      if (type === 'string' && !choices && typeof s.maxLength === 'number' && s.maxLength > FILE_FIELD_MIN) {
+        out.push({ flag: `${flag}-file`, in: 'body', key, type: 'file', choices: null, required: false, description: `read ${key.join('.')} from a file, or - for stdin, exactly (a trailing newline is kept); instead of --${flag}, so the value is not in shell history or ps` });
+      }
     } else if (s.type === 'array' && s.items && scalarType(resolve(doc, s.items))) {
-      out.push({ flag, in: 'body', key, type: 'array', choices: null, required: prefix.length === 0 && required.has(name), description: `${describe(s)} (repeat the flag for several)` });
+      out.push({ flag, in: 'body', key, type: 'array', choices: null, required: isRequired, description: `${describe(s)} (repeat the flag for several)` });
     } else if (s.properties && Object.keys(s.properties).length && prefix.length < 2) {
       bodyFlags(doc, s, key, new Set(), out, inputOnly);
+    } else if (s.type === 'object' && s.additionalProperties) {
+      const one = [...key.slice(0, -1).map(kebab), singular(kebab(name))].join('.');
+      const taken = one !== 'input' && (RESERVED_FLAGS.has(one) || out.some((f) => f.flag === one) || Object.keys(schema.properties ?? {}).some((k) => kebab(k) === one));
+      out.push({ flag: taken ? flag : one, in: 'body', key, type: 'map', mapValues: mapValues(s), choices: null, required: isRequired, description: `${describe(s)} (key=value; repeat the flag for several)` });
     } else inputOnly.push(flag);
   }
+}
+
+/** The GET that reads the etag a write needs: its own path's, or for a custom method (`…/{vid}:disable`) its resource's. */
+function etagPath(doc: OpenApiDocument, path: string): string | null {
+  const resource = path.replace(/:[A-Za-z]+$/, '');
+  return doc.paths[path]?.get ? path : doc.paths[resource]?.get ? resource : null;
 }
 
 function successResponse(op: RawOperation): { status: number; schema: JsonSchema | undefined } {
@@ -214,7 +256,7 @@ function buildCommand(doc: OpenApiDocument, method: string, path: string, op: Ra
     returnsOperation: 'done' in props && 'state' in props && 'steps' in props,
     isList: method === 'get' && 'data' in props && 'next_cursor' in props,
     destructive: method === 'delete',
-    etagSource: hasIfMatch && doc.paths[path]?.get ? path : null,
+    etagSource: hasIfMatch ? etagPath(doc, path) : null,
   };
 }
 
@@ -237,8 +279,17 @@ export function commandTree(doc: OpenApiDocument = loadDocument()): ResourceSpec
       let action = deriveAction(op.operationId, tag);
       if (res.commands.some((c) => c.action === action)) action = kebab(op.operationId);
       res.commands.push(buildCommand(doc, method, path, op, name, action));
+      // An alias is the same command under another resource, where users look for it first.
+      for (const alias of op['x-svc-cli-aliases'] ?? []) {
+        const [aliasResource, aliasAction] = alias.split(' ') as [string, string];
+        const target = byName.get(aliasResource) ?? { name: aliasResource, description: '', commands: [] };
+        byName.set(aliasResource, target);
+        target.commands.push(buildCommand(doc, method, path, op, aliasResource, aliasAction));
+      }
     }
   }
+  // A resource first met through an alias takes its description from its own tag.
+  for (const res of byName.values()) res.description ||= doc.tags?.find((t) => kebab(t.name) === res.name)?.description ?? '';
   tree = [...byName.values()];
   return tree;
 }

@@ -209,6 +209,8 @@ export function secretRoutes(app: App, s: Services): void {
         'Every read is recorded in the audit log (with the request id) before the value is sent, with `cache-control: no-store`. No body.',
       params: Type.Object({ id: SecretId, vid: AccessVersionId }), headers: requestHeaders(),
       response: responses({ 200: AccessedSecretVersion }, [400, 403, 404, 422]),
+      // The command-line client also offers this as `svc secrets access <id> <version>` (issue 11).
+      'x-svc-cli-aliases': ['secrets access'],
     },
   }, async (request, reply) => {
     const accessed = await s.secretVersions.accessVersion(scopeOf(request), request.params.id, request.params.vid);
