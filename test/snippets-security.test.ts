@@ -56,11 +56,25 @@ describe('snippet security', () => {
     const theirs = await snippet(admin, CREATE_TOKEN);
     const allowed = await runAs(admin, theirs.id);
     assert.deepEqual(allowed.output, { status: 201, reason: null, hasToken: true });
-    // Member management needs admin too (the secrets module is not on this branch; its :access would be the same check).
+    // Member management needs admin too.
     const outsider = await t.user('outsider');
     const addMember = `const r = await platform.request({ method: 'POST', path: '/v1/workspaces/${ws}/members', body: { user_id: '${outsider.id}', role: 'member' } }); return r.status;`;
     assert.equal((await runAs(member, (await snippet(member, addMember)).id)).output, 403);
     assert.equal((await runAs(admin, (await snippet(admin, addMember)).id)).output, 201);
+  });
+
+  test('a member\'s snippet cannot read a secret value (metadata only); an admin\'s can', async () => {
+    const created = await t.request('POST', '/v1/secrets', { ...ctx(owner), body: { name: 'snippet-target', value: 's3cr3t-value' } });
+    assert.equal(created.status, 201, created.text);
+    const read = `const meta = await platform.request({ path: '/v1/secrets/${created.body.id}' });
+      const r = await platform.request({ method: 'POST', path: '/v1/secrets/${created.body.id}/versions/latest:access' });
+      return { meta: meta.status, status: r.status, value: r.body.value ?? null };`;
+    assert.deepEqual((await runAs(member, (await snippet(member, read)).id)).output, { meta: 200, status: 403, value: null });
+    assert.deepEqual((await runAs(admin, (await snippet(admin, read)).id)).output, { meta: 200, status: 200, value: 's3cr3t-value' });
+    // The admin's read is on record, as the admin, like any other.
+    const audit = await t.request('GET', `/v1/audit_events?action=secret.version.access`, ctx(owner));
+    assert.equal(audit.status, 200, audit.text);
+    assert.equal(audit.body.data.filter((e: { actor: { id: string } }) => e.actor.id === admin.id).length, 1, audit.text);
   });
 
   test('code written by a member never runs with an admin\'s rights, even when the admin runs it', async () => {
