@@ -90,6 +90,12 @@ export interface Config {
     maxQueue: number;
     /** a run waiting longer than this for a worker is refused with 429 */
     queueTimeoutMs: number;
+    /**
+     * start the workers when svc serve starts (SVC_SANDBOX_PREWARM=true) rather than at the first
+     * run: each holds a V8 isolate and a WebAssembly heap (~35 MB), which an instance whose
+     * tenants run no snippets should not pay
+     */
+    prewarm: boolean;
   };
   preview: {
     /** the preview router's listen port (on HOST); also the port its URLs carry when it is not 80 */
@@ -280,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perWorkspaceQueue: numberSetting(env, 'SVC_SNIPPET_QUEUE', 16, 0, 10_000),
       maxQueue: numberSetting(env, 'SVC_SANDBOX_QUEUE', 128, 0, 100_000),
       queueTimeoutMs: numberSetting(env, 'SVC_SANDBOX_QUEUE_TIMEOUT_MS', 10_000, 100, 600_000),
+      prewarm: booleanSetting(env, 'SVC_SANDBOX_PREWARM', false),
     },
     preview: {
       port: numberSetting(env, 'SVC_PREVIEW_PORT', 8081, 0, 65535),

@@ -57,8 +57,8 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
     const previewUrl = await previewRouter.listen(config.preview.port, config.host);
     logger.info({ url: previewUrl, domain: config.preview.domain }, 'preview router listening');
   }
-  // The sandbox's workers start with the API (about 100 ms each), not in the first run's request.
-  if (config.role !== 'worker') await services.snippetRunner.warm();
+  // The sandbox's workers (about 100 ms and ~35 MB each) start at the first run, or here when asked.
+  if (config.role !== 'worker' && config.sandbox.prewarm) await services.snippetRunner.warm();
   const url = await app.listen({ port: config.port, host: config.host });
   logger.info({ url, database: handle.dialect, role: config.role, worker_id: runtime.workerId }, 'svc listening');
 

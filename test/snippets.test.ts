@@ -8,15 +8,16 @@ import { startTestApp, type TestApp, type TestUser } from './harness.js';
 
 describe('sandbox settings', () => {
   const base = { SVC_SECRET_KEY: 'a'.repeat(64), SVC_DATA_DIR: '/nonexistent-unused' };
-  test('defaults: a worker per CPU, a workspace runs half of them, 16 wait per workspace, 128 in all, 10 s', () => {
+  test('defaults: a worker per CPU, a workspace runs half of them, 16 wait per workspace, 128 in all, 10 s, started at the first run', () => {
     const { sandbox } = loadConfig(base);
     const workers = availableParallelism();
-    assert.deepEqual(sandbox, { workers, perWorkspaceConcurrency: Math.ceil(workers / 2), perWorkspaceQueue: 16, maxQueue: 128, queueTimeoutMs: 10_000 });
+    assert.deepEqual(sandbox, { workers, perWorkspaceConcurrency: Math.ceil(workers / 2), perWorkspaceQueue: 16, maxQueue: 128, queueTimeoutMs: 10_000, prewarm: false });
     assert.equal(loadConfig({ ...base, SVC_SANDBOX_WORKERS: '7' }).sandbox.perWorkspaceConcurrency, 4);
+    assert.equal(loadConfig({ ...base, SVC_SANDBOX_PREWARM: 'true' }).sandbox.prewarm, true);
   });
   test('a bad value stops the process with a message naming the variable', () => {
     const bad: [string, string][] = [
-      ['SVC_SANDBOX_WORKERS', '0'], ['SVC_SANDBOX_WORKERS', 'many'], ['SVC_SNIPPET_CONCURRENCY', '0'], ['SVC_SNIPPET_QUEUE', '-1'],
+      ['SVC_SANDBOX_WORKERS', '0'], ['SVC_SANDBOX_WORKERS', 'many'], ['SVC_SNIPPET_CONCURRENCY', '0'], ['SVC_SNIPPET_QUEUE', '-1'], ['SVC_SANDBOX_PREWARM', 'maybe'],
       ['SVC_SANDBOX_QUEUE', '1.5'], ['SVC_SANDBOX_QUEUE_TIMEOUT_MS', '5'],
     ];
     for (const [name, value] of bad) {
