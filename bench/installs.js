@@ -25,7 +25,7 @@ import Database from 'better-sqlite3';
 import { monotonicFactory } from 'ulid';
 import { checkLine, load, measure, percentile, round, row, summary } from './load.js';
 import { call } from './members.js';
-import { ensureBuilt, freePort, RESULTS, rssMb, startProcess, stopProcess, waitUntilUp } from './processes.js';
+import { ensureBuilt, freePort, RESULTS, roomyPlansFile, rssMb, startProcess, stopProcess, waitUntilUp } from './processes.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -147,7 +147,7 @@ async function main() {
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const env = {
-      SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: randomBytes(32).toString('hex'),
+      SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: randomBytes(32).toString('hex'), SVC_PLANS_FILE: await roomyPlansFile(work),
       SVC_BOOTSTRAP_EMAIL: 'owner@bench.test', SVC_BOOTSTRAP_PASSWORD: 'bench owner password', SVC_BOOTSTRAP_TOKEN: TOKEN,
       LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', PORT: String(port), HOST: '127.0.0.1',
       SVC_PREVIEW_PORT: String(await freePort()), SVC_PREVIEW_DOMAIN: DOMAIN,

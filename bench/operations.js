@@ -24,7 +24,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { call } from './members.js';
 import { percentile, round } from './load.js';
-import { ensureBuilt, freePort, RESULTS, ROOT, startProcess, stopProcess, waitUntilUp } from './processes.js';
+import { ensureBuilt, freePort, RESULTS, roomyPlansFile, ROOT, startProcess, stopProcess, waitUntilUp } from './processes.js';
 
 const LATENCY_N = Number(process.env.BENCH_OPS_LATENCY_N ?? 300);
 const THROUGHPUT_N = Number(process.env.BENCH_OPS_N ?? 2000);
@@ -80,7 +80,7 @@ async function drainTime(countRunning, total, startWorkers) {
 
 async function latencyAndThroughput(work) {
   const env = {
-    SVC_DATA_DIR: join(work, 'sqlite'), SVC_SECRET_KEY: randomBytes(32).toString('hex'),
+    SVC_DATA_DIR: join(work, 'sqlite'), SVC_SECRET_KEY: randomBytes(32).toString('hex'), SVC_PLANS_FILE: await roomyPlansFile(work),
     SVC_BOOTSTRAP_EMAIL: 'owner@bench.test', SVC_BOOTSTRAP_PASSWORD: 'bench owner password', SVC_BOOTSTRAP_TOKEN: TOKEN,
     LOG_LEVEL: 'info',
   };
@@ -127,7 +127,7 @@ async function drainOnPostgres(adminUrl, work, workers, count, latencyMs) {
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const env = {
-    DATABASE_URL: url.toString(), SVC_DATA_DIR: join(work, `pg-${workers}`), SVC_SECRET_KEY: randomBytes(32).toString('hex'),
+    DATABASE_URL: url.toString(), SVC_DATA_DIR: join(work, `pg-${workers}`), SVC_SECRET_KEY: randomBytes(32).toString('hex'), SVC_PLANS_FILE: await roomyPlansFile(work),
     SVC_BOOTSTRAP_EMAIL: 'owner@bench.test', SVC_BOOTSTRAP_PASSWORD: 'bench owner password', SVC_BOOTSTRAP_TOKEN: TOKEN, LOG_LEVEL: 'info',
   };
   const api = await startSvc(env, work, `pg-api-${workers}`, 'api');

@@ -1,7 +1,7 @@
 // Process plumbing shared by the benchmarks: build dist/ when stale, free ports, start and stop
 // `svc` processes, and read their memory and CPU time from /proc (Linux).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, openSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -91,3 +91,16 @@ export function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+
+/**
+ * Writes an SVC_PLANS_FILE into `dir`: the built-in catalog with every limit of every tier set
+ * beyond what a benchmark creates. Quotas stay enforced (each create still counts and compares
+ * under the workspace lock, as in production); only `free`'s small numbers are out of the way.
+ */
+export async function roomyPlansFile(dir) {
+  const { BUILT_IN_PLANS } = await import('../dist/modules/plans/plans.js');
+  const file = join(dir, 'plans.json');
+  const roomy = (limits) => Object.fromEntries(Object.keys(limits).map((metric) => [metric, 1_000_000_000]));
+  writeFileSync(file, JSON.stringify(BUILT_IN_PLANS.map((p) => ({ ...p, limits: roomy(p.limits) }))));
+  return file;
+}

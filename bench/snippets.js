@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { checkLine } from './load.js';
 import { call } from './members.js';
-import { cpuSeconds, ensureBuilt, freePort, RESULTS, rssMb, startProcess, stopProcess, waitUntilUp } from './processes.js';
+import { cpuSeconds, ensureBuilt, freePort, RESULTS, roomyPlansFile, rssMb, startProcess, stopProcess, waitUntilUp } from './processes.js';
 
 const N = Number(process.env.BENCH_SNIPPET_N ?? 200);
 const REQ_N = Number(process.env.BENCH_SNIPPET_REQ_N ?? 100);
@@ -63,10 +63,8 @@ async function workspaceWithToken(base, name) {
 
 async function main() {
   ensureBuilt();
-  const { BUILT_IN_PLANS } = await import('../dist/modules/plans/plans.js');
   const work = mkdtempSync(join(tmpdir(), 'svc-bench-snippets-'));
-  const plans = join(work, 'plans.json');
-  writeFileSync(plans, JSON.stringify(BUILT_IN_PLANS.map((p) => ({ ...p, limits: { ...p.limits, 'snippets/runs': 1_000_000_000 } }))));
+  const plans = await roomyPlansFile(work);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = {
