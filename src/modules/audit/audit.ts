@@ -1,7 +1,9 @@
 // The audit log's one entry point: every module that changes or reads something worth a record
 // calls recordAuditEvent inside the transaction of that change, so the record and the change
-// commit together or not at all. Events are append-only and never hold a secret value.
-import type { Executor } from '../../db/database.js';
+// commit together or not at all. A read that changes nothing (`:access`) calls commitAuditEvent,
+// which waits for its event to be committed (group commit, below). Events are append-only and
+// never hold a secret value.
+import type { Db, Executor } from '../../db/database.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
@@ -64,10 +66,11 @@ const insertEvent = preparedQuery((db, p: {
   resource_type: p.resourceType, resource_id: p.resourceId, request_id: p.requestId, metadata: p.metadata, created_at: p.createdAt,
 }));
 
-/** Appends one event, in the caller's transaction. */
-export async function recordAuditEvent(tx: Executor, ctx: AuditContext | WorkspaceScope, event: AuditEventInput): Promise<void> {
+type EventRow = Parameters<typeof insertEvent>[1];
+
+function eventRow(ctx: AuditContext | WorkspaceScope, event: AuditEventInput): EventRow {
   const c = 'actor' in ctx ? ctx : auditContextOf(ctx);
-  await insertEvent(tx, {
+  return {
     id: newId('auditEvent'),
     workspaceId: c.workspaceId,
     actorType: c.actor.type,
@@ -78,5 +81,67 @@ export async function recordAuditEvent(tx: Executor, ctx: AuditContext | Workspa
     requestId: c.requestId,
     metadata: JSON.stringify(event.metadata ?? {}),
     createdAt: clock.now(),
+  };
+}
+
+/** Appends one event, in the caller's transaction. */
+export async function recordAuditEvent(tx: Executor, ctx: AuditContext | WorkspaceScope, event: AuditEventInput): Promise<void> {
+  await insertEvent(tx, eventRow(ctx, event));
+}
+
+// Group commit. On SQLite each commit of an :access event wrote its pages to the WAL (about 12
+// writes and 6 lock calls) and every ~200 commits a checkpoint fsynced: that, not computing, was
+// most of an :access (measured: 280 µs of wall time per single-row commit, 40 µs per row in
+// batches of 32). Events that arrive together are therefore written as one multi-row insert: one
+// statement, so one implicit transaction on both dialects, committed once (and one round trip on
+// PostgreSQL). The batch commits or fails as a whole, like any transaction: every caller in it is
+// told, and none proceeds as if its event were recorded.
+interface Pending {
+  row: EventRow;
+  done: (err?: unknown) => void;
+}
+interface Queue {
+  rows: Pending[];
+  /** a flush is scheduled or running; it takes rows until none are left */
+  busy: boolean;
+}
+const queues = new WeakMap<Db, Queue>();
+/** 10 parameters a row: 5,000 per statement, far below SQLite's 32,766 and PostgreSQL's 65,535 */
+const MAX_BATCH = 500;
+
+async function flush(db: Db, queue: Queue): Promise<void> {
+  while (queue.rows.length > 0) {
+    const batch = queue.rows.splice(0, MAX_BATCH);
+    const values = batch.map(({ row: r }) => ({
+      id: r.id, workspace_id: r.workspaceId, actor_type: r.actorType, actor_id: r.actorId, action: r.action,
+      resource_type: r.resourceType, resource_id: r.resourceId, request_id: r.requestId, metadata: r.metadata, created_at: r.createdAt,
+    }));
+    let failure: unknown;
+    try {
+      await (batch.length === 1 ? insertEvent(db, batch[0]!.row) : db.insertInto('audit_events').values(values).execute());
+    } catch (err) {
+      failure = err ?? new Error('audit insert failed');
+    }
+    for (const p of batch) p.done(failure);
+  }
+  queue.busy = false;
+}
+
+/**
+ * Appends one event in its own commit, shared with the events that arrive in the same turn of the
+ * event loop (and, on PostgreSQL, while the previous batch is on the wire): resolves once the
+ * event is committed, rejects when it was not written. For reads that must be on record before
+ * their answer leaves; a change records its event with recordAuditEvent in its own transaction.
+ */
+export function commitAuditEvent(db: Db, ctx: AuditContext | WorkspaceScope, event: AuditEventInput): Promise<void> {
+  let queue = queues.get(db);
+  if (!queue) queues.set(db, (queue = { rows: [], busy: false }));
+  const q = queue;
+  return new Promise((resolve, reject) => {
+    q.rows.push({ row: eventRow(ctx, event), done: (err) => (err === undefined ? resolve() : reject(err)) });
+    if (q.busy) return;
+    q.busy = true;
+    // After the I/O callbacks of this turn: every request read in it reaches this point first.
+    setImmediate(() => void flush(db, q));
   });
 }
