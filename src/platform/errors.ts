@@ -42,6 +42,8 @@ export interface ApiErrorOptions {
   fieldViolations?: FieldViolation[];
   /** extra response headers, e.g. retry-after or www-authenticate */
   headers?: Record<string, string>;
+  /** the failure underneath (a database error, say): logged with a 5xx, never sent */
+  cause?: unknown;
 }
 
 export class ApiError extends Error {
@@ -51,7 +53,7 @@ export class ApiError extends Error {
     message: string,
     readonly options: ApiErrorOptions = {},
   ) {
-    super(message);
+    super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
     this.status = statusOf(code);
   }
 }

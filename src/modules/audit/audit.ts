@@ -1,7 +1,10 @@
 // The audit log's one entry point: every module that changes or reads something worth a record
 // calls recordAuditEvent inside the transaction of that change, so the record and the change
-// commit together or not at all. Events are append-only and never hold a secret value.
-import type { Executor } from '../../db/database.js';
+// commit together or not at all. A read that changes nothing (`:access`) calls commitAuditEvent,
+// which waits for its event to be committed (group commit, below). Events are append-only and
+// never hold a secret value.
+import { PostgresAdapter, sql } from 'kysely';
+import type { Db, Executor } from '../../db/database.js';
 import { preparedQuery } from '../../db/prepared.js';
 import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
@@ -64,10 +67,11 @@ const insertEvent = preparedQuery((db, p: {
   resource_type: p.resourceType, resource_id: p.resourceId, request_id: p.requestId, metadata: p.metadata, created_at: p.createdAt,
 }));
 
-/** Appends one event, in the caller's transaction. */
-export async function recordAuditEvent(tx: Executor, ctx: AuditContext | WorkspaceScope, event: AuditEventInput): Promise<void> {
+type EventRow = Parameters<typeof insertEvent>[1];
+
+function eventRow(ctx: AuditContext | WorkspaceScope, event: AuditEventInput): EventRow {
   const c = 'actor' in ctx ? ctx : auditContextOf(ctx);
-  await insertEvent(tx, {
+  return {
     id: newId('auditEvent'),
     workspaceId: c.workspaceId,
     actorType: c.actor.type,
@@ -78,5 +82,86 @@ export async function recordAuditEvent(tx: Executor, ctx: AuditContext | Workspa
     requestId: c.requestId,
     metadata: JSON.stringify(event.metadata ?? {}),
     createdAt: clock.now(),
+  };
+}
+
+/** Appends one event, in the caller's transaction. */
+export async function recordAuditEvent(tx: Executor, ctx: AuditContext | WorkspaceScope, event: AuditEventInput): Promise<void> {
+  await insertEvent(tx, eventRow(ctx, event));
+}
+
+// Group commit. On SQLite a commit of one :access event wrote its pages to the WAL (12 writes, 6
+// lock calls) and every ~100 commits a checkpoint stopped the event loop for two fsyncs: 340 µs of
+// wall time (68 µs of CPU) per single-row commit, against 43 µs (10 µs of CPU) per row when 64
+// rows share one. Events that arrive together are therefore written as one multi-row insert: one
+// statement, so one implicit transaction on both dialects, committed once (and one round trip on
+// PostgreSQL). The batch commits or fails as a whole, like any transaction: every caller in it is
+// told, and none proceeds as if its event were recorded. Its rows are all ours and well formed, so
+// what refuses one (a full disk, a lost connection, a read-only database) refuses them all anyway.
+interface Pending {
+  row: EventRow;
+  done: (err?: unknown) => void;
+}
+interface Queue {
+  rows: Pending[];
+  /** a flush is scheduled or running; it takes rows until none are left */
+  busy: boolean;
+}
+const queues = new WeakMap<Db, Queue>();
+/** rows per statement: bounds the statement's size (about 300 bytes a row) */
+const MAX_BATCH = 500;
+
+/**
+ * One multi-row insert of one shape whatever the batch size: the rows travel as one array per
+ * column (PostgreSQL, unnest) or as one JSON array (SQLite, json_each). A statement per batch
+ * size would take a slot of the statement caches for each size (PostgreSQL's named statements
+ * are never evicted, see db/database.ts); this one is prepared once per connection.
+ */
+function insertBatch(db: Db, rows: EventRow[]): Promise<unknown> {
+  const column = <K extends keyof EventRow>(key: K) => rows.map((r) => r[key]);
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    return sql`insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at)
+      select * from unnest(${column('id')}::text[], ${column('workspaceId')}::text[], ${column('actorType')}::text[], ${column('actorId')}::text[],
+        ${column('action')}::text[], ${column('resourceType')}::text[], ${column('resourceId')}::text[], ${column('requestId')}::text[],
+        ${column('metadata')}::text[], ${column('createdAt')}::bigint[])`.execute(db);
+  }
+  const json = JSON.stringify(rows.map((r) => [
+    r.id, r.workspaceId, r.actorType, r.actorId, r.action, r.resourceType, r.resourceId, r.requestId, r.metadata, r.createdAt,
+  ]));
+  return sql`insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at)
+    select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9
+    from json_each(${json})`.execute(db);
+}
+
+async function flush(db: Db, queue: Queue): Promise<void> {
+  while (queue.rows.length > 0) {
+    const batch = queue.rows.splice(0, MAX_BATCH);
+    let failure: unknown;
+    try {
+      await insertBatch(db, batch.map((p) => p.row));
+    } catch (err) {
+      failure = err ?? new Error('audit insert failed');
+    }
+    for (const p of batch) p.done(failure);
+  }
+  queue.busy = false;
+}
+
+/**
+ * Appends one event in its own commit, shared with the events that arrive in the same turn of the
+ * event loop (and, on PostgreSQL, while the previous batch is on the wire): resolves once the
+ * event is committed, rejects when it was not written. For reads that must be on record before
+ * their answer leaves; a change records its event with recordAuditEvent in its own transaction.
+ */
+export function commitAuditEvent(db: Db, ctx: AuditContext | WorkspaceScope, event: AuditEventInput): Promise<void> {
+  let queue = queues.get(db);
+  if (!queue) queues.set(db, (queue = { rows: [], busy: false }));
+  const q = queue;
+  return new Promise((resolve, reject) => {
+    q.rows.push({ row: eventRow(ctx, event), done: (err) => (err === undefined ? resolve() : reject(err)) });
+    if (q.busy) return;
+    q.busy = true;
+    // After the I/O callbacks of this turn: every request read in it reaches this point first.
+    setImmediate(() => void flush(db, q));
   });
 }

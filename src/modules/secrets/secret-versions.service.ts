@@ -5,12 +5,12 @@
 import type { Db, Executor } from '../../db/database.js';
 import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
-import { notFound } from '../../platform/errors.js';
+import { ApiError, notFound } from '../../platform/errors.js';
 import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { Keyring } from '../../platform/keyring.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
-import { recordAuditEvent } from '../audit/audit.js';
+import { commitAuditEvent, recordAuditEvent } from '../audit/audit.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import {
   assertReadable, openVersionValue, resolveVersion, sealVersionValue, secretDeleted, versionDestroyed,
@@ -138,7 +138,9 @@ export function createSecretVersionService(deps: SecretVersionServiceDeps) {
 
   /**
    * :access: the value of the version `which` names (id, number, `latest` or alias). The read is
-   * recorded before the value leaves: if the audit event cannot be written, no value is returned.
+   * recorded before the value leaves: the event is committed (shared with concurrent reads, see
+   * commitAuditEvent) before this returns, and if it cannot be written no value is returned (503
+   * AUDIT_UNAVAILABLE, as Vault refuses a request no audit device could record).
    */
   async function accessVersion(scope: WorkspaceScope, secretId: string, which: string): Promise<AccessedSecretVersionT> {
     requireRole(scope, 'admin');
@@ -147,10 +149,16 @@ export function createSecretVersionService(deps: SecretVersionServiceDeps) {
     const version = await resolveVersion(db, secret, which);
     assertReadable(secret, version);
     const value = openVersionValue(keyring, version);
-    await recordAuditEvent(db, scope, {
-      action: 'secret.version.access', resourceType: 'secret_version', resourceId: version.id,
-      metadata: { secret_id: secret.id, version_number: String(version.version_number), requested: which },
-    });
+    try {
+      await commitAuditEvent(db, scope, {
+        action: 'secret.version.access', resourceType: 'secret_version', resourceId: version.id,
+        metadata: { secret_id: secret.id, version_number: String(version.version_number), requested: which },
+      });
+    } catch (err) {
+      throw new ApiError('UNAVAILABLE', 'the read could not be recorded in the audit log, so no value is returned; retry', {
+        reason: 'AUDIT_UNAVAILABLE', headers: { 'retry-after': '1' }, cause: err,
+      });
+    }
     return { secret_id: secret.id, version_id: version.id, version_number: version.version_number, value };
   }
 
