@@ -5,6 +5,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/api.js';
 import type { Settings } from './config.js';
 import { CliError, EXIT, exitCodeForStatus } from './errors.js';
+import { nodeFetch } from './transport.js';
 
 export { CliError, EXIT } from './errors.js';
 
@@ -61,7 +62,7 @@ export interface Api {
 }
 
 export function createApi(settings: Settings): Api {
-  const typed = createClient<paths>({ baseUrl: settings.apiUrl });
+  const typed = createClient<paths>({ baseUrl: settings.apiUrl, fetch: nodeFetch });
   typed.use({
     onRequest({ request }) {
       if (settings.token && !request.headers.has('authorization')) request.headers.set('authorization', `Bearer ${settings.token}`);
