@@ -10,6 +10,7 @@ import { registerErrorHandling } from './platform/errorHandling.js';
 import { clientErrorHandler, frameworkErrors, nextRequestId, serverOptions } from './platform/httpServer.js';
 import { bodyStrictValidation, registerJsonOnlyApi, registerTextHygiene } from './platform/validation.js';
 import type { App } from './platform/http.js';
+import { newReadEpoch } from './db/database.js';
 import { registerMetrics } from './modules/system/metrics.js';
 import { openApiOptions } from './modules/system/openapi.js';
 import { systemRoutes } from './modules/system/system.routes.js';
@@ -141,6 +142,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
 
   // Callback-style hooks: they run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
+    newReadEpoch();
     reply.header('x-request-id', request.id);
     // A snippet run still in progress while draining keeps its platform.request calls: the run
     // holds an in-flight request, and refusing its calls would fail it for no fault of its own.

@@ -4,13 +4,15 @@
 // PostgreSQL there is no cache and the same expectations hold trivially.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { createServices } from '../src/services.js';
 import { newId } from '../src/platform/ids.js';
 import type { App } from '../src/platform/http.js';
-import { startTestApp, type TestApp, type TestUser } from './harness.js';
+import { DIALECT, startTestApp, type TestApp, type TestUser } from './harness.js';
 
 describe('read cache invalidation', () => {
   let t: TestApp;
@@ -99,4 +101,52 @@ describe('read cache invalidation', () => {
     assert.deepEqual([(await filtered()).length, (await joined()).length, Number(await raw())], before.map((n) => n + 1));
     assert.ok((await filtered()).some((m) => m.user_id === member.id));
   });
+
+  // One data_version check serves the cached reads after it until a request arrives, a statement
+  // executes, or the event loop turns. A third connection writes synchronously here, so each
+  // test controls exactly what happens between the check and the read (another instance's commit).
+  describe('how long one data_version check serves', { skip: DIALECT !== 'sqlite' && 'PostgreSQL has no read cache' }, () => {
+    let raw: Database.Database;
+    const rename = (name: string) => raw.prepare('update workspaces set name = ? where id = ?').run(name, ws);
+    const readName = async () => (await t.services.db.selectFrom('workspaces').select('name').where('id', '=', ws).executeTakeFirstOrThrow()).name;
+    before(() => {
+      raw = new Database(join(t.config.dataDir, 'svc.db'));
+      raw.pragma('busy_timeout = 10000');
+    });
+    after(() => raw?.close());
+
+    test('a request arriving checks again: another instance\'s commit just before it is seen', async () => {
+      const url = `/v1/workspaces/${ws}`;
+      const get = async () => (await second.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${owner.token}` } })).json().name as string;
+      const before = await get();
+      assert.equal(await get(), before); // cached, and checked by this request
+      rename('Renamed by a third connection');
+      assert.equal(await get(), 'Renamed by a third connection');
+      rename(before);
+    });
+
+    test('the event loop turning ends a check: a background read sees a commit made since', async () => {
+      const before = await readName();
+      assert.equal(await readName(), before); // cached and checked
+      rename('Renamed between turns');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(await readName(), 'Renamed between turns');
+      rename(before);
+      await new Promise((resolve) => setImmediate(resolve));
+    });
+
+    test('a statement executed after the check ends it: no later cached read sees older data than it did', async () => {
+      const before = await readName();
+      assert.equal(await readName(), before); // cached and checked
+      rename('Renamed before an executed read');
+      // A read the cache has never answered executes, and sees the rename...
+      const fresh = await sql<{ name: string }>`select name from workspaces where id = ${ws} and ${Date.now()} > 0`.execute(t.services.db);
+      assert.equal(fresh.rows[0]!.name, 'Renamed before an executed read');
+      // ...so the cached read after it, in the same turn, must not answer from before the rename.
+      assert.equal(await readName(), 'Renamed before an executed read');
+      rename(before);
+      await new Promise((resolve) => setImmediate(resolve));
+    });
+  });
 });
+

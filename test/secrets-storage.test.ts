@@ -10,6 +10,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import pino from 'pino';
+import { Keyring, KeyringError } from '../src/platform/keyring.js';
 import { REDACT_PATHS } from '../src/server.js';
 import { DIALECT, startTestApp, type TestApp, type TestUser } from './harness.js';
 import { InstallFixtures } from './installs-fixtures.js';
@@ -131,6 +132,9 @@ describe('no plaintext secret value at rest, in lists or in logs', () => {
   test('a ciphertext or wrapped key copied onto another version\'s row does not open', async () => {
     const one = await api.create({ name: 'source', value: secret('source') });
     const other = await api.create({ name: 'target', value: secret('target') });
+    // Both read once first, so their data keys are in the keyring's cache when the rows are swapped.
+    assert.ok((await api.value(one.id, '1')).startsWith('PLAIN-source-'));
+    assert.ok((await api.value(other.id, '1')).startsWith('PLAIN-target-'));
     const rows = await t.services.db.selectFrom('secret_versions').selectAll().where('secret_id', 'in', [one.id, other.id]).execute();
     const src = rows.find((r) => r.secret_id === one.id)!;
     const dst = rows.find((r) => r.secret_id === other.id)!;
@@ -146,5 +150,43 @@ describe('no plaintext secret value at rest, in lists or in logs', () => {
     }
     assert.ok((await api.value(other.id, dst.id)).startsWith('PLAIN-target-'));
     assert.ok((await api.value(one.id, src.id)).startsWith('PLAIN-source-'));
+  });
+});
+
+describe('the keyring\'s cache of unwrapped data keys', () => {
+  const master = randomBytes(32);
+  const values = ['first value', 'second value', 'third value'];
+
+  test('evicted and expired keys are unwrapped again: every open gives its own value', () => {
+    for (const cache of [{ entries: 1 }, { entries: 2 }, { ttlMs: 0 }, { entries: 0 }, {}]) {
+      const keyring = new Keyring(master, [], cache);
+      const sealed = values.map((v, i) => keyring.sealEnvelope(v, `ctx:${i}`));
+      for (let round = 0; round < 3; round++) {
+        for (const i of [0, 1, 2, 0, 2, 1]) assert.equal(keyring.openEnvelope(sealed[i]!, `ctx:${i}`).toString('utf8'), values[i], JSON.stringify(cache));
+      }
+    }
+  });
+
+  test('a cached key still authenticates what it opens: tampered ciphertext and another place are refused', () => {
+    const keyring = new Keyring(master);
+    const e = keyring.sealEnvelope('the value', 'ctx:a');
+    assert.equal(keyring.openEnvelope(e, 'ctx:a').toString('utf8'), 'the value'); // its data key is cached now
+    const raw = Buffer.from(e.ciphertext, 'base64url');
+    raw[raw.length - 1]! ^= 1;
+    assert.throws(() => keyring.openEnvelope({ ...e, ciphertext: raw.toString('base64url') }, 'ctx:a'), KeyringError);
+    assert.throws(() => keyring.openEnvelope(e, 'ctx:b'), KeyringError);
+    const other = keyring.sealEnvelope('another value', 'ctx:a');
+    assert.throws(() => keyring.openEnvelope({ ...e, ciphertext: other.ciphertext }, 'ctx:a'), KeyringError);
+    assert.equal(keyring.openEnvelope(e, 'ctx:a').toString('utf8'), 'the value');
+  });
+
+  test('a wrapped key that failed to open its value is not cached', () => {
+    const keyring = new Keyring(master);
+    const e = keyring.sealEnvelope('kept', 'ctx:c');
+    const other = keyring.sealEnvelope('other', 'ctx:c');
+    // The data key of e opens, but not other's ciphertext; it must not now be served for other's key id + wrapped key.
+    assert.throws(() => keyring.openEnvelope({ ...e, ciphertext: other.ciphertext }, 'ctx:c'), KeyringError);
+    assert.equal(keyring.openEnvelope(other, 'ctx:c').toString('utf8'), 'other');
+    assert.equal(keyring.openEnvelope(e, 'ctx:c').toString('utf8'), 'kept');
   });
 });

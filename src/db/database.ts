@@ -4,6 +4,10 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { createSqliteDialect } from './sqlite.js';
 
+// Each request starts a new read epoch: SQLite's read cache checks again for commits by other
+// instances before answering it (see sqlite.ts). Nothing to do on PostgreSQL, which has no cache.
+export { newReadEpoch } from './sqlite.js';
+
 export type Db = Kysely<Database>;
 /** Either the root handle or a transaction: every repo function accepts both. */
 export type Executor = Kysely<Database> | Transaction<Database>;

@@ -6,10 +6,16 @@
 //    1.5 µs per row value on the reference machine). Results of read-only statements are kept
 //    per (SQL, parameters) and dropped as soon as anything could have changed them: any write on
 //    this connection (a plain insert drops only the results that read its table), any rollback, and any commit by another connection or process (SQLite's
-//    `pragma data_version` changes then, and it is checked before every cached answer). So a
-//    cached answer is always what the query would return now; revoking a token in another
-//    instance takes effect on the next request. Cached rows are shared: callers must not mutate
-//    them (repos map rows to new objects).
+//    `pragma data_version` changes then, and it is checked before cached answers). So a cached
+//    answer is always what the query would return now; revoking a token in another instance
+//    takes effect on the next request. Cached rows are shared: callers must not mutate them
+//    (repos map rows to new objects).
+//    One check serves the cached reads that follow it until anything could have let this process
+//    learn of a newer commit: a request arriving (newReadEpoch, called by the app for every
+//    request), any statement actually executed on this connection (it may have seen the newer
+//    state; a transaction begins with one), or the event loop turning (setImmediate). A request
+//    whose token, membership and secret are all cached so checks once, not three times, and its
+//    answers are one consistent snapshot: no read in it sees an older state than an earlier one.
 // 3. `begin immediate`. With the default deferred `begin`, a transaction that reads and then
 //    writes fails at once with SQLITE_BUSY when another process wrote in between, since
 //    busy_timeout cannot help a stale snapshot; immediate makes it wait instead. This is also
@@ -29,10 +35,29 @@ const PLAIN_INSERT = /^\s*insert\s+into\s+"?([a-z_][a-z0-9_]*)"?/i;
 
 type Params = readonly unknown[];
 
+/** Bumped when a request arrives: every connection checks data_version again before its next cached answer. */
+let readEpoch = 0;
+
+/**
+ * Called by the app as each request arrives (an onRequest hook): a commit made elsewhere before the
+ * request was sent (revoking a token in another instance, then retrying) is seen by its reads.
+ */
+export function newReadEpoch(): void {
+  readEpoch++;
+}
+
 class CachingDatabase {
   private readonly statements = new Map<string, CachedStatement>();
   private readonly dataVersion: SQLite.Statement;
   private lastDataVersion = -1;
+  /** data_version was checked in epoch `verifiedEpoch`, and nothing has executed or turned since */
+  private verified = false;
+  private verifiedEpoch = -1;
+  private expiryScheduled = false;
+  private readonly expire = (): void => {
+    this.expiryScheduled = false;
+    this.verified = false;
+  };
   /** statements holding cached results, and how many results they hold together (bounded) */
   private readonly holders = new Set<CachedStatement>();
   private size = 0;
@@ -73,11 +98,25 @@ class CachingDatabase {
 
   /** True when cached results may be served: no other connection committed since the last check. */
   current(): boolean {
+    if (this.verified && this.verifiedEpoch === readEpoch) return true;
     const version = this.dataVersion.get() as number;
-    if (version === this.lastDataVersion) return true;
-    this.lastDataVersion = version;
-    this.invalidate();
-    return false;
+    if (version !== this.lastDataVersion) {
+      this.lastDataVersion = version;
+      this.invalidate();
+      return false;
+    }
+    this.verified = true;
+    this.verifiedEpoch = readEpoch;
+    if (!this.expiryScheduled) {
+      this.expiryScheduled = true;
+      setImmediate(this.expire);
+    }
+    return true;
+  }
+
+  /** A statement is executing on this connection: what it reads may be newer than the last check. */
+  executed(): void {
+    this.verified = false;
   }
 
   /** Records that `stmt` is about to cache one more result, dropping everything when full. */
@@ -124,6 +163,7 @@ class CachedStatement {
   all(params: Params): unknown[] {
     if (!this.cacheable) {
       if (!this.stmt.readonly || this.endsTransaction) this.invalidate();
+      this.owner.executed();
       return this.stmt.all(...params);
     }
     const key = JSON.stringify(params);
@@ -131,6 +171,7 @@ class CachedStatement {
       const hit = this.results.get(key);
       if (hit) return hit;
     }
+    this.owner.executed();
     const rows = this.stmt.all(...params);
     this.owner.admit(this);
     this.results.set(key, rows);
@@ -139,10 +180,12 @@ class CachedStatement {
 
   run(params: Params): SQLite.RunResult {
     if (!this.stmt.readonly || this.endsTransaction) this.invalidate();
+    this.owner.executed();
     return this.stmt.run(...params);
   }
 
   iterate(params: Params): IterableIterator<unknown> {
+    this.owner.executed();
     return this.stmt.iterate(...params);
   }
 }

@@ -9,6 +9,12 @@
 //   data naming where the value lives (e.g. `secret:<ws>:<sec>:<secv>`), so a ciphertext or a
 //   wrapped key copied onto another row does not open.
 // - Rotating the KEK re-wraps data keys only: the value's ciphertext never changes.
+// - Opening a value unwraps its data key first. Unwrapped data keys of recently opened envelopes
+//   are kept in memory (at most DATA_KEY_CACHE_ENTRIES, each for DATA_KEY_CACHE_MS), keyed by key
+//   id, context and wrapped key, as the AWS Encryption SDK's data key caching does: a secret read
+//   again soon costs one AES-GCM open, not two. The process holds the KEKs that unwrap every data
+//   key anyway, so this adds no exposure; a destroyed or re-wrapped version has no such wrapped key
+//   any more and is never found, and evicted keys are zeroed.
 //
 // Two stored forms: secret versions keep key id, wrapped key and ciphertext in three columns
 // (so destroying a version nulls them: crypto-shredding); other values are one string,
@@ -20,6 +26,8 @@ import type { Config } from '../config.js';
 import { decrypt, deriveKey } from './crypto.js';
 
 const IV_BYTES = 12;
+const DATA_KEY_CACHE_ENTRIES = 1000;
+const DATA_KEY_CACHE_MS = 5 * 60_000;
 const TAG_BYTES = 16;
 const SEALED_PREFIX = 'k1';
 const LEGACY_PREFIX = 'v1.';
@@ -73,6 +81,37 @@ function kekOf(master: Buffer): { id: string; key: Buffer } {
 const keyAad = (context: string) => `svc:data-key:${context}`;
 const valueAad = (context: string) => `svc:value:${context}`;
 
+/** Unwrapped data keys, least recently used first (Map order), each with the time it expires. */
+class DataKeyCache {
+  private readonly entries = new Map<string, { key: Buffer; expires: number }>();
+  constructor(private readonly max: number, private readonly ttlMs: number) {}
+
+  get(id: string): Buffer | undefined {
+    const entry = this.entries.get(id);
+    if (!entry) return undefined;
+    this.entries.delete(id);
+    if (entry.expires <= performance.now()) {
+      entry.key.fill(0);
+      return undefined;
+    }
+    this.entries.set(id, entry);
+    return entry.key;
+  }
+
+  set(id: string, key: Buffer): void {
+    if (this.max <= 0) {
+      key.fill(0);
+      return;
+    }
+    if (this.entries.size >= this.max) {
+      const [oldest, entry] = this.entries.entries().next().value!;
+      this.entries.delete(oldest);
+      entry.key.fill(0);
+    }
+    this.entries.set(id, { key, expires: performance.now() + this.ttlMs });
+  }
+}
+
 export class Keyring {
   /** id of the KEK new data keys are wrapped with */
   readonly currentKeyId: string;
@@ -81,8 +120,10 @@ export class Keyring {
   /** master keys, current first: they open values sealed before the keyring (legacy form) */
   private readonly masters: Buffer[];
   private readonly legacyKeys = new Map<string, Buffer[]>();
+  private readonly dataKeys: DataKeyCache;
 
-  constructor(current: Buffer, previous: readonly Buffer[] = []) {
+  constructor(current: Buffer, previous: readonly Buffer[] = [], cache: { entries?: number; ttlMs?: number } = {}) {
+    this.dataKeys = new DataKeyCache(cache.entries ?? DATA_KEY_CACHE_ENTRIES, cache.ttlMs ?? DATA_KEY_CACHE_MS);
     this.masters = [current, ...previous];
     const kek = kekOf(current);
     this.currentKeyId = kek.id;
@@ -120,12 +161,20 @@ export class Keyring {
 
   /** Opens an envelope stored at `context`; KeyringError when it cannot. */
   openEnvelope(envelope: Envelope, context: string): Buffer {
+    const cacheId = `${envelope.keyId}\n${context}\n${envelope.wrappedKey}`;
+    const cached = this.dataKeys.get(cacheId);
+    if (cached) return gcmOpen(cached, envelope.ciphertext, valueAad(context));
     const dataKey = gcmOpen(this.kek(envelope.keyId), envelope.wrappedKey, keyAad(context));
+    let value: Buffer;
     try {
-      return gcmOpen(dataKey, envelope.ciphertext, valueAad(context));
-    } finally {
+      value = gcmOpen(dataKey, envelope.ciphertext, valueAad(context));
+    } catch (err) {
       dataKey.fill(0);
+      throw err;
     }
+    // Kept only once it has opened its value: a wrapped key moved next to another ciphertext is not.
+    this.dataKeys.set(cacheId, dataKey);
+    return value;
   }
 
   /** The data key of an envelope wrapped again under the current KEK (the ciphertext is unchanged). */

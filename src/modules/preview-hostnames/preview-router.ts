@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
 import { nodeServerLimits } from '../../platform/httpServer.js';
-import type { Executor } from '../../db/database.js';
+import { newReadEpoch, type Executor } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { randomString } from '../../platform/crypto.js';
 import { ApiError, errorBody } from '../../platform/errors.js';
@@ -90,6 +90,7 @@ export function createPreviewRouter(deps: { db: Executor; domain: string; logger
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    newReadEpoch();
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : `${prefix}${(++counter).toString(36)}`;
     const head = req.method === 'HEAD';
