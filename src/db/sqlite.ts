@@ -50,13 +50,12 @@ class CachingDatabase {
   private readonly statements = new Map<string, CachedStatement>();
   private readonly dataVersion: SQLite.Statement;
   private lastDataVersion = -1;
-  /** data_version was checked in epoch `verifiedEpoch`, and nothing has executed or turned since */
-  private verified = false;
+  /** the read epoch in which data_version was last checked, if nothing has executed or turned since; else -1 */
   private verifiedEpoch = -1;
   private expiryScheduled = false;
   private readonly expire = (): void => {
     this.expiryScheduled = false;
-    this.verified = false;
+    this.verifiedEpoch = -1;
   };
   /** statements holding cached results, and how many results they hold together (bounded) */
   private readonly holders = new Set<CachedStatement>();
@@ -98,14 +97,13 @@ class CachingDatabase {
 
   /** True when cached results may be served: no other connection committed since the last check. */
   current(): boolean {
-    if (this.verified && this.verifiedEpoch === readEpoch) return true;
+    if (this.verifiedEpoch === readEpoch) return true;
     const version = this.dataVersion.get() as number;
     if (version !== this.lastDataVersion) {
       this.lastDataVersion = version;
       this.invalidate();
       return false;
     }
-    this.verified = true;
     this.verifiedEpoch = readEpoch;
     if (!this.expiryScheduled) {
       this.expiryScheduled = true;
@@ -116,7 +114,7 @@ class CachingDatabase {
 
   /** A statement is executing on this connection: what it reads may be newer than the last check. */
   executed(): void {
-    this.verified = false;
+    this.verifiedEpoch = -1;
   }
 
   /** Records that `stmt` is about to cache one more result, dropping everything when full. */

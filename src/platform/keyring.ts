@@ -26,9 +26,9 @@ import type { Config } from '../config.js';
 import { decrypt, deriveKey } from './crypto.js';
 
 const IV_BYTES = 12;
+const TAG_BYTES = 16;
 const DATA_KEY_CACHE_ENTRIES = 1000;
 const DATA_KEY_CACHE_MS = 5 * 60_000;
-const TAG_BYTES = 16;
 const SEALED_PREFIX = 'k1';
 const LEGACY_PREFIX = 'v1.';
 
