@@ -166,7 +166,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   registerErrorHandling(app);
   registerJsonOnlyApi(app);
   registerTextHygiene(app);
-  registerMetrics(app);
+  registerMetrics(app, { operationWaits: () => services.operations.waitCounts() });
   registerOperationLocation(app);
 
   await app.register(fastifySwagger, openApiOptions(config));

@@ -50,7 +50,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Prometheus text format: `svc_http_requests_total` and `svc_http_request_duration_seconds` by method, route template and status code, plus the default Node.js process metrics.
+         * @description Prometheus text format: `svc_http_requests_total` and `svc_http_request_duration_seconds` by method, route template and status code; `svc_operation_wait_notifications_total` (operation notifications received for pending `:wait` calls, and the waits they woke); plus the default Node.js process metrics.
          */
         get: operations["metrics"];
         put?: never;

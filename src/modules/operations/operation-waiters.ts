@@ -16,10 +16,24 @@ export class OperationWaiters {
   private unsubscribe: (() => void) | null = null;
   /** set at shutdown: waits answer with the current state instead of sleeping */
   closing = false;
+  /**
+   * What the notifier did for this process's waits, for /metrics and for tests that prove a wait
+   * was pushed rather than polled without measuring how fast: notifications received, and
+   * sleeping waits a notification woke (a wait whose timer ended its sleep is not counted).
+   */
+  readonly counts = { received: 0, woken: 0 };
+
+  /** `:wait` calls watching an operation right now */
+  get pending(): number {
+    let n = 0;
+    for (const set of this.byId.values()) n += set.size;
+    return n;
+  }
 
   constructor(private readonly notifier: Notifier) {}
 
   private deliver(payload: string): void {
+    this.counts.received++;
     const listeners = payload === RESYNC ? [...this.byId.values()].flatMap((set) => [...set]) : [...(this.byId.get(payload) ?? [])];
     for (const listener of listeners) listener();
   }
@@ -46,12 +60,16 @@ export class OperationWaiters {
           ? Promise.resolve()
           : new Promise<void>((resolve) => {
               const timer = setTimeout(done, ms);
+              const counts = this.counts;
               function done() {
                 clearTimeout(timer);
                 wake = null;
                 resolve();
               }
-              wake = done;
+              wake = () => {
+                counts.woken++;
+                done();
+              };
             }),
       close: () => {
         set.delete(listener);

@@ -166,6 +166,11 @@ export function createOperationService(deps: {
     }
   }
 
+  /** Notifications received for pending waits, waits they woke, waits pending now (OperationWaiters). */
+  function waitCounts(): { received: number; woken: number; pending: number } {
+    return { ...waiters.counts, pending: waiters.pending };
+  }
+
   /** Ends every pending wait with the current state (shutdown must not hang on them). */
   function releaseWaiters(): void {
     waiters.releaseAll();
@@ -216,7 +221,7 @@ export function createOperationService(deps: {
 
   return {
     start, get: (scope: WorkspaceScope, id: string) => read(scope, id, true), load, list, wait, cancel, cancelOthers,
-    findRunning, releaseWaiters, toOperation,
+    findRunning, releaseWaiters, waitCounts, toOperation,
   };
 }
 

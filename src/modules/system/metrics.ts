@@ -10,7 +10,13 @@ declare module 'fastify' {
   }
 }
 
-export function registerMetrics(app: FastifyInstance): void {
+/** Counts other parts of the service keep, read when /metrics is scraped. */
+export interface MetricSources {
+  /** OperationWaiters.counts: notifications received, pending `:wait` calls they woke */
+  operationWaits(): { received: number; woken: number };
+}
+
+export function registerMetrics(app: FastifyInstance, sources: MetricSources): void {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({
@@ -25,6 +31,21 @@ export function registerMetrics(app: FastifyInstance): void {
     labelNames: ['method', 'route', 'status_code'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
+  });
+  // Whether `:wait` is pushed (woken by a notification, also from another process) or falls back
+  // to its safety poll shows here; a test reads it instead of timing the answer.
+  const waits = { received: 0, woken: 0 };
+  new Counter({
+    name: 'svc_operation_wait_notifications_total',
+    help: 'Operation notifications this process received for pending :wait calls (received), and :wait calls they woke (woken)',
+    labelNames: ['event'] as const,
+    registers: [registry],
+    collect() {
+      const now = sources.operationWaits();
+      this.labels({ event: 'received' }).inc(now.received - waits.received);
+      this.labels({ event: 'woken' }).inc(now.woken - waits.woken);
+      Object.assign(waits, now);
+    },
   });
   app.decorate('metricsRegistry', registry);
   // One bound child per (method, route, status): prom-client hashes the label set on every

@@ -50,7 +50,8 @@ export function systemRoutes(app: App, s: Services): void {
       tags, operationId: 'metrics', summary: 'Prometheus metrics',
       description:
         'Prometheus text format: `svc_http_requests_total` and `svc_http_request_duration_seconds` by method, route template and ' +
-        'status code, plus the default Node.js process metrics.',
+        'status code; `svc_operation_wait_notifications_total` (operation notifications received for pending `:wait` calls, ' +
+        'and the waits they woke); plus the default Node.js process metrics.',
       response: {
         200: {
           description: 'Prometheus text exposition format (version 0.0.4)',
