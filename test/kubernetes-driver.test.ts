@@ -155,10 +155,12 @@ describe('kubernetes driver against the stand-in API server', () => {
     const slow = await startK8sStandin({ delayMs: 5_000 });
     try {
       const controller = new AbortController();
-      const started = Date.now();
-      setTimeout(() => controller.abort(), 50);
-      const err = await driverFailure(driver.capabilities(target(standinKubeconfig(slow.url)), ctx(controller.signal)));
-      assert.ok(Date.now() - started < 2_000, `took ${Date.now() - started} ms`);
+      const calling = driverFailure(driver.capabilities(target(standinKubeconfig(slow.url)), ctx(controller.signal)));
+      // Abort once the call is in flight (the stand-in holds it for 5 s): the message says which
+      // mechanism ended it, an answer would not say "aborted".
+      while (slow.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+      controller.abort();
+      const err = await calling;
       assert.equal(err.retryable, true);
       assert.match(err.message, /aborted/);
       const before = slow.requests.length;
@@ -173,9 +175,8 @@ describe('kubernetes driver against the stand-in API server', () => {
     const slow = await startK8sStandin({ delayMs: 3_000 });
     try {
       const quick = createKubernetesDriver({ requestTimeoutMs: 100 });
-      const started = Date.now();
+      // The message names the mechanism (the request timeout), not how soon it fired.
       const err = await driverFailure(quick.provision(target(standinKubeconfig(slow.url)), ctx()));
-      assert.ok(Date.now() - started < 2_000);
       assert.equal(err.retryable, true);
       assert.match(err.message, /did not answer within 0.1 s/);
     } finally {

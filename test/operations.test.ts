@@ -106,7 +106,7 @@ describe('operations engine', () => {
     assertOperationInvariants(res.body, { publicUrl: 'http://svc.test' });
     return res.body;
   };
-  async function until(id: string, predicate: (op: any) => boolean, ms = 5000): Promise<any> {
+  async function until(id: string, predicate: (op: any) => boolean, ms = 30_000): Promise<any> {
     const deadline = Date.now() + ms;
     for (;;) {
       const op = await get(id);

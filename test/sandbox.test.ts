@@ -2,7 +2,7 @@
 // with its own error while the pool stays at full size and keeps running code.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createSandbox, DEFAULT_LIMITS, type Sandbox } from '../src/sandbox/index.js';
+import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { assertHealthy, expectError, expectOk, noBridge, recordingBridge } from './sandbox-fixtures.js';
 
 const SIZE = 2;
@@ -98,10 +98,9 @@ describe('errors end the run with a typed error and leave the pool healthy', () 
   });
 
   test('an infinite loop: TIMEOUT at the wall limit', async () => {
-    const started = performance.now();
     const result = expectError(await run('while (true) {}', { limits: { wallMs: 300 } }), 'TIMEOUT');
-    assert.equal(result.error.details.limit, 'wall');
-    assert.ok(performance.now() - started < 2000, 'ended by the interrupt handler, not the watchdog');
+    // Which mechanism ended it, not how fast: the watchdog says limit 'watchdog' and replaces the worker.
+    assert.equal(result.error.details.limit, 'wall', 'ended by the interrupt handler, not the watchdog');
     assert.equal(sandbox.stats().replaced, 0);
     await assertHealthy(sandbox, SIZE);
   });
@@ -112,8 +111,8 @@ describe('errors end the run with a typed error and leave the pool healthy', () 
   });
 
   test('the CPU limit ends a busy loop before the wall limit', async () => {
-    // A wall limit far away: even on a crowded machine 200 ms of CPU come well before it.
-    const result = expectError(await run('while (true) {}', { limits: { wallMs: 20_000, cpuMs: 200 } }), 'TIMEOUT');
+    // A wall limit far away: even on a crowded machine 200 ms of CPU come long before it.
+    const result = expectError(await run('while (true) {}', { limits: { wallMs: 10 * 60_000, cpuMs: 200 } }), 'TIMEOUT');
     assert.equal(result.error.details.limit, 'cpu');
     assert.ok(result.stats.cpu_time_ms >= 150, JSON.stringify(result.stats));
   });
@@ -124,8 +123,8 @@ describe('errors end the run with a typed error and leave the pool healthy', () 
 
   test('a promise nothing can settle ends at once: TIMEOUT never_settled', async () => {
     const result = expectError(await run('await new Promise(() => {})'), 'TIMEOUT');
+    // The reason says the run ended because nothing was left to settle it, not at the wall limit.
     assert.equal(result.error.details.limit, 'never_settled');
-    assert.ok(result.stats.wall_time_ms < DEFAULT_LIMITS.wallMs);
   });
 
   for (const [name, code] of [
@@ -204,11 +203,10 @@ describe('errors end the run with a typed error and leave the pool healthy', () 
 
   test('a cancelled run ends with CANCELLED, running or queued', async () => {
     const controller = new AbortController();
-    const running = run('while (true) {}', { signal: controller.signal, limits: { wallMs: 10_000 } });
+    // A wall limit far away: CANCELLED (not TIMEOUT) says the abort ended the loop.
+    const running = run('while (true) {}', { signal: controller.signal, limits: { wallMs: 60_000 } });
     setTimeout(() => controller.abort(), 100);
-    const started = performance.now();
     expectError(await running, 'CANCELLED');
-    assert.ok(performance.now() - started < 5000);
     const early = new AbortController();
     early.abort();
     expectError(await run('return 1', { signal: early.signal }), 'CANCELLED');

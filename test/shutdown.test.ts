@@ -105,13 +105,13 @@ describe('graceful shutdown on SIGTERM', () => {
       // Every request has reached the server before the signal.
       await Promise.all(requests.map((_, i) => svc.waitForLog((l) => l.reqId === `inflight-${i}` && l.msg === 'incoming request', 30_000)));
 
-      const signalledAt = Date.now();
       svc.child.kill('SIGTERM');
-      await svc.waitForLog((l) => l.msg === 'shutting down: draining in-flight requests', 10_000);
+      await svc.waitForLog((l) => l.msg === 'shutting down: draining in-flight requests', 30_000);
 
-      // The listener is closed while the in-flight requests are still open.
+      // The listener is closed while the in-flight requests are still open (a 30 s deadline only
+      // keeps a broken drain from hanging the test).
       let outcome = await connectOutcome(Number(base.port));
-      for (let i = 0; outcome === 'connected' && i < 50; i++) {
+      for (let i = 0; outcome === 'connected' && i < 1500; i++) {
         await new Promise((r) => setTimeout(r, 20));
         outcome = await connectOutcome(Number(base.port));
       }
@@ -127,11 +127,11 @@ describe('graceful shutdown on SIGTERM', () => {
       }
 
       const exit = await svc.exited;
-      const tookMs = Date.now() - signalledAt;
       assert.deepEqual(exit, { code: 0, signal: null }, svc.stderr());
-      assert.ok(tookMs < GRACE_MS / 2, `shutdown took ${tookMs} ms`);
       assert.ok(svc.logs.some((l) => l.msg === 'stopped'), 'the database was closed and "stopped" logged');
-      assert.ok(!svc.logs.some((l) => l.msg === 'grace period over; closing remaining connections'));
+      // Which mechanism ended the drain, not how long it took: the last request finishing, not the
+      // grace period running out.
+      assert.ok(!svc.logs.some((l) => l.msg === 'grace period over; closing remaining connections'), 'the drain waited for the grace period');
     } finally {
       agent.destroy();
     }
