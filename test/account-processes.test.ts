@@ -90,7 +90,7 @@ describe(`the account across svc processes (${DIALECT})`, () => {
     const [c] = await start({ SVC_TEST_CLOCK_OFFSET_MS: String(offset), SVC_ACCOUNT_SWEEP_MS: '100' });
     for (const s of scheduled) {
       let sub: any;
-      for (let i = 0; i < 200; i++) {
+      for (let i = 0; i < 600; i++) {
         sub = (await call(c!.url, 'GET', `/v1/workspaces/${s.ws}/subscription`)).body;
         if (sub.tier === 'free') break;
         await sleep(50);

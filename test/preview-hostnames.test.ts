@@ -386,7 +386,7 @@ describe('an install being deleted', () => {
     }
     // Released (no longer served) while the undeploy runs.
     const url = `/v1/installs/${inst.id}/preview_hostnames/${h.id}`;
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 30_000;
     let state = '';
     while (Date.now() < deadline) {
       const res = await t.request('GET', url, f.as());

@@ -125,13 +125,15 @@ describe('workspace API tokens', () => {
     }
   });
 
-  test('expiry: a token expiring in 2 s works, then is 401 after 2.5 s of real time', async () => {
-    const expiresAt = clock.now() + 2;
+  test('expiry: a token expiring in a few seconds works, then is 401 once real time passed expires_at', async () => {
+    const expiresAt = clock.now() + 5;
     const res = await create(owner, { name: 'short', expires_at: expiresAt });
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.expires_at, expiresAt);
-    assert.equal((await t.request('GET', '/v1/api_tokens', { token: res.body.token })).status, 200);
-    await sleep(2500);
+    const early = await t.request('GET', '/v1/api_tokens', { token: res.body.token });
+    // Only a machine that took 5 s for two requests sees it expired already: then there is nothing to compare.
+    if (clock.now() < expiresAt) assert.equal(early.status, 200);
+    while (clock.nowMs() <= expiresAt * 1000 + 100) await sleep(100);
     const late = await t.request('GET', '/v1/api_tokens', { token: res.body.token });
     assert.equal(late.status, 401);
     assert.equal(late.body.error.code, 'UNAUTHENTICATED');
@@ -220,11 +222,13 @@ describe('session tokens', () => {
     t.services.db.selectFrom('sessions').selectAll().where('token_hash', '=', sha256Hex(token)).executeTakeFirstOrThrow();
 
   test('sign-in returns a 32-character token that works; e-mail is case-insensitive', async () => {
+    const askedAt = clock.now();
     const res = await signIn(user.email.toUpperCase(), user.password);
     assert.equal(res.status, 201, res.text);
     assert.match(res.body.token, /^[A-Za-z0-9]{32}$/);
     assert.equal(res.body.user_id, user.id);
-    assert.ok(Math.abs(res.body.expires_at - (clock.now() + SESSION_TTL_SECONDS)) <= 2);
+    // A TTL from the moment of sign-in: between the request and its answer, however long it took.
+    assert.ok(res.body.expires_at >= askedAt + SESSION_TTL_SECONDS && res.body.expires_at <= clock.now() + SESSION_TTL_SECONDS, String(res.body.expires_at));
     assert.equal(res.headers['cache-control'], 'no-store');
     const who = await me(res.body.token);
     assert.equal(who.status, 200);
@@ -258,10 +262,11 @@ describe('session tokens', () => {
     const token = (await signIn(user.email, user.password)).body.token;
     const before = await sessionRow(token);
     clock.offsetMs = 120_000;
+    const usedAt = clock.now();
     assert.equal((await me(token)).status, 200);
     const moved = await sessionRow(token);
     assert.ok(moved.expires_at >= before.expires_at + 120, `${moved.expires_at} vs ${before.expires_at}`);
-    assert.ok(Math.abs(moved.expires_at - (clock.now() + SESSION_TTL_SECONDS)) <= 1);
+    assert.ok(moved.expires_at >= usedAt + SESSION_TTL_SECONDS && moved.expires_at <= clock.now() + SESSION_TTL_SECONDS, String(moved.expires_at));
     assert.ok(moved.last_used_at >= before.last_used_at + 120);
     clock.offsetMs = 150_000;
     assert.equal((await me(token)).status, 200);
