@@ -117,7 +117,7 @@ async function repeat(n, parallel, one) {
     while (next < n) {
       next++;
       const r = await one();
-      const key = [r.status, r.body?.error?.reason ?? r.body?.state ?? ''].filter(Boolean).join(' ');
+      const key = [r.status, r.body?.error?.reason ?? r.body?.state ?? r.body?.error?.code ?? ''].filter(Boolean).join(' ');
       counts[key] = (counts[key] ?? 0) + 1;
     }
   }));
@@ -234,7 +234,7 @@ function attacks(port, s) {
       return { got: c, ok: only(c, [400], ['NESTING_TOO_DEEP']) };
     } },
     { name: `other bodies nested ${DEPTH} levels (x40)`, expected: '400 NESTING_TOO_DEEP', run: async () => {
-      const targets = [['/v1/auth/sessions', `{"email":${deep},"password":"x"}`], ['/v1/workspaces', `{"name":${deep}}`],
+      const targets = [['/v1/auth/sessions', `{"email":${deep},"password":"x"}`], ['/v1/clusters', `{"name":${deep}}`],
         ['/v1/snippets:execute', `{"code":"return 1","inputs":{"deep":${deep}}}`], ['/v1/packages', `{"name":"n","labels":${deep}}`]];
       let i = 0;
       const c = await repeat(40, 4, () => { const [path, body] = targets[i++ % targets.length]; return post(path, body); });
@@ -256,12 +256,12 @@ function attacks(port, s) {
     } },
     { name: 'bodies over the size limit (2 MB, x20)', expected: '413 BODY_TOO_LARGE', run: async () => {
       const big = JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) });
-      const c = await repeat(20, 4, () => post('/v1/workspaces', big));
+      const c = await repeat(20, 4, () => post('/v1/packages', big));
       return { got: c, ok: only(c, [413], ['BODY_TOO_LARGE']) };
     } },
     { name: 'invalid UTF-8 bodies (x200)', expected: '400 INVALID_ENCODING', run: async () => {
       const body = Buffer.concat([Buffer.from('{"name":"bad '), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"}')]);
-      const c = await repeat(200, 8, () => post('/v1/workspaces', body));
+      const c = await repeat(200, 8, () => post('/v1/packages', body));
       return { got: c, ok: only(c, [400], ['INVALID_ENCODING']) };
     } },
     { name: 'one session trying user codes (x2000)', expected: '404 then 429', run: async () => {
