@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { registerAuth } from './platform/auth.js';
 import { ApiError } from './platform/errors.js';
 import { registerErrorHandling } from './platform/errorHandling.js';
-import { clientErrorHandler, frameworkErrors, nextRequestId, serverOptions } from './platform/httpServer.js';
+import { clientErrorHandler, frameworkErrors, limitConnections, nextRequestId, serverOptions } from './platform/httpServer.js';
 import { bodyStrictValidation, registerFormBodies, registerJsonOnlyApi, registerTextHygiene } from './platform/validation.js';
 import type { App } from './platform/http.js';
 import { newReadEpoch } from './db/database.js';
@@ -136,8 +136,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
-  // Connections past the cap are closed by Node before a byte is read.
-  if (config.http.maxConnections > 0) app.server.maxConnections = config.http.maxConnections;
+  // Connections past the caps are closed before a byte is read; silent ones after a short timeout.
+  limitConnections(app.server, config.http);
 
   // Callback-style hooks: they run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
