@@ -10,6 +10,9 @@ import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { InstallFixtures, type Caller } from './installs-fixtures.js';
 import { MAX_BODY_NESTING } from '../src/platform/validation.js';
+import { clock } from '../src/platform/clock.js';
+import { USER_CODE_FREE_FAILURES } from '../src/modules/sessions/sign-in-throttle.js';
+import { Browser, csrfOf } from './browser.js';
 
 const deep = (n: number, leaf = '1') => `${'{"a":'.repeat(n)}${leaf}${'}'.repeat(n)}`;
 
@@ -82,7 +85,7 @@ describe('request limits: nesting, size, encoding, connections', () => {
     const clusterId = await f.cluster(c);
     const install = await f.healthyInstall(c, pkgId, clusterId);
     const create = (values: string) => `{"package_id":"${pkgId}","package_version_pin":{"kind":"latest"},"cluster_id":"${clusterId}","initial_values":{"b":${values}}}`;
-    for (const key of [{}, { 'idempotency-key': randomUUID() }]) {
+    for (const key of [{}, { 'idempotency-key': randomUUID() }] as Record<string, string>[]) {
       const res = await t.request('POST', '/v1/installs', { ...as(key), payload: create(deep(150_000)) });
       assert.equal(res.status, 400, res.text.slice(0, 300));
       assert.equal(res.body.error.reason, 'NESTING_TOO_DEEP');
@@ -142,7 +145,7 @@ describe('request limits: nesting, size, encoding, connections', () => {
     const total = chunks.length * chunk.length;
     const outcomes: string[] = [];
     for (let i = 0; i < 15; i++) {
-      for (const framing of [{ 'content-length': total }, { 'transfer-encoding': 'chunked' }]) {
+      for (const framing of [{ 'content-length': total }, { 'transfer-encoding': 'chunked' }] as Record<string, string | number>[]) {
         const res = await send(port, { path: '/v1/auth/sessions', headers: { 'content-type': 'application/json', ...framing }, chunks });
         if ('error' in res) outcomes.push(`${Object.keys(framing)[0]}: ${res.error}`);
         else {
@@ -193,5 +196,61 @@ describe('request limits: nesting, size, encoding, connections', () => {
     c.socket.write('thz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     assert.equal(await c.closed, true);
     assert.match(c.text(), /^HTTP\/1\.1 200/, c.text().slice(0, 300));
+  });
+
+  describe('wrong user codes on the device page are throttled (RFC 8628 section 5.1)', () => {
+    const WRONG = ['BCDF-GHJK', 'BCDF-GHJL', 'BCDF-GHJM', 'BCDF-GHJN', 'BCDF-GHJP', 'BCDF-GHJQ', 'BCDF-GHJR', 'BCDF-GHJS'];
+    async function userCode(): Promise<string> {
+      const res = await t.app.inject({ method: 'POST', url: '/oauth/device/code', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
+      return res.json().user_code;
+    }
+    async function signedInBrowser(): Promise<Browser> {
+      const browser = new Browser(t);
+      await browser.signIn(await t.user('device'));
+      return browser;
+    }
+
+    test('past the free wrong codes of a session, every code is 429 with retry-after, the right one included, until the delay passes', async () => {
+      clock.offsetMs += 2 * 3600_000; // counters of earlier tests have reset
+      const right = await userCode();
+      const browser = await signedInBrowser();
+      for (const wrong of WRONG.slice(0, USER_CODE_FREE_FAILURES.session)) {
+        assert.equal((await browser.get(`/device?user_code=${wrong}`)).status, 404);
+      }
+      const refused = await browser.get(`/device?user_code=${WRONG[6]}`);
+      assert.equal(refused.status, 429, refused.html.slice(0, 300));
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+      assert.match(refused.html, /Too many wrong codes/);
+      const rightRefused = await browser.get(`/device?user_code=${encodeURIComponent(right)}`);
+      assert.equal(rightRefused.status, 429, 'the right code is refused while the delay runs');
+      const approve = await browser.post('/device/approve', { user_code: right, csrf: csrfOf(rightRefused.html) });
+      assert.equal(approve.status, 429, 'approving is refused too');
+      assert.equal((await t.services.db.selectFrom('device_codes').select('status').where('user_code', '=', right.replace('-', '')).executeTakeFirstOrThrow()).status, 'pending');
+      clock.offsetMs += (Number(rightRefused.headers['retry-after']) + 1) * 1000;
+      const shown = await browser.get(`/device?user_code=${encodeURIComponent(right)}`);
+      assert.equal(shown.status, 200, 'after the delay the right code opens its page');
+      // Another session from the same address is not delayed by this one's failures.
+      assert.equal((await (await signedInBrowser()).get(`/device?user_code=${WRONG[7]}`)).status, 404);
+    });
+
+    test('past the free wrong codes of an address, a fresh session from it is throttled too; right codes give their attempt back', async () => {
+      clock.offsetMs += 2 * 3600_000;
+      const right = await userCode();
+      let wrongSent = 0;
+      while (wrongSent < USER_CODE_FREE_FAILURES.address) {
+        const browser = await signedInBrowser();
+        // Under each session's own free count; a right code between guesses clears nothing.
+        for (const wrong of WRONG.slice(0, Math.min(USER_CODE_FREE_FAILURES.session - 1, USER_CODE_FREE_FAILURES.address - wrongSent))) {
+          assert.equal((await browser.get(`/device?user_code=${wrong}`)).status, 404);
+          wrongSent++;
+        }
+        if (wrongSent < USER_CODE_FREE_FAILURES.address) assert.equal((await browser.get(`/device?user_code=${encodeURIComponent(right)}`)).status, 200);
+      }
+      const fresh = await signedInBrowser();
+      const refused = await fresh.get(`/device?user_code=${encodeURIComponent(right)}`);
+      assert.equal(refused.status, 429, refused.html.slice(0, 300));
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+      clock.offsetMs = 0;
+    });
   });
 });
