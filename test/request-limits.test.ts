@@ -204,6 +204,17 @@ describe('request limits: nesting, size, encoding, connections', () => {
       const res = await t.app.inject({ method: 'POST', url: '/oauth/device/code', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: '' });
       return res.json().user_code;
     }
+    // The delays are seconds of the clock: it stands still during these tests (moved only by
+    // offsetMs), so a slow machine cannot outwait a delay between two requests.
+    const running = clock.nowMs;
+    before(() => {
+      const frozen = Date.now();
+      clock.nowMs = function () { return frozen + this.offsetMs; };
+    });
+    after(() => {
+      clock.nowMs = running;
+      clock.offsetMs = 0;
+    });
     async function signedInBrowser(): Promise<Browser> {
       const browser = new Browser(t);
       await browser.signIn(await t.user('device'));
@@ -250,7 +261,6 @@ describe('request limits: nesting, size, encoding, connections', () => {
       const refused = await fresh.get(`/device?user_code=${encodeURIComponent(right)}`);
       assert.equal(refused.status, 429, refused.html.slice(0, 300));
       assert.ok(Number(refused.headers['retry-after']) >= 1);
-      clock.offsetMs = 0;
     });
   });
 });
