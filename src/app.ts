@@ -1,14 +1,13 @@
 // Builds the Fastify app: request ids, error shape, auth, OpenAPI, metrics and every route.
 import Fastify, { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import fastifySwagger from '@fastify/swagger';
-import fastifyFormbody from '@fastify/formbody';
 import fastifyCookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { registerAuth } from './platform/auth.js';
 import { ApiError } from './platform/errors.js';
 import { registerErrorHandling } from './platform/errorHandling.js';
-import { clientErrorHandler, frameworkErrors, nextRequestId, serverOptions } from './platform/httpServer.js';
-import { bodyStrictValidation, registerJsonOnlyApi, registerTextHygiene } from './platform/validation.js';
+import { clientErrorHandler, frameworkErrors, limitConnections, nextRequestId, serverOptions } from './platform/httpServer.js';
+import { bodyStrictValidation, registerFormBodies, registerJsonOnlyApi, registerTextHygiene } from './platform/validation.js';
 import type { App } from './platform/http.js';
 import { newReadEpoch } from './db/database.js';
 import { registerMetrics } from './modules/system/metrics.js';
@@ -137,8 +136,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
-  // Connections past the cap are closed by Node before a byte is read.
-  if (config.http.maxConnections > 0) app.server.maxConnections = config.http.maxConnections;
+  // Connections past the caps are closed before a byte is read; silent ones after a short timeout.
+  limitConnections(app.server, config.http);
 
   // Callback-style hooks: they run on every request, and skip a promise each.
   app.addHook('onRequest', (request, reply, done) => {
@@ -204,7 +203,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   // The OAuth endpoints (RFC 6749 and 8628 use forms) and the server-rendered pages, in their own
   // context: only they parse application/x-www-form-urlencoded and cookies; the JSON API never does.
   await app.register(async (forms: App) => {
-    await forms.register(fastifyFormbody, { bodyLimit: 16 * 1024 });
+    registerFormBodies(forms, 16 * 1024);
     await forms.register(fastifyCookie);
     tokenRoutes(forms, services);
     deviceRoutes(forms, services);

@@ -46,6 +46,10 @@ export interface Config {
     keepAliveTimeoutMs: number;
     /** open connections per process; more are closed at once (0: no limit) */
     maxConnections: number;
+    /** open connections from one client address; more are closed at once (0: no limit; raise it behind a proxy, whose connections share one address) */
+    maxConnectionsPerAddress: number;
+    /** a connection that sends no byte within this is closed (shorter than the headers timeout: idle sockets are cheap to open) */
+    firstByteTimeoutMs: number;
   };
   /** time allowed for in-flight requests on SIGTERM before the process exits anyway */
   shutdownGraceMs: number;
@@ -263,7 +267,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       requestTimeoutMs: numberSetting(env, 'SVC_REQUEST_TIMEOUT_MS', 30_000, 1000, 600_000),
       headersTimeoutMs: numberSetting(env, 'SVC_HEADERS_TIMEOUT_MS', 10_000, 1000, 600_000),
       keepAliveTimeoutMs: numberSetting(env, 'SVC_KEEP_ALIVE_TIMEOUT_MS', 5_000, 100, 600_000),
-      maxConnections: numberSetting(env, 'SVC_MAX_CONNECTIONS', 10_000, 0, 1_000_000),
+      maxConnections: numberSetting(env, 'SVC_MAX_CONNECTIONS', 1024, 0, 1_000_000),
+      maxConnectionsPerAddress: numberSetting(env, 'SVC_MAX_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
+      firstByteTimeoutMs: numberSetting(env, 'SVC_FIRST_BYTE_TIMEOUT_MS', 2_000, 100, 600_000),
     },
     shutdownGraceMs: numberSetting(env, 'SVC_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     role: parseRole(env.SVC_ROLE),

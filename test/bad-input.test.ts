@@ -141,10 +141,10 @@ describe('bad input over every route of the OpenAPI document', () => {
     return JSON.stringify(out);
   }
 
-  function assertInvalid(label: string, res: Response, failures: string[], reason?: string) {
+  function assertInvalid(label: string, res: Response, failures: string[], reason?: string, status = 400) {
     const e = res.body?.error;
-    if (res.status !== 400 || e?.code !== 'INVALID_ARGUMENT') {
-      failures.push(`${label}: expected 400 INVALID_ARGUMENT, got ${res.status} ${res.text.slice(0, 200)}`);
+    if (res.status !== status || e?.code !== 'INVALID_ARGUMENT') {
+      failures.push(`${label}: expected ${status} INVALID_ARGUMENT, got ${res.status} ${res.text.slice(0, 200)}`);
       return;
     }
     if (typeof e.message !== 'string' || !e.message) failures.push(`${label}: no message`);
@@ -333,7 +333,46 @@ describe('bad input over every route of the OpenAPI document', () => {
     assert.equal(gone.status, 401, 'the token was revoked');
   });
 
-  test('malformed JSON, bodies over SVC_BODY_LIMIT and wrong content types are 400 and change nothing', async () => {
+  test('nesting past the bound in every JSON body of every route is 400 NESTING_TOO_DEEP, never a 500, and changes nothing', async () => {
+    const failures: string[] = [];
+    const state = await databaseState();
+    const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    let sent = 0;
+    // Also the routes the sweeps above skip (OAuth and device endpoints): a JSON body there passes the same bound.
+    const every = operationsOf(doc).concat(
+      Object.entries<Schema>(doc.paths).filter(([path]) => SKIP.some((re) => re.test(path)))
+        .flatMap(([path, item]) => Object.keys(item).filter((m) => ['post', 'put', 'patch'].includes(m))
+          .map((m) => ({ method: m.toUpperCase(), path, parameters: [], body: null, secured: false }))),
+    );
+    for (const op of every) {
+      if (op.method === 'GET' || op.method === 'DELETE') continue;
+      const url = await fill(op.path);
+      const auth = op.secured ? { token: carol.token } : {};
+      const valid = op.body ? (sampleValue(op.body, doc) as Record<string, unknown>) : {};
+      // At the top of the body, and inside a field (free-form values, snippet inputs, manifests: wherever it lands).
+      const inner = JSON.stringify({ ...valid, zz: '__DEEP__' }).replace('"__DEEP__"', deep(5000));
+      for (const [where, payload] of [['top', deep(129)], ['field', inner], ['very deep', deep(200_000)]] as const) {
+        sent++;
+        const res = await t.request(op.method, url, { ...auth, headers: headersFor(op), payload });
+        const label = `${op.method} ${op.path} nesting at ${where}`;
+        // The OAuth endpoints answer in the RFC 6749 shape: invalid_request, the bound in its description.
+        if (op.path.startsWith('/oauth/')) {
+          if (res.status !== 400 || res.body?.error !== 'invalid_request' || !/nests/.test(res.body?.error_description)) failures.push(`${label}: ${res.status} ${res.text.slice(0, 200)}`);
+        } else assertInvalid(label, res, failures, 'NESTING_TOO_DEEP');
+      }
+    }
+    assert.ok(sent >= 60, `only ${sent} sent`);
+    assert.deepEqual(failures, []);
+    assert.equal(await databaseState(), state, 'a refused request changed the database');
+  });
+
+  test('nesting up to the bound is parsed (the per-field bounds answer below it)', async () => {
+    const ok = await t.request('POST', '/v1/workspaces', { token: carol.token, payload: `{"name": "N", "zz": ${'['.repeat(127)}${']'.repeat(127)}}` });
+    assert.equal(ok.status, 400, ok.text);
+    assert.equal(ok.body.error.reason, 'VALIDATION_FAILED', 'parsed, then refused by the schema: not NESTING_TOO_DEEP');
+  });
+
+  test('malformed JSON, bodies over SVC_BODY_LIMIT and wrong content types are refused and change nothing', async () => {
     const failures: string[] = [];
     const state = await databaseState();
     const limit = t.config.bodyLimit;
@@ -346,7 +385,7 @@ describe('bad input over every route of the OpenAPI document', () => {
         assertInvalid(`${label} malformed ${JSON.stringify(payload)}`, await t.request(op.method, url, { ...auth, headers: headersFor(op), payload }), failures, 'MALFORMED_JSON');
       }
       const big = `{"name":"${'x'.repeat(limit)}"}`;
-      assertInvalid(`${label} body of ${big.length} bytes`, await t.request(op.method, url, { ...auth, headers: headersFor(op), payload: big }), failures, 'BODY_TOO_LARGE');
+      assertInvalid(`${label} body of ${big.length} bytes`, await t.request(op.method, url, { ...auth, headers: headersFor(op), payload: big }), failures, 'BODY_TOO_LARGE', 413);
       const form = new URLSearchParams(Object.entries(JSON.parse(valid)).map(([k, v]) => [k, String(v)])).toString();
       for (const [type, payload] of [['text/plain', valid], ['application/x-www-form-urlencoded', form], ['application/xml', '<a/>'], ['multipart/form-data; boundary=x', '--x--']]) {
         const res = await t.request(op.method, url, { ...auth, headers: { ...headersFor(op), 'content-type': type! }, payload: payload! });

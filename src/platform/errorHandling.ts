@@ -44,7 +44,7 @@ export function toApiError(err: FastifyError): ApiError | null {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('INVALID_ARGUMENT', 'request body is not valid JSON', { reason: 'MALFORMED_JSON' });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ApiError('INVALID_ARGUMENT', 'request body is larger than the server accepts', { reason: 'BODY_TOO_LARGE' });
+      return new ApiError('INVALID_ARGUMENT', 'request body is larger than the server accepts', { reason: 'BODY_TOO_LARGE', status: 413 });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('INVALID_ARGUMENT', 'unsupported content-type; send application/json', { reason: 'UNSUPPORTED_MEDIA_TYPE' });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':

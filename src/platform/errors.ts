@@ -44,6 +44,8 @@ export interface ApiErrorOptions {
   headers?: Record<string, string>;
   /** the failure underneath (a database error, say): logged with a 5xx, never sent */
   cause?: unknown;
+  /** an HTTP status other than the code's own (413 for a body over the size limit, still INVALID_ARGUMENT) */
+  status?: number;
 }
 
 export class ApiError extends Error {
@@ -54,7 +56,7 @@ export class ApiError extends Error {
     readonly options: ApiErrorOptions = {},
   ) {
     super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
-    this.status = statusOf(code);
+    this.status = options.status ?? statusOf(code);
   }
 }
 

@@ -19,10 +19,11 @@ export type App = FastifyInstance<
 export const ErrorRef = Type.Unsafe<{ error: { code: string; message: string; request_id: string } }>({ $ref: 'Error#' });
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, or a missing required header',
+  400: 'INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP)',
   401: 'UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token',
   403: 'PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low',
   404: 'NOT_FOUND: no such resource in the caller\'s workspace',
+  413: 'INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT)',
   409: 'ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS',
   422: 'FAILED_PRECONDITION: the resource\'s state forbids this, or the idempotency key was used with another request',
   429: 'RESOURCE_EXHAUSTED: throttled; see retry-after',

@@ -1,9 +1,9 @@
 // The HTTP server's own limits and answers, before a request reaches a route: timeouts against
-// slow clients, a connection cap, request ids, and the one error shape (API.md section 2) for what
+// slow clients, connection caps (per process and per address), request ids, and the one error shape (API.md section 2) for what
 // Node's HTTP parser and Fastify's router refuse (bad framing, 431, 408, bad URL encoding, an
 // over-long path parameter).
 import { randomBytes } from 'node:crypto';
-import { STATUS_CODES, type ServerOptions } from 'node:http';
+import { STATUS_CODES, type Server, type ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
@@ -87,4 +87,46 @@ export interface ServerLimits extends Pick<FastifyServerOptions, 'requestTimeout
 /** Fastify's server options from config.http: Fastify sets its own requestTimeout and keepAliveTimeout on the server it creates. */
 export function serverOptions(config: Config): ServerLimits {
   return { requestTimeout: config.http.requestTimeoutMs, keepAliveTimeout: config.http.keepAliveTimeoutMs, http: nodeServerLimits(config.http) };
+}
+
+type HttpSocket = Socket & { _httpMessage?: unknown; parser?: { incoming?: { complete: boolean } | null } | null };
+
+/** A request of the socket is being read or answered. */
+const inRequest = (socket: HttpSocket) => Boolean(socket._httpMessage) || (socket.parser?.incoming ? !socket.parser.incoming.complete : false);
+
+/**
+ * Connection limits against one client holding the server's connections: the process-wide cap
+ * (maxConnections), a cap per client address, and a short timeout for a connection that sends
+ * nothing at all (firstByteTimeoutMs, separate from the keep-alive and headers timeouts).
+ * Connections over a cap are closed before a byte is read. Costs nothing per request: the work
+ * is per connection, and a socket's timer is Node's own.
+ */
+export function limitConnections(server: Server, limits: Config['http']): void {
+  if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+  const perAddress = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const open = perAddress.get(address) ?? 0;
+    if (limits.maxConnectionsPerAddress > 0 && open >= limits.maxConnectionsPerAddress) {
+      socket.destroy();
+      return;
+    }
+    perAddress.set(address, open + 1);
+    socket.once('close', () => {
+      const left = (perAddress.get(address) ?? 1) - 1;
+      if (left > 0) perAddress.set(address, left);
+      else perAddress.delete(address);
+    });
+    socket.setTimeout(limits.firstByteTimeoutMs);
+  });
+  // With a listener here Node no longer closes a timed-out socket by itself (its keep-alive
+  // timeout uses the same timer), so this decides for every socket timeout.
+  server.on('timeout', (socket: HttpSocket) => {
+    // Never sent a byte: the first-byte timeout.
+    if (socket.bytesRead === 0) return void socket.destroy();
+    // The first request is under way, or any request is: its own timeouts (headers, request) govern.
+    if (socket.bytesWritten === 0 || inRequest(socket)) return void socket.setTimeout(0);
+    // Idle after a response: the keep-alive timeout, closed as Node would.
+    socket.destroy();
+  });
 }

@@ -1,7 +1,10 @@
 // Request validation rules shared by every route (API.md sections 1-2: JSON bodies, wrong types
-// and unknown fields are 400).
+// and unknown fields are 400; every body is bounded in size, encoding and nesting before it is
+// parsed or walked).
 import AjvCompiler from '@fastify/ajv-compiler';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { isUtf8 } from 'node:buffer';
+import { parse as parseQuery } from 'node:querystring';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { ApiError } from './errors.js';
 
 type SchemaController = NonNullable<FastifyServerOptions['schemaController']>;
@@ -35,9 +38,124 @@ export function bodyStrictValidation(): SchemaController {
 const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
 
 /**
+ * Arrays and objects open at once in any JSON body (API.md sections 1-2). Above every per-feature
+ * bound (install values and a manifest's Kubernetes objects: 64 levels, input schemas: 32) plus
+ * the few levels of the body around them, so those bounds keep their own errors; anything deeper
+ * is refused before any code walks it (400 NESTING_TOO_DEEP).
+ */
+export const MAX_BODY_NESTING = 128;
+/**
+ * After a 413 the rest of the body is read and dropped, up to this many bytes, so the client can
+ * send it all and read the answer (closing while it still sends makes its kernel see a reset and
+ * drop the answer); past it the connection is closed.
+ */
+export const BODY_DRAIN_BYTES = 8 * 1024 * 1024;
+
+/** Whether JSON text opens more than `limit` arrays and objects at once: one pass over the text, strings skipped, no recursion. */
+export function jsonNestsDeeperThan(text: string, limit: number): boolean {
+  if (text.length <= limit) return false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // a string: brackets inside it are text
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+const nestingTooDeep = () => new ApiError('INVALID_ARGUMENT', `request body nests arrays and objects deeper than ${MAX_BODY_NESTING} levels`, {
+  reason: 'NESTING_TOO_DEEP',
+  fieldViolations: [{ field: 'body', description: `nests arrays and objects deeper than ${MAX_BODY_NESTING} levels` }],
+});
+const invalidEncoding = () => new ApiError('INVALID_ARGUMENT', 'request body is not valid UTF-8', { reason: 'INVALID_ENCODING' });
+// keep-alive overrides the `connection: close` Fastify sets on a parser error: the rest of the
+// body is still read (see discardRest), so the connection stays usable once it has arrived.
+const bodyTooLarge = (limit: number) => new ApiError('INVALID_ARGUMENT', `request body is larger than the ${limit} bytes the server accepts`, {
+  reason: 'BODY_TOO_LARGE', status: 413, headers: { connection: 'keep-alive' },
+});
+
+type Done = (err: Error | null, body?: unknown) => void;
+type BodyStream = NodeJS.ReadableStream & { removeListener(event: string, fn: (...args: never[]) => void): unknown };
+
+/** Reads and drops the rest of a refused body, up to BODY_DRAIN_BYTES; then closes the connection. */
+function discardRest(request: FastifyRequest, payload: BodyStream): void {
+  let dropped = 0;
+  payload.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > BODY_DRAIN_BYTES) request.raw.socket?.destroy();
+  });
+  payload.on('error', () => {});
+  payload.resume();
+}
+
+/**
+ * A content-type parser over the raw bytes: the size limit (413, answered readably), strict UTF-8
+ * (400 INVALID_ENCODING: a body is never silently changed into U+FFFD and stored), then `decode`
+ * on the text. The byte length is counted as chunks arrive, so nothing past the limit is kept.
+ */
+function textBodyParser(fixedLimit: number | null, decode: (request: FastifyRequest, text: string, done: Done) => void) {
+  return (request: FastifyRequest, payload: BodyStream, done: Done): void => {
+    const limit = fixedLimit ?? request.routeOptions.bodyLimit;
+    const declared = Number(request.headers['content-length']);
+    if (declared > limit) {
+      discardRest(request, payload);
+      return done(bodyTooLarge(limit));
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const stop = () => {
+      payload.removeListener('data', onData);
+      payload.removeListener('end', onEnd);
+      payload.removeListener('error', onEnd);
+    };
+    function onData(chunk: Buffer | string) {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      received += bytes.length;
+      if (received > limit) {
+        stop();
+        discardRest(request, payload);
+        return done(bodyTooLarge(limit));
+      }
+      chunks.push(bytes);
+    }
+    function onEnd(err?: Error & { statusCode?: number }) {
+      stop();
+      if (err) {
+        if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400;
+        return done(err);
+      }
+      if (!Number.isNaN(declared) && received !== declared) {
+        return done(new ApiError('INVALID_ARGUMENT', 'content-length does not match the body', { reason: 'BAD_CONTENT_LENGTH' }));
+      }
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received);
+      if (!isUtf8(bytes)) return done(invalidEncoding());
+      try {
+        decode(request, bytes.toString('utf8'), done);
+      } catch (e) {
+        done(e as Error);
+      }
+    }
+    payload.on('data', onData);
+    payload.on('end', onEnd);
+    payload.on('error', onEnd);
+  };
+}
+
+/**
  * The /v1 API takes JSON bodies only. The form parser exists for the OAuth endpoints (RFC 6749
  * and 8628 use forms) and the browser pages, which live outside /v1; without this check a form
- * (or text/plain) body would reach /v1 handlers too.
+ * (or text/plain) body would reach /v1 handlers too. Every JSON body, of every route, passes the
+ * size limit, strict UTF-8 and the nesting bound before it is parsed.
  */
 export function registerJsonOnlyApi(app: FastifyInstance): void {
   // Many HTTP clients send `content-type: application/json` on every request, also on POSTs that
@@ -46,10 +164,11 @@ export function registerJsonOnlyApi(app: FastifyInstance): void {
   // (secure-json-parse: __proto__ and constructor poisoning are refused).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' && request.routeOptions.schema?.body === undefined) return done(null, undefined);
-    parseJson(request, body as string, done);
-  });
+  app.addContentTypeParser('application/json', textBodyParser(null, (request, text, done) => {
+    if (text === '' && request.routeOptions.schema?.body === undefined) return done(null, undefined);
+    if (jsonNestsDeeperThan(text, MAX_BODY_NESTING)) return done(nestingTooDeep());
+    parseJson(request, text, done);
+  }));
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined || !(request.routeOptions.url ?? '').startsWith('/v1/')) return done();
     const type = request.headers['content-type'];
@@ -64,29 +183,69 @@ export function registerJsonOnlyApi(app: FastifyInstance): void {
 }
 
 /**
+ * application/x-www-form-urlencoded for the OAuth endpoints and the browser pages (registered in
+ * their context only): the same size limit and strict UTF-8 as JSON, and a percent-encoded
+ * sequence that is not UTF-8 is refused too rather than decoded to U+FFFD.
+ */
+export function registerFormBodies(app: FastifyInstance, bodyLimit: number): void {
+  app.addContentTypeParser('application/x-www-form-urlencoded', textBodyParser(bodyLimit, (_request, text, done) => {
+    let malformed = false;
+    const decodeURIComponent = (s: string) => {
+      try {
+        return globalThis.decodeURIComponent(s);
+      } catch {
+        malformed = true;
+        return s;
+      }
+    };
+    const form = parseQuery(text, '&', '=', { decodeURIComponent, maxKeys: 1000 });
+    done(malformed ? invalidEncoding() : null, malformed ? undefined : form);
+  }));
+}
+
+/**
  * Characters no text field of the API has a use for: C0 controls other than tab, line feed and
  * carriage return, DEL, C1 controls, and UTF-16 surrogates that are not part of a pair (lone
  * surrogates cannot be encoded as UTF-8: PostgreSQL refuses them and NUL, SQLite would store them).
  */
 const FORBIDDEN_CHARACTERS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-/** Nesting the walk follows; deeper input is refused elsewhere (idempotency fingerprinting, schemas). */
-const WALK_DEPTH = 300;
+/** A node of the walk below: its value and how to name it (built only for the one string reported). */
+interface WalkNode {
+  value: unknown;
+  key: string;
+  parent: WalkNode | null;
+}
 
-/** The path of the first string (value or object key) holding a forbidden character, or null. */
-export function forbiddenCharacterAt(value: unknown, path: string, depth = 0): string | null {
+const pathOf = (node: WalkNode): string => {
+  const keys: string[] = [];
+  for (let n: WalkNode | null = node; n; n = n.parent) keys.push(n.key);
+  return keys.reverse().join('.');
+};
+
+/**
+ * The path of the first string (value or object key) holding a forbidden character, or null.
+ * Iterative, and a path is spelled only for the string found: the walk is linear in the size of
+ * the value (JSON bodies are bounded to MAX_BODY_NESTING levels before it runs).
+ */
+export function forbiddenCharacterAt(value: unknown, path: string): string | null {
   if (typeof value === 'string') return FORBIDDEN_CHARACTERS.test(value) ? path : null;
-  if (value === null || typeof value !== 'object' || depth > WALK_DEPTH) return null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = forbiddenCharacterAt(value[i], `${path}.${i}`, depth + 1);
-      if (found) return found;
+  if (value === null || typeof value !== 'object') return null;
+  const stack: WalkNode[] = [{ value, key: path, parent: null }];
+  while (stack.length) {
+    const node = stack.pop()!;
+    const v = node.value;
+    if (typeof v === 'string') {
+      if (FORBIDDEN_CHARACTERS.test(v)) return pathOf(node);
+    } else if (v !== null && typeof v === 'object') {
+      // Pushed in reverse, so the first offending string in document order is the one reported.
+      if (Array.isArray(v)) {
+        for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: String(i), parent: node });
+      } else {
+        const keys = Object.keys(v);
+        for (const key of keys) if (FORBIDDEN_CHARACTERS.test(key)) return `${pathOf(node)}.${key.replace(FORBIDDEN_CHARACTERS, '?')}`;
+        for (let i = keys.length - 1; i >= 0; i--) stack.push({ value: (v as Record<string, unknown>)[keys[i]!], key: keys[i]!, parent: node });
+      }
     }
-    return null;
-  }
-  for (const key in value) {
-    if (FORBIDDEN_CHARACTERS.test(key)) return `${path}.${key.replace(FORBIDDEN_CHARACTERS, '?')}`;
-    const found = forbiddenCharacterAt((value as Record<string, unknown>)[key], `${path}.${key}`, depth + 1);
-    if (found) return found;
   }
   return null;
 }

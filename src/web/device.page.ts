@@ -17,6 +17,9 @@ import { confirmView, enterCodeView, resultView, signInView, type Message } from
 import { sendPage } from './layout.js';
 import { resourcePagePath } from './resource.pages.js';
 
+/** The throttle's counters: the browser session, and the client address. */
+const attemptOf = (request: FastifyRequest, user: UserPrincipal) => ({ session: user.sessionId ?? user.userId, address: request.ip });
+
 const FormText = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
 
 const PageQuery = Type.Object({ user_code: FormText(64), next: FormText(200) });
@@ -41,6 +44,26 @@ function problemOf(state: UserCodeLookup['state']): { status: number; message: M
       return { status: 409, message: { kind: 'error', text: 'That code has already been used. Start the sign-in again in your terminal if you need a new one.' } };
     default:
       return { status: 404, message: { kind: 'error', text: 'That code is not valid. Check the code shown in your terminal and try again.' } };
+  }
+}
+
+/**
+ * A user code lookup by a signed-in person, or the 429 page when the wrong-code throttle (RFC 8628
+ * section 5.1) makes this session or address wait: every code is refused until then, the right
+ * one included, so guessing gains nothing.
+ */
+async function throttledCode(
+  reply: FastifyReply, page: Parameters<typeof enterCodeView>[0], userCode: string | undefined, lookup: () => Promise<UserCodeLookup>,
+): Promise<UserCodeLookup | null> {
+  try {
+    return await lookup();
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.options.reason !== 'USER_CODE_THROTTLED') throw err;
+    const wait = Number(err.options.headers?.['retry-after'] ?? 1);
+    reply.header('retry-after', String(wait));
+    const text = `Too many wrong codes from this browser or network. Wait ${wait < 90 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`} and try again; until then no code can be checked, not even the right one.`;
+    await sendPage(reply, 429, 'Connect a device', enterCodeView({ ...page, userCode, message: { kind: 'error', text } }));
+    return null;
   }
 }
 
@@ -71,7 +94,8 @@ export function devicePageRoutes(app: App, s: Services): void {
     if (next) return reply.code(303).header('location', `${basePath}${next}`).header('cache-control', 'no-store').send();
     const page = await signedIn(user);
     if (!input) return sendPage(reply, 200, 'Connect a device', enterCodeView(page));
-    const found = await s.device.lookupUserCode(input);
+    const found = await throttledCode(reply, page, input, () => s.device.lookupUserCodeAs(attemptOf(request, user), input));
+    if (!found) return reply;
     if (found.state === 'pending' && found.userCode && found.clientId && found.expiresAt) {
       const minutesLeft = Math.max(1, Math.ceil((found.expiresAt - clock.now()) / 60));
       return sendPage(reply, 200, 'Approve this device?', confirmView({ ...page, userCode: found.userCode, clientId: found.clientId, minutesLeft }));
@@ -127,7 +151,8 @@ export function devicePageRoutes(app: App, s: Services): void {
       if (!cookies.checkCsrf(user, body.csrf)) {
         return sendPage(reply, 403, 'Connect a device', enterCodeView({ ...page, userCode: body.user_code, message: FORGED }));
       }
-      const result = await s.device.decideUserCode(body.user_code ?? '', user.userId, decision);
+      const result = await throttledCode(reply, page, body.user_code, () => s.device.decideUserCodeAs(attemptOf(request, user), body.user_code ?? '', user.userId, decision));
+      if (!result) return reply;
       if (result.state === decision) {
         return decision === 'approved'
           ? sendPage(reply, 200, 'Device approved', resultView({ ...page, title: 'Device approved', message: { kind: 'ok', text: 'Device approved. You can close this window and return to your terminal.' } }))

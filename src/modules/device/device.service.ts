@@ -9,6 +9,7 @@ import { randomString, sha256Hex } from '../../platform/crypto.js';
 import { newId } from '../../platform/ids.js';
 import { OAuthError, type GrantHandler, type TokenResponse } from '../oauth/oauth.errors.js';
 import type { SessionService } from '../sessions/sessions.service.js';
+import { createSignInThrottle } from '../sessions/sign-in-throttle.js';
 import {
   decideDeviceCode, findByDeviceCodeHash, findByUserCode, insertDeviceCode, markExchanged, purgeExpiredDeviceCodes,
   recordPoll, widenInterval, type DeviceCodeRow,
@@ -33,6 +34,12 @@ export interface DeviceAuthorization {
   verification_uri_complete: string;
   expires_in: number;
   interval: number;
+}
+
+/** Who tries a user code at the page: the browser session and the client address (the throttle's counters). */
+export interface CodeAttempt {
+  session: string;
+  address: string;
 }
 
 /** What the /device page may say about a user code; `pending` is the only one that can be decided. */
@@ -131,6 +138,21 @@ export function createDeviceService(deps: { db: Db; config: Config; sessions: Pi
     throw new OAuthError('slow_down', `polling too fast; wait at least ${interval ?? row.interval_s + SLOW_DOWN_STEP_SECONDS} seconds between requests`);
   };
 
+  const throttle = createSignInThrottle(db);
+
+  /**
+   * Runs a lookup of a typed user code under the wrong-code throttle (sign-in-throttle.ts): the
+   * attempt is counted before the lookup, and given back when the code exists. Throws 429
+   * USER_CODE_THROTTLED (retry-after) while the session or the address must wait, the right
+   * code included.
+   */
+  async function throttled(who: CodeAttempt, lookup: () => Promise<UserCodeLookup>): Promise<UserCodeLookup> {
+    const keys = await throttle.beginUserCode(who.session, who.address);
+    const found = await lookup();
+    if (found.state !== 'unknown') await throttle.userCodeFound(keys);
+    return found;
+  }
+
   /** What the approval page should say about a user code the person typed or followed. */
   async function lookupUserCode(input: string): Promise<UserCodeLookup> {
     const code = normalizeUserCode(input);
@@ -153,7 +175,14 @@ export function createDeviceService(deps: { db: Db; config: Config; sessions: Pi
     return lookupUserCode(input);
   }
 
-  return { issueDeviceCode, exchangeDeviceCode, lookupUserCode, decideUserCode };
+  return {
+    issueDeviceCode,
+    exchangeDeviceCode,
+    /** lookupUserCode for a signed-in person at the page: throttled per session and address */
+    lookupUserCodeAs: (who: CodeAttempt, input: string) => throttled(who, () => lookupUserCode(input)),
+    /** decideUserCode, throttled the same way */
+    decideUserCodeAs: (who: CodeAttempt, input: string, userId: string, decision: 'approved' | 'denied') => throttled(who, () => decideUserCode(input, userId, decision)),
+  };
 }
 
 export type DeviceService = ReturnType<typeof createDeviceService>;

@@ -3,6 +3,7 @@
 // because OAuth clients and libraries expect exactly that.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { ApiError } from '../../platform/errors.js';
 
 /** The response schema of an OAuth error; `codes` says which error values the endpoint uses. */
 export function oauthErrorBody(codes: string) {
@@ -57,7 +58,8 @@ export type GrantHandler = (form: TokenForm, auth: { clientId?: string; clientSe
  * anything else goes on to the app's handler.
  */
 export function oauthErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  const status = error.statusCode ?? 500;
+  // The body parsers' own refusals (nesting, encoding, size: platform/validation.ts) are ApiErrors.
+  const status = error.statusCode ?? (error instanceof ApiError ? error.status : 500);
   if (status >= 500 || status === 401 || status === 403 || status === 429) throw error;
   reply.code(400).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: error.message });
 }

@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.js';
-import { nodeServerLimits } from '../../platform/httpServer.js';
+import { limitConnections, nodeServerLimits } from '../../platform/httpServer.js';
 import { newReadEpoch, type Executor } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { randomString } from '../../platform/crypto.js';
@@ -127,7 +127,7 @@ export function createPreviewRouter(deps: { db: Executor; domain: string; logger
       res.destroy();
     });
   });
-  if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+  limitConnections(server, limits);
 
   return {
     server,

@@ -58,7 +58,8 @@ export function containsSecretRef(value: unknown): boolean {
   while (stack.length) {
     const node = stack.pop();
     if (isSecretRef(node)) return true;
-    if (node && typeof node === 'object') stack.push(...Object.values(node));
+    // One push per child: spreading a wide object's values as arguments overflows the stack.
+    if (node && typeof node === 'object') for (const child of Object.values(node)) stack.push(child);
   }
   return false;
 }
@@ -72,10 +73,20 @@ export const refKey = (path: string[]) => path.join('.');
 export function findSecretRefs(values: Record<string, Json>, field: string): FoundRef[] {
   const found: FoundRef[] = [];
   const violations: FieldViolation[] = [];
-  const stack: { node: Json; path: string[] }[] = [{ node: values, path: [] }];
+  // Each entry links to its parent: a path is spelled only where a reference is found. (Copying
+  // the path into every entry cost depth squared: seconds of CPU on deeply nested values.)
+  type Entry = { node: Json; key: string; parent: Entry | null };
+  const pathOf = (entry: Entry): string[] => {
+    const keys: string[] = [];
+    for (let e: Entry | null = entry; e?.parent; e = e.parent) keys.push(e.key);
+    return keys.reverse();
+  };
+  const stack: Entry[] = [{ node: values, key: '', parent: null }];
   while (stack.length) {
-    const { node, path } = stack.pop()!;
+    const entry = stack.pop()!;
+    const node = entry.node;
     if (isSecretRef(node)) {
+      const path = pathOf(entry);
       const ref = node as Record<string, Json>;
       const where = [field, ...path].join('.');
       const id = ref.$secret;
@@ -92,7 +103,7 @@ export function findSecretRefs(values: Record<string, Json>, field: string): Fou
       continue;
     }
     if (node && typeof node === 'object') {
-      for (const [k, v] of Object.entries(node)) stack.push({ node: v, path: [...path, k] });
+      for (const [k, v] of Object.entries(node)) stack.push({ node: v, key: k, parent: entry });
     }
   }
   if (violations.length) {

@@ -12,6 +12,13 @@
 // A counter whose last failure is an hour old starts again from zero. A right password clears the
 // pair and account counters; the address counter only loses the attempt just made.
 //
+// The same counters throttle wrong user codes on the device approval page (RFC 8628 section 5.1):
+//   - `code-sess:<session>`: one browser session; 5 free wrong codes.
+//   - `code-addr:<address>`: one address across sessions; 20 free wrong codes.
+// A code that exists only gives back the attempt just made: it never clears a counter, or a
+// guesser holding one real code of its own could reset its delay between guesses. While a delay
+// runs every code is refused, the right one included (what section 5.1 asks against brute force).
+//
 // Every attempt takes its slots before the (slow) password check, in one conditional upsert per
 // counter, so a burst of concurrent guesses cannot all pass a check made before any was counted.
 import { sql, type Expression, type SqlBool } from 'kysely';
@@ -36,9 +43,18 @@ export function delayAfter(failures: number, free: number): number {
   return Math.min(2 ** (failures - free), MAX_DELAY_SECONDS);
 }
 
+export const USER_CODE_FREE_FAILURES = { session: 5, address: 20 } as const;
+
 function throttled(retryAfter: number): ApiError {
   return new ApiError('RESOURCE_EXHAUSTED', 'too many failed sign-ins from this address or for this account; wait and try again', {
     reason: 'SIGN_IN_THROTTLED',
+    headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfter))) },
+  });
+}
+
+function userCodeThrottled(retryAfter: number): ApiError {
+  return new ApiError('RESOURCE_EXHAUSTED', 'too many wrong device codes from this session or address; wait and try again', {
+    reason: 'USER_CODE_THROTTLED',
     headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfter))) },
   });
 }
@@ -89,28 +105,57 @@ export function createSignInThrottle(db: Db) {
       { key: keys.account, free: failedHereBefore ? SIGN_IN_FREE_FAILURES.account : null },
       { key: keys.address, free: SIGN_IN_FREE_FAILURES.address },
     ];
+    await takeSlots(counters, byKey, now, throttled);
+    return keys;
+  }
+
+  /** Refuses with `refuse(seconds)` while a counter makes the caller wait; else counts the attempt on each. */
+  async function takeSlots(counters: Counter[], byKey: Map<string, { failures: number; last_failure_at: number }>, now: number, refuse: (wait: number) => ApiError) {
     let wait = 0;
     for (const c of counters) {
       const row = byKey.get(c.key);
       if (!row || c.free === null || now - row.last_failure_at >= RESET_AFTER_SECONDS) continue;
-      wait = Math.max(wait, row.last_failure_at + delayAfter(row.failures, c.free) - now);
+      // No delay owed: nothing to wait for, even if this instance's clock is behind the one that counted.
+      const delay = delayAfter(row.failures, c.free);
+      if (delay > 0) wait = Math.max(wait, row.last_failure_at + delay - now);
     }
-    if (wait > 0) throw throttled(wait);
+    if (wait > 0) throw refuse(wait);
     for (const c of counters) {
       // Lost a race with a concurrent attempt that took the last free slot.
-      if (!(await claim(c, now))) throw throttled(1);
+      if (!(await claim(c, now))) throw refuse(1);
     }
+  }
+
+  /** Gives back the attempt just made on each key (it was no failure); clears nothing. */
+  async function giveBack(keys: string[]): Promise<void> {
+    await db.updateTable('sign_in_throttles').set({ failures: sql<number>`failures - 1` })
+      .where('key', 'in', keys).where('failures', '>', 0).execute();
+  }
+
+  /**
+   * Takes a device page attempt at a user code, before the code is looked up; throws 429
+   * USER_CODE_THROTTLED with retry-after while this session or address must wait. Returns the
+   * keys for userCodeFound.
+   */
+  async function beginUserCode(session: string, rawAddress: string): Promise<string[]> {
+    const keys = [`code-sess:${session}`, `code-addr:${rawAddress.slice(0, 64)}`];
+    const now = clock.now();
+    const rows = await db.selectFrom('sign_in_throttles').select(['key', 'failures', 'last_failure_at']).where('key', 'in', keys).execute();
+    const counters: Counter[] = [
+      { key: keys[0]!, free: USER_CODE_FREE_FAILURES.session },
+      { key: keys[1]!, free: USER_CODE_FREE_FAILURES.address },
+    ];
+    await takeSlots(counters, new Map(rows.map((r) => [r.key, r])), now, userCodeThrottled);
     return keys;
   }
 
   /** The password was right: the attempt was no failure. */
   async function succeeded(keys: { pair: string; account: string; address: string }): Promise<void> {
     await db.deleteFrom('sign_in_throttles').where('key', 'in', [keys.pair, keys.account]).execute();
-    await db.updateTable('sign_in_throttles').set({ failures: sql<number>`failures - 1` })
-      .where('key', '=', keys.address).where('failures', '>', 0).execute();
+    await giveBack([keys.address]);
   }
 
-  return { begin, succeeded };
+  return { begin, succeeded, beginUserCode, userCodeFound: giveBack };
 }
 
 export type SignInThrottle = ReturnType<typeof createSignInThrottle>;

@@ -51,6 +51,9 @@ const DESCRIPTION = [
     'are discriminated by `type`, one schema per workflow. A 201 carries the new resource\'s path in `Location`.',
   '- **`html_url`** of operations, clusters and installs opens a page of the resource for a browser signed in at `/device` ' +
     '(members of its workspace only); a signed-out browser is sent to the sign-in first.',
+  '- **Request limits**: a body over the size limit is 413 `BODY_TOO_LARGE`; a body that is not UTF-8 is 400 ' +
+    '`INVALID_ENCODING`; JSON nesting more than 128 arrays and objects is 400 `NESTING_TOO_DEEP` (tighter per-field bounds, ' +
+    'such as 64 levels of install values, answer with their own reasons below it). All three are checked before the body is parsed.',
   '- Every response carries `x-request-id`.',
 ].join('\n');
 
@@ -69,14 +72,16 @@ type RouteOptions = Parameters<NonNullable<FastifyDynamicSwaggerOptions['transfo
 /**
  * Public routes (`auth: 'none'`) are documented with `security: []` and the others with the bearer
  * scheme; `x-svc-auth` names the route's auth mode (see AuthMode in platform/auth.ts) for client
- * generators. Every route may answer 503 while the instance drains (see app.ts), so that is added
- * where a route does not list it.
+ * generators. Every route may answer 503 while the instance drains (see app.ts), and every route
+ * with a body 413, so those are added where a route does not list them.
  */
 function transformRoute({ schema, url, route }: { schema: FastifySchema; url: string; route: RouteOptions }) {
   if (!schema) return { schema, url };
   const auth = (route.config as { auth?: string } | undefined)?.auth ?? 'none';
   const response: Record<string, Record<string, unknown>> = { ...(schema.response as Record<string, Record<string, unknown>> | undefined) };
   if (!response['503']) response['503'] = errorResponse(503) as unknown as Record<string, unknown>;
+  // Every body passes the size limit first (platform/validation.ts).
+  if (schema.body && !response['413']) response['413'] = errorResponse(413) as unknown as Record<string, unknown>;
   // Headers every response of the route carries: x-request-id always (app.ts), idempotent-replayed
   // on the success of a route that takes idempotency-key (platform/idempotency.ts).
   const idempotent = Boolean((schema.headers as { properties?: Record<string, unknown> } | undefined)?.properties?.['idempotency-key']);
