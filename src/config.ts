@@ -1,9 +1,10 @@
 // The only reader of process.env. Every setting is typed, validated and documented here;
 // README.md lists the same table for operators.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
+import { preparePrivateDir } from './platform/data-dir.js';
 import { BUILT_IN_PLANS, parsePlans, PlanCatalog, PlansFileError } from './modules/plans/plans.js';
 
 export interface TrustedIssuer {
@@ -28,6 +29,8 @@ export interface Config {
   secretKey: Buffer;
   /** true when the key was generated into the data dir rather than given */
   secretKeyGenerated: boolean;
+  /** modes of the data dir and its files that were too open and got tightened when the key was read (logged at start) */
+  dataDirNotes: string[];
   /** earlier master keys (SVC_PREVIOUS_SECRET_KEYS): they still open what was sealed under them, until rotate-keys */
   previousSecretKeys: Buffer[];
   /** how long a deleted secret stays restorable before it is purged (seconds) */
@@ -156,21 +159,23 @@ function parsePreviousKeys(raw: string | undefined, current: Buffer): Buffer[] {
   return keys.filter((k, i) => !k.equals(current) && keys.findIndex((other) => other.equals(k)) === i);
 }
 
-/** Reads the key from SVC_SECRET_KEY, else from (or into) `${dataDir}/secret.key`. */
-function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): { key: Buffer; generated: boolean } {
+/**
+ * Reads the key from SVC_SECRET_KEY, else from (or into) `${dataDir}/secret.key`, in a data dir
+ * made owner only (`notes`: modes found too open and tightened, for the server to log).
+ */
+function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): { key: Buffer; generated: boolean; notes: string[] } {
   const raw = env.SVC_SECRET_KEY;
-  if (raw) return { key: parseSecretKey(raw.trim()), generated: false };
+  if (raw) return { key: parseSecretKey(raw.trim()), generated: false, notes: [] };
+  const notes = preparePrivateDir(dataDir);
   const file = join(dataDir, 'secret.key');
-  if (existsSync(file)) return { key: parseSecretKey(readFileSync(file, 'utf8').trim()), generated: true };
-  mkdirSync(dataDir, { recursive: true });
+  if (existsSync(file)) return { key: parseSecretKey(readFileSync(file, 'utf8').trim()), generated: true, notes };
   const key = randomBytes(32);
   // 'wx' fails if another process created it first; then read theirs so both agree.
   try {
     writeFileSync(file, key.toString('hex') + '\n', { flag: 'wx', mode: 0o600 });
-    chmodSync(file, 0o600);
-    return { key, generated: true };
+    return { key, generated: true, notes };
   } catch {
-    return { key: parseSecretKey(readFileSync(file, 'utf8').trim()), generated: true };
+    return { key: parseSecretKey(readFileSync(file, 'utf8').trim()), generated: true, notes };
   }
 }
 
@@ -232,7 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.has(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}`);
-  const { key, generated } = loadSecretKey(env, dataDir);
+  const { key, generated, notes: dataDirNotes } = loadSecretKey(env, dataDir);
 
   let bootstrap: Config['bootstrap'] = null;
   if (env.SVC_BOOTSTRAP_EMAIL || env.SVC_BOOTSTRAP_PASSWORD) {
@@ -258,6 +263,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     secretKey: key,
     secretKeyGenerated: generated,
+    dataDirNotes,
     previousSecretKeys: parsePreviousKeys(env.SVC_PREVIOUS_SECRET_KEYS, key),
     secretRetentionSeconds: numberSetting(env, 'SVC_SECRET_RETENTION', 7 * 24 * 3600, 0, 365 * 24 * 3600),
     bootstrap,

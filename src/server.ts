@@ -35,6 +35,8 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
   const handle: DatabaseHandle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const applied = await migrateToLatest(handle.db);
   if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
+  const tightened = [...config.dataDirNotes, ...handle.dataDirNotes];
+  if (tightened.length) logger.warn({ paths: tightened }, 'the data directory or its files were readable by others: made owner only (0700/0600)');
   if (config.secretKeyGenerated && config.databaseUrl) {
     logger.warn('SVC_SECRET_KEY is not set: using a key generated in the data dir; every instance sharing this database needs the same key');
   }

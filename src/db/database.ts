@@ -1,6 +1,8 @@
 // One Kysely interface over better-sqlite3 (embedded default, WAL mode) or pg (PostgreSQL).
+import { join } from 'node:path';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { preparePrivateDir, touchPrivateFile } from '../platform/data-dir.js';
 import type { Database } from './schema.js';
 import { createSqliteDialect } from './sqlite.js';
 
@@ -17,6 +19,8 @@ export interface DatabaseHandle {
   db: Db;
   dialect: Dialect;
   close(): Promise<void>;
+  /** modes of the data directory and its files found too open, and tightened (see platform/data-dir.ts); SQLite only */
+  dataDirNotes: string[];
 }
 
 // int8 (bigint) and numeric come back as strings by default; our values are Unix seconds and
@@ -67,10 +71,14 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
     // An idle client that errors (server restart) must not crash the process.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', close: () => db.destroy(), dataDirNotes: [] };
   }
+  // Owner only: the directory 0700, the database 0600 before SQLite opens it (its -wal and -shm
+  // files take the database's mode).
+  const dataDirNotes = preparePrivateDir(opts.dataDir);
+  touchPrivateFile(join(opts.dataDir, 'svc.db'));
   const db = new Kysely<Database>({ dialect: createSqliteDialect(opts.dataDir) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  return { db, dialect: 'sqlite', close: () => db.destroy(), dataDirNotes };
 }
 
 /** Runs `fn` in the caller's transaction if it already is one, else in a new transaction. */

@@ -65,6 +65,21 @@ export interface IdempotencyKeysTable {
   resource_id: string | null;
   created_at: number;
   expires_at: number;
+  /** the instance running the request of an in-flight key (null: written before migration 009) */
+  instance_id: string | null;
+  /** the caller's role in the workspace at the first request (null outside a workspace) */
+  role: string | null;
+}
+
+/** A running process that holds in-flight idempotency keys; it renews heartbeat_at meanwhile. */
+export interface InstancesTable {
+  id: string;
+  host: string | null;
+  pid: number;
+  /** milliseconds */
+  heartbeat_at: number;
+  /** milliseconds */
+  started_at: number;
 }
 
 export interface DeviceCodesTable {
@@ -438,6 +453,7 @@ export interface Database {
   workspace_members: WorkspaceMembersTable;
   api_tokens: ApiTokensTable;
   idempotency_keys: IdempotencyKeysTable;
+  instances: InstancesTable;
   device_codes: DeviceCodesTable;
   oauth_clients: OAuthClientsTable;
   signing_keys: SigningKeysTable;

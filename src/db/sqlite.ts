@@ -20,7 +20,6 @@
 //    writes fails at once with SQLITE_BUSY when another process wrote in between, since
 //    busy_timeout cannot help a stale snapshot; immediate makes it wait instead. This is also
 //    what serializes concurrent migrations: Kysely's SQLite migration lock is per process only.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -218,8 +217,8 @@ class SqliteImmediateDialect extends SqliteDialect {
   }
 }
 
+/** Opens `${dataDir}/svc.db`; the directory exists (database.ts prepares it, owner only). */
 export function createSqliteDialect(dataDir: string): SqliteDialect {
-  mkdirSync(dataDir, { recursive: true });
   const sqlite = new SQLite(join(dataDir, 'svc.db'));
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');

@@ -920,7 +920,7 @@ export interface paths {
         put?: never;
         /**
          * Disable a secret version
-         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. enabled -> disabled: the version is kept but `:access` refuses it (422 VERSION_DISABLED) and `latest` skips it. A disabled version is returned as it is. A destroyed version is 422 (reason VERSION_DESTROYED); a version of a deleted secret 422 (SECRET_DELETED). 200 with the version and its new etag. Recorded in the audit log. No body.
+         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. `if-match: *` matches the version as it is now and never conflicts, also under concurrent calls. enabled -> disabled: the version is kept but `:access` refuses it (422 VERSION_DISABLED) and `latest` skips it. A disabled version is returned as it is. A destroyed version is 422 (reason VERSION_DESTROYED); a version of a deleted secret 422 (SECRET_DELETED). 200 with the version and its new etag. Recorded in the audit log. No body.
          */
         post: operations["disableSecretVersion"];
         delete?: never;
@@ -940,7 +940,7 @@ export interface paths {
         put?: never;
         /**
          * Enable a secret version
-         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. disabled -> enabled. An enabled version is returned as it is. A destroyed version is 422 (reason VERSION_DESTROYED): destroyed is final; a version of a deleted secret 422 (SECRET_DELETED). 200 with the version and its new etag. Recorded in the audit log. No body.
+         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. `if-match: *` matches the version as it is now and never conflicts, also under concurrent calls. disabled -> enabled. An enabled version is returned as it is. A destroyed version is 422 (reason VERSION_DESTROYED): destroyed is final; a version of a deleted secret 422 (SECRET_DELETED). 200 with the version and its new etag. Recorded in the audit log. No body.
          */
         post: operations["enableSecretVersion"];
         delete?: never;
@@ -960,7 +960,7 @@ export interface paths {
         put?: never;
         /**
          * Destroy a secret version (spec endpoint 5)
-         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. Any state -> destroyed, for good: `destroyed_at` is set and the stored ciphertext, its wrapped data key and key id are deleted (crypto-shredding; SQLite zeroes the freed bytes). A destroyed version is returned as it is. Allowed on a deleted secret too. 200 with the version and its new etag. Recorded in the audit log. No body.
+         * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. `if-match: *` matches the version as it is now and never conflicts, also under concurrent calls. Any state -> destroyed, for good: `destroyed_at` is set and the stored ciphertext, its wrapped data key and key id are deleted (crypto-shredding; SQLite zeroes the freed bytes). A destroyed version is returned as it is. Allowed on a deleted secret too. 200 with the version and its new etag. Recorded in the audit log. No body.
          */
         post: operations["destroySecretVersion"];
         delete?: never;
@@ -4490,7 +4490,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -4713,7 +4713,7 @@ export interface operations {
                 "svc-context"?: string;
                 /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
                 "if-match": string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -5059,7 +5059,7 @@ export interface operations {
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -6714,7 +6714,7 @@ export interface operations {
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -7305,7 +7305,7 @@ export interface operations {
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -7518,7 +7518,7 @@ export interface operations {
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -7838,7 +7838,7 @@ export interface operations {
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -8227,7 +8227,7 @@ export interface operations {
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -8926,7 +8926,7 @@ export interface operations {
             header: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key": string;
             };
             path: {
@@ -9082,7 +9082,7 @@ export interface operations {
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -9651,7 +9651,7 @@ export interface operations {
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -10374,7 +10374,7 @@ export interface operations {
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -11307,7 +11307,7 @@ export interface operations {
                 "svc-context"?: string;
                 /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
                 "if-match": string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -11453,7 +11453,7 @@ export interface operations {
                 "svc-context"?: string;
                 /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
                 "if-match": string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -11572,7 +11572,7 @@ export interface operations {
                 "svc-context"?: string;
                 /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
                 "if-match": string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path: {
@@ -12369,7 +12369,7 @@ export interface operations {
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path?: never;
@@ -13290,7 +13290,7 @@ export interface operations {
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
                 "svc-context"?: string;
-                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours, are scoped to the caller and route; another body under the same key is 422, a key still in flight 409. */
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
             path: {

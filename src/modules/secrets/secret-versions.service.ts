@@ -106,14 +106,17 @@ export function createSecretVersionService(deps: SecretVersionServiceDeps) {
    * :enable, :disable and :destroy. The etag is checked first (409 with the current one); then
    * the state: a destroyed version cannot be enabled or disabled (422 VERSION_DESTROYED), a
    * deleted secret's versions cannot be enabled or disabled (422 SECRET_DELETED; destroying is
-   * always allowed), and a version already in the wanted state is returned as it is. The write
-   * is a compare-and-set on the revision that was checked, so a concurrent change makes it 409.
+   * always allowed), and a version already in the wanted state is returned as it is. The version
+   * is read under a row lock, so concurrent transitions run one after the other and each decides
+   * on the state the previous one left: `if-match: *` matches whatever that is and never
+   * conflicts; a concrete etag is compared with the current revision (409 when it moved).
    */
   async function transition(scope: WorkspaceScope, secretId: string, vid: string, revision: number | null, verb: VersionTransition): Promise<SecretVersionT> {
     requireRole(scope, 'admin');
     return db.transaction().execute(async (tx) => {
       const secret = await secretOr404(tx, scope.workspaceId, secretId);
-      const current = await versionOr404(tx, secret.id, vid);
+      const current = isId('secretVersion', vid) ? await repo.lockVersion(tx, secret.id, vid) : undefined;
+      if (!current) throw notFound('secret version');
       if (revision !== null && revision !== current.revision) throw etagMismatch(`secret version ${vid}`, current.revision);
       const target = verb === 'enable' ? 'enabled' : verb === 'disable' ? 'disabled' : 'destroyed';
       if (current.state === target) return toVersion(current);
@@ -123,8 +126,8 @@ export function createSecretVersionService(deps: SecretVersionServiceDeps) {
       }
       const now = clock.now();
       const row = verb === 'destroy'
-        ? await repo.destroyVersionIfRevision(tx, secret.id, current.id, current.revision, now)
-        : await repo.setVersionStateIfRevision(tx, secret.id, current.id, current.revision, current.state, target, now);
+        ? await repo.destroyVersionIfRevision(tx, secret.id, current.id, revision, now)
+        : await repo.setVersionStateIfRevision(tx, secret.id, current.id, revision, current.state, target, now);
       if (!row) throw etagMismatch(`secret version ${vid}`, (await versionOr404(tx, secret.id, vid)).revision);
       const delta = (target === 'enabled' ? 1 : 0) - (current.state === 'enabled' ? 1 : 0);
       if (delta !== 0) await repo.adjustEnabledCount(tx, secret.id, delta);

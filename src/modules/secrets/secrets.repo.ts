@@ -1,6 +1,7 @@
 // SQL of secrets and secret versions. A secret's revision (its etag) moves on writes to the secret
 // itself; its version counters move with the versions, in the same transaction. Every version
 // write bumps the version's own revision.
+import { PostgresAdapter } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import { keysetPage } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
@@ -28,6 +29,15 @@ export async function findSecret(db: Executor, workspaceId: string, id: string):
 
 export async function findVersion(db: Executor, secretId: string, id: string): Promise<VersionRow | undefined> {
   return (await versionById(db, { secretId, id }))[0];
+}
+
+/**
+ * The version under a row lock until the transaction ends (PostgreSQL; SQLite's `begin immediate`
+ * already serializes writers): a transition decided on it cannot be overtaken by a concurrent one.
+ */
+export function lockVersion(db: Executor, secretId: string, id: string): Promise<VersionRow | undefined> {
+  const q = db.selectFrom('secret_versions').selectAll().where('id', '=', id).where('secret_id', '=', secretId);
+  return (db.getExecutor().adapter instanceof PostgresAdapter ? q.forUpdate() : q).executeTakeFirst();
 }
 
 export async function findVersionByNumber(db: Executor, secretId: string, number: number): Promise<VersionRow | undefined> {

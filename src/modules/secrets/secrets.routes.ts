@@ -187,7 +187,7 @@ export function secretRoutes(app: App, s: Services): void {
       config: { auth: 'workspace' },
       schema: {
         tags: versionTags, security: bearerSecurity, operationId: t.operationId, summary: t.summary,
-        description: `Needs the admin or owner role. ${ETAG_RULE} ${t.description} 200 with the version and its new etag. ` +
+        description: `Needs the admin or owner role. ${ETAG_RULE} \`if-match: *\` matches the version as it is now and never conflicts, also under concurrent calls. ${t.description} 200 with the version and its new etag. ` +
           'Recorded in the audit log. No body.',
         params: VersionParams, headers: requestHeaders({ ifMatch: 'required' }),
         response: responses({ 200: SecretVersion }, [400, 403, 404, 409, 422]),

@@ -39,8 +39,10 @@ const DESCRIPTION = [
     'pass `next_cursor` back as `cursor` with the same filters.',
   '- **Etags**: versioned resources carry `etag` (also in the `ETag` header); writes need `if-match`, and a stale one is ' +
     '409 ABORTED with the current etag in `error.metadata.etag`.',
-  '- **Idempotency**: creating POSTs accept `idempotency-key` (1-64 characters, kept 24 hours); a replay returns the same ' +
-    'status and resource with `idempotent-replayed: true`, a reuse with another request is 422.',
+  '- **Idempotency**: creating POSTs accept `idempotency-key` (1-64 characters, kept 24 hours), scoped to the principal ' +
+    '(the user across their sessions, the API token, the OAuth client) and route; a replay returns the same status and resource ' +
+    'with `idempotent-replayed: true`, a reuse with another request or workspace is 422. A replay is authorized like a first ' +
+    'request: a caller who may not make it, or whose role is lower than at the first request, gets 403, never the stored answer.',
   '- **Workspace scope**: a workspace API token or OAuth client JWT acts on its own workspace; a user credential names the ' +
     'workspace in the `svc-context` header on workspace-scoped routes.',
   '- **`x-svc-auth`** on each operation tells how the caller is resolved: `none` (public), `user` (a user credential), ' +
