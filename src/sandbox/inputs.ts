@@ -20,11 +20,14 @@ export function depthWithin(value: unknown, max: number): boolean {
   return true;
 }
 
-/** Why `inputs` cannot be a run's inputs (not a plain object, too deep, not JSON, too large), or null; with its JSON. */
-export function inputsProblem(inputs: unknown): { problem: string } | { json: string } {
+/**
+ * Why `inputs` cannot be a run's inputs (not a plain object, nested deeper than `maxDepth`, not
+ * JSON, too large), or its JSON. A caller may hold inputs to a stricter depth than the engine's.
+ */
+export function inputsProblem(inputs: unknown, maxDepth = MAX_INPUT_DEPTH): { problem: string } | { json: string } {
   if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) return { problem: 'must be a JSON object' };
   // Depth first: JSON.stringify recurses, and a deep enough value would overflow the host's stack.
-  if (!depthWithin(inputs, MAX_INPUT_DEPTH)) return { problem: `are nested deeper than ${MAX_INPUT_DEPTH} levels` };
+  if (!depthWithin(inputs, Math.min(maxDepth, MAX_INPUT_DEPTH))) return { problem: `are nested deeper than ${Math.min(maxDepth, MAX_INPUT_DEPTH)} levels` };
   let json: string;
   try {
     json = JSON.stringify(inputs);

@@ -38,11 +38,8 @@ export const DEFAULT_MAX_STACK_BYTES = 1 * MiB;
 
 /** Largest `inputs`, serialized; the inputs are copied into every run. */
 export const MAX_INPUT_BYTES = 1 * MiB;
-/**
- * Deepest nesting of `inputs` accepted (its deep freeze walks it inside the sandbox). Stricter than
- * the API's bound on request bodies: inputs are form values, not documents.
- */
-export const MAX_INPUT_DEPTH = 32;
+/** Deepest nesting of `inputs` accepted (its deep freeze walks it inside the sandbox). */
+export const MAX_INPUT_DEPTH = 64;
 /**
  * Deepest nesting of a run's output. Checked inside the sandbox while the value is serialized (one
  * look-up per value), so QuickJS's JSON.stringify, whose cycle check is quadratic in the depth,

@@ -7,6 +7,7 @@ import { parseIfMatch } from '../../platform/etag.js';
 import { bearerSecurity, headerOf, requestHeaders, responses, verbPath, withEtag, type App } from '../../platform/http.js';
 import { pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
+import { writerOfRequest } from './snippet-writer.js';
 import type { RunContext } from './snippets.service.js';
 import {
   CreatedSnippet, CreateSnippetBody, ExecuteBody, ExecuteResult, ListRunsQuery, ListSnippetsQuery, PatchSnippetBody, RunId, RunSnippetBody, Snippet,
@@ -66,7 +67,7 @@ export function snippetRoutes(app: App, s: Services): void {
         return snippet && located(snippet);
       },
       async (tx) => {
-        const snippet = located(await s.snippets.createSnippet(scope, request.body, tx));
+        const snippet = located(await s.snippets.createSnippet(writerOfRequest(request, scope), request.body, tx));
         return { status: 201, body: snippet, resourceId: snippet.id };
       });
   });
@@ -121,7 +122,7 @@ export function snippetRoutes(app: App, s: Services): void {
     },
   }, async (request, reply) => {
     const revision = parseIfMatch(headerOf(request, 'if-match'));
-    return withEtag(reply, await s.snippets.updateSnippet(scopeOf(request), request.params.id, revision, request.body));
+    return withEtag(reply, await s.snippets.updateSnippet(writerOfRequest(request, scopeOf(request)), request.params.id, revision, request.body));
   });
 
   app.delete('/v1/snippets/:id', {
