@@ -95,6 +95,8 @@ export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, m
           if (typeof json === 'string') return json;
         } catch (e) {
           if (e instanceof InternalErrorOf) throw e;
+          // Not String(value): Array.prototype.join recurses as deep as the value does.
+          if (e instanceof RangeErrorOf && e.message === TOO_DEEP) return '[' + TOO_DEEP + ']';
         }
         return StringOf(value);
       }
