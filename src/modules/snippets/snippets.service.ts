@@ -239,7 +239,8 @@ export function createSnippetService(deps: SnippetServiceDeps) {
       });
       return mask.result(result);
     } catch (err) {
-      await quotas.refund(db, charge);
+      // The refusal is the answer: a refund that fails (the database gone) leaves one run over-counted.
+      await quotas.refund(db, charge).catch(() => undefined);
       throw err;
     } finally {
       credential.revoke();
