@@ -10,6 +10,7 @@ import * as m004 from './migrations/004_hardening.js';
 import * as m005 from './migrations/005_secrets_audit.js';
 import * as m006 from './migrations/006_account.js';
 import * as m007 from './migrations/007_snippets.js';
+import * as m008 from './migrations/008_snippet_writers.js';
 import * as m009 from './migrations/009_idempotency_owners.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '005_secrets_audit': m005,
   '006_account': m006,
   '007_snippets': m007,
+  '008_snippet_writers': m008,
   '009_idempotency_owners': m009,
 };
 

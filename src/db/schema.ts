@@ -417,7 +417,10 @@ export interface SnippetsTable {
   agent_session_id: string | null;
   agent_turn_id: string | null;
   created_by: string;
-  code_author_role: string;
+  /** usr_, tok_ or oac_ id of whoever last changed code or inputs (migration 008); null only before it ran */
+  writer_id: string | null;
+  writer_user_id: string | null;
+  writer_role_cap: string | null;
   created_at: number;
   updated_at: number;
   archived_at: number | null;

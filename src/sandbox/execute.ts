@@ -12,15 +12,18 @@ import { PRELUDE, PRELUDE_FILENAME } from './prelude.js';
 import type { RunMessage, WorkerRunResult } from './protocol.js';
 import { RunMeter } from './meter.js';
 import { memoryExhausted, type QuickJSInstance } from './quickjs.js';
+import { MAX_OUTPUT_DEPTH } from './limits.js';
 import { checkPlatformRequest, MAX_REQUEST_JSON_BYTES } from './request.js';
 import {
   abortError,
   invalidOutput,
   memoryLimitError,
   NEVER_SETTLED,
+  outputTooDeep,
   outputTooLarge,
   sandboxFailure,
   STACK_OVERFLOW,
+  TOO_DEEP,
   type AbortReason,
 } from './run-errors.js';
 import { LOG_LEVELS, type LogLevel, type RunError } from './types.js';
@@ -120,11 +123,12 @@ export class Execution {
     const testHooks = this.host.unsafeTestHooks ? this.testHooks(context) : null;
     const inputs = context.newString(this.run.inputsJson);
     const maxLogChars = context.newNumber(limits.maxLogBytes);
+    const maxOutputDepth = context.newNumber(MAX_OUTPUT_DEPTH);
     const prelude = context.unwrapResult(context.evalCode(PRELUDE, PRELUDE_FILENAME, { type: 'global', strict: true }));
     const api = context.unwrapResult(
-      context.callFunction(prelude, context.undefined, hostLog, hostRequest, inputs, maxLogChars, testHooks ?? context.undefined),
+      context.callFunction(prelude, context.undefined, hostLog, hostRequest, inputs, maxLogChars, maxOutputDepth, testHooks ?? context.undefined),
     );
-    for (const handle of [prelude, hostLog, hostRequest, inputs, maxLogChars, testHooks]) handle?.dispose();
+    for (const handle of [prelude, hostLog, hostRequest, inputs, maxLogChars, maxOutputDepth, testHooks]) handle?.dispose();
     this.helpers = {
       describeError: context.getProp(api, 'describeError'),
       serializeOutput: context.getProp(api, 'serializeOutput'),
@@ -258,6 +262,7 @@ export class Execution {
       }
       const thrown = this.describe(serialized.error);
       if (thrown.code === 'MEMORY_LIMIT') return this.finish({ ok: false, error: thrown });
+      if (thrown.details.name === 'RangeError' && thrown.message === TOO_DEEP) return this.finish({ ok: false, error: outputTooDeep(type) });
       return this.finish({ ok: false, error: invalidOutput(`the return value is not JSON-serializable: ${thrown.message}`, type) });
     }
     const length = this.stringLength(serialized.value);
@@ -301,7 +306,7 @@ export class Execution {
   }
 
   private finishAborted(): void {
-    this.finish({ ok: false, error: abortError(this.abortReason ?? 'cancel', this.run.limits) });
+    this.finish({ ok: false, error: abortError(this.abortReason ?? 'cancel', this.run.limits, this.run.waitedMs) });
   }
 
   /** Measures, releases the QuickJS runtime and reports. Idempotent. */

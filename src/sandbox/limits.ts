@@ -40,6 +40,12 @@ export const DEFAULT_MAX_STACK_BYTES = 1 * MiB;
 export const MAX_INPUT_BYTES = 1 * MiB;
 /** Deepest nesting of `inputs` accepted (its deep freeze walks it inside the sandbox). */
 export const MAX_INPUT_DEPTH = 64;
+/**
+ * Deepest nesting of a run's output. Checked inside the sandbox while the value is serialized (one
+ * look-up per value), so QuickJS's JSON.stringify, whose cycle check is quadratic in the depth,
+ * never descends further, and the host never parses, stores or serves a deeper document.
+ */
+export const MAX_OUTPUT_DEPTH = 64;
 
 /**
  * `overrides` on top of `base`. cpuMs defaults to wallMs when neither sets it. Throws a

@@ -13,6 +13,7 @@ import { spawnWorkerThread } from './thread.js';
 import {
   SandboxBusyError,
   SandboxClosedError,
+  type BusyReason,
   type RunError,
   type RunLimits,
   type RunRequest,
@@ -28,6 +29,8 @@ interface Job {
   tenant: string;
   limits: RunLimits;
   inputsJson: string;
+  /** performance.now() at submission: the run's wall time limit counts from here */
+  submittedAt: number;
   resolve(result: RunResult): void;
   queueTimer: NodeJS.Timeout | null;
   onAbort: (() => void) | null;
@@ -52,6 +55,12 @@ const ZERO_STATS = { cpu_time_ms: 0, wall_time_ms: 0, heap_used_bytes: 0, reques
 
 function failed(error: RunError, stats = ZERO_STATS): RunResult {
   return { ok: false, error, logs: [], stats };
+}
+
+/** The limits of a run that waited `waitedMs` for a worker: what is left of its wall time (and CPU within it). */
+function shortened(limits: RunLimits, waitedMs: number): RunLimits {
+  const wallMs = limits.wallMs - waitedMs;
+  return { ...limits, wallMs, cpuMs: Math.min(limits.cpuMs, wallMs) };
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -203,17 +212,35 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     job.resolve(result);
   }
 
+  /** When a busy worker is free at the latest (its run's wall limit), in ms from now: a retry hint. */
+  function soonestFreeMs(): number {
+    const now = performance.now();
+    let soonest = Infinity;
+    for (const worker of workers) {
+      if (worker.active) soonest = Math.min(soonest, worker.active.startedAt + worker.active.job.limits.wallMs - now);
+    }
+    return Number.isFinite(soonest) ? Math.max(0, Math.ceil(soonest)) : 1_000;
+  }
+
+  function busy(reason: BusyReason, tenant: string): SandboxBusyError {
+    return new SandboxBusyError(reason, tenant, soonestFreeMs());
+  }
+
   function start(worker: PoolWorker, job: Job): void {
     worker.state = 'busy';
     worker.thread.ref();
     bump(runningByTenant, job.tenant, 1);
     runs++;
+    // Time spent waiting for a worker counts against the wall limit (the queue timer refused the run
+    // before it ran out): the run ends within its limit of its submission, as the caller was told.
+    const waitedMs = Math.max(0, Math.min(Math.floor(performance.now() - job.submittedAt), job.limits.wallMs - 1));
+    if (waitedMs > 0) job.limits = shortened(job.limits, waitedMs);
     const deadline = job.limits.wallMs + graceMs;
     const watchdog = setTimeout(() => {
       replace(worker, 'the sandbox worker did not answer', watchdogTimeout(job.limits, deadline));
     }, deadline);
     worker.active = { job, startedAt: performance.now(), watchdog, bridgeAbort: new AbortController(), requests: 0 };
-    worker.thread.postMessage({ type: 'run', runId: job.id, code: job.request.code, inputsJson: job.inputsJson, limits: job.limits });
+    worker.thread.postMessage({ type: 'run', runId: job.id, code: job.request.code, inputsJson: job.inputsJson, limits: job.limits, waitedMs });
   }
 
   /** Gives idle workers the oldest queued runs whose tenant is under its cap. */
@@ -271,13 +298,13 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     }
     const tenant = request.tenant;
     return new Promise<RunResult>((resolve, reject) => {
-      const job: Job = { id: nextJobId++, request, tenant, limits, inputsJson, resolve, queueTimer: null, onAbort: null };
+      const job: Job = { id: nextJobId++, request, tenant, limits, inputsJson, submittedAt: performance.now(), resolve, queueTimer: null, onAbort: null };
       if (request.signal?.aborted) return resolve(failed(cancelledError('the run was cancelled before it started')));
       const underCap = (runningByTenant.get(tenant) ?? 0) < perTenantConcurrency;
       const idle = underCap ? [...workers].find((w) => w.state === 'idle') : undefined;
       if (!idle) {
-        if ((queuedByTenant.get(tenant) ?? 0) >= perTenantQueue) return reject(new SandboxBusyError('tenant_queue_full', tenant));
-        if (queue.length >= maxQueue) return reject(new SandboxBusyError('queue_full', tenant));
+        if ((queuedByTenant.get(tenant) ?? 0) >= perTenantQueue) return reject(busy('tenant_queue_full', tenant));
+        if (queue.length >= maxQueue) return reject(busy('queue_full', tenant));
       }
       if (request.signal) {
         job.onAbort = () => cancel(job);
@@ -286,9 +313,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       if (idle) return start(idle, job);
       queue.push(job);
       bump(queuedByTenant, tenant, 1);
+      // It waits until the queue timeout or until it could no longer run within its own wall limit,
+      // whichever comes first, and is refused then.
+      const byTimeLimit = limits.wallMs - 1 < queueTimeoutMs;
       job.queueTimer = setTimeout(() => {
-        if (removeQueued(job)) reject(new SandboxBusyError('queue_timeout', tenant));
-      }, queueTimeoutMs);
+        if (removeQueued(job)) reject(busy(byTimeLimit ? 'time_limit' : 'queue_timeout', tenant));
+      }, byTimeLimit ? limits.wallMs - 1 : queueTimeoutMs);
     });
   }
 

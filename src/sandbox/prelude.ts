@@ -12,7 +12,7 @@
 // { response } | { error }, or a string: the message of a TypeError to throw.
 export const PRELUDE_FILENAME = 'platform.js';
 
-export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, maxLogChars, testHooks) {
+export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, maxLogChars, maxOutputDepth, testHooks) {
   'use strict';
   const g = globalThis;
   const apply = Reflect.apply;
@@ -26,6 +26,10 @@ export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, m
   const ErrorOf = Error;
   const TypeErrorOf = TypeError;
   const InternalErrorOf = InternalError;
+  const RangeErrorOf = RangeError;
+  const MapOf = Map;
+  const mapGet = Map.prototype.get;
+  const mapSet = Map.prototype.set;
   const stringSlice = String.prototype.slice;
   const symbolToString = Symbol.prototype.toString;
   const cut = (text, max) => (text.length > max ? apply(stringSlice, text, [0, max]) : text);
@@ -50,6 +54,24 @@ export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, m
     return root;
   }
 
+  // Whatever leaves as JSON (the output, logged objects, request bodies) is bounded in depth while
+  // it is serialized: the replacer sees each value after toJSON, before JSON.stringify descends
+  // into it, and its holder (this) is the container one level up, whose depth it recorded. One map
+  // look-up per value; nothing deeper is ever walked (QuickJS's cycle check is quadratic in the
+  // depth). The host recognizes the message (run-errors.ts TOO_DEEP).
+  const TOO_DEEP = 'the value is nested deeper than ' + maxOutputDepth + ' levels';
+  function boundedStringify(value) {
+    const depths = new MapOf();
+    return stringify(value, function (key, item) {
+      if (item !== null && typeof item === 'object') {
+        const depth = (apply(mapGet, depths, [this]) ?? 0) + 1;
+        if (depth > maxOutputDepth) throw new RangeErrorOf(TOO_DEEP);
+        apply(mapSet, depths, [item, depth]);
+      }
+      return item;
+    });
+  }
+
   function formatValue(value) {
     switch (typeof value) {
       case 'string':
@@ -69,10 +91,12 @@ export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, m
           return typeof value.stack === 'string' && value.stack ? head + '\n' + value.stack : head;
         }
         try {
-          const json = stringify(value);
+          const json = boundedStringify(value);
           if (typeof json === 'string') return json;
         } catch (e) {
           if (e instanceof InternalErrorOf) throw e;
+          // Not String(value): Array.prototype.join recurses as deep as the value does.
+          if (e instanceof RangeErrorOf && e.message === TOO_DEEP) return '[' + TOO_DEEP + ']';
         }
         return StringOf(value);
       }
@@ -115,7 +139,7 @@ export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, m
   defineProperty(platform, 'request', {
     enumerable: true,
     value: async function request(req) {
-      const json = stringify(req === undefined ? null : req);
+      const json = boundedStringify(req === undefined ? null : req);
       if (typeof json !== 'string') {
         throw new TypeErrorOf('platform.request: expects an object { method, path, query?, body?, headers? }');
       }
@@ -162,7 +186,7 @@ export const PRELUDE = String.raw`(function (hostLog, hostRequest, inputsJson, m
 
   return {
     describeError,
-    serializeOutput: (value) => (value === undefined ? 'null' : stringify(value)),
+    serializeOutput: (value) => (value === undefined ? 'null' : boundedStringify(value)),
     parseJson: (text) => parse(text),
   };
 })`;

@@ -17,7 +17,9 @@ export interface RunMessage {
   runId: number;
   code: string;
   inputsJson: string;
+  /** limits.wallMs is what is left of the run's wall limit after it waited this long for a worker */
   limits: RunLimits;
+  waitedMs?: number;
 }
 
 export type ToWorker =

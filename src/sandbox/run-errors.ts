@@ -1,4 +1,5 @@
 // The errors a run ends with, worded once (types.ts documents each code and its details).
+import { MAX_OUTPUT_DEPTH } from './limits.js';
 import type { RunError, RunLimits } from './types.js';
 
 /** Why the engine stopped a run from outside the snippet's own control flow. */
@@ -8,10 +9,14 @@ export function cancelledError(message = 'the run was cancelled'): RunError {
   return { code: 'CANCELLED', message, details: {} };
 }
 
-export function abortError(reason: AbortReason, limits: RunLimits): RunError {
+/** `waitedMs`: how long the run waited for a worker, which its wall limit (counted from submission) includes. */
+export function abortError(reason: AbortReason, limits: RunLimits, waitedMs = 0): RunError {
   switch (reason) {
-    case 'wall':
-      return { code: 'TIMEOUT', message: `the run exceeded its wall time of ${limits.wallMs} ms`, details: { limit: 'wall', limit_ms: limits.wallMs } };
+    case 'wall': {
+      const limitMs = limits.wallMs + waitedMs;
+      const waited = waitedMs > 0 ? `, ${waitedMs} ms of which it waited for a sandbox worker` : '';
+      return { code: 'TIMEOUT', message: `the run exceeded its wall time of ${limitMs} ms${waited}`, details: { limit: 'wall', limit_ms: limitMs, waited_ms: waitedMs } };
+    }
     case 'cpu':
       return { code: 'TIMEOUT', message: `the run exceeded its CPU time of ${limits.cpuMs} ms`, details: { limit: 'cpu', limit_ms: limits.cpuMs } };
     case 'requests':
@@ -36,6 +41,13 @@ export function memoryLimitError(limits: RunLimits): RunError {
 
 export function outputTooLarge(limits: RunLimits): RunError {
   return { code: 'OUTPUT_TOO_LARGE', message: `the output is larger than ${limits.maxOutputBytes} bytes as JSON`, details: { limit_bytes: limits.maxOutputBytes } };
+}
+
+/** The prelude's message when a value it serializes is nested past MAX_OUTPUT_DEPTH (prelude.ts words it the same). */
+export const TOO_DEEP = `the value is nested deeper than ${MAX_OUTPUT_DEPTH} levels`;
+
+export function outputTooDeep(type: string): RunError {
+  return { code: 'INVALID_OUTPUT', message: `the return value is nested deeper than ${MAX_OUTPUT_DEPTH} levels`, details: { type, limit_depth: MAX_OUTPUT_DEPTH } };
 }
 
 export function invalidOutput(message: string, type: string): RunError {

@@ -101,7 +101,8 @@ export interface RunStats {
  * - MEMORY_LIMIT: the heap reached `memoryBytes`; details: `{ limit_bytes }`.
  * - OUTPUT_TOO_LARGE: the serialized output exceeds `maxOutputBytes`; details: `{ limit_bytes }`.
  * - REQUEST_LIMIT: a request past `maxRequests`; details: `{ limit }`.
- * - INVALID_OUTPUT: the return value is not JSON-serializable; details: `{ type }`.
+ * - INVALID_OUTPUT: the return value is not JSON-serializable, or nested deeper than 64 levels;
+ *   details: `{ type }` (and `limit_depth` for the depth).
  * - CANCELLED: the caller's signal aborted the run.
  * - SANDBOX_FAILURE: the engine itself failed (a worker died); the pool replaced the worker.
  */
@@ -136,7 +137,11 @@ export interface SandboxOptions {
   perTenantConcurrency?: number;
   /** runs of one tenant waiting (default 16) */
   perTenantQueue?: number;
-  /** a run waiting longer than this for a worker is refused with SandboxBusyError (default 10,000 ms) */
+  /**
+   * a run waiting longer than this for a worker is refused with SandboxBusyError (default 10,000
+   * ms); a run also waits at most its own wall time limit, which counts from submission: a run that
+   * waited W ms gets wallMs - W to run, so it ends within its limit either way
+   */
   queueTimeoutMs?: number;
   /** how long past a run's wall limit the pool waits before replacing its worker (default 2,000 ms) */
   watchdogGraceMs?: number;
@@ -178,7 +183,20 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-export type BusyReason = 'tenant_queue_full' | 'queue_full' | 'queue_timeout';
+/**
+ * - tenant_queue_full, queue_full: too many runs wait already.
+ * - queue_timeout: the run waited `queueTimeoutMs` for a worker.
+ * - time_limit: the run waited as long as its wall time limit (which counts from submission), so
+ *   it could no longer finish within it; refused then rather than after the whole queue timeout.
+ */
+export type BusyReason = 'tenant_queue_full' | 'queue_full' | 'queue_timeout' | 'time_limit';
+
+const BUSY_MESSAGES: Record<BusyReason, (tenant: string) => string> = {
+  tenant_queue_full: (tenant) => `too many runs of ${tenant} are running or waiting`,
+  queue_full: () => 'too many runs are waiting for the sandbox',
+  queue_timeout: () => 'the run waited too long for a sandbox worker',
+  time_limit: () => 'no sandbox worker was free before the run\'s time limit ran out',
+};
 
 /** The pool cannot take the run now; retry later (an HTTP route answers 429). */
 export class SandboxBusyError extends Error {
@@ -186,14 +204,10 @@ export class SandboxBusyError extends Error {
   constructor(
     readonly reason: BusyReason,
     readonly tenant: string,
+    /** when a busy worker reaches its run's time limit at the latest, in ms from now (a retry hint) */
+    readonly retryAfterMs = 1_000,
   ) {
-    super(
-      reason === 'tenant_queue_full'
-        ? `too many runs of ${tenant} are running or waiting`
-        : reason === 'queue_full'
-          ? 'too many runs are waiting for the sandbox'
-          : 'the run waited too long for a sandbox worker',
-    );
+    super(BUSY_MESSAGES[reason](tenant));
   }
 }
 

@@ -1264,7 +1264,7 @@ export interface paths {
         put?: never;
         /**
          * Create a snippet (spec endpoint 14)
-         * @description Any member may create snippets. 201 with `snippet_id` (spec endpoint 14) and the whole snippet, its etag in the ETag header and its URL in Location. Defaults: visibility `workspace`, origin `user`, purpose `general`, inputs []. Declared inputs are checked (keys unique; `options` with enum only, `resource_type` with resource only, `min`/`max` with number only, defaults valid): 400 with field violations. A workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.
+         * @description Any member may create snippets. 201 with `snippet_id` (spec endpoint 14) and the whole snippet, its etag in the ETag header and its URL in Location. Defaults: visibility `workspace`, origin `user`, purpose `general`, inputs []. Declared inputs are checked (keys unique; `options` with enum only, `resource_type` with resource only, `min`/`max` with number only, defaults valid; a default is a value of its kind, never a nested document): 400 with field violations. The creator is the snippet's first `last_writer_id`. A workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.
          */
         post: operations["createSnippet"];
         delete?: never;
@@ -1284,7 +1284,7 @@ export interface paths {
         put?: never;
         /**
          * Run code without saving it
-         * @description Any member may run code. Runs `code` once with `inputs` (as given: there are no declarations) and answers 200 with its output or error, logs and stats when it ends; nothing is stored. The code runs in the sandbox (QuickJS in WebAssembly, a fresh context per run; 10 s of wall time unless overrides.timeout_ms asks for up to 60 s, 64 MiB, 50 platform.request calls, 1 MiB of output). Its platform.request calls are served in-process as the caller in the caller's workspace, never with more rights: with the lower of the caller's role and the role of whoever last wrote the code, and with the credentials and svc-context set by the server (a snippet that sets authorization, cookie, svc-context or forwarding headers gets an error inside the code). A snippet's requests cannot start other runs (403). Each run counts against the daily `snippets/runs` quota (429 QUOTA_EXCEEDED past it, with retry-after). A workspace runs at most SVC_SNIPPET_CONCURRENCY snippets at once; the next SVC_SNIPPET_QUEUE wait for a worker (at most SVC_SANDBOX_QUEUE_TIMEOUT_MS), and beyond that the run is refused with 429 (reason SANDBOX_BUSY, retry-after).
+         * @description Any member may run code. Runs `code` once with `inputs` (as given: there are no declarations; nested at most 32 levels and 1 MiB as JSON, else 400 INVALID_INPUTS) and answers 200 with its output or error, logs and stats when it ends, also when the run failed (INVALID_OUTPUT, TIMEOUT, ...); nothing is stored. The run acts with the caller's rights. The code runs in the sandbox (QuickJS in WebAssembly, a fresh context per run; 10 s of wall time unless overrides.timeout_ms asks for up to 60 s, 64 MiB, 50 platform.request calls, 1 MiB of output nested at most 64 levels, else INVALID_OUTPUT). Its platform.request calls are served in-process as the caller in the caller's workspace, never with more rights than the caller has, and with the credentials and svc-context set by the server (a snippet that sets authorization, cookie, svc-context or forwarding headers gets an error inside the code). A snippet's requests cannot start other runs (403). Every secret value the run read (`:access`) is replaced by `[masked]` in its output, logs and error before they are answered or stored (also its JSON-escaped, URL-encoded and base64 forms; a value under 8 characters only where it stands alone). Each run that runs counts against the daily `snippets/runs` quota (429 QUOTA_EXCEEDED past it, with retry-after); a refused run costs nothing. A workspace runs at most SVC_SNIPPET_CONCURRENCY snippets at once; the next SVC_SNIPPET_QUEUE wait for a worker, each at most its own time limit (which counts from the request, so the wait shortens the run) and at most SVC_SANDBOX_QUEUE_TIMEOUT_MS; beyond that the run is refused with 429 (reason SANDBOX_BUSY, metadata.cause tenant_queue_full, queue_full, time_limit or queue_timeout; retry-after: when a busy worker's run reaches its limit).
          */
         post: operations["executeSnippetCode"];
         delete?: never;
@@ -1316,7 +1316,7 @@ export interface paths {
         head?: never;
         /**
          * Change a snippet
-         * @description Any member may change snippets. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. Every change makes a new etag. Whoever changes `code` vouches for it: later runs act with at most that person's role. An archived snippet is 422 (reason SNIPPET_ARCHIVED): restore it first.
+         * @description Any member may change snippets. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. Every change makes a new etag. Whoever changes what a run does, `code` or `inputs` (their defaults included; sending either counts), becomes the snippet's `last_writer_id` and vouches for it: later runs act with at most the rights that writer has when each run starts. Name, description, display_type, visibility and purpose leave the last writer as it is. An archived snippet is 422 (reason SNIPPET_ARCHIVED): restore it first.
          */
         patch: operations["updateSnippet"];
         trace?: never;
@@ -1350,13 +1350,13 @@ export interface paths {
         };
         /**
          * List a snippet's runs (spec endpoint 8)
-         * @description Runs of the snippet, newest first, filtered by `state`. `view=basic` (default) leaves out `output`, `error` and `logs`; `view=full` includes them. Any member may list them, also of an archived snippet.
+         * @description Runs of the snippet, newest first, filtered by `state`. `view=basic` (default) leaves out `output`, `error` and `logs`; `view=full` includes them, with every secret value the run read stored as `[masked]`. Any member may list them, also of an archived snippet.
          */
         get: operations["listSnippetRuns"];
         put?: never;
         /**
          * Run a snippet
-         * @description Any member may run snippets. Checks `inputs` against the snippet's declared inputs (400 with field violations under `body.inputs`; defaults fill what is left out), runs the code now and answers 201 with the finished run, full view, when it ends (the run is recorded whatever its outcome: `succeeded`, `failed` or `timed_out`). An archived snippet is 422 (reason SNIPPET_ARCHIVED). The code runs in the sandbox (QuickJS in WebAssembly, a fresh context per run; 10 s of wall time unless overrides.timeout_ms asks for up to 60 s, 64 MiB, 50 platform.request calls, 1 MiB of output). Its platform.request calls are served in-process as the caller in the caller's workspace, never with more rights: with the lower of the caller's role and the role of whoever last wrote the code, and with the credentials and svc-context set by the server (a snippet that sets authorization, cookie, svc-context or forwarding headers gets an error inside the code). A snippet's requests cannot start other runs (403). Each run counts against the daily `snippets/runs` quota (429 QUOTA_EXCEEDED past it, with retry-after). A workspace runs at most SVC_SNIPPET_CONCURRENCY snippets at once; the next SVC_SNIPPET_QUEUE wait for a worker (at most SVC_SANDBOX_QUEUE_TIMEOUT_MS), and beyond that the run is refused with 429 (reason SANDBOX_BUSY, retry-after). Accepts idempotency-key: a retry returns the recorded run without running again.
+         * @description Any member may run snippets. Checks `inputs` against the snippet's declared inputs (400 with field violations under `body.inputs`; defaults fill what is left out), runs the code now and answers 201 with the finished run, full view, when it ends (the run is recorded whatever its outcome: `succeeded`, `failed` or `timed_out`). An archived snippet is 422 (reason SNIPPET_ARCHIVED). Stored code acts with the rights its last writer (`last_writer_id`) has when the run starts, and never more than the caller's: the lower of the two roles, read now (a demoted writer gives the lower role). A writer who left the workspace, or whose API token or OAuth client was revoked or expired, gives no rights: the code does not run, and the run is recorded as `failed` with error code WRITER_UNAUTHORIZED (not counted against the quota); someone with the rights must save the code or inputs again. The code runs in the sandbox (QuickJS in WebAssembly, a fresh context per run; 10 s of wall time unless overrides.timeout_ms asks for up to 60 s, 64 MiB, 50 platform.request calls, 1 MiB of output nested at most 64 levels, else INVALID_OUTPUT). Its platform.request calls are served in-process as the caller in the caller's workspace, never with more rights than the caller has, and with the credentials and svc-context set by the server (a snippet that sets authorization, cookie, svc-context or forwarding headers gets an error inside the code). A snippet's requests cannot start other runs (403). Every secret value the run read (`:access`) is replaced by `[masked]` in its output, logs and error before they are answered or stored (also its JSON-escaped, URL-encoded and base64 forms; a value under 8 characters only where it stands alone). Each run that runs counts against the daily `snippets/runs` quota (429 QUOTA_EXCEEDED past it, with retry-after); a refused run costs nothing. A workspace runs at most SVC_SNIPPET_CONCURRENCY snippets at once; the next SVC_SNIPPET_QUEUE wait for a worker, each at most its own time limit (which counts from the request, so the wait shortens the run) and at most SVC_SANDBOX_QUEUE_TIMEOUT_MS; beyond that the run is refused with 429 (reason SANDBOX_BUSY, metadata.cause tenant_queue_full, queue_full, time_limit or queue_timeout; retry-after: when a busy worker's run reaches its limit). Accepts idempotency-key: a retry returns the recorded run without running again.
          */
         post: operations["runSnippet"];
         delete?: never;
@@ -2849,6 +2849,7 @@ export interface components {
          *       "agent_session_id": null,
          *       "agent_turn_id": null,
          *       "created_by": "usr_01jf8x3q6m2c4y7n0k5t9r1b3c",
+         *       "last_writer_id": "usr_01jf8x3q6m2c4y7n0k5t9r1b3c",
          *       "created_at": 1767225600,
          *       "updated_at": 1767225600,
          *       "archived_at": null,
@@ -2922,6 +2923,8 @@ export interface components {
             agent_turn_id: string | null;
             /** @description usr_, tok_ or oac_ id of whoever created it */
             created_by: string;
+            /** @description usr_, tok_ or oac_ id of whoever last changed what the snippet does (created it, or changed `code` or `inputs`). Every run acts with at most the rights this writer has when the run starts (and never more than the runner's): none when the user left the workspace or the token or client was revoked or expired (the run fails with WRITER_UNAUTHORIZED) */
+            last_writer_id: string;
             /** @description creation time (Unix seconds) */
             created_at: number;
             /** @description last change (Unix seconds) */
@@ -2962,6 +2965,7 @@ export interface components {
          *       "agent_session_id": null,
          *       "agent_turn_id": null,
          *       "created_by": "usr_01jf8x3q6m2c4y7n0k5t9r1b3c",
+         *       "last_writer_id": "usr_01jf8x3q6m2c4y7n0k5t9r1b3c",
          *       "created_at": 1767225600,
          *       "updated_at": 1767225600,
          *       "archived_at": null,
@@ -3037,6 +3041,8 @@ export interface components {
             agent_turn_id: string | null;
             /** @description usr_, tok_ or oac_ id of whoever created it */
             created_by: string;
+            /** @description usr_, tok_ or oac_ id of whoever last changed what the snippet does (created it, or changed `code` or `inputs`). Every run acts with at most the rights this writer has when the run starts (and never more than the runner's): none when the user left the workspace or the token or client was revoked or expired (the run fails with WRITER_UNAUTHORIZED) */
+            last_writer_id: string;
             /** @description creation time (Unix seconds) */
             created_at: number;
             /** @description last change (Unix seconds) */
@@ -3137,21 +3143,21 @@ export interface components {
             created_at: number;
             /** @description runs never change once recorded */
             etag: string;
-            /** @description view=full (and GET of one run): the return value, null when the run failed */
+            /** @description view=full (and GET of one run): the return value, null when the run failed; secret values the run read are [masked] */
             output?: unknown;
             /** @description view=full: why it failed, null when it succeeded */
             error?: {
                 /**
-                 * @description SNIPPET_THREW (uncaught exception, syntax error or stack overflow; details: name, stack), TIMEOUT (state timed_out; details: limit, limit_ms), MEMORY_LIMIT (details: limit_bytes), OUTPUT_TOO_LARGE (over 1 MiB; details: limit_bytes), REQUEST_LIMIT (a 51st platform.request; details: limit), INVALID_OUTPUT (not JSON-serializable; details: type), CANCELLED, SANDBOX_FAILURE (the engine failed; the worker was replaced)
+                 * @description SNIPPET_THREW (uncaught exception, syntax error or stack overflow; details: name, stack), TIMEOUT (state timed_out; details: limit, limit_ms, and waited_ms: the time limit counts from the request, waiting for a sandbox worker included), MEMORY_LIMIT (details: limit_bytes), OUTPUT_TOO_LARGE (over 1 MiB; details: limit_bytes), REQUEST_LIMIT (a 51st platform.request; details: limit), INVALID_OUTPUT (not JSON-serializable, or nested deeper than 64 levels; details: type, limit_depth), CANCELLED, SANDBOX_FAILURE (the engine failed; the worker was replaced), WRITER_UNAUTHORIZED (stored snippets: the last writer has no rights now, having left the workspace or its API token or OAuth client being revoked or expired; the code did not run and the run is not counted; details: writer_id, cause `removed`, `revoked` or `expired`)
                  * @enum {string}
                  */
-                code: "SNIPPET_THREW" | "TIMEOUT" | "MEMORY_LIMIT" | "OUTPUT_TOO_LARGE" | "REQUEST_LIMIT" | "INVALID_OUTPUT" | "CANCELLED" | "SANDBOX_FAILURE";
-                /** @description what happened */
+                code: "SNIPPET_THREW" | "TIMEOUT" | "MEMORY_LIMIT" | "OUTPUT_TOO_LARGE" | "REQUEST_LIMIT" | "INVALID_OUTPUT" | "CANCELLED" | "SANDBOX_FAILURE" | "WRITER_UNAUTHORIZED";
+                /** @description what happened; secret values the run read appear as [masked] */
                 message: string;
                 /** @description details by code */
                 details: unknown;
             } | null;
-            /** @description view=full: the captured console lines */
+            /** @description view=full: the captured console lines, secret values the run read [masked] */
             logs?: {
                 /**
                  * @description the console method: log, info, warn, error or debug
@@ -3185,21 +3191,21 @@ export interface components {
          *     }
          */
         SnippetExecuteResult: {
-            /** @description the return value; null when the run failed */
+            /** @description the return value; null when the run failed. Secret values the run read (`:access`) are [masked], here too */
             output: unknown;
             /** @description why it failed, null when it succeeded */
             error: {
                 /**
-                 * @description SNIPPET_THREW (uncaught exception, syntax error or stack overflow; details: name, stack), TIMEOUT (state timed_out; details: limit, limit_ms), MEMORY_LIMIT (details: limit_bytes), OUTPUT_TOO_LARGE (over 1 MiB; details: limit_bytes), REQUEST_LIMIT (a 51st platform.request; details: limit), INVALID_OUTPUT (not JSON-serializable; details: type), CANCELLED, SANDBOX_FAILURE (the engine failed; the worker was replaced)
+                 * @description SNIPPET_THREW (uncaught exception, syntax error or stack overflow; details: name, stack), TIMEOUT (state timed_out; details: limit, limit_ms, and waited_ms: the time limit counts from the request, waiting for a sandbox worker included), MEMORY_LIMIT (details: limit_bytes), OUTPUT_TOO_LARGE (over 1 MiB; details: limit_bytes), REQUEST_LIMIT (a 51st platform.request; details: limit), INVALID_OUTPUT (not JSON-serializable, or nested deeper than 64 levels; details: type, limit_depth), CANCELLED, SANDBOX_FAILURE (the engine failed; the worker was replaced), WRITER_UNAUTHORIZED (stored snippets: the last writer has no rights now, having left the workspace or its API token or OAuth client being revoked or expired; the code did not run and the run is not counted; details: writer_id, cause `removed`, `revoked` or `expired`)
                  * @enum {string}
                  */
-                code: "SNIPPET_THREW" | "TIMEOUT" | "MEMORY_LIMIT" | "OUTPUT_TOO_LARGE" | "REQUEST_LIMIT" | "INVALID_OUTPUT" | "CANCELLED" | "SANDBOX_FAILURE";
-                /** @description what happened */
+                code: "SNIPPET_THREW" | "TIMEOUT" | "MEMORY_LIMIT" | "OUTPUT_TOO_LARGE" | "REQUEST_LIMIT" | "INVALID_OUTPUT" | "CANCELLED" | "SANDBOX_FAILURE" | "WRITER_UNAUTHORIZED";
+                /** @description what happened; secret values the run read appear as [masked] */
                 message: string;
                 /** @description details by code */
                 details: unknown;
             } | null;
-            /** @description the captured console lines */
+            /** @description the captured console lines, secret values the run read [masked] */
             logs: {
                 /**
                  * @description the console method: log, info, warn, error or debug
@@ -12587,7 +12593,7 @@ export interface operations {
                 "application/json": {
                     /** @description the body of an async JavaScript function (strict mode), 1-50,000 characters, run in the sandbox with `inputs`, `console` and `await platform.request({method, path, query?, body?, headers?})`; its return value (JSON, at most 1 MiB) is the output */
                     code: string;
-                    /** @description a JSON object, the global `inputs` of the code (no declarations: passed as given) */
+                    /** @description a JSON object, the global `inputs` of the code (no declarations: passed as given); nested at most 32 levels and 1 MiB as JSON, else 400 INVALID_INPUTS */
                     inputs?: {
                         [key: string]: unknown;
                     };

@@ -25,6 +25,18 @@ export async function incrementWithin(
   return row ? Number(row.count) : null;
 }
 
+/** Takes `removing` uses off the window's counter (a refund), never below zero. */
+export async function decrementCounter(tx: Executor, workspaceId: string, metric: string, windowStart: number, removing: number): Promise<void> {
+  await tx
+    .updateTable('usage_counters')
+    .set((eb) => ({ count: eb('count', '-', removing) }))
+    .where('workspace_id', '=', workspaceId)
+    .where('metric', '=', metric)
+    .where('window_start', '=', windowStart)
+    .where('count', '>=', removing)
+    .execute();
+}
+
 export async function counterValue(db: Executor, workspaceId: string, metric: string, windowStart: number): Promise<number> {
   const row = await db
     .selectFrom('usage_counters')

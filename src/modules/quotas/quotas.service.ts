@@ -21,6 +21,14 @@ import { inWorkspaces, type UsageCounter, type WorkspaceSet } from './usage.js';
 /** Whom a check is for: a workspace (and, for operations/running, one of its clusters), or a user (workspaces/owned). */
 export type QuotaSubject = { workspaceId: string; clusterId?: string | null } | { userId: string };
 
+/** A rate use `enforce` counted, which `refund` can give back. */
+export interface RateCharge {
+  workspaceId: string;
+  metric: MetricKey;
+  windowStart: number;
+  adding: number;
+}
+
 /** Thresholds that notify, in percent of the limit (the highest one reached is sent). */
 const THRESHOLDS = [100, 80];
 
@@ -100,8 +108,8 @@ export function createQuotaService(deps: QuotaServiceDeps) {
    * counted rate uses. Call it in the transaction that creates the resource, before the insert:
    * it takes the workspace's (or user's) row lock, which that transaction then holds to its commit.
    */
-  async function enforce(tx: Executor, subject: QuotaSubject, metric: MetricKey, adding = 1): Promise<void> {
-    if (!enforced || adding <= 0) return;
+  async function enforce(tx: Executor, subject: QuotaSubject, metric: MetricKey, adding = 1): Promise<RateCharge | null> {
+    if (!enforced || adding <= 0) return null;
     const def = metricOf(metric);
     if (def.subject === 'user') {
       if (!('userId' in subject)) throw new Error(`${metric} is checked for a user`);
@@ -109,7 +117,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
       const owned = await ownedFigures(tx, subject.userId);
       if (owned.usage + adding > owned.limit) throw quotaExceeded(def, owned.limit, owned.usage);
       await crossed(tx, def, subject, owned.tier, owned.limit, owned.usage, owned.usage + adding);
-      return;
+      return null;
     }
     if (!('workspaceId' in subject)) throw new Error(`${metric} is checked for a workspace`);
     if (def.type === 'rate') {
@@ -120,7 +128,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
       const after = await repo.incrementWithin(tx, subject.workspaceId, metric, window.start, adding, limit);
       if (after === null) throw quotaExceeded(def, limit, await repo.counterValue(tx, subject.workspaceId, metric, window.start), { retryAfter: window.end - now });
       await crossed(tx, def, subject, tier, limit, after - adding, after);
-      return;
+      return { workspaceId: subject.workspaceId, metric, windowStart: window.start, adding };
     }
     const locked = await lockWorkspace(tx, subject.workspaceId);
     const tier = locked?.plan_tier ?? DEFAULT_TIER;
@@ -129,11 +137,20 @@ export function createQuotaService(deps: QuotaServiceDeps) {
       if (!subject.clusterId) throw new Error(`${metric} is checked for a cluster`);
       const usage = await repo.runningOnCluster(tx, subject.clusterId);
       if (usage + adding > limit) throw quotaExceeded(def, limit, usage, { clusterId: subject.clusterId });
-      return;
+      return null;
     }
     const usage = await usageOf(tx, metric, subject.workspaceId);
     if (usage + adding > limit) throw quotaExceeded(def, limit, usage);
     await crossed(tx, def, subject, tier, limit, usage, usage + adding);
+    return null;
+  }
+
+  /**
+   * Gives back a rate use counted by `enforce` whose work did not happen after all (a snippet run
+   * the sandbox refused): the day it was counted in gets it back, never below zero.
+   */
+  async function refund(executor: Executor, charge: RateCharge | null): Promise<void> {
+    if (charge) await repo.decrementCounter(executor, charge.workspaceId, charge.metric, charge.windowStart, charge.adding);
   }
 
   /**
@@ -278,7 +295,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
     return repo.purgeCountersBefore(db, dayWindow(clock.now()).start - 86_400);
   }
 
-  return { registerUsage, unregisteredMetrics, enforce, admitOperation, firstOverLimit, report, purgeCounters, plans };
+  return { registerUsage, unregisteredMetrics, enforce, refund, admitOperation, firstOverLimit, report, purgeCounters, plans };
 }
 
 export type QuotaService = ReturnType<typeof createQuotaService>;

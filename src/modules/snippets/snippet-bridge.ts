@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { Socket } from 'node:net';
 import type { JsonValue, PlatformRequest, PlatformResponse, SandboxBridge } from '../../sandbox/index.js';
 import type { Role, TokenVerifier, WorkspacePrincipal } from '../../platform/auth.js';
+import type { SecretMask } from './snippet-masking.js';
 
 /** Serves one HTTP request in-process: `app.inject` of the app the run was started from. */
 export type Dispatch = (options: InjectOptions) => Promise<LightMyRequestResponse>;
@@ -87,8 +88,9 @@ function responseOf(res: LightMyRequestResponse): PlatformResponse {
 /**
  * The bridge of one run: every request goes through `dispatch` with the run's credential and
  * workspace, and an x-request-id derived from the request that started the run (logs tie them).
+ * Secret values in the answers are noted in `mask`, which masks them in what the run leaves behind.
  */
-export function runBridge(dispatch: Dispatch, token: string, workspaceId: string, parentRequestId: string): SandboxBridge {
+export function runBridge(dispatch: Dispatch, token: string, workspaceId: string, parentRequestId: string, mask: SecretMask): SandboxBridge {
   let n = 0;
   const parent = parentRequestId.slice(0, 100);
   return {
@@ -109,7 +111,9 @@ export function runBridge(dispatch: Dispatch, token: string, workspaceId: string
         headers,
         ...(payload !== undefined ? { payload } : {}),
       });
-      return responseOf(res);
+      const response = responseOf(res);
+      if (response.status === 200) mask.noteResponse(response.body);
+      return response;
     },
   };
 }

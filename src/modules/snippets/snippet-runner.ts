@@ -1,7 +1,8 @@
 // The sandbox as the API uses it: one pool per process, started by `svc serve` when it serves the
 // API, else on the first run (a test app or a worker-only process spawns no worker), closed with the app (running runs end, queued ones are
-// cancelled). The engine's refusals become API errors: its fairness queue full or waited out is
-// 429 RESOURCE_EXHAUSTED, a closed pool (the process is draining) is 503.
+// cancelled). The engine's refusals become API errors: its fairness queue full or waited out (the
+// queue timeout, or the run's own time limit) is 429 RESOURCE_EXHAUSTED with retry-after saying
+// when a busy worker's run reaches its limit at the latest; a closed pool (draining) is 503.
 import { ApiError } from '../../platform/errors.js';
 import {
   createSandbox, SandboxBusyError, SandboxClosedError, type RunRequest, type RunResult, type Sandbox, type SandboxOptions, type SandboxStats,
@@ -31,7 +32,7 @@ export function createSnippetRunner(options: SandboxOptions): SnippetRunner {
           return Promise.reject(new ApiError('RESOURCE_EXHAUSTED', `${err.message}; retry shortly`, {
             reason: 'SANDBOX_BUSY',
             metadata: { cause: err.reason },
-            headers: { 'retry-after': '1' },
+            headers: { 'retry-after': String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))) },
           }));
         }
         if (err instanceof SandboxClosedError) throw shuttingDown();

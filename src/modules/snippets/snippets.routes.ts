@@ -7,6 +7,7 @@ import { parseIfMatch } from '../../platform/etag.js';
 import { bearerSecurity, headerOf, requestHeaders, responses, verbPath, withEtag, type App } from '../../platform/http.js';
 import { pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
+import { writerOfRequest } from './snippet-writer.js';
 import type { RunContext } from './snippets.service.js';
 import {
   CreatedSnippet, CreateSnippetBody, ExecuteBody, ExecuteResult, ListRunsQuery, ListSnippetsQuery, PatchSnippetBody, RunId, RunSnippetBody, Snippet,
@@ -19,13 +20,17 @@ const RunParams = Type.Object({ id: SnippetId, run_id: RunId });
 
 const RUNS_AS =
   'The code runs in the sandbox (QuickJS in WebAssembly, a fresh context per run; 10 s of wall time unless overrides.timeout_ms ' +
-  'asks for up to 60 s, 64 MiB, 50 platform.request calls, 1 MiB of output). Its platform.request calls are served in-process as ' +
-  'the caller in the caller\'s workspace, never with more rights: with the lower of the caller\'s role and the role of whoever last ' +
-  'wrote the code, and with the credentials and svc-context set by the server (a snippet that sets authorization, cookie, ' +
-  'svc-context or forwarding headers gets an error inside the code). A snippet\'s requests cannot start other runs (403). ' +
-  'Each run counts against the daily `snippets/runs` quota (429 QUOTA_EXCEEDED past it, with retry-after). A workspace runs ' +
-  'at most SVC_SNIPPET_CONCURRENCY snippets at once; the next SVC_SNIPPET_QUEUE wait for a worker (at most ' +
-  'SVC_SANDBOX_QUEUE_TIMEOUT_MS), and beyond that the run is refused with 429 (reason SANDBOX_BUSY, retry-after).';
+  'asks for up to 60 s, 64 MiB, 50 platform.request calls, 1 MiB of output nested at most 64 levels, else INVALID_OUTPUT). Its ' +
+  'platform.request calls are served in-process as the caller in the caller\'s workspace, never with more rights than the caller ' +
+  'has, and with the credentials and svc-context set by the server (a snippet that sets authorization, cookie, svc-context or ' +
+  'forwarding headers gets an error inside the code). A snippet\'s requests cannot start other runs (403). Every secret value the ' +
+  'run read (`:access`) is replaced by `[masked]` in its output, logs and error before they are answered or stored (also its ' +
+  'JSON-escaped, URL-encoded and base64 forms; a value under 8 characters only where it stands alone). Each run that runs counts ' +
+  'against the daily `snippets/runs` quota (429 QUOTA_EXCEEDED past it, with retry-after); a refused run costs nothing. A ' +
+  'workspace runs at most SVC_SNIPPET_CONCURRENCY snippets at once; the next SVC_SNIPPET_QUEUE wait for a worker, each at most ' +
+  'its own time limit (which counts from the request, so the wait shortens the run) and at most SVC_SANDBOX_QUEUE_TIMEOUT_MS; ' +
+  'beyond that the run is refused with 429 (reason SANDBOX_BUSY, metadata.cause tenant_queue_full, queue_full, time_limit or ' +
+  'queue_timeout; retry-after: when a busy worker\'s run reaches its limit).';
 
 /** A snippet's own requests may read and change the platform, but not start runs: a run waiting on a run could hold every worker. */
 function refuseNestedRun(request: FastifyRequest): void {
@@ -53,7 +58,8 @@ export function snippetRoutes(app: App, s: Services): void {
         'Any member may create snippets. 201 with `snippet_id` (spec endpoint 14) and the whole snippet, its etag in the ETag header ' +
         'and its URL in Location. Defaults: visibility `workspace`, origin `user`, purpose `general`, inputs []. Declared inputs are ' +
         'checked (keys unique; `options` with enum only, `resource_type` with resource only, `min`/`max` with number only, defaults ' +
-        'valid): 400 with field violations. A workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.',
+        'valid; a default is a value of its kind, never a nested document): 400 with field violations. The creator is the snippet\'s ' +
+        'first `last_writer_id`. A workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.',
       headers: requestHeaders({ idempotency: 'optional' }), body: CreateSnippetBody,
       response: responses({ 201: CreatedSnippet }, [400, 403, 409, 422]),
     },
@@ -66,7 +72,7 @@ export function snippetRoutes(app: App, s: Services): void {
         return snippet && located(snippet);
       },
       async (tx) => {
-        const snippet = located(await s.snippets.createSnippet(scope, request.body, tx));
+        const snippet = located(await s.snippets.createSnippet(writerOfRequest(request, scope), request.body, tx));
         return { status: 201, body: snippet, resourceId: snippet.id };
       });
   });
@@ -88,8 +94,9 @@ export function snippetRoutes(app: App, s: Services): void {
     schema: {
       tags, security: bearerSecurity, operationId: 'executeSnippetCode', summary: 'Run code without saving it',
       description:
-        `Any member may run code. Runs \`code\` once with \`inputs\` (as given: there are no declarations) and answers 200 with its ` +
-        `output or error, logs and stats when it ends; nothing is stored. ${RUNS_AS}`,
+        `Any member may run code. Runs \`code\` once with \`inputs\` (as given: there are no declarations; nested at most 32 levels ` +
+        `and 1 MiB as JSON, else 400 INVALID_INPUTS) and answers 200 with its output or error, logs and stats when it ends, also when ` +
+        `the run failed (INVALID_OUTPUT, TIMEOUT, ...); nothing is stored. The run acts with the caller's rights. ${RUNS_AS}`,
       headers: requestHeaders(), body: ExecuteBody,
       response: responses({ 200: ExecuteResult }, [400, 403, 422, 429]),
     },
@@ -114,14 +121,16 @@ export function snippetRoutes(app: App, s: Services): void {
       tags, security: bearerSecurity, operationId: 'updateSnippet', summary: 'Change a snippet',
       description:
         'Any member may change snippets. if-match is required; a stale etag is 409 ABORTED with the current etag in ' +
-        'error.metadata.etag. Every change makes a new etag. Whoever changes `code` vouches for it: later runs act with at most ' +
-        'that person\'s role. An archived snippet is 422 (reason SNIPPET_ARCHIVED): restore it first.',
+        'error.metadata.etag. Every change makes a new etag. Whoever changes what a run does, `code` or `inputs` (their defaults ' +
+        'included; sending either counts), becomes the snippet\'s `last_writer_id` and vouches for it: later runs act with at most the ' +
+        'rights that writer has when each run starts. Name, description, display_type, visibility and purpose leave the last writer as ' +
+        'it is. An archived snippet is 422 (reason SNIPPET_ARCHIVED): restore it first.',
       params: IdParams, headers: requestHeaders({ ifMatch: 'required' }), body: PatchSnippetBody,
       response: responses({ 200: Snippet }, [400, 403, 404, 409, 422]),
     },
   }, async (request, reply) => {
     const revision = parseIfMatch(headerOf(request, 'if-match'));
-    return withEtag(reply, await s.snippets.updateSnippet(scopeOf(request), request.params.id, revision, request.body));
+    return withEtag(reply, await s.snippets.updateSnippet(writerOfRequest(request, scopeOf(request)), request.params.id, revision, request.body));
   });
 
   app.delete('/v1/snippets/:id', {
@@ -157,7 +166,11 @@ export function snippetRoutes(app: App, s: Services): void {
         'Any member may run snippets. Checks `inputs` against the snippet\'s declared inputs (400 with field violations under ' +
         '`body.inputs`; defaults fill what is left out), runs the code now and answers 201 with the finished run, full view, ' +
         'when it ends (the run is recorded whatever its outcome: `succeeded`, `failed` or `timed_out`). An archived snippet is ' +
-        `422 (reason SNIPPET_ARCHIVED). ${RUNS_AS} Accepts idempotency-key: a retry returns the recorded run without running again.`,
+        '422 (reason SNIPPET_ARCHIVED). Stored code acts with the rights its last writer (`last_writer_id`) has when the run starts, ' +
+        'and never more than the caller\'s: the lower of the two roles, read now (a demoted writer gives the lower role). A writer who ' +
+        'left the workspace, or whose API token or OAuth client was revoked or expired, gives no rights: the code does not run, and ' +
+        'the run is recorded as `failed` with error code WRITER_UNAUTHORIZED (not counted against the quota); someone with the rights ' +
+        `must save the code or inputs again. ${RUNS_AS} Accepts idempotency-key: a retry returns the recorded run without running again.`,
       params: IdParams, headers: requestHeaders({ idempotency: 'optional' }), body: RunSnippetBody,
       response: responses({ 201: SnippetRun }, [400, 403, 404, 409, 422, 429]),
     },
@@ -187,7 +200,8 @@ export function snippetRoutes(app: App, s: Services): void {
       tags, security: bearerSecurity, operationId: 'listSnippetRuns', summary: 'List a snippet\'s runs (spec endpoint 8)',
       description:
         'Runs of the snippet, newest first, filtered by `state`. `view=basic` (default) leaves out `output`, `error` and `logs`; ' +
-        '`view=full` includes them. Any member may list them, also of an archived snippet.',
+        '`view=full` includes them, with every secret value the run read stored as `[masked]`. Any member may list them, also of an ' +
+        'archived snippet.',
       params: IdParams, headers: requestHeaders(), querystring: ListRunsQuery,
       response: responses({ 200: pageOf(SnippetRun, 'A page of snippet runs') }),
     },

@@ -20,6 +20,12 @@ export type InputResourceType = (typeof INPUT_RESOURCE_TYPES)[number];
 export const MAX_CODE_LENGTH = 50_000;
 export const MAX_INPUTS = 16;
 export const MAX_TEXT_INPUT_LENGTH = 10_000;
+/**
+ * Deepest nesting of `:execute` inputs: stricter than the bound on every request body (64) and
+ * the sandbox's own, since inputs are form values, not documents. Declared inputs are stricter
+ * still: each kind's value is a scalar or a {start, end} pair.
+ */
+export const MAX_RUN_INPUT_DEPTH = 32;
 /** Wall time of a run: 10 s unless the run asks for up to 60 s (overrides.timeout_ms). */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 export const MAX_TIMEOUT_MS = 60_000;
@@ -82,7 +88,7 @@ const SNIPPET_EXAMPLE = {
   id: 'snp_01jf8x3q6m2c4y7n0k5t9r1b3d', workspace_id: 'ws_01jf8x3q6m2c4y7n0k5t9r1b3a', name: 'Installs and their URLs',
   description: 'Every install with its state and URLs', code: EXAMPLE_CODE, display_type: 'table', inputs: EXAMPLE_INPUTS,
   visibility: 'workspace', origin: 'user', purpose: 'widget', agent_session_id: null, agent_turn_id: null,
-  created_by: 'usr_01jf8x3q6m2c4y7n0k5t9r1b3c', created_at: 1767225600, updated_at: 1767225600, archived_at: null, etag: '1',
+  created_by: 'usr_01jf8x3q6m2c4y7n0k5t9r1b3c', last_writer_id: 'usr_01jf8x3q6m2c4y7n0k5t9r1b3c', created_at: 1767225600, updated_at: 1767225600, archived_at: null, etag: '1',
   html_url: 'https://svc.example.com/snippets/snp_01jf8x3q6m2c4y7n0k5t9r1b3d',
 };
 
@@ -101,6 +107,12 @@ export const Snippet = Type.Object(
     agent_session_id: NullableString('the agent session (ags_) that produced it, or null'),
     agent_turn_id: NullableString('the agent turn (agtt_) that produced it, or null'),
     created_by: Type.String({ description: 'usr_, tok_ or oac_ id of whoever created it' }),
+    last_writer_id: Type.String({
+      description:
+        'usr_, tok_ or oac_ id of whoever last changed what the snippet does (created it, or changed `code` or `inputs`). Every run acts ' +
+        'with at most the rights this writer has when the run starts (and never more than the runner\'s): none when the user left the ' +
+        'workspace or the token or client was revoked or expired (the run fails with WRITER_UNAUTHORIZED)',
+    }),
     created_at: Timestamp('creation time'),
     updated_at: Timestamp('last change'),
     archived_at: Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: 0, description: 'when it was archived (DELETE), Unix seconds; null while active. An archived snippet cannot run' }),
@@ -194,7 +206,10 @@ export type RunSnippetBodyT = Static<typeof RunSnippetBody>;
 export const ExecuteBody = Type.Object(
   {
     code: Code,
-    inputs: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'a JSON object, the global `inputs` of the code (no declarations: passed as given)' })),
+    inputs: Type.Optional(Type.Object({}, {
+      additionalProperties: true,
+      description: `a JSON object, the global \`inputs\` of the code (no declarations: passed as given); nested at most ${MAX_RUN_INPUT_DEPTH} levels and 1 MiB as JSON, else 400 INVALID_INPUTS`,
+    })),
     overrides: Type.Optional(RunOverrides),
   },
   {
@@ -223,15 +238,22 @@ export const LogLineSchema = Type.Object(
   { description: 'One console line (at most 1,000 lines and 64 KiB per run are kept, then a truncation marker)' },
 );
 
+/** The sandbox's codes, and the one a stored snippet's run fails with before it starts. */
+export const SNIPPET_RUN_ERROR_CODES = [...RUN_ERROR_CODES, 'WRITER_UNAUTHORIZED'] as const;
+
 export const RunErrorSchema = Type.Object(
   {
-    code: StringEnum(RUN_ERROR_CODES, {
+    code: StringEnum(SNIPPET_RUN_ERROR_CODES, {
       description:
-        'SNIPPET_THREW (uncaught exception, syntax error or stack overflow; details: name, stack), TIMEOUT (state timed_out; details: limit, limit_ms), ' +
+        'SNIPPET_THREW (uncaught exception, syntax error or stack overflow; details: name, stack), TIMEOUT (state timed_out; details: limit, ' +
+        'limit_ms, and waited_ms: the time limit counts from the request, waiting for a sandbox worker included), ' +
         'MEMORY_LIMIT (details: limit_bytes), OUTPUT_TOO_LARGE (over 1 MiB; details: limit_bytes), REQUEST_LIMIT (a 51st platform.request; details: limit), ' +
-        'INVALID_OUTPUT (not JSON-serializable; details: type), CANCELLED, SANDBOX_FAILURE (the engine failed; the worker was replaced)',
+        'INVALID_OUTPUT (not JSON-serializable, or nested deeper than 64 levels; details: type, limit_depth), CANCELLED, SANDBOX_FAILURE (the engine ' +
+        'failed; the worker was replaced), WRITER_UNAUTHORIZED (stored snippets: the last writer has no rights now, having left the workspace or ' +
+        'its API token or OAuth client being revoked or expired; the code did not run and the run is not counted; details: writer_id, cause ' +
+        '`removed`, `revoked` or `expired`)',
     }),
-    message: Type.String({ description: 'what happened' }),
+    message: Type.String({ description: 'what happened; secret values the run read appear as [masked]' }),
     details: AnyJson('details by code'),
   },
   { description: 'Why the run failed (spec 2.8: code, message, details).' },
@@ -254,9 +276,9 @@ export const SnippetRun = Type.Object(
     duration_ms: Type.Integer({ minimum: 0, description: 'wall time of the run, ms (stats.wall_time_ms)' }),
     created_at: Timestamp('when the run started'),
     etag: Type.String({ description: 'runs never change once recorded' }),
-    output: Type.Optional(AnyJson('view=full (and GET of one run): the return value, null when the run failed')),
+    output: Type.Optional(AnyJson('view=full (and GET of one run): the return value, null when the run failed; secret values the run read are [masked]')),
     error: Type.Optional(Type.Unsafe<Static<typeof RunErrorSchema> | null>({ ...RunErrorSchema, type: ['object', 'null'], description: 'view=full: why it failed, null when it succeeded' })),
-    logs: Type.Optional(Type.Array(LogLineSchema, { description: 'view=full: the captured console lines' })),
+    logs: Type.Optional(Type.Array(LogLineSchema, { description: 'view=full: the captured console lines, secret values the run read [masked]' })),
   },
   {
     $id: 'SnippetRun',
@@ -276,9 +298,9 @@ export const SnippetRunRef = Type.Unsafe<SnippetRunT>({ $ref: 'SnippetRun#' });
 
 export const ExecuteResult = Type.Object(
   {
-    output: AnyJson('the return value; null when the run failed'),
+    output: AnyJson('the return value; null when the run failed. Secret values the run read (`:access`) are [masked], here too'),
     error: Type.Unsafe<Static<typeof RunErrorSchema> | null>({ ...RunErrorSchema, type: ['object', 'null'], description: 'why it failed, null when it succeeded' }),
-    logs: Type.Array(LogLineSchema, { description: 'the captured console lines' }),
+    logs: Type.Array(LogLineSchema, { description: 'the captured console lines, secret values the run read [masked]' }),
     stats: RunStats,
   },
   {

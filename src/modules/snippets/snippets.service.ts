@@ -1,24 +1,29 @@
 // Snippets (API.md 8.3): create, read, list, change (if-match), archive and restore; run a stored
 // snippet or ad hoc code in the sandbox as the caller, and the history of runs. A run is admitted
-// in one short transaction (the snippet is active, the inputs match its declarations, the
-// workspace is active, the daily `snippets/runs` quota is counted), then runs with no transaction
-// open (up to a minute), then is recorded in a second one.
+// in one short transaction (the snippet is active, the inputs match its declarations, its last
+// writer's rights now, the workspace is active, the daily `snippets/runs` quota is counted), then
+// runs with no transaction open (up to a minute), then is recorded in a second one. Only runs that
+// ran count: a refused run rolls the count back with its transaction, and a run the sandbox refuses
+// (429 SANDBOX_BUSY) or a run without rights (WRITER_UNAUTHORIZED) is not counted. Secret values the
+// run read are masked in its output, logs and error before anyone sees them (snippet-masking.ts).
 import type { Db, Executor } from '../../db/database.js';
-import { roleAtLeast, type Role, type WorkspaceScope } from '../../platform/auth.js';
+import type { Role, WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
-import { ApiError, notFound } from '../../platform/errors.js';
+import { ApiError, invalidArgument, notFound } from '../../platform/errors.js';
 import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
-import type { JsonValue, RunResult } from '../../sandbox/index.js';
-import type { QuotaService } from '../quotas/quotas.service.js';
+import { inputsProblem, type JsonValue, type RunResult } from '../../sandbox/index.js';
+import type { QuotaService, RateCharge } from '../quotas/quotas.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { runBridge, type Dispatch, type RunCredentials } from './snippet-bridge.js';
 import { checkDeclarations, resolveInputs } from './snippet-inputs.js';
+import { SecretMask } from './snippet-masking.js';
 import type { SnippetRunner } from './snippet-runner.js';
+import { lowerRole, writerColumns, writerRights, type Writer } from './snippet-writer.js';
 import * as repo from './snippets.repo.js';
 import {
-  DEFAULT_TIMEOUT_MS,
+  DEFAULT_TIMEOUT_MS, MAX_RUN_INPUT_DEPTH,
   type CreateSnippetBodyT, type CreatedSnippetT, type ExecuteBodyT, type ExecuteResultT, type InputDeclarationT, type ListRunsQueryT,
   type ListSnippetsQueryT, type PatchSnippetBodyT, type RunOverridesT, type RunSnippetBodyT, type RunState, type SnippetRunT, type SnippetT,
 } from './snippets.schemas.js';
@@ -52,7 +57,11 @@ export interface FinishedRun {
 const archivedError = (id: string) =>
   new ApiError('FAILED_PRECONDITION', `snippet ${id} is archived; restore it with :undelete first`, { reason: 'SNIPPET_ARCHIVED' });
 
-const lowerRole = (a: Role, b: Role): Role => (roleAtLeast(a, b) ? b : a);
+/** A run that never started because its last writer has no rights now: recorded as failed, not counted. */
+function writerUnauthorized(message: string, details: { [key: string]: JsonValue }): RunResult {
+  const error = { code: 'WRITER_UNAUTHORIZED', message, details } as unknown as Extract<RunResult, { ok: false }>['error'];
+  return { ok: false, error, logs: [], stats: { cpu_time_ms: 0, wall_time_ms: 0, heap_used_bytes: 0, request_count: 0 } };
+}
 
 function stateOf(result: RunResult): RunState {
   if (result.ok) return 'succeeded';
@@ -77,6 +86,7 @@ export function createSnippetService(deps: SnippetServiceDeps) {
       agent_session_id: row.agent_session_id,
       agent_turn_id: row.agent_turn_id,
       created_by: row.created_by,
+      last_writer_id: row.writer_id ?? row.created_by,
       created_at: row.created_at,
       updated_at: row.updated_at,
       archived_at: row.archived_at,
@@ -117,7 +127,8 @@ export function createSnippetService(deps: SnippetServiceDeps) {
     return row;
   }
 
-  async function createSnippet(scope: WorkspaceScope, body: CreateSnippetBodyT, tx: Executor): Promise<CreatedSnippetT> {
+  async function createSnippet(writer: Writer, body: CreateSnippetBodyT, tx: Executor): Promise<CreatedSnippetT> {
+    const { scope } = writer;
     const inputs = body.inputs ?? [];
     checkDeclarations(inputs, 'body.inputs');
     await assertWorkspaceActive(tx, scope.workspaceId);
@@ -136,7 +147,7 @@ export function createSnippetService(deps: SnippetServiceDeps) {
       agent_session_id: body.agent_session_id ?? null,
       agent_turn_id: body.agent_turn_id ?? null,
       created_by: scope.actorId,
-      code_author_role: scope.role,
+      ...(await writerColumns(tx, writer)),
       created_at: now,
       updated_at: now,
       archived_at: null,
@@ -170,7 +181,8 @@ export function createSnippetService(deps: SnippetServiceDeps) {
     throw archivedError(id);
   }
 
-  async function updateSnippet(scope: WorkspaceScope, id: string, revision: number | null, body: PatchSnippetBodyT): Promise<SnippetT> {
+  async function updateSnippet(writer: Writer, id: string, revision: number | null, body: PatchSnippetBodyT): Promise<SnippetT> {
+    const { scope } = writer;
     if (!isId('snippet', id)) throw notFound('snippet');
     if (body.inputs) checkDeclarations(body.inputs, 'body.inputs');
     const changes: Parameters<typeof repo.updateSnippetIf>[5] = { updated_at: clock.now() };
@@ -180,11 +192,11 @@ export function createSnippetService(deps: SnippetServiceDeps) {
     if (body.visibility !== undefined) changes.visibility = body.visibility;
     if (body.purpose !== undefined) changes.purpose = body.purpose;
     if (body.inputs !== undefined) changes.inputs = JSON.stringify(body.inputs);
-    if (body.code !== undefined) {
-      changes.code = body.code;
-      // Whoever writes the code vouches for it: runs act with at most this role (see the migration).
-      changes.code_author_role = scope.role;
-    }
+    if (body.code !== undefined) changes.code = body.code;
+    // Whoever changes what a run does (the code, or the declared inputs and their defaults, which
+    // the code reads) vouches for it: runs act with at most that writer's rights, read at each run.
+    // Name, description, display_type, visibility and purpose change nothing a run does.
+    if (body.code !== undefined || body.inputs !== undefined) Object.assign(changes, await writerColumns(db, writer));
     const row = await repo.updateSnippetIf(db, scope.workspaceId, id, revision, false, changes);
     return row ? toSnippet(row) : explainMiss(scope, id, revision);
   }
@@ -203,21 +215,33 @@ export function createSnippetService(deps: SnippetServiceDeps) {
     return toSnippet(current);
   }
 
-  /** Counts the run against the daily quota, in the admission transaction. */
-  async function admit(tx: Executor, scope: WorkspaceScope): Promise<void> {
+  /** Counts the run against the daily quota, in the admission transaction; the charge can be refunded. */
+  async function admit(tx: Executor, scope: WorkspaceScope): Promise<RateCharge | null> {
     await assertWorkspaceActive(tx, scope.workspaceId);
-    await quotas.enforce(tx, { workspaceId: scope.workspaceId }, 'snippets/runs');
+    return quotas.enforce(tx, { workspaceId: scope.workspaceId }, 'snippets/runs');
   }
 
-  /** Runs `code` as `role` in the scope's workspace; the run's credential lives exactly as long as the run. */
-  async function sandboxRun(scope: WorkspaceScope, role: Role, code: string, inputs: Record<string, JsonValue>, overrides: RunOverridesT, ctx: RunContext): Promise<RunResult> {
+  /**
+   * Runs `code` as `role` in the scope's workspace; the run's credential lives exactly as long as
+   * the run. A run the sandbox refuses (busy, shutting down) gives its quota `charge` back. The
+   * result has every secret value the run read masked.
+   */
+  async function sandboxRun(
+    scope: WorkspaceScope, role: Role, code: string, inputs: Record<string, JsonValue>, overrides: RunOverridesT, ctx: RunContext, charge: RateCharge | null,
+  ): Promise<RunResult> {
     const credential = credentials.mint({ workspaceId: scope.workspaceId, role, actorId: scope.actorId });
+    const mask = new SecretMask();
     try {
       const timeoutMs = overrides.timeout_ms ?? DEFAULT_TIMEOUT_MS;
-      return await runner.run({
+      const result = await runner.run({
         code, inputs, tenant: scope.workspaceId, limits: { wallMs: timeoutMs, cpuMs: timeoutMs },
-        bridge: runBridge(ctx.dispatch, credential.token, scope.workspaceId, ctx.requestId),
+        bridge: runBridge(ctx.dispatch, credential.token, scope.workspaceId, ctx.requestId, mask),
       });
+      return mask.result(result);
+    } catch (err) {
+      // The refusal is the answer: a refund that fails (the database gone) leaves one run over-counted.
+      await quotas.refund(db, charge).catch(() => undefined);
+      throw err;
     } finally {
       credential.revoke();
     }
@@ -227,18 +251,23 @@ export function createSnippetService(deps: SnippetServiceDeps) {
   async function runSnippet(scope: WorkspaceScope, id: string, body: RunSnippetBodyT, ctx: RunContext): Promise<FinishedRun> {
     if (!isId('snippet', id)) throw notFound('snippet');
     const startedAt = clock.now();
-    const { snippet, inputs } = await db.transaction().execute(async (tx) => {
+    const admitted = await db.transaction().execute(async (tx) => {
       const row = await findOr404(tx, scope, id);
       if (row.archived_at !== null) throw archivedError(id);
       const resolved = resolveInputs(JSON.parse(row.inputs) as InputDeclarationT[], (body.inputs ?? {}) as Record<string, unknown>);
-      await admit(tx, scope);
-      return { snippet: row, inputs: resolved };
+      // The last writer's rights now, read in this transaction: none means the run fails uncounted.
+      const rights = await writerRights(tx, row);
+      const charge = rights.ok ? await admit(tx, scope) : null;
+      return { snippet: row, inputs: resolved, rights, charge };
     });
+    const { snippet, inputs, rights } = admitted;
     const overrides = body.overrides ?? {};
-    // Never more than the runner, nor than whoever wrote the code.
-    const role = lowerRole(scope.role, snippet.code_author_role as Role);
-    const result = await sandboxRun(scope, role, snippet.code, inputs, overrides, ctx);
-    return { snippet, scope, source: body.source ?? 'manual', inputs, overrides, startedAt, result };
+    const source = body.source ?? 'manual';
+    if (!rights.ok) return { snippet, scope, source, inputs, overrides, startedAt, result: writerUnauthorized(rights.message, rights.details) };
+    // Never more than the runner, nor than the last writer has now.
+    const role = lowerRole(scope.role, rights.role);
+    const result = await sandboxRun(scope, role, snippet.code, inputs, overrides, ctx, admitted.charge);
+    return { snippet, scope, source, inputs, overrides, startedAt, result };
   }
 
   async function recordRun(tx: Executor, run: FinishedRun): Promise<SnippetRunT> {
@@ -272,8 +301,13 @@ export function createSnippetService(deps: SnippetServiceDeps) {
 
   /** Runs code without storing anything (the run still counts against the daily quota). */
   async function execute(scope: WorkspaceScope, body: ExecuteBodyT, ctx: RunContext): Promise<ExecuteResultT> {
-    await db.transaction().execute((tx) => admit(tx, scope));
-    const result = await sandboxRun(scope, scope.role, body.code, (body.inputs ?? {}) as Record<string, JsonValue>, body.overrides ?? {}, ctx);
+    // The inputs go to the sandbox as given: its bounds (depth first, linearly, then size) are a 400 here.
+    const checked = inputsProblem(body.inputs ?? {}, MAX_RUN_INPUT_DEPTH);
+    if ('problem' in checked) {
+      throw invalidArgument(`the inputs ${checked.problem}`, 'INVALID_INPUTS', [{ field: 'body.inputs', description: `the inputs ${checked.problem}` }]);
+    }
+    const charge = await db.transaction().execute((tx) => admit(tx, scope));
+    const result = await sandboxRun(scope, scope.role, body.code, (body.inputs ?? {}) as Record<string, JsonValue>, body.overrides ?? {}, ctx, charge);
     return result.ok
       ? { output: result.output, error: null, logs: result.logs, stats: result.stats }
       : { output: null, error: result.error, logs: result.logs, stats: result.stats };
