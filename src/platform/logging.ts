@@ -1,9 +1,16 @@
-// What reaches a log line: no credential, wherever it would appear. Headers that carry
-// credentials are redacted by path, the query string's values are redacted unless known to be
-// harmless (a token sent as `?access_token=` must not land in the access log), and the known token
-// forms are masked in every line as a last line of defence (an error message quoting input, say).
+// What reaches a log line: no credential, wherever it would appear. No header reaches a line at
+// all: the `req` and `res` serializers copy none (so Authorization, Cookie, idempotency-key and
+// Set-Cookie cannot appear), the query string's values are redacted unless known to be harmless (a
+// token sent as `?access_token=` must not land in the access log), and the known token forms are
+// masked in every line as a last line of defence (an error message quoting input, say).
 import pino, { type DestinationStream, type Logger } from 'pino';
 
+/**
+ * The header paths a logger must redact if it logs raw requests or replies (a logger given to
+ * buildApp in a test, say). The process logger below needs no redaction by path: its serializers
+ * copy no headers, and pino's redaction cost ~4 µs on every access-log line (a clone and a
+ * path walk per line; measured on the kernel benchmark's request).
+ */
 export const REDACT_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["idempotency-key"]', 'res.headers["set-cookie"]'];
 
 /** Query parameters whose values are logged as sent; every other value is `[redacted]`. */
@@ -41,15 +48,18 @@ interface LoggedRequest {
   socket?: { remotePort?: number };
 }
 
-/** The process logger: JSON lines on stdout (or `destination`), with the redactions above. */
+interface LoggedReply {
+  statusCode: number;
+}
+
+/** The process logger: JSON lines on stdout (or `destination`), with the redactions and masking above. */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   const out = destination ?? pino.destination(1);
   const masked: DestinationStream = { write: (line: string) => out.write(maskTokens(line)) };
   return pino({
     level,
-    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     serializers: {
-      // Fastify's own request serializer, with the URL's query values redacted.
+      // Fastify's own request serializer (no headers), with the URL's query values redacted.
       req: (req: LoggedRequest) => ({
         method: req.method,
         url: redactUrl(req.url),
@@ -57,6 +67,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         remoteAddress: req.ip,
         remotePort: req.socket?.remotePort,
       }),
+      // Fastify's own reply serializer: the status, no headers.
+      res: (reply: LoggedReply) => ({ statusCode: reply.statusCode }),
     },
   }, masked);
 }
