@@ -8,7 +8,7 @@ import { ApiError } from './platform/errors.js';
 import { registerErrorHandling } from './platform/errorHandling.js';
 import { clientErrorHandler, frameworkErrors, limitConnections, nextRequestId, serverOptions } from './platform/httpServer.js';
 import { nativeSerialization } from './platform/serialization.js';
-import { bodyStrictValidation, registerFormBodies, registerJsonOnlyApi, registerTextHygiene } from './platform/validation.js';
+import { bodyStrictValidation, registerFormBodies, registerJsonOnlyApi } from './platform/validation.js';
 import type { App } from './platform/http.js';
 import { newReadEpoch } from './db/database.js';
 import { registerMetrics } from './modules/system/metrics.js';
@@ -165,8 +165,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   });
 
   registerErrorHandling(app);
-  registerJsonOnlyApi(app);
-  registerTextHygiene(app);
+  registerJsonOnlyApi(app); // also the text hygiene of every request (forbiddenInRequest)
   registerMetrics(app, { operationWaits: () => services.operations.waitCounts() });
   registerOperationLocation(app);
 
