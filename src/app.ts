@@ -7,7 +7,8 @@ import { registerAuth } from './platform/auth.js';
 import { ApiError } from './platform/errors.js';
 import { registerErrorHandling } from './platform/errorHandling.js';
 import { clientErrorHandler, frameworkErrors, limitConnections, nextRequestId, serverOptions } from './platform/httpServer.js';
-import { bodyStrictValidation, registerFormBodies, registerJsonOnlyApi, registerTextHygiene } from './platform/validation.js';
+import { nativeSerialization } from './platform/serialization.js';
+import { bodyStrictValidation, registerFormBodies, registerJsonOnlyApi } from './platform/validation.js';
 import type { App } from './platform/http.js';
 import { newReadEpoch } from './db/database.js';
 import { registerMetrics } from './modules/system/metrics.js';
@@ -132,7 +133,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     },
     routerOptions: { ignoreTrailingSlash: false },
     // JSON bodies are validated without type coercion (`{"name": 5}` is 400); query, path and headers are coerced.
-    schemaController: bodyStrictValidation(),
+    // Responses: the declared properties copied and written by JSON.stringify (platform/serialization.ts).
+    schemaController: { compilersFactory: { ...bodyStrictValidation().compilersFactory, buildSerializer: nativeSerialization() } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
@@ -163,8 +165,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   });
 
   registerErrorHandling(app);
-  registerJsonOnlyApi(app);
-  registerTextHygiene(app);
+  registerJsonOnlyApi(app); // also the text hygiene of every request (forbiddenInRequest)
   registerMetrics(app, { operationWaits: () => services.operations.waitCounts() });
   registerOperationLocation(app);
 

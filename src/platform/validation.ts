@@ -169,16 +169,20 @@ export function registerJsonOnlyApi(app: FastifyInstance): void {
     if (jsonNestsDeeperThan(text, MAX_BODY_NESTING)) return done(nestingTooDeep());
     parseJson(request, text, done);
   }));
+  // One hook for both checks of every request (each hook is a step on every request): the JSON
+  // content type of a /v1/ body, then the text hygiene of forbiddenInRequest (same order as before).
   app.addHook('preValidation', (request, _reply, done) => {
-    if (request.body === undefined || !(request.routeOptions.url ?? '').startsWith('/v1/')) return done();
-    const type = request.headers['content-type'];
-    if (typeof type !== 'string' || !JSON_MEDIA_TYPE.test(type)) {
-      return done(new ApiError('INVALID_ARGUMENT', 'unsupported content-type; send application/json', {
-        reason: 'UNSUPPORTED_MEDIA_TYPE',
-        fieldViolations: [{ field: 'header.content-type', description: 'must be application/json' }],
-      }));
+    if (request.body !== undefined && (request.routeOptions.url ?? '').startsWith('/v1/')) {
+      const type = request.headers['content-type'];
+      if (typeof type !== 'string' || !JSON_MEDIA_TYPE.test(type)) {
+        return done(new ApiError('INVALID_ARGUMENT', 'unsupported content-type; send application/json', {
+          reason: 'UNSUPPORTED_MEDIA_TYPE',
+          fieldViolations: [{ field: 'header.content-type', description: 'must be application/json' }],
+        }));
+      }
     }
-    done();
+    const found = forbiddenInRequest(request);
+    done(found ? forbiddenCharacters(found) : undefined);
   });
 }
 
@@ -261,10 +265,10 @@ function forbiddenCharacters(field: string): ApiError {
 /**
  * Refuses NUL, other control characters and lone surrogates in every path parameter, query
  * parameter and body string (JSON and forms), before validation: the same 400 on both databases.
+ * Checked by registerJsonOnlyApi's hook; returns the field of the first such string, or null.
  */
-export function registerTextHygiene(app: FastifyInstance): void {
-  app.addHook('preValidation', (request, _reply, done) => {
-    const found = forbiddenCharacterAt(request.params, 'path') ?? forbiddenCharacterAt(request.query, 'query') ?? forbiddenCharacterAt(request.body, 'body');
-    done(found ? forbiddenCharacters(found) : undefined);
-  });
+export function forbiddenInRequest(request: FastifyRequest): string | null {
+  // Walks only what can hold a string: no query string means an empty query, no body nothing to walk.
+  const query = request.raw.url?.includes('?') ? forbiddenCharacterAt(request.query, 'query') : null;
+  return forbiddenCharacterAt(request.params, 'path') ?? query ?? (request.body === undefined ? null : forbiddenCharacterAt(request.body, 'body'));
 }
