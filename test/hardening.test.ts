@@ -10,7 +10,7 @@ import { request as httpRequest } from 'node:http';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp, type TestUser } from './harness.js';
+import { healthz, startTestApp, type TestApp, type TestUser } from './harness.js';
 import { InstallFixtures, MANIFEST, type Caller } from './installs-fixtures.js';
 import { createLogger } from '../src/platform/logging.js';
 
@@ -62,17 +62,6 @@ function assertErrorShape(label: string, r: { status: number; headers: string; b
   assert.match(r.headers, new RegExp(`x-request-id: ${r.body.error.request_id}`, 'i'), `${label}: x-request-id header`);
 }
 
-/** GET /healthz on a fresh connection: its status. */
-function healthz(port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ port, host: '127.0.0.1', path: '/healthz', agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 /** Polls `condition` until it holds; the 30 s deadline only keeps a broken server from hanging the test. */
 async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {

@@ -3,6 +3,7 @@
 // through the same services the HTTP routes use.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -224,4 +225,16 @@ export async function startTestApp(env: NodeJS.ProcessEnv = {}, opts: { logger?:
   const runtime = await startRuntime(services, opts.logger ?? createLogger(config));
   const { app } = await buildApp({ services, ...(opts.logger ? { logger: opts.logger } : {}) });
   return new TestApp(app, services, config, handle, database, runtime, opts.database === undefined);
+}
+
+/** GET /healthz on a fresh connection: its status. */
+export function healthz(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ port, host: '127.0.0.1', path: '/healthz', agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp, type TestUser } from './harness.js';
+import { healthz, startTestApp, type TestApp, type TestUser } from './harness.js';
 import { InstallFixtures, type Caller } from './installs-fixtures.js';
 import { MAX_BODY_NESTING } from '../src/platform/validation.js';
 import { clock } from '../src/platform/clock.js';
@@ -48,17 +48,6 @@ function rawConnection(port: number): Promise<{ socket: Socket; text: () => stri
     const closed = new Promise<boolean>((r) => socket.once('close', () => r(true)));
     socket.once('connect', () => resolve({ socket, text: () => text, closed }));
     socket.once('error', reject);
-  });
-}
-
-function healthz(port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ port, host: '127.0.0.1', path: '/healthz', agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    });
-    req.on('error', reject);
-    req.end();
   });
 }
 
