@@ -273,7 +273,9 @@ describe('quota enforcement', () => {
     const A = await workspace('Runs');
     const use = () => t.services.db.transaction().execute((tx) => t.services.quotas.enforce(tx, { workspaceId: A.ws }, 'snippets/runs'))
       .then(() => 'ok' as const, (err: any) => err);
+    const refusedFrom = clock.now();
     const outcomes = await Promise.all(Array.from({ length: 20 }, use));
+    const refusedBy = clock.now();
     assert.equal(outcomes.filter((o) => o === 'ok').length, 5);
     const refused = outcomes.find((o) => o !== 'ok');
     assert.equal(refused.code, 'RESOURCE_EXHAUSTED');
@@ -282,7 +284,9 @@ describe('quota enforcement', () => {
     assert.ok(resetsIn > 0 && resetsIn <= 86_400, `retry-after ${resetsIn}`);
     const q = byMetric((await t.request('GET', '/v1/quotas', f.opts(A))).body);
     assert.deepEqual([q['snippets/runs']!.usage, q['snippets/runs']!.remaining], [5, 0]);
-    assert.equal(q['snippets/runs']!.resets_at, clock.now() + resetsIn);
+    // retry-after counts from the refusal, whose second lies between refusedFrom and refusedBy.
+    const refusedAt = q['snippets/runs']!.resets_at! - resetsIn;
+    assert.ok(refusedAt >= refusedFrom && refusedAt <= refusedBy, `resets_at ${q['snippets/runs']!.resets_at} - retry-after ${resetsIn}`);
     // Adding more than one at once is all or nothing.
     clock.offsetMs = 86_400_000;
     try {
