@@ -16,7 +16,7 @@ import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js
 import { findRunningOperation } from '../operations/operations.repo.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
-import { validateValues } from '../packages/input-schema.js';
+import { checkValuesBounds, validateValues } from '../packages/input-schema.js';
 import type { QuotaService } from '../quotas/quotas.service.js';
 import { findPackage, resolveVersion } from '../packages/packages.repo.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
@@ -46,6 +46,7 @@ export interface InstallServiceDeps extends InstallWorkflowDeps {
 async function valuesIn(
   tx: Executor, scope: WorkspaceScope, version: PackageVersionsTable, values: Record<string, Json>, field: 'initial_values' | 'values',
 ): Promise<Record<string, Json>> {
+  checkValuesBounds(values, `body.${field}`);
   const refs = findSecretRefs(values, `body.${field}`);
   const checked = validateValues(version.id, version.input_schema, values, `body.${field}`, refs.map((r) => r.path));
   await checkSecretRefs(tx, scope, refs, `body.${field}`);

@@ -226,7 +226,27 @@ function getAt(root: Record<string, Json>, path: string[]): Json {
 }
 
 /**
- * Validates install values against a version's input schema and returns them with the schema's
+ * The bounds of install values (depth, then size as JSON), checked before any other work walks
+ * them (secret references, the schema): 400 VALUES_INVALID / VALUES_TOO_LARGE naming `field`.
+ */
+export function checkValuesBounds(values: Record<string, Json>, field: string): void {
+  if (nestsDeeperThan(values, VALUES_MAX_DEPTH)) {
+    throw new ApiError('INVALID_ARGUMENT', `${field} nests deeper than ${VALUES_MAX_DEPTH} levels`, {
+      reason: 'VALUES_INVALID',
+      fieldViolations: [{ field, description: `nests objects and arrays deeper than ${VALUES_MAX_DEPTH} levels` }],
+    });
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(values));
+  if (bytes > VALUES_MAX_BYTES) {
+    throw new ApiError('INVALID_ARGUMENT', `${field} is ${bytes} bytes as JSON; at most ${VALUES_MAX_BYTES} are accepted`, {
+      reason: 'VALUES_TOO_LARGE',
+      fieldViolations: [{ field, description: `at most ${VALUES_MAX_BYTES} bytes as JSON` }],
+    });
+  }
+}
+
+/**
+ * Validates install values (within checkValuesBounds: the caller checks those first) against a version's input schema and returns them with the schema's
  * defaults applied (a copy: the argument is not changed). Throws 400 INVALID_ARGUMENT (reason
  * VALUES_INVALID) whose field violations name each bad value under `field`, e.g.
  * `{field: 'body.initial_values.replicas', description: 'must be <= 10'}`.
@@ -243,19 +263,6 @@ export function validateValues(
   secretPaths: string[][] = [],
 ): Record<string, Json> {
   const validate = validatorFor(versionId, inputSchemaJson);
-  if (nestsDeeperThan(values, VALUES_MAX_DEPTH)) {
-    throw new ApiError('INVALID_ARGUMENT', `${field} nests deeper than ${VALUES_MAX_DEPTH} levels`, {
-      reason: 'VALUES_INVALID',
-      fieldViolations: [{ field, description: `nests objects and arrays deeper than ${VALUES_MAX_DEPTH} levels` }],
-    });
-  }
-  const bytes = Buffer.byteLength(JSON.stringify(values));
-  if (bytes > VALUES_MAX_BYTES) {
-    throw new ApiError('INVALID_ARGUMENT', `${field} is ${bytes} bytes as JSON; at most ${VALUES_MAX_BYTES} are accepted`, {
-      reason: 'VALUES_TOO_LARGE',
-      fieldViolations: [{ field, description: `at most ${VALUES_MAX_BYTES} bytes as JSON` }],
-    });
-  }
   const copy = structuredClone(values);
   for (const path of secretPaths) setAt(copy, path, SECRET_STAND_IN);
   const restore = () => {
