@@ -220,6 +220,8 @@ interface WalkNode {
   parent: WalkNode | null;
 }
 
+const mayHoldText = (value: unknown): boolean => typeof value === 'string' || (value !== null && typeof value === 'object');
+
 const pathOf = (node: WalkNode): string => {
   const keys: string[] = [];
   for (let n: WalkNode | null = node; n; n = n.parent) keys.push(n.key);
@@ -242,12 +244,16 @@ export function forbiddenCharacterAt(value: unknown, path: string): string | nul
       if (FORBIDDEN_CHARACTERS.test(v)) return pathOf(node);
     } else if (v !== null && typeof v === 'object') {
       // Pushed in reverse, so the first offending string in document order is the one reported.
+      // Numbers, booleans and null hold no text: they get no node (half the nodes of `[[0], [1], …]`).
       if (Array.isArray(v)) {
-        for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: String(i), parent: node });
+        for (let i = v.length - 1; i >= 0; i--) if (mayHoldText(v[i])) stack.push({ value: v[i], key: String(i), parent: node });
       } else {
         const keys = Object.keys(v);
         for (const key of keys) if (FORBIDDEN_CHARACTERS.test(key)) return `${pathOf(node)}.${key.replace(FORBIDDEN_CHARACTERS, '?')}`;
-        for (let i = keys.length - 1; i >= 0; i--) stack.push({ value: (v as Record<string, unknown>)[keys[i]!], key: keys[i]!, parent: node });
+        for (let i = keys.length - 1; i >= 0; i--) {
+          const child = (v as Record<string, unknown>)[keys[i]!];
+          if (mayHoldText(child)) stack.push({ value: child, key: keys[i]!, parent: node });
+        }
       }
     }
   }
