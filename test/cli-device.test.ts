@@ -12,51 +12,11 @@ import pg from 'pg';
 import Database from 'better-sqlite3';
 import { createTestDatabase, freePort, type TestDatabase } from './harness.js';
 import { dbEnv, spawnSvc, startSvc, type RunningSvc } from './processes.js';
+import { FormBrowser } from './device-form.js';
 
 const EMAIL = 'device@example.test';
 const PASSWORD = 'device password';
 
-/** A cookie-keeping browser speaking plain HTTP to the /device pages. */
-class FormBrowser {
-  private cookies = new Map<string, string>();
-  constructor(private readonly base: string) {}
-  private remember(res: Response) {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const i = pair!.indexOf('=');
-      this.cookies.set(pair!.slice(0, i), pair!.slice(i + 1));
-    }
-  }
-  private cookie() {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-  async get(path: string): Promise<string> {
-    const res = await fetch(this.base + path, { headers: { cookie: this.cookie() }, redirect: 'manual' });
-    this.remember(res);
-    return res.text();
-  }
-  async post(path: string, form: Record<string, string>): Promise<{ status: number; html: string }> {
-    const res = await fetch(this.base + path, {
-      method: 'POST', redirect: 'manual',
-      headers: { cookie: this.cookie(), 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(form).toString(),
-    });
-    this.remember(res);
-    return { status: res.status, html: await res.text() };
-  }
-  static csrf(html: string): string {
-    const m = /name="csrf" value="([^"]+)"/.exec(html);
-    assert.ok(m, 'the page has a csrf field');
-    return m[1]!;
-  }
-  async decide(userCode: string, action: 'approve' | 'deny'): Promise<{ status: number; html: string }> {
-    const signInPage = await this.get(`/device?user_code=${encodeURIComponent(userCode)}`);
-    const signedIn = await this.post('/device/sign-in', { email: EMAIL, password: PASSWORD, user_code: userCode, csrf: FormBrowser.csrf(signInPage) });
-    assert.ok(signedIn.status < 400, `sign-in answered ${signedIn.status}`);
-    const page = await this.get(`/device?user_code=${encodeURIComponent(userCode)}`);
-    return this.post(`/device/${action}`, { user_code: userCode, csrf: FormBrowser.csrf(page) });
-  }
-}
 
 describe('svc login (device grant) against svc serve', () => {
   let db: TestDatabase;
@@ -96,7 +56,7 @@ describe('svc login (device grant) against svc serve', () => {
   test('approved in the browser: the CLI stores the session token and it works', async () => {
     const login = await startLogin();
     assert.match(login.stderr(), new RegExp(`Open ${server.url.replace(/[.]/g, '\\.')}/device\\?user_code=${login.userCode} in a browser`));
-    const approved = await new FormBrowser(server.url).decide(login.userCode, 'approve');
+    const approved = await new FormBrowser(server.url, EMAIL, PASSWORD).decide(login.userCode, 'approve');
     assert.equal(approved.status, 200, approved.html);
     const { code, stderr } = await login.exited;
     assert.equal(code, 0, stderr);
@@ -111,7 +71,7 @@ describe('svc login (device grant) against svc serve', () => {
 
   test('denied in the browser: exit 3 with a clear message, nothing stored', async () => {
     const login = await startLogin();
-    assert.equal((await new FormBrowser(server.url).decide(login.userCode, 'deny')).status, 200);
+    assert.equal((await new FormBrowser(server.url, EMAIL, PASSWORD).decide(login.userCode, 'deny')).status, 200);
     const { code, stderr } = await login.exited;
     assert.equal(code, 3, stderr);
     assert.match(stderr, /error: login denied in the browser/);

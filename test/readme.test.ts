@@ -1,31 +1,72 @@
-// README.md's quick start works as written: the server block's environment starts a real
-// `svc serve` (from source, on this test's database), and the `<!-- quickstart -->` shell blocks
-// run in order in one bash, as a newcomer pastes them, with only SVC_API_URL pointing at that
-// server. Every command must succeed (errexit, nounset, pipefail: an unset variable or an error
-// answer stops it), and the outcomes the README promises are checked.
+// README.md followed as a reader follows it: every ```sh block, in the order the README gives them,
+// pasted into two terminals. Blocks marked <!-- server --> go to the server terminal: each stops
+// the server running there (SIGINT to its process group, as Ctrl-C does) and runs the block, which
+// ends with a long-running `npm start`. Every other block goes to ONE client bash process, in
+// order, so variables, functions, files and the login carry over from block to block exactly as
+// they do for a reader, and the first failing command stops the walk (errexit, nounset, pipefail).
+// The few blocks that are not steps of the walk are marked <!-- not run: reason --> and listed
+// below.
+//
+// The only differences from a reader's machine: a fresh working directory (with its own `data/`)
+// and HOME (the CLI's login), free ports (PORT, SVC_PREVIEW_PORT, and SVC_API_URL naming the
+// API), DATABASE_URL when the suite runs on PostgreSQL, and `svc`, `npx svc` and `npm start` as
+// shell functions running this checkout's source through tsx (`npm ci` has been done). `svc
+// login` is approved the way the reader does it, by signing in on the /device page (over HTTP).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from './harness.js';
+import { FormBrowser } from './device-form.js';
+import { createTestDatabase, freePort, type TestDatabase } from './harness.js';
 import { dbEnv, ROOT, startSvc, type RunningSvc } from './processes.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const TSX = fileURLToPath(import.meta.resolve('tsx'));
+const BLOCK_TIMEOUT_MS = 240_000;
 
-/** The fenced blocks that follow a marker comment, in order. */
-function blocksAfter(marker: string): string[] {
-  const re = new RegExp(`<!-- ${marker} -->\\s*\\n\`\`\`(?:sh|bash)\\n([\\s\\S]*?)\\n\`\`\``, 'g');
-  return [...README.matchAll(re)].map((m) => m[1]!);
+interface Block {
+  /** 1-based position among the README's shell blocks */
+  n: number;
+  /** line of the opening fence in README.md */
+  line: number;
+  kind: 'client' | 'server' | 'skip';
+  reason?: string;
+  code: string;
 }
 
-/** The variables the server block sets on its `npm start` line. */
-function serverEnv(): Record<string, string> {
-  const [block] = blocksAfter('quickstart:server');
-  assert.ok(block, 'README has a <!-- quickstart:server --> block');
-  const start = block.split('\n').find((line) => /\bnpm start\b/.test(line));
-  assert.ok(start, 'the server block runs npm start');
+/** Every ```sh / ```bash block of the README, in order, with the marker comment before it. */
+function readmeBlocks(): Block[] {
+  const lines = README.split('\n');
+  const blocks: Block[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^(\s*)```(\w*)\s*$/.exec(lines[i]!);
+    if (!open) continue;
+    const [, indent, lang] = open;
+    let j = i + 1;
+    while (j < lines.length && lines[j]!.trimEnd() !== `${indent}\`\`\``) j++;
+    if (lang === 'sh' || lang === 'bash') {
+      let k = i - 1;
+      while (k >= 0 && lines[k]!.trim() === '') k--;
+      const marker = /^<!-- (server|not run: (.+?)) -->$/.exec(lines[k]?.trim() ?? '');
+      blocks.push({
+        n: blocks.length + 1,
+        line: i + 1,
+        kind: marker?.[1] === 'server' ? 'server' : marker ? 'skip' : 'client',
+        ...(marker?.[2] ? { reason: marker[2] } : {}),
+        code: lines.slice(i + 1, j).map((l) => l.slice(indent!.length)).join('\n'),
+      });
+    }
+    i = j;
+  }
+  return blocks;
+}
+
+/** The variables set on the `npm start` line of a server block. */
+function startEnv(code: string): Record<string, string> {
+  const start = code.split('\n').find((line) => /\bnpm start\b/.test(line)) ?? '';
   const env: Record<string, string> = {};
   for (const m of start.slice(0, start.indexOf('npm start')).matchAll(/([A-Z_][A-Z0-9_]*)=('[^']*'|"[^"]*"|\S+)/g)) {
     env[m[1]!] = m[2]!.replace(/^['"]|['"]$/g, '');
@@ -33,94 +74,271 @@ function serverEnv(): Record<string, string> {
   return env;
 }
 
-async function bash(script: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn('bash', ['--noprofile', '--norc', '-c', `set -euo pipefail\n${script}`], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 180_000);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  clearTimeout(timer);
-  return { code, stdout, stderr };
+/** A block's commands: lines joined where a quote is still open or a line ends with a backslash. */
+function logicalLines(code: string): string[] {
+  const out: string[] = [];
+  let current = '';
+  let quote: string | null = null;
+  let heredoc: string | null = null;
+  for (const line of code.split('\n')) {
+    if (heredoc !== null) {
+      if (line.trim() === heredoc) heredoc = null;
+      continue;
+    }
+    current += (current ? '\n' : '') + line;
+    for (let i = 0; i < line.length; i++) {
+      const c = line[i]!;
+      if (quote === null && c === '#' && (i === 0 || /\s/.test(line[i - 1]!))) break;
+      if (quote !== "'" && c === '\\') i++;
+      else if (quote === null && (c === "'" || c === '"')) quote = c;
+      else if (c === quote) quote = null;
+    }
+    if (quote === null && !line.endsWith('\\')) {
+      heredoc = /<<-?\s*['"]?(\w+)['"]?/.exec(current)?.[1] ?? null;
+      out.push(current);
+      current = '';
+    }
+  }
+  if (current) out.push(current);
+  return out;
 }
 
-describe('README quick start', () => {
-  let db: TestDatabase;
-  let svc: RunningSvc;
+/** What both terminals define before the first block: the checkout's `svc`, `npx svc` and `npm`. */
+const PRELUDE = `set -euo pipefail
+svc() { node --import "$README_TSX" "$README_ROOT/test/svc.ts" "$@"; }
+npx() { if [ "\${1-}" = svc ]; then shift; svc "$@"; else command npx "$@"; fi; }
+npm() {
+  case "\${1-}" in
+    ci) echo "npm ci: done (the test runs this checkout)";;
+    start) shift; svc serve "$@";;
+    *) echo "the README test runs npm ci and npm start only, not: npm $*" >&2; return 2;;
+  esac
+}
+`;
 
-  before(async () => {
-    db = await createTestDatabase();
-    svc = await startSvc(dbEnv(db, serverEnv()));
-  });
-  after(async () => {
-    await svc?.stop();
-    await db.drop();
+/** Collects a child's output and lets a caller wait for a marker in it. */
+function collect(child: ChildProcess) {
+  const state = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (d) => (state.stdout += d));
+  child.stderr!.on('data', (d) => (state.stderr += d));
+  return state;
+}
+
+/** The client terminal: one bash process that runs the blocks it is given, one after the other. */
+class ClientShell {
+  private readonly child: ChildProcess;
+  readonly out: { stdout: string; stderr: string };
+  private readonly exited: Promise<number | null>;
+  private readonly approved = new Set<string>();
+
+  constructor(private readonly dir: string, env: NodeJS.ProcessEnv, approve: (userCode: string) => Promise<void>) {
+    this.child = spawn('bash', ['--noprofile', '--norc'], { cwd: dir, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.out = collect(this.child);
+    this.exited = once(this.child, 'exit').then(([code]) => code as number | null);
+    // `svc login` prints the verification URL with the user code; the reader opens it and approves.
+    this.child.stderr!.on('data', () => {
+      for (const m of this.out.stderr.matchAll(/\/device\?user_code=([A-Z0-9-]+)/g)) {
+        if (this.approved.has(m[1]!)) continue;
+        this.approved.add(m[1]!);
+        approve(m[1]!).catch((err) => { this.out.stderr += `\n[test] approving ${m[1]} failed: ${err}\n`; });
+      }
+    });
+    this.child.stdin!.write(PRELUDE);
+  }
+
+  /** Runs one block in the shell; resolves with what it printed, rejects if the shell stopped. */
+  async run(block: Block): Promise<{ stdout: string; stderr: string }> {
+    const file = join(this.dir, `.readme-block-${block.n}.sh`);
+    writeFileSync(file, `${block.code}\n`);
+    const done = `__readme_block_${block.n}_done__`;
+    const from = { stdout: this.out.stdout.length, stderr: this.out.stderr.length };
+    this.child.stdin!.write(`source ${file} </dev/null\necho ${done}\n`);
+    const finished = new Promise<void>((resolve) => {
+      const check = () => {
+        if (this.out.stdout.includes(`${done}\n`, from.stdout)) {
+          this.child.stdout!.off('data', check);
+          resolve();
+        }
+      };
+      this.child.stdout!.on('data', check);
+      check();
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      finished.then(() => 'done' as const),
+      this.exited.then((code) => `exited with ${code}` as const),
+      new Promise<string>((resolve) => { timer = setTimeout(() => resolve(`still running after ${BLOCK_TIMEOUT_MS} ms`), BLOCK_TIMEOUT_MS); }),
+    ]);
+    clearTimeout(timer);
+    const printed = {
+      stdout: this.out.stdout.slice(from.stdout).replace(`${done}\n`, ''),
+      stderr: this.out.stderr.slice(from.stderr),
+    };
+    if (outcome !== 'done') {
+      throw new Error(`README block ${block.n} (line ${block.line}) stopped the walk: the client shell ${outcome}.\n--- block ---\n${block.code}\n--- stdout ---\n${printed.stdout}\n--- stderr ---\n${printed.stderr}`);
+    }
+    return printed;
+  }
+
+  async close(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    this.child.stdin!.end();
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 5_000))]);
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+/** The server terminal: runs a server block (ending in `npm start`) until the next one replaces it. */
+class ServerTerminal {
+  private child: ChildProcess | undefined;
+  private exited: Promise<unknown> | undefined;
+  out = { stdout: '', stderr: '' };
+  readonly starts: { block: number; stdout: () => string }[] = [];
+
+  constructor(private readonly dir: string, private readonly env: NodeJS.ProcessEnv, private readonly api: string) {}
+
+  async start(block: Block): Promise<void> {
+    await this.stop();
+    const child = spawn('bash', ['--noprofile', '--norc', '-c', `${PRELUDE}\n${block.code}`], { cwd: this.dir, env: this.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    this.child = child;
+    const out = collect(child);
+    this.out = out;
+    this.exited = once(child, 'exit');
+    this.starts.push({ block: block.n, stdout: () => out.stdout });
+    let ended = false;
+    void this.exited.then(() => { ended = true; });
+    const deadline = Date.now() + BLOCK_TIMEOUT_MS;
+    for (;;) {
+      if (ended) throw new Error(`README block ${block.n} (line ${block.line}): the server exited before it was ready.\n--- block ---\n${block.code}\n--- stdout ---\n${out.stdout}\n--- stderr ---\n${out.stderr}`);
+      if (await fetch(`${this.api}/readyz`).then((r) => r.status === 200, () => false)) return;
+      if (Date.now() > deadline) throw new Error(`README block ${block.n}: the server was not ready in time.\n${out.stdout}\n${out.stderr}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** Ctrl-C: SIGINT to the foreground process group, then wait for it to end. */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    process.kill(-child.pid!, 'SIGINT');
+    const killed = setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* gone */ } }, 30_000);
+    await this.exited;
+    clearTimeout(killed);
+  }
+}
+
+describe('README.md, every shell block in order (static checks)', () => {
+  const blocks = readmeBlocks();
+  const client = blocks.filter((b) => b.kind === 'client');
+
+  test('every block is a step of the walk, except the few that say why not', () => {
+    assert.ok(client.length >= 15, `only ${client.length} client blocks`);
+    assert.equal(blocks.filter((b) => b.kind === 'server')[0]?.n, blocks.find((b) => b.kind !== 'skip')?.n, 'the first block of the walk starts the server');
+    const skipped = blocks.filter((b) => b.kind === 'skip');
+    assert.ok(skipped.length <= 4, `too many blocks are not run: ${skipped.map((b) => `line ${b.line}`).join(', ')}`);
+    for (const b of skipped) assert.ok((b.reason ?? '').length >= 10, `block at line ${b.line} says why it is not run`);
   });
 
-  test('the blocks are there, use no jq or uuidgen, and set every variable before use (nounset)', () => {
-    const blocks = blocksAfter('quickstart');
-    assert.ok(blocks.length >= 4, `only ${blocks.length} quickstart blocks`);
-    const all = blocks.join('\n');
+  test('no jq, no uuidgen, no slow `npx svc`, no etag arithmetic; servers only start in the server terminal', () => {
+    const all = blocks.filter((b) => b.kind !== 'skip').map((b) => b.code).join('\n');
     assert.doesNotMatch(all, /\|\s*jq\b|\buuidgen\b/);
-    assert.match(all, /\$API\/v1\/clusters/);
-    assert.match(all, /preview_hostnames:bindFloating/);
-    assert.match(all, /-X DELETE \$API\/v1\/workspaces\/\$WS/);
+    assert.doesNotMatch(README, /\bnpx svc\b/, 'the README gets `svc` on the PATH once and uses it everywhere');
+    assert.doesNotMatch(README, /\$\(\(\s*\$?\w*ETAG/i, 'an etag is opaque: never computed');
+    for (const b of client) assert.doesNotMatch(b.code, /\bnpm start\b|\bsvc serve\b/, `block at line ${b.line} starts a server in the client shell`);
   });
 
-  test('pasted in order against svc serve, every step succeeds to the end', async () => {
-    const script = blocksAfter('quickstart').join('\n');
-    const res = await bash(script, { SVC_API_URL: svc.url });
-    assert.equal(res.code, 0, `the quick start stopped (exit ${res.code}).\nstdout:\n${res.stdout}\nstderr:\n${res.stderr}`);
-    const lines = res.stdout.trim().split('\n');
-    assert.doesNotMatch(res.stdout, /"error":\{/, res.stdout);
-    // Each operation it waits for printed its state: all SUCCEEDED (cluster, install, bind, deletion).
-    const states = lines.filter((l) => /^(RUNNING|SUCCEEDED|FAILED|CANCELLED)$/.test(l));
-    assert.deepEqual(states, ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED'], res.stdout);
-    // The install URL and the preview hostname answered through the preview router.
-    assert.equal(lines.filter((l) => /"install_id":"inst_/.test(l)).length, 2, res.stdout);
-    // The deletion revoked the API token; logging out answered 204.
-    assert.deepEqual(lines.slice(-2), ['401', '204']);
-
-    // The server logged the bootstrap owner, not the "no user" hint.
-    assert.ok(svc.logs.some((l) => l.msg === 'bootstrap owner ready'));
-    assert.ok(!svc.logs.some((l) => String(l.msg).startsWith('no user exists yet')));
+  test('every curl whose body reaches the terminal ends it with a newline', () => {
+    for (const b of client) {
+      const commands = logicalLines(b.code).filter((l) => /(^|[;&|(]\s*)curl\s/.test(l) && !l.trim().startsWith('#'));
+      for (const cmd of commands) {
+        // captured by $(...), piped, redirected, or with its own -w / -o
+        const quiet = /\$\(\s*curl\s/.test(cmd) || /\bcurl\s[^|]*\|/.test(cmd) || /\s-w\s|--write-out|\s-o\s|\s>\s*\S/.test(cmd);
+        assert.ok(quiet, `README line ~${b.line}: curl prints no trailing newline: ${cmd.trim()}`);
+      }
+    }
   });
 });
 
-describe('README walkthroughs after the quick start (secrets, audit log, snippets, plans and quotas)', () => {
+describe('README.md followed top to bottom in two terminals', () => {
   let db: TestDatabase;
-  let svc: RunningSvc;
+  let shell: ClientShell | undefined;
+  let server: ServerTerminal | undefined;
+  const printed = new Map<number, { stdout: string; stderr: string }>();
+  const blocks = readmeBlocks();
 
   before(async () => {
     db = await createTestDatabase();
-    svc = await startSvc(dbEnv(db, serverEnv()));
   });
   after(async () => {
-    await svc?.stop();
+    await shell?.close();
+    await server?.stop();
     await db.drop();
   });
 
-  test('the sections marked <!-- walkthrough --> run to the end after the quick start, as written', async () => {
-    const walkthroughs = blocksAfter('walkthrough');
-    assert.ok(walkthroughs.length >= 4, `only ${walkthroughs.length} walkthrough blocks`);
-    assert.doesNotMatch(walkthroughs.join('\n'), /\|\s*jq\b|\buuidgen\b/);
-    const res = await bash([...blocksAfter('quickstart'), ...walkthroughs].join('\n'), { SVC_API_URL: svc.url });
-    assert.equal(res.code, 0, `a walkthrough stopped (exit ${res.code}).\nstdout:\n${res.stdout}\nstderr:\n${res.stderr}`);
-    // Secrets: the values read back as the README says; the audit log lists the reads.
-    assert.match(res.stdout, /"value":"second-password"/, res.stdout);
-    assert.match(res.stdout, /"value":"first-password"/, res.stdout);
-    assert.match(res.stdout, /"action":"secret\.version\.access"/, res.stdout);
-    // Snippets: the run succeeded and the runaway ended with a timeout.
-    assert.match(res.stdout, /"state":"succeeded"/, res.stdout);
-    assert.match(res.stdout, /TIMEOUT/, res.stdout);
-    // Plans: three clusters accepted, the fourth refused with 429 naming the metric.
-    for (const line of ['one 202', 'two 202', 'three 202', 'four 429']) assert.ok(res.stdout.split('\n').includes(line), `${line}\n${res.stdout}`);
-    assert.match(res.stdout, /"metric":"compute\/clusters"/);
+  test('every block runs as written, with one server and one client shell', async () => {
+    const [port, previewPort] = [await freePort(), await freePort()];
+    const api = `http://127.0.0.1:${port}`;
+    const home = join(db.dataDir, 'home');
+    mkdirSync(home, { mode: 0o700 });
+    // The sandbox example imports the built engine from ./dist, as a reader's checkout has it.
+    symlinkSync(join(ROOT, 'dist'), join(db.dataDir, 'dist'));
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH, HOME: home, TMPDIR: process.env.TMPDIR, LANG: 'C.UTF-8',
+      PORT: String(port), SVC_PREVIEW_PORT: String(previewPort), SVC_API_URL: api,
+      ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
+      README_ROOT: ROOT, README_TSX: TSX,
+    };
+    const owner = startEnv(blocks.find((b) => b.kind === 'server')!.code);
+    assert.ok(owner.SVC_BOOTSTRAP_EMAIL && owner.SVC_BOOTSTRAP_PASSWORD, 'the first server block creates the owner');
+    server = new ServerTerminal(db.dataDir, env, api);
+    shell = new ClientShell(db.dataDir, env, async (code) => {
+      const answer = await new FormBrowser(api, owner.SVC_BOOTSTRAP_EMAIL!, owner.SVC_BOOTSTRAP_PASSWORD!).decide(code, 'approve');
+      assert.equal(answer.status, 200, answer.html);
+    });
+    for (const block of blocks) {
+      if (block.kind === 'server') await server.start(block);
+      else if (block.kind === 'client') printed.set(block.n, await shell.run(block));
+    }
+  });
+
+  /** What the client block containing `needle` printed on stdout. */
+  const outputOf = (needle: string | RegExp) => {
+    const block = blocks.find((b) => b.kind === 'client' && (typeof needle === 'string' ? b.code.includes(needle) : needle.test(b.code)));
+    assert.ok(block, `a README block contains ${needle}`);
+    const out = printed.get(block.n);
+    assert.ok(out, `block ${block.n} (line ${block.line}) ran`);
+    return out.stdout;
+  };
+
+  test('the quick start: every operation SUCCEEDED, the install and its preview answered, the token was revoked', () => {
+    const quick = blocks.filter((b) => b.kind === 'client' && b.line < README.indexOf('## Configuration') && printed.has(b.n)).map((b) => printed.get(b.n)!.stdout).join('');
+    assert.deepEqual(quick.split('\n').filter((l) => /^(RUNNING|SUCCEEDED|FAILED|CANCELLED)$/.test(l)), ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED'], quick);
+    assert.equal(quick.split('\n').filter((l) => /"install_id":"inst_/.test(l)).length, 2, quick);
+    assert.match(outputOf('-X DELETE $API/v1/auth/sessions/current'), /^401\n204\n$/m);
+    assert.ok(server!.starts[0]!.stdout().includes('"msg":"bootstrap owner ready"'));
+  });
+
+  test('the command-line client: logged in by the device grant, installed, read a secret, ran snippets', () => {
+    assert.match(outputOf(/^svc whoami/m), /owner@example\.com/);
+    assert.match(outputOf('svc installs get'), /"install_id":"inst_/);
+    assert.match(outputOf('svc snippets run'), /^exit 1$/m);
+  });
+
+  test('the walkthroughs: secrets, audit log, snippets, plans and quotas', () => {
+    const secrets = outputOf('"value": "first-password"');
+    assert.match(secrets, /"value":"second-password"/);
+    assert.match(secrets, /"value":"first-password"/);
+    assert.match(outputOf('/v1/audit_events'), /"action":"secret\.version\.access"/);
+    const snippets = outputOf('/v1/snippets:execute');
+    assert.match(snippets, /"state":"succeeded"/);
+    assert.match(snippets, /TIMEOUT/);
+    const plans = outputOf('subscription:changeTier').split('\n');
+    for (const line of ['one 202', 'two 202', 'three 202', 'four 429', 'four 202']) assert.ok(plans.includes(line), `${line}\n${plans.join('\n')}`);
+  });
+
+  test('rotating the key leaves a service that reads old values with a plain npm start', () => {
+    assert.match(outputOf('svc admin rotate-keys'), /done: everything is sealed under the current key/);
+    assert.match(outputOf('rotation-check'), /^still readable$/m);
   });
 });
 
