@@ -57,6 +57,27 @@ function* walk(node: unknown, path: string): Generator<[string, Record<string, a
   }
 }
 
+// A citation of a document a reader of the API reference does not have: the interface spec (by
+// number, "spec 2.2", "spec endpoint 7", or as "the spec"), our design notes (API.md, ARCHITECTURE.md),
+// an issue, a bare "section 8.1". Standards readers can look up stay allowed: "RFC 6749 section 5.2",
+// "the OpenAPI specification", "the JSON Schema spec"; so do words that merely contain "spec"
+// ("type-specific") and Kubernetes field paths ("spec.replicas").
+const CITATION = new RegExp([
+  String.raw`(?<!\b(?:OpenAPI|JSON Schema|OAuth(?: 2\.0)?|RFC \d+|SemVer(?: 2\.0)?|Kubernetes|Gateway API)\s+)\bspec(?:ification)?\b(?!\.[a-z])`,
+  String.raw`\b(?:API|ARCHITECTURE)\.md\b`,
+  String.raw`\bissue #?\d+`,
+  String.raw`(?<!\bRFC \d+,?\s+)\bsection \d`,
+  '§',
+  String.raw`\bour (?:decisions?|additions?)\b`,
+].join('|'), 'i');
+
+/** Every string value in the document that matches CITATION, as `json/pointer: text`. */
+function citationsIn(node: unknown, path: string): string[] {
+  if (typeof node === 'string') return CITATION.test(node) ? [`${path || '/'}: ${node}`] : [];
+  if (!node || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([k, v]) => citationsIn(v, `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`));
+}
+
 const label = (o: Operation) => `${o.method.toUpperCase()} ${o.path}`;
 const param = (o: Operation, where: string, name: string) =>
   (o.op.parameters ?? []).find((p: any) => p.in === where && p.name === name);
@@ -247,6 +268,11 @@ describe('OpenAPI document', () => {
       const verb = /:([^/{}]+)$/.exec(path);
       if (verb) assert.match(verb[1]!, /^[A-Za-z][A-Za-z0-9]*$/, `${path} custom method name`);
     }
+  });
+
+  test('no text cites a document readers of the reference do not have (the interface spec, API.md, an issue)', () => {
+    const cited = citationsIn(doc, '');
+    assert.deepEqual(cited, [], `texts citing a document readers do not have:\n${cited.join('\n')}`);
   });
 });
 

@@ -180,7 +180,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a workspace (spec endpoint 2)
+         * Delete a workspace
          * @description Needs admin or owner, and if-match (a stale etag is 409 ABORTED with the current etag in error.metadata.etag). 202 with a `workspace.delete` operation whose steps cancel the running operations, delete the clusters, revoke the API tokens and OAuth clients, then remove the workspace; the workspace is `state: deleting` meanwhile and refuses new work. A second DELETE while one runs returns that same operation (202). The requester can still read and `:wait` the operation after the workspace is gone (svc-context: the deleted workspace id). Accepts idempotency-key.
          */
         delete: operations["deleteWorkspace"];
@@ -201,8 +201,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List members (spec endpoint 15)
-         * @description Members of the workspace, newest first. The spec lists no query parameters; cursor and limit work as on every list.
+         * List members
+         * @description Members of the workspace, newest first, paged with cursor and limit as on every list.
          */
         get: operations["listWorkspaceMembers"];
         put?: never;
@@ -253,14 +253,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List API tokens (spec endpoint 11)
+         * List API tokens
          * @description Tokens of the workspace, newest first. The token value is never part of a list item.
          */
         get: operations["listApiTokens"];
         put?: never;
         /**
-         * Create an API token (spec endpoint 12)
-         * @description Needs the owner or admin role. The full token is in this response only. `expires_at` is Unix seconds (our decision where the spec leaves the unit open) and must be in the future. No idempotency-key: a replay could not show the secret again. 422 WORKSPACE_DELETING once the workspace's deletion started.
+         * Create an API token
+         * @description Needs the owner or admin role. The full token is in this response only. `expires_at` is Unix seconds and must be in the future. No idempotency-key: a replay could not show the secret again. 422 WORKSPACE_DELETING once the workspace's deletion started.
          */
         post: operations["createApiToken"];
         delete?: never;
@@ -497,8 +497,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Get cluster capabilities (spec endpoint 9)
-         * @description The capabilities last observed on the cluster (by its cluster.create or a cluster.capabilities.refresh operation), with `observed_at`. Node `created_at` is an ISO 8601 string, as the spec gives it. Before any observation: 422 FAILED_PRECONDITION (reason CAPABILITIES_NOT_OBSERVED). Any member may read them.
+         * Get cluster capabilities
+         * @description The capabilities last observed on the cluster (by its cluster.create or a cluster.capabilities.refresh operation), with `observed_at`. Node `created_at` is an ISO 8601 string. Before any observation: 422 FAILED_PRECONDITION (reason CAPABILITIES_NOT_OBSERVED). Any member may read them.
          */
         get: operations["getClusterCapabilities"];
         put?: never;
@@ -625,8 +625,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List installs (spec endpoint 7)
-         * @description Installs of the workspace, newest first, each with every field of spec 2.2 and its URL entries. `product_id` is the package id (this service installs packages). Any member may list them.
+         * List installs
+         * @description Installs of the workspace, newest first, each with its URL entries. `product_id` is the package id (this service installs packages). Any member may list them.
          */
         get: operations["listInstalls"];
         put?: never;
@@ -719,7 +719,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Bind a track to a render (spec endpoint 1)
+         * Bind a track to a render
          * @description idempotency-key is REQUIRED (400 without it). 202 with a `preview_hostname.bind_floating` operation. The first bind of a track creates its hostname (`<track>--<install>.<preview domain>`, state provisioning; active when the operation completes). Binding the track again keeps the same hostname and moves it to the new render when that operation completes; until then it serves the previous render. Of several binds in a row, the latest request wins, whatever order their operations finish in. render_id must be a render of the install (else 400, field violation body.render_id) that has been deployed (else 422 RENDER_NOT_DEPLOYED). An install being deleted is 422 (reason INSTALL_DELETING); a hostname being released is 422 (reason PREVIEW_HOSTNAME_RELEASING). The operation (owner_type install) checks the render again and makes the hostname active; if it fails or is cancelled, a hostname it was creating disappears and an active one keeps its binding. metadata: install_id, preview_hostname_id, hostname, track, render_id. response: install_id, preview_hostname_id, hostname. Any member may bind.
          */
         post: operations["bindFloatingPreviewHostname"];
@@ -757,7 +757,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the preview hostnames of an install (spec endpoint 6)
+         * List the preview hostnames of an install
          * @description Newest first. Filters: binding_kind (pinned, floating), track (exact), state (provisioning, active, evicted, releasing); a cursor is bound to the filters it was issued with (reused with others: 400). Any member may list them.
          */
         get: operations["listPreviewHostnames"];
@@ -898,7 +898,7 @@ export interface paths {
         };
         /**
          * Get a secret version
-         * @description One version (spec 2.7), without its value. Any member may read it. Sends the etag in the ETag header.
+         * @description One version, without its value. Any member may read it. Sends the etag in the ETag header.
          */
         get: operations["getSecretVersion"];
         put?: never;
@@ -959,7 +959,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Destroy a secret version (spec endpoint 5)
+         * Destroy a secret version
          * @description Needs the admin or owner role. if-match is required (400 without); a stale etag is 409 ABORTED with the current etag in error.metadata.etag. `if-match: *` matches the version as it is now and never conflicts, also under concurrent calls. Any state -> destroyed, for good: `destroyed_at` is set and the stored ciphertext, its wrapped data key and key id are deleted (crypto-shredding; SQLite zeroes the freed bytes). A destroyed version is returned as it is. Allowed on a deleted secret too. 200 with the version and its new etag. Recorded in the audit log. No body.
          */
         post: operations["destroySecretVersion"];
@@ -1117,7 +1117,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List subscription change requests (spec endpoint 10)
+         * List subscription change requests
          * @description Every change requested for the workspace's subscription, newest first; `created_at` and `effective_at` are ISO 8601 strings. Any member may list them.
          */
         get: operations["listSubscriptionChangeRequests"];
@@ -1157,7 +1157,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List quotas with their usage (spec endpoint 17)
+         * List quotas with their usage
          * @description One entry per metric, in a stable order. With a workspace (an API token or OAuth client JWT, or a user credential with svc-context): the workspace's limits (its plan) and usage; `workspaces/owned` is listed for a user caller (the caller's own: workspaces they own, limited by the best plan among them). A user credential without svc-context gets the user-wide view: every metric over the workspaces the user owns, limits summed over their plans. `cluster_id` adds `operations/running` for that cluster (a cluster of the workspace; in the user-wide view, of any workspace the user belongs to); another cluster is 404. Any member may read them. The whole answer comes from one statement.
          */
         get: operations["listQuotas"];
@@ -1177,8 +1177,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List your notifications (spec endpoint 16)
-         * @description The caller's notifications, newest first, at most 50 a page (the spec's cap): `has_more` says whether older ones exist, and `next_cursor` reaches them. `unread=true` lists only unread ones, `unread=false` only read ones; any other value is 400. Notifications are kept 90 days. Needs a user credential (session token or trusted external JWT): notifications belong to people, not to workspace tokens (403).
+         * List your notifications
+         * @description The caller's notifications, newest first, at most 50 a page: `has_more` says whether older ones exist, and `next_cursor` reaches them. `unread=true` lists only unread ones, `unread=false` only read ones; any other value is 400. Notifications are kept 90 days. Needs a user credential (session token or trusted external JWT): notifications belong to people, not to workspace tokens (403).
          */
         get: operations["listNotifications"];
         put?: never;
@@ -1263,8 +1263,8 @@ export interface paths {
         get: operations["listSnippets"];
         put?: never;
         /**
-         * Create a snippet (spec endpoint 14)
-         * @description Any member may create snippets. 201 with `snippet_id` (spec endpoint 14) and the whole snippet, its etag in the ETag header and its URL in Location. Defaults: visibility `workspace`, origin `user`, purpose `general`, inputs []. Declared inputs are checked (keys unique; `options` with enum only, `resource_type` with resource only, `min`/`max` with number only, defaults valid; a default is a value of its kind, never a nested document): 400 with field violations. The creator is the snippet's first `last_writer_id`. A workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.
+         * Create a snippet
+         * @description Any member may create snippets. 201 with `snippet_id` (the new id) and the whole snippet, its etag in the ETag header and its URL in Location. Defaults: visibility `workspace`, origin `user`, purpose `general`, inputs []. Declared inputs are checked (keys unique; `options` with enum only, `resource_type` with resource only, `min`/`max` with number only, defaults valid; a default is a value of its kind, never a nested document): 400 with field violations. The creator is the snippet's first `last_writer_id`. A workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.
          */
         post: operations["createSnippet"];
         delete?: never;
@@ -1349,7 +1349,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List a snippet's runs (spec endpoint 8)
+         * List a snippet's runs
          * @description Runs of the snippet, newest first, filtered by `state`. `view=basic` (default) leaves out `output`, `error` and `logs`; `view=full` includes them, with every secret value the run read stored as `[masked]`. Any member may list them, also of an archived snippet.
          */
         get: operations["listSnippetRuns"];
@@ -1475,7 +1475,7 @@ export interface components {
         /** @description the result of a SUCCEEDED operation, by workflow (`type`) */
         OperationResult: components["schemas"]["WorkspaceDeleteResult"] | components["schemas"]["ClusterCreateResult"] | components["schemas"]["ClusterCapabilitiesRefreshResult"] | components["schemas"]["ClusterDeleteResult"] | components["schemas"]["InstallCreateResult"] | components["schemas"]["InstallUpdateResult"] | components["schemas"]["InstallDeleteResult"] | components["schemas"]["PreviewHostnameBindFloatingResult"] | components["schemas"]["PreviewHostnameBindPinnedResult"] | components["schemas"]["PreviewHostnameReleaseResult"] | components["schemas"]["SubscriptionChangeTierResult"] | components["schemas"]["SubscriptionCancelResult"] | components["schemas"]["SubscriptionReactivateResult"];
         /**
-         * @description A long-running operation (spec 2.1)
+         * @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done`
          * @example {
          *       "id": "op_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
@@ -1689,7 +1689,7 @@ export interface components {
             etag: string;
         };
         /**
-         * @description A member of a workspace (spec 2.11; `email` and `role` are our additions).
+         * @description A member of a workspace: the user, their e-mail address and their role.
          * @example {
          *       "id": "wsm_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *       "user_id": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
@@ -1712,12 +1712,12 @@ export interface components {
             role: "owner" | "admin" | "member";
             /**
              * Format: date-time
-             * @description ISO 8601 date-time (a string, as the spec gives it)
+             * @description when the user joined, an ISO 8601 date-time string
              */
             joined_at: string;
         };
         /**
-         * @description A workspace API token (spec 2.10). The token value itself is never listed.
+         * @description A workspace API token. The token value itself is never listed.
          * @example {
          *       "id": "tok_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
@@ -1964,7 +1964,7 @@ export interface components {
             etag: string;
         };
         /**
-         * @description The last observed capabilities of a cluster (spec 2.9), with when they were observed.
+         * @description The last observed capabilities of a cluster (its API groups, classes, gateways and nodes), with when they were observed.
          * @example {
          *       "api_groups": [
          *         "v1",
@@ -2041,7 +2041,7 @@ export interface components {
                 architecture: string;
                 /** @description message of the Ready condition */
                 status_message: string;
-                /** @description creation time, an ISO 8601 string (not an integer timestamp, as spec 2.9 says) */
+                /** @description creation time, an ISO 8601 string (not Unix seconds like the other timestamps) */
                 created_at: string;
                 /** @description from node-role.kubernetes.io/* labels */
                 roles: string[];
@@ -2159,7 +2159,7 @@ export interface components {
             created_at: number;
         };
         /**
-         * @description An install of a package version on a cluster (spec 2.2 plus state, package and pin, current render and html_url).
+         * @description An install of a package version on a cluster: its state, package and version pin, current render, URLs and html_url.
          * @example {
          *       "id": "inst_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
@@ -2460,7 +2460,7 @@ export interface components {
             };
         };
         /**
-         * @description A preview hostname (spec 2.3): a hostname bound to one render of an install.
+         * @description A preview hostname: a hostname bound to one render of an install.
          * @example {
          *       "id": "phn_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
@@ -2649,7 +2649,7 @@ export interface components {
             etag: string;
         };
         /**
-         * @description One requested change of a subscription (spec 2.11).
+         * @description One requested change of a subscription (upgrade, downgrade or cancel): when it applies and how it ended.
          * @example {
          *       "id": "scr_01jf9a0b1c2d3e4f5g6h7j8k9m",
          *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
@@ -2696,12 +2696,12 @@ export interface components {
             operation_id: string | null;
             /**
              * Format: date-time
-             * @description when it was requested (a string, as spec 2.11 gives it) (ISO 8601, UTC)
+             * @description when it was requested (ISO 8601, UTC)
              */
             created_at: string;
         };
         /**
-         * @description One metric's limit and usage (spec 2.11). Creates past the limit are refused with 429 RESOURCE_EXHAUSTED (reason QUOTA_EXCEEDED).
+         * @description One metric's limit and usage. Creates past the limit are refused with 429 RESOURCE_EXHAUSTED (reason QUOTA_EXCEEDED).
          * @example {
          *       "metric": "compute/clusters",
          *       "type": "allocation",
@@ -2749,7 +2749,7 @@ export interface components {
             cluster_id?: string;
         };
         /**
-         * @description A message to one user (spec 2.11). Sent once per event; kept 90 days.
+         * @description A message to one user about something that needs their attention. Sent once per event; kept 90 days.
          * @example {
          *       "id": "ntf_01jf8x3q6m2c4y7n0k5t9r1b3d",
          *       "type": "quota_threshold_reached",
@@ -2825,7 +2825,7 @@ export interface components {
             updated: number;
         };
         /**
-         * @description Stored JavaScript that runs in the sandbox as whoever runs it (API.md 8.3).
+         * @description Stored JavaScript that runs in the sandbox as whoever runs it.
          * @example {
          *       "id": "snp_01jf8x3q6m2c4y7n0k5t9r1b3d",
          *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
@@ -2940,7 +2940,7 @@ export interface components {
             html_url: string;
         };
         /**
-         * @description The snippet just created: spec endpoint 14's snippet_id and the whole snippet.
+         * @description The snippet just created, with its id also as `snippet_id`.
          * @example {
          *       "snippet_id": "snp_01jf8x3q6m2c4y7n0k5t9r1b3d",
          *       "id": "snp_01jf8x3q6m2c4y7n0k5t9r1b3d",
@@ -2974,7 +2974,7 @@ export interface components {
          *     }
          */
         CreatedSnippet: {
-            /** @description the new snp_ id (spec endpoint 14), the same as id */
+            /** @description the new snp_ id, the same as id */
             snippet_id: string;
             /** @description snp_ id */
             id: string;
@@ -3058,7 +3058,7 @@ export interface components {
             html_url: string;
         };
         /**
-         * @description One run of a snippet (spec 2.8). `output`, `error` and `logs` are included with view=full and when reading one run.
+         * @description One run of a snippet: who ran it, which code, its inputs and stats. `output`, `error` and `logs` are included with view=full and when reading one run.
          * @example {
          *       "id": "snpr_01jf8x3q6m2c4y7n0k5t9r1b3e",
          *       "snippet_id": "snp_01jf8x3q6m2c4y7n0k5t9r1b3d",
@@ -3302,7 +3302,7 @@ export interface components {
             etag: string;
         };
         /**
-         * @description A version of a secret (spec 2.7), without its value.
+         * @description A version of a secret, without its value.
          * @example {
          *       "id": "secv_01jf8x3q6m2c4y7n0k5t9r1b3e",
          *       "secret_id": "sec_01jf8x3q6m2c4y7n0k5t9r1b3f",
@@ -4730,7 +4730,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -5097,7 +5097,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A member of a workspace (spec 2.11; `email` and `role` are our additions). */
+            /** @description A member of a workspace: the user, their e-mail address and their role. */
             201: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -5225,7 +5225,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A member of a workspace (spec 2.11; `email` and `role` are our additions). */
+            /** @description A member of a workspace: the user, their e-mail address and their role. */
             200: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -5428,7 +5428,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A member of a workspace (spec 2.11; `email` and `role` are our additions). */
+            /** @description A member of a workspace: the user, their e-mail address and their role. */
             200: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -6356,7 +6356,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             200: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -6446,7 +6446,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             200: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -6533,7 +6533,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -6764,7 +6764,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -6970,7 +6970,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -7222,7 +7222,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The last observed capabilities of a cluster (spec 2.9), with when they were observed. */
+            /** @description The last observed capabilities of a cluster (its API groups, classes, gateways and nodes), with when they were observed. */
             200: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -7322,7 +7322,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -8277,7 +8277,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -8483,7 +8483,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -8629,7 +8629,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -8941,7 +8941,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Binds the track's floating hostname to a render (spec endpoint 1). */
+        /** @description Binds the track's floating hostname to a render. */
         requestBody: {
             content: {
                 /**
@@ -8971,7 +8971,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -9127,7 +9127,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -9360,7 +9360,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A preview hostname (spec 2.3): a hostname bound to one render of an install. */
+            /** @description A preview hostname: a hostname bound to one render of an install. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -9453,7 +9453,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -9693,7 +9693,7 @@ export interface operations {
                     kind?: "generic" | "api_key" | "oci_registry" | "webhook_signing" | "kubeconfig";
                     /** @description the secret value: 1 byte to 64 KiB of UTF-8 text. Stored encrypted, never echoed, never listed, never logged */
                     value: string;
-                    /** @description a note on this version (spec limit: 200 characters) */
+                    /** @description a note on this version, at most 200 characters */
                     comment?: string;
                 };
             };
@@ -10401,13 +10401,13 @@ export interface operations {
                 "application/json": {
                     /** @description the secret value: 1 byte to 64 KiB of UTF-8 text. Stored encrypted, never echoed, never listed, never logged */
                     value: string;
-                    /** @description a note on this version (spec limit: 200 characters) */
+                    /** @description a note on this version, at most 200 characters */
                     comment?: string;
                 };
             };
         };
         responses: {
-            /** @description A version of a secret (spec 2.7), without its value. */
+            /** @description A version of a secret, without its value. */
             201: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -10537,7 +10537,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A version of a secret (spec 2.7), without its value. */
+            /** @description A version of a secret, without its value. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -10630,7 +10630,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A version of a secret (spec 2.7), without its value. */
+            /** @description A version of a secret, without its value. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -10747,7 +10747,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A version of a secret (spec 2.7), without its value. */
+            /** @description A version of a secret, without its value. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -10864,7 +10864,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A version of a secret (spec 2.7), without its value. */
+            /** @description A version of a secret, without its value. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -11340,7 +11340,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -11470,7 +11470,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -11589,7 +11589,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A long-running operation (spec 2.1) */
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -11805,7 +11805,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One requested change of a subscription (spec 2.11). */
+            /** @description One requested change of a subscription (upgrade, downgrade or cancel): when it applies and how it ended. */
             200: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -11977,7 +11977,7 @@ export interface operations {
                 unread?: "true" | "false";
                 /** @description next_cursor of a previous page, with the same unread filter */
                 cursor?: string;
-                /** @description items per page, 1-50 (the spec caps the list at 50) */
+                /** @description items per page, 1-50 */
                 limit?: number;
             };
             header?: never;
@@ -12195,7 +12195,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A message to one user (spec 2.11). Sent once per event; kept 90 days. */
+            /** @description A message to one user about something that needs their attention. Sent once per event; kept 90 days. */
             200: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -12381,7 +12381,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Spec endpoint 14's body, plus the declared `inputs` (API.md 8.3). */
+        /** @description A new snippet: its name, code and how its result is shown, who may see it, and the `inputs` it declares. */
         requestBody: {
             content: {
                 /**
@@ -12466,7 +12466,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The snippet just created: spec endpoint 14's snippet_id and the whole snippet. */
+            /** @description The snippet just created, with its id also as `snippet_id`. */
             201: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -12717,7 +12717,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Stored JavaScript that runs in the sandbox as whoever runs it (API.md 8.3). */
+            /** @description Stored JavaScript that runs in the sandbox as whoever runs it. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -12808,7 +12808,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Stored JavaScript that runs in the sandbox as whoever runs it (API.md 8.3). */
+            /** @description Stored JavaScript that runs in the sandbox as whoever runs it. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -12974,7 +12974,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Stored JavaScript that runs in the sandbox as whoever runs it (API.md 8.3). */
+            /** @description Stored JavaScript that runs in the sandbox as whoever runs it. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -13100,7 +13100,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Stored JavaScript that runs in the sandbox as whoever runs it (API.md 8.3). */
+            /** @description Stored JavaScript that runs in the sandbox as whoever runs it. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -13337,7 +13337,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description One run of a snippet (spec 2.8). `output`, `error` and `logs` are included with view=full and when reading one run. */
+            /** @description One run of a snippet: who ran it, which code, its inputs and stats. `output`, `error` and `logs` are included with view=full and when reading one run. */
             201: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -13480,7 +13480,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One run of a snippet (spec 2.8). `output`, `error` and `logs` are included with view=full and when reading one run. */
+            /** @description One run of a snippet: who ran it, which code, its inputs and stats. `output`, `error` and `logs` are included with view=full and when reading one run. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */

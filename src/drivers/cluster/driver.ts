@@ -44,7 +44,7 @@ export const ClusterNode = Type.Object({
   os_image: str('operating system image'),
   architecture: str('CPU architecture'),
   status_message: str('message of the Ready condition'),
-  created_at: str('creation time, an ISO 8601 string (not an integer timestamp, as spec 2.9 says)'),
+  created_at: str('creation time, an ISO 8601 string (not Unix seconds like the other timestamps)'),
   roles: Type.Array(Type.String({ maxLength: 253 }), { description: 'from node-role.kubernetes.io/* labels' }),
   ready: Type.Boolean({ description: 'Ready condition is True' }),
 });

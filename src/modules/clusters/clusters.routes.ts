@@ -88,10 +88,10 @@ export function clusterRoutes(app: App, s: Services): void {
   app.get('/v1/clusters/:id/capabilities', {
     config: { auth: 'workspace' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'getClusterCapabilities', summary: 'Get cluster capabilities (spec endpoint 9)',
+      tags, security: bearerSecurity, operationId: 'getClusterCapabilities', summary: 'Get cluster capabilities',
       description:
         'The capabilities last observed on the cluster (by its cluster.create or a cluster.capabilities.refresh operation), with ' +
-        '`observed_at`. Node `created_at` is an ISO 8601 string, as the spec gives it. Before any observation: 422 FAILED_PRECONDITION ' +
+        '`observed_at`. Node `created_at` is an ISO 8601 string. Before any observation: 422 FAILED_PRECONDITION ' +
         '(reason CAPABILITIES_NOT_OBSERVED). Any member may read them.',
       params: IdParams, headers: requestHeaders(),
       response: responses({ 200: ClusterCapabilitiesView }, [400, 403, 404, 422]),

@@ -100,7 +100,7 @@ export const ClusterCapabilitiesView = Type.Object(
   },
   {
     $id: 'ClusterCapabilities',
-    description: 'The last observed capabilities of a cluster (spec 2.9), with when they were observed.',
+    description: 'The last observed capabilities of a cluster (its API groups, classes, gateways and nodes), with when they were observed.',
     examples: [{ api_groups: ['v1', 'apps/v1', 'networking.k8s.io/v1'], storage_classes: [], gateway_classes: [], gateways: [], ingress_classes: ['nginx'], nodes: [], observed_at: 1767225660 }],
   },
 );

@@ -55,9 +55,9 @@ export function installRoutes(app: App, s: Services): void {
   app.get('/v1/installs', {
     config: { auth: 'workspace' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'listInstalls', summary: 'List installs (spec endpoint 7)',
+      tags, security: bearerSecurity, operationId: 'listInstalls', summary: 'List installs',
       description:
-        'Installs of the workspace, newest first, each with every field of spec 2.2 and its URL entries. `product_id` is the ' +
+        'Installs of the workspace, newest first, each with its URL entries. `product_id` is the ' +
         'package id (this service installs packages). Any member may list them.',
       headers: requestHeaders(), querystring: PageQuerystring,
       response: responses({ 200: pageOf(Install, 'A page of installs') }),

@@ -43,7 +43,7 @@ const UrlEntry = Type.Object({
   error: Type.String({ description: 'why the URL does not answer; empty when it does' }),
   updated_at: Timestamp('when the URL was last written'),
   last_observed_at: Timestamp('when the route was last seen published by a successful install operation'),
-}, { description: 'A reachable URL of the install (spec 2.2 URL entry)' });
+}, { description: 'One URL of the install: where a route of its current render is reachable, or why it is not' });
 export type UrlEntryT = Static<typeof UrlEntry>;
 
 const installProperties = {
@@ -85,7 +85,7 @@ const INSTALL_EXAMPLE = {
 export const Install = Type.Object(installProperties, {
   $id: 'Install',
   examples: [INSTALL_EXAMPLE],
-  description: 'An install of a package version on a cluster (spec 2.2 plus state, package and pin, current render and html_url).',
+  description: 'An install of a package version on a cluster: its state, package and version pin, current render, URLs and html_url.',
 });
 export type InstallT = Static<typeof Install>;
 

@@ -12,9 +12,9 @@ export function notificationRoutes(app: App, s: Services): void {
   app.get('/v1/notifications', {
     config: { auth: 'user' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'listNotifications', summary: 'List your notifications (spec endpoint 16)',
+      tags, security: bearerSecurity, operationId: 'listNotifications', summary: 'List your notifications',
       description:
-        'The caller\'s notifications, newest first, at most 50 a page (the spec\'s cap): `has_more` says whether older ones exist, ' +
+        'The caller\'s notifications, newest first, at most 50 a page: `has_more` says whether older ones exist, ' +
         'and `next_cursor` reaches them. `unread=true` lists only unread ones, `unread=false` only read ones; any other value is 400. ' +
         'Notifications are kept 90 days. ' + USER_ONLY,
       headers: requestHeaders({ context: false }), querystring: ListNotificationsQuery,

@@ -49,7 +49,7 @@ export const Notification = Type.Object(
   },
   {
     $id: 'Notification',
-    description: 'A message to one user (spec 2.11). Sent once per event; kept 90 days.',
+    description: 'A message to one user about something that needs their attention. Sent once per event; kept 90 days.',
     examples: [{
       id: 'ntf_01jf8x3q6m2c4y7n0k5t9r1b3d', type: 'quota_threshold_reached', resource_type: 'workspace', resource_id: 'ws_01jf8x3q6m2c4y7n0k5t9r1b3a',
       workspace_id: 'ws_01jf8x3q6m2c4y7n0k5t9r1b3a', title: 'Clusters at 100 % of the free plan', severity: 'critical',
@@ -67,7 +67,7 @@ export const ListNotificationsQuery = Type.Object(
       description: 'exactly `true` (only unread notifications) or `false` (only read ones); omitted: both. Anything else is 400',
     })),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'next_cursor of a previous page, with the same unread filter' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: NOTIFICATIONS_PAGE_MAX, default: NOTIFICATIONS_PAGE_MAX, description: 'items per page, 1-50 (the spec caps the list at 50)' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: NOTIFICATIONS_PAGE_MAX, default: NOTIFICATIONS_PAGE_MAX, description: 'items per page, 1-50' })),
   },
   { additionalProperties: false },
 );

@@ -162,7 +162,7 @@ export const Operation = Type.Object(
   },
   {
     $id: 'Operation',
-    description: 'A long-running operation (spec 2.1)',
+    description: 'A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done`',
     examples: [{
       id: 'op_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', organization_id: null, owner_type: 'cluster',
       owner_id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k', parent_operation_id: null, state: 'RUNNING', done: false,

@@ -27,7 +27,7 @@ export function previewHostnameRoutes(app: App, s: Services): void {
   app.post(verbPath(COLLECTION, 'bindFloating'), {
     config: { auth: 'workspace' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'bindFloatingPreviewHostname', summary: 'Bind a track to a render (spec endpoint 1)',
+      tags, security: bearerSecurity, operationId: 'bindFloatingPreviewHostname', summary: 'Bind a track to a render',
       description:
         'idempotency-key is REQUIRED (400 without it). 202 with a `preview_hostname.bind_floating` operation. The first bind of ' +
         'a track creates its hostname (`<track>--<install>.<preview domain>`, state provisioning; active when the operation ' +
@@ -63,7 +63,7 @@ export function previewHostnameRoutes(app: App, s: Services): void {
   app.get(COLLECTION, {
     config: { auth: 'workspace' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'listPreviewHostnames', summary: 'List the preview hostnames of an install (spec endpoint 6)',
+      tags, security: bearerSecurity, operationId: 'listPreviewHostnames', summary: 'List the preview hostnames of an install',
       description:
         'Newest first. Filters: binding_kind (pinned, floating), track (exact), state (provisioning, active, evicted, releasing); ' +
         'a cursor is bound to the filters it was issued with (reused with others: 400). Any member may list them.',

@@ -64,7 +64,7 @@ export const PreviewHostname = Type.Object(
   },
   {
     $id: 'PreviewHostname',
-    description: 'A preview hostname (spec 2.3): a hostname bound to one render of an install.',
+    description: 'A preview hostname: a hostname bound to one render of an install.',
     examples: [{
       id: 'phn_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', install_id: 'inst_01kaxq3m7y0c9v8t6r5p4n3m2k',
       hostname: 'main--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com', url: 'http://main--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com',
@@ -82,7 +82,7 @@ export const BindFloatingBody = Type.Object(
     protocol: Type.Optional(Protocol),
     routing_mode: Type.Optional(RoutingMode),
   },
-  { additionalProperties: false, description: 'Binds the track\'s floating hostname to a render (spec endpoint 1).', examples: [{ track: 'main', render_id: 'rnd_01kaxq3m7y0c9v8t6r5p4n3m2k' }] },
+  { additionalProperties: false, description: 'Binds the track\'s floating hostname to a render.', examples: [{ track: 'main', render_id: 'rnd_01kaxq3m7y0c9v8t6r5p4n3m2k' }] },
 );
 export type BindFloatingBodyT = Static<typeof BindFloatingBody>;
 

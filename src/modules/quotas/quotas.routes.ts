@@ -8,7 +8,7 @@ export function quotaRoutes(app: App, s: Services): void {
   app.get('/v1/quotas', {
     config: { auth: 'workspace-or-user' },
     schema: {
-      tags: ['quotas'], security: bearerSecurity, operationId: 'listQuotas', summary: 'List quotas with their usage (spec endpoint 17)',
+      tags: ['quotas'], security: bearerSecurity, operationId: 'listQuotas', summary: 'List quotas with their usage',
       description:
         'One entry per metric, in a stable order. With a workspace (an API token or OAuth client JWT, or a user credential with ' +
         'svc-context): the workspace\'s limits (its plan) and usage; `workspaces/owned` is listed for a user caller (the caller\'s ' +

@@ -21,7 +21,7 @@ export const QuotaEntry = Type.Object(
   },
   {
     $id: 'QuotaEntry',
-    description: 'One metric\'s limit and usage (spec 2.11). Creates past the limit are refused with 429 RESOURCE_EXHAUSTED (reason QUOTA_EXCEEDED).',
+    description: 'One metric\'s limit and usage. Creates past the limit are refused with 429 RESOURCE_EXHAUSTED (reason QUOTA_EXCEEDED).',
     examples: [
       { metric: 'compute/clusters', type: 'allocation', display_name: 'Clusters', unit: 'count', limit: 3, usage: 1, remaining: 2 },
       { metric: 'snippets/runs', type: 'rate', display_name: 'Snippet runs per day', unit: 'count', limit: 1000, usage: 12, remaining: 988, resets_at: 1767312000 },

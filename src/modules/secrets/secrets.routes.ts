@@ -28,7 +28,7 @@ const TRANSITIONS: { verb: VersionTransition; operationId: string; summary: stri
       'destroyed is final; a version of a deleted secret 422 (SECRET_DELETED).',
   },
   {
-    verb: 'destroy', operationId: 'destroySecretVersion', summary: 'Destroy a secret version (spec endpoint 5)',
+    verb: 'destroy', operationId: 'destroySecretVersion', summary: 'Destroy a secret version',
     description: 'Any state -> destroyed, for good: `destroyed_at` is set and the stored ciphertext, its wrapped data key and key id ' +
       'are deleted (crypto-shredding; SQLite zeroes the freed bytes). A destroyed version is returned as it is. Allowed on a deleted secret too.',
   },
@@ -176,7 +176,7 @@ export function secretRoutes(app: App, s: Services): void {
     config: { auth: 'workspace' },
     schema: {
       tags: versionTags, security: bearerSecurity, operationId: 'getSecretVersion', summary: 'Get a secret version',
-      description: 'One version (spec 2.7), without its value. Any member may read it. Sends the etag in the ETag header.',
+      description: 'One version, without its value. Any member may read it. Sends the etag in the ETag header.',
       params: VersionParams, headers: requestHeaders(),
       response: responses({ 200: SecretVersion }),
     },

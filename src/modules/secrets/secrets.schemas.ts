@@ -47,7 +47,7 @@ const SecretValue = Type.String({
   maxLength: VALUE_MAX_BYTES,
   description: 'the secret value: 1 byte to 64 KiB of UTF-8 text. Stored encrypted, never echoed, never listed, never logged',
 });
-const Comment = Type.String({ maxLength: 200, description: 'a note on this version (spec limit: 200 characters)' });
+const Comment = Type.String({ maxLength: 200, description: 'a note on this version, at most 200 characters' });
 const Name = Type.String({
   minLength: 1,
   maxLength: 200,
@@ -113,7 +113,7 @@ export const SecretVersion = Type.Object(
   },
   {
     $id: 'SecretVersion',
-    description: 'A version of a secret (spec 2.7), without its value.',
+    description: 'A version of a secret, without its value.',
     examples: [{
       id: EXAMPLE_IDS.secv, secret_id: EXAMPLE_IDS.sec, workspace_id: EXAMPLE_IDS.ws, version_number: 3, state: 'enabled',
       created_at: 1767225600, etag: '1', comment: 'rotated after the vendor incident',

@@ -53,9 +53,9 @@ export function snippetRoutes(app: App, s: Services): void {
   app.post('/v1/snippets', {
     config: { auth: 'workspace' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'createSnippet', summary: 'Create a snippet (spec endpoint 14)',
+      tags, security: bearerSecurity, operationId: 'createSnippet', summary: 'Create a snippet',
       description:
-        'Any member may create snippets. 201 with `snippet_id` (spec endpoint 14) and the whole snippet, its etag in the ETag header ' +
+        'Any member may create snippets. 201 with `snippet_id` (the new id) and the whole snippet, its etag in the ETag header ' +
         'and its URL in Location. Defaults: visibility `workspace`, origin `user`, purpose `general`, inputs []. Declared inputs are ' +
         'checked (keys unique; `options` with enum only, `resource_type` with resource only, `min`/`max` with number only, defaults ' +
         'valid; a default is a value of its kind, never a nested document): 400 with field violations. The creator is the snippet\'s ' +
@@ -197,7 +197,7 @@ export function snippetRoutes(app: App, s: Services): void {
   app.get('/v1/snippets/:id/runs', {
     config: { auth: 'workspace' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'listSnippetRuns', summary: 'List a snippet\'s runs (spec endpoint 8)',
+      tags, security: bearerSecurity, operationId: 'listSnippetRuns', summary: 'List a snippet\'s runs',
       description:
         'Runs of the snippet, newest first, filtered by `state`. `view=basic` (default) leaves out `output`, `error` and `logs`; ' +
         '`view=full` includes them, with every secret value the run read stored as `[masked]`. Any member may list them, also of an ' +

@@ -121,7 +121,7 @@ export const Snippet = Type.Object(
   },
   {
     $id: 'Snippet',
-    description: 'Stored JavaScript that runs in the sandbox as whoever runs it (API.md 8.3).',
+    description: 'Stored JavaScript that runs in the sandbox as whoever runs it.',
     examples: [SNIPPET_EXAMPLE],
   },
 );
@@ -129,10 +129,10 @@ export type SnippetT = Static<typeof Snippet>;
 export const SnippetRef = Type.Unsafe<SnippetT>({ $ref: 'Snippet#' });
 
 export const CreatedSnippet = Type.Object(
-  { snippet_id: Type.String({ description: 'the new snp_ id (spec endpoint 14), the same as id' }), ...Snippet.properties },
+  { snippet_id: Type.String({ description: 'the new snp_ id, the same as id' }), ...Snippet.properties },
   {
     $id: 'CreatedSnippet',
-    description: 'The snippet just created: spec endpoint 14\'s snippet_id and the whole snippet.',
+    description: 'The snippet just created, with its id also as `snippet_id`.',
     examples: [{ snippet_id: SNIPPET_EXAMPLE.id, ...SNIPPET_EXAMPLE }],
   },
 );
@@ -153,7 +153,7 @@ export const CreateSnippetBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'Spec endpoint 14\'s body, plus the declared `inputs` (API.md 8.3).',
+    description: 'A new snippet: its name, code and how its result is shown, who may see it, and the `inputs` it declares.',
     examples: [{ name: 'Installs and their URLs', code: EXAMPLE_CODE, display_type: 'table', purpose: 'widget', inputs: EXAMPLE_INPUTS }],
   },
 );
@@ -256,7 +256,7 @@ export const RunErrorSchema = Type.Object(
     message: Type.String({ description: 'what happened; secret values the run read appear as [masked]' }),
     details: AnyJson('details by code'),
   },
-  { description: 'Why the run failed (spec 2.8: code, message, details).' },
+  { description: 'Why the run failed: a code, a message and details.' },
 );
 
 export const SnippetRun = Type.Object(
@@ -282,7 +282,7 @@ export const SnippetRun = Type.Object(
   },
   {
     $id: 'SnippetRun',
-    description: 'One run of a snippet (spec 2.8). `output`, `error` and `logs` are included with view=full and when reading one run.',
+    description: 'One run of a snippet: who ran it, which code, its inputs and stats. `output`, `error` and `logs` are included with view=full and when reading one run.',
     examples: [{
       id: 'snpr_01jf8x3q6m2c4y7n0k5t9r1b3e', snippet_id: 'snp_01jf8x3q6m2c4y7n0k5t9r1b3d', workspace_id: 'ws_01jf8x3q6m2c4y7n0k5t9r1b3a',
       agent_session_id: null, agent_turn_id: null, state: 'succeeded', source: 'manual', run_by: 'usr_01jf8x3q6m2c4y7n0k5t9r1b3c',

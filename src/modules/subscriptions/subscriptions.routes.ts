@@ -65,7 +65,7 @@ export function subscriptionRoutes(app: App, s: Services): void {
   app.get(`${BASE}/change_requests`, {
     config: { auth: 'workspace-path' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'listSubscriptionChangeRequests', summary: 'List subscription change requests (spec endpoint 10)',
+      tags, security: bearerSecurity, operationId: 'listSubscriptionChangeRequests', summary: 'List subscription change requests',
       description: 'Every change requested for the workspace\'s subscription, newest first; `created_at` and `effective_at` are ISO 8601 strings. Any member may list them.',
       params: IdParams, headers: requestHeaders(), querystring: Type.Object(PageQuery, { additionalProperties: false }),
       response: responses({ 200: pageOf(ChangeRequest, 'A page of change requests') }),

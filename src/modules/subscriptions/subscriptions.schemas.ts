@@ -68,11 +68,11 @@ export const ChangeRequest = Type.Object(
     effective_at: Iso('when it applies (applied: when it did)'),
     resolved_at: Type.Union([Iso('when it was applied, canceled or rejected'), Type.Null()], { description: 'null while pending' }),
     operation_id: Type.Union([Type.String(), Type.Null()], { description: 'the operation of the request that made it' }),
-    created_at: Iso('when it was requested (a string, as spec 2.11 gives it)'),
+    created_at: Iso('when it was requested'),
   },
   {
     $id: 'SubscriptionChangeRequest',
-    description: 'One requested change of a subscription (spec 2.11).',
+    description: 'One requested change of a subscription (upgrade, downgrade or cancel): when it applies and how it ended.',
     examples: [{
       id: 'scr_01jf9a0b1c2d3e4f5g6h7j8k9m', workspace_id: 'ws_01jf8x3q6m2c4y7n0k5t9r1b3a', kind: 'downgrade', previous_tier: 'pro',
       requested_tier: 'free', status: 'pending', status_reason: null, effective_at: '2026-02-05T10:00:00.000Z', resolved_at: null,

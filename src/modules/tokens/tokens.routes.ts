@@ -11,7 +11,7 @@ export function apiTokenRoutes(app: App, s: Services): void {
   app.get('/v1/api_tokens', {
     config: { auth: 'workspace' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'listApiTokens', summary: 'List API tokens (spec endpoint 11)',
+      tags, security: bearerSecurity, operationId: 'listApiTokens', summary: 'List API tokens',
       description: 'Tokens of the workspace, newest first. The token value is never part of a list item.',
       headers: requestHeaders(), querystring: Type.Object(PageQuery, { additionalProperties: false }),
       response: responses({ 200: pageOf(ApiTokenItem, 'A page of API tokens') }),
@@ -21,10 +21,10 @@ export function apiTokenRoutes(app: App, s: Services): void {
   app.post('/v1/api_tokens', {
     config: { auth: 'workspace' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'createApiToken', summary: 'Create an API token (spec endpoint 12)',
+      tags, security: bearerSecurity, operationId: 'createApiToken', summary: 'Create an API token',
       description:
         'Needs the owner or admin role. The full token is in this response only. ' +
-        '`expires_at` is Unix seconds (our decision where the spec leaves the unit open) and must be in the future. ' +
+        '`expires_at` is Unix seconds and must be in the future. ' +
         'No idempotency-key: a replay could not show the secret again. 422 WORKSPACE_DELETING once the workspace\'s deletion started.',
       headers: requestHeaders(), body: CreateApiTokenBody,
       response: responses({ 201: CreatedApiToken }, [400, 403, 422]),

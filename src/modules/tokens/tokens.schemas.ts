@@ -18,7 +18,7 @@ export const ApiTokenItem = Type.Object(
   },
   {
     $id: 'ApiToken',
-    description: 'A workspace API token (spec 2.10). The token value itself is never listed.',
+    description: 'A workspace API token. The token value itself is never listed.',
     examples: [{ id: 'tok_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', name: 'ci', prefix: 'sk_svc_a1B2c', role: 'member', created_at: 1767225600, last_used_at: 1767229200 }],
   },
 );

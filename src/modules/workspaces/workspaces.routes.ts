@@ -73,7 +73,7 @@ export function workspaceRoutes(app: App, s: Services): void {
   app.delete('/v1/workspaces/:id', {
     config: { auth: 'workspace-path', requesterOfDeletedWorkspace: true },
     schema: {
-      tags, security: bearerSecurity, operationId: 'deleteWorkspace', summary: 'Delete a workspace (spec endpoint 2)',
+      tags, security: bearerSecurity, operationId: 'deleteWorkspace', summary: 'Delete a workspace',
       description:
         'Needs admin or owner, and if-match (a stale etag is 409 ABORTED with the current etag in error.metadata.etag). ' +
         '202 with a `workspace.delete` operation whose steps cancel the running operations, delete the clusters, revoke the API ' +
@@ -97,8 +97,8 @@ export function workspaceRoutes(app: App, s: Services): void {
   app.get('/v1/workspaces/:id/members', {
     config: { auth: 'workspace-path' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'listWorkspaceMembers', summary: 'List members (spec endpoint 15)',
-      description: 'Members of the workspace, newest first. The spec lists no query parameters; cursor and limit work as on every list.',
+      tags, security: bearerSecurity, operationId: 'listWorkspaceMembers', summary: 'List members',
+      description: 'Members of the workspace, newest first, paged with cursor and limit as on every list.',
       params: IdParams, headers: requestHeaders(),
       querystring: Type.Object(PageQuery, { additionalProperties: false }),
       response: responses({ 200: pageOf(Member, 'A page of workspace members') }),

@@ -53,11 +53,11 @@ export const Member = Type.Object(
     user_id: Type.String({ description: 'usr_ id' }),
     email: Type.String({ description: "the member's e-mail address" }),
     role: RoleSchema,
-    joined_at: Type.String({ format: 'date-time', description: 'ISO 8601 date-time (a string, as the spec gives it)' }),
+    joined_at: Type.String({ format: 'date-time', description: 'when the user joined, an ISO 8601 date-time string' }),
   },
   {
     $id: 'WorkspaceMember',
-    description: 'A member of a workspace (spec 2.11; `email` and `role` are our additions).',
+    description: 'A member of a workspace: the user, their e-mail address and their role.',
     examples: [{ id: 'wsm_01kaxq3m7y0c9v8t6r5p4n3m2k', user_id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', email: 'ada@example.com', role: 'admin', joined_at: '2026-01-01T00:00:00.000Z' }],
   },
 );
