@@ -3,7 +3,9 @@
 // versions' events from one index range, newest first, instead of scanning the workspace's log.
 // Existing events are filled in: a secret's own events from resource_id, a version's from
 // metadata.secret_id (every secret.version.* event has carried it since migration 005).
-// (2) The key ids that sealed values are stored under are indexed, so `svc serve` lists the
+// (2) Notifications about a resource are indexed, so those a change supersedes are found (a
+// secret's purge notice, once it is restored or destroyed).
+// (3) The key ids that sealed values are stored under are indexed, so `svc serve` lists the
 // distinct ones at start with one index probe per key (modules/secrets/key-census.ts) and
 // refuses to run with a key that cannot open them.
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
@@ -23,6 +25,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await fillAuditSecretIds(db);
   await db.schema.createIndex('audit_events_secret_idx').on('audit_events').columns(['workspace_id', 'secret_id', 'id'])
     .where(sql.ref('secret_id'), 'is not', null).execute();
+
+  // Superseding a notification (notifications/notify.ts) finds those about a resource.
+  await db.schema.createIndex('notifications_resource_idx').on('notifications').columns(['resource_id', 'type']).execute();
 
   await db.schema.createIndex('secret_versions_key_id_idx').on('secret_versions').column('key_id')
     .where(sql.ref('key_id'), 'is not', null).execute();
