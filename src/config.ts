@@ -1,7 +1,7 @@
 // The only reader of process.env. Every setting is typed, validated and documented here;
 // README.md lists the same table for operators.
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { preparePrivateDir } from './platform/data-dir.js';
@@ -33,6 +33,11 @@ export interface Config {
   dataDirNotes: string[];
   /** earlier master keys (SVC_PREVIOUS_SECRET_KEYS): they still open what was sealed under them, until rotate-keys */
   previousSecretKeys: Buffer[];
+  /**
+   * key ids of keys lost for good (SVC_LOST_KEY_IDS): values sealed under them do not stop `svc serve`
+   * from starting (they answer 422 VALUE_UNREADABLE); any other key id the service lacks does
+   */
+  lostKeyIds: string[];
   /** how long a deleted secret stays restorable before it is purged (seconds) */
   secretRetentionSeconds: number;
   bootstrap: { email: string; password: string; token: string | null } | null;
@@ -159,6 +164,46 @@ function parsePreviousKeys(raw: string | undefined, current: Buffer): Buffer[] {
   return keys.filter((k, i) => !k.equals(current) && keys.findIndex((other) => other.equals(k)) === i);
 }
 
+/** SVC_LOST_KEY_IDS: comma-separated key ids (16 hex characters each, as the service prints them). */
+function parseLostKeyIds(raw: string | undefined): string[] {
+  const ids = (raw ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  for (const id of ids) if (!/^[0-9a-f]{16}$/.test(id)) throw new ConfigError(`SVC_LOST_KEY_IDS must list key ids of 16 hex characters, got "${id}"`);
+  return ids;
+}
+
+/** Where the key lives when SVC_SECRET_KEY is not set. */
+export const keyFilePath = (dataDir: string) => join(dataDir, 'secret.key');
+
+/** The key in `${dataDir}/secret.key`, or null when there is no such file. */
+export function readKeyFile(dataDir: string): Buffer | null {
+  const file = keyFilePath(dataDir);
+  if (!existsSync(file)) return null;
+  return parseSecretKey(readFileSync(file, 'utf8').trim(), file);
+}
+
+/**
+ * Replaces `${dataDir}/secret.key` with `key`, atomically: a reader sees the old file or the new
+ * one, never a part. The new file is owner only (0600) from its creation and on disk before the
+ * rename (`svc admin rotate-keys`, once nothing is sealed under the old key any more).
+ */
+export function replaceKeyFile(dataDir: string, key: Buffer): void {
+  const file = keyFilePath(dataDir);
+  const temporary = `${file}.${process.pid}.tmp`;
+  const fd = openSync(temporary, 'wx', 0o600);
+  try {
+    writeSync(fd, key.toString('hex') + '\n');
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(temporary, file);
+  } catch (err) {
+    rmSync(temporary, { force: true });
+    throw err;
+  }
+}
+
 /**
  * Reads the key from SVC_SECRET_KEY, else from (or into) `${dataDir}/secret.key`, in a data dir
  * made owner only (`notes`: modes found too open and tightened, for the server to log).
@@ -167,15 +212,15 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): { key: Buffer; 
   const raw = env.SVC_SECRET_KEY;
   if (raw) return { key: parseSecretKey(raw.trim()), generated: false, notes: [] };
   const notes = preparePrivateDir(dataDir);
-  const file = join(dataDir, 'secret.key');
-  if (existsSync(file)) return { key: parseSecretKey(readFileSync(file, 'utf8').trim()), generated: true, notes };
+  const existing = readKeyFile(dataDir);
+  if (existing) return { key: existing, generated: true, notes };
   const key = randomBytes(32);
   // 'wx' fails if another process created it first; then read theirs so both agree.
   try {
-    writeFileSync(file, key.toString('hex') + '\n', { flag: 'wx', mode: 0o600 });
+    writeFileSync(keyFilePath(dataDir), key.toString('hex') + '\n', { flag: 'wx', mode: 0o600 });
     return { key, generated: true, notes };
   } catch {
-    return { key: parseSecretKey(readFileSync(file, 'utf8').trim()), generated: true, notes };
+    return { key: readKeyFile(dataDir)!, generated: true, notes };
   }
 }
 
@@ -265,6 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKeyGenerated: generated,
     dataDirNotes,
     previousSecretKeys: parsePreviousKeys(env.SVC_PREVIOUS_SECRET_KEYS, key),
+    lostKeyIds: parseLostKeyIds(env.SVC_LOST_KEY_IDS),
     secretRetentionSeconds: numberSetting(env, 'SVC_SECRET_RETENTION', 7 * 24 * 3600, 0, 365 * 24 * 3600),
     bootstrap,
     trustedIssuers: parseTrustedIssuers(env.SVC_TRUSTED_ISSUERS),

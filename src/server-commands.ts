@@ -1,41 +1,130 @@
 // The server side of the `svc` executable: serve | migrate | admin create-user | admin rotate-keys. Loaded only for
-// those commands (see main.ts), so the command-line client never imports Fastify, Kysely or drivers.
+// those commands (see main.ts), so the command-line client never imports Fastify, Kysely or drivers. Arguments are
+// parsed with node:util's parseArgs, and each command has its usage text here (`--help` prints it and exits 0).
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, keyFilePath, loadConfig, readKeyFile, replaceKeyFile, type Config } from './config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { ApiError } from './platform/errors.js';
 import { startServer } from './server.js';
 import { createServices } from './services.js';
-import { keyringOf } from './platform/keyring.js';
+import { keyringOf, type Keyring } from './platform/keyring.js';
+import { keyCensus } from './modules/secrets/key-census.js';
 import { rotateKeys } from './modules/secrets/rotate-keys.js';
 
-const SERVER_USAGE = `server commands:
-  serve [--role all|api|worker]           run the API and the job workers (HTTP on HOST:PORT; migrations
-                                          run first); --role api serves HTTP only, --role worker runs
-                                          operations only (HTTP serves just /healthz, /readyz, /metrics)
-  migrate                                 apply pending database migrations and exit
-  admin create-user --email E --password P [--name N]
-                                          create a user and print its id
-  admin rotate-keys [--batch-size N]      re-wrap every secret's data key and re-seal every sealed value
-                                          (kubeconfigs, signing keys) under SVC_SECRET_KEY, opening old ones
-                                          with SVC_PREVIOUS_SECRET_KEYS; prints what it re-wrapped. Resumable,
-                                          safe while the service runs
+const CONFIG_NOTE = 'Configuration comes from the environment (SVC_DATA_DIR or DATABASE_URL, SVC_SECRET_KEY, ...); see README.md.';
 
-configuration comes from the environment; see README.md.`;
-const USAGE = `usage: svc <command>\n\n${SERVER_USAGE}`;
+const SERVE_USAGE = `Usage: svc serve [--role all|api|worker]
+
+Run the API and the job workers until SIGTERM or SIGINT (HTTP on HOST:PORT; migrations run first).
+Refuses to start (exit 2) when the database holds values sealed under a key it was not given.
+
+Options:
+  --role all|api|worker  all (default): both; api: HTTP only; worker: operations only (HTTP serves
+                         just /healthz, /readyz and /metrics)
+  -h, --help             display help for command
+
+${CONFIG_NOTE}`;
+
+const MIGRATE_USAGE = `Usage: svc migrate
+
+Apply pending database migrations and exit. It does not check the key: it neither reads nor writes
+sealed values.
+
+Options:
+  -h, --help  display help for command
+
+${CONFIG_NOTE}`;
+
+/** The usage of each admin command. */
+const ADMIN_COMMANDS: Record<string, string> = {
+  'create-user': `Usage: svc admin create-user --email E --password P [--name N]
+
+Create a user (for example the first one, to log in with) and print its usr_ id.
+
+Options:
+  --email E     the user's e-mail address (required; one taken already exits 1)
+  --password P  at least 8 characters (required)
+  --name N      display name
+  -h, --help    display help for command
+
+Example:
+  svc admin create-user --email you@example.com --password 'at least 8 characters'
+
+${CONFIG_NOTE}`,
+  'rotate-keys': `Usage: svc admin rotate-keys [--batch-size N]
+
+Re-seal every stored value (secret versions, kubeconfigs, signing keys) under SVC_SECRET_KEY,
+opening old ones with SVC_PREVIOUS_SECRET_KEYS; print the counts. Resumable, and safe while the
+service runs. When everything is under SVC_SECRET_KEY and SVC_DATA_DIR/secret.key holds another
+key, the file is rewritten with SVC_SECRET_KEY, so a later start without SVC_SECRET_KEY uses it.
+Exits 1 when some value opens under none of the keys, or is still sealed under another key.
+
+Options:
+  --batch-size N  rows per committed batch, 1-10000 (default 500)
+  -h, --help      display help for command
+
+Example:
+  SVC_SECRET_KEY=$NEW SVC_PREVIOUS_SECRET_KEYS=$OLD svc admin rotate-keys
+
+${CONFIG_NOTE}`,
+};
+
+const ADMIN_USAGE = `Usage: svc admin <command> [options]
+
+Administer the service on its host: works on the database directly (same configuration as svc serve),
+not through the API.
+
+Commands:
+  create-user --email E --password P [--name N]
+      create a user and print its id
+  rotate-keys [--batch-size N]
+      re-seal every stored value under SVC_SECRET_KEY; then write that key to
+      SVC_DATA_DIR/secret.key if the file held the old one
+  help [command]
+      display help for command
+
+Run \`svc admin <command> --help\` for a command's options and an example.`;
+
+const SERVER_USAGE = `Usage: svc serve | migrate | admin <command>
+
+Commands:
+  serve [--role all|api|worker]  run the API and the job workers
+  migrate                        apply pending database migrations and exit
+  admin <command>                create-user, rotate-keys (svc admin --help)`;
+
+const HELP = { help: { type: 'boolean', short: 'h' } } as const;
+
+/** Prints `usage` as the answer to --help (stdout, exit 0) or after a usage error (stderr, exit 2). */
+function usage(text: string, error?: string): number {
+  if (error === undefined) {
+    console.log(text);
+    return 0;
+  }
+  console.error(`error: ${error}\n\n${text}`);
+  return 2;
+}
+
+const isParseError = (err: unknown) =>
+  typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('ERR_PARSE_ARGS');
 
 export async function serverMain(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // The usage a parse error of this command is answered with.
+  let shown: string = SERVER_USAGE;
   try {
     switch (command) {
       case 'serve': {
-        const { values } = parseArgs({ args: rest, options: { role: { type: 'string' } }, strict: true });
+        shown = SERVE_USAGE;
+        const { values } = parseArgs({ args: rest, options: { role: { type: 'string' }, ...HELP }, strict: true });
+        if (values.help) return usage(shown);
         const env = values.role !== undefined ? { ...process.env, SVC_ROLE: values.role } : process.env;
         await startServer(loadConfig(env), { handleSignals: true });
         return 0;
       }
       case 'migrate': {
+        shown = MIGRATE_USAGE;
+        if (parseArgs({ args: rest, options: HELP, strict: true }).values.help) return usage(shown);
         const config = loadConfig();
         const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
         try {
@@ -46,47 +135,43 @@ export async function serverMain(argv: string[]): Promise<number> {
         }
         return 0;
       }
-      case 'admin':
-        return await admin(rest);
+      case 'admin': {
+        const [sub, ...args] = rest;
+        if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') {
+          const topic = sub === 'help' ? args[0] : undefined;
+          if (topic === undefined) return usage(ADMIN_USAGE);
+          return Object.hasOwn(ADMIN_COMMANDS, topic) ? usage(ADMIN_COMMANDS[topic]!) : usage(ADMIN_USAGE, `unknown admin command "${topic}"`);
+        }
+        if (!Object.hasOwn(ADMIN_COMMANDS, sub)) return usage(ADMIN_USAGE, `unknown admin command "${sub}"`);
+        shown = ADMIN_COMMANDS[sub]!;
+        return await (sub === 'create-user' ? adminCreateUser(args) : adminRotateKeys(args));
+      }
       case undefined:
       case 'help':
       case '--help':
       case '-h':
-        console.log(USAGE);
-        return command === undefined ? 2 : 0;
+        return command === undefined ? usage(SERVER_USAGE, 'a command is required') : usage(SERVER_USAGE);
       default:
-        console.error(`unknown command "${command}"\n\n${USAGE}`);
-        return 2;
+        return usage(SERVER_USAGE, `unknown command "${command}"`);
     }
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(`configuration error: ${err.message}`);
       return 2;
     }
-    if (typeof (err as { code?: unknown }).code === 'string' && (err as { code: string }).code.startsWith('ERR_PARSE_ARGS')) {
-      console.error(`${(err as Error).message}\n\n${USAGE}`);
-      return 2;
-    }
+    if (isParseError(err)) return usage(shown, (err as Error).message);
     throw err;
   }
 }
 
-async function admin(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
-  if (sub === 'rotate-keys') return adminRotateKeys(rest);
-  if (sub !== 'create-user') {
-    console.error(`unknown admin command "${sub ?? ''}"\n\n${USAGE}`);
-    return 2;
-  }
+async function adminCreateUser(argv: string[]): Promise<number> {
   const { values } = parseArgs({
-    args: rest,
-    options: { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } },
+    args: argv,
+    options: { email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' }, ...HELP },
     strict: true,
   });
-  if (!values.email || !values.password) {
-    console.error('admin create-user needs --email and --password');
-    return 2;
-  }
+  if (values.help) return usage(ADMIN_COMMANDS['create-user']!);
+  if (!values.email || !values.password) return usage(ADMIN_COMMANDS['create-user']!, 'admin create-user needs --email and --password');
   const config = loadConfig();
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
   try {
@@ -107,11 +192,11 @@ async function admin(argv: string[]): Promise<number> {
 }
 
 async function adminRotateKeys(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { 'batch-size': { type: 'string' } }, strict: true });
+  const { values } = parseArgs({ args: argv, options: { 'batch-size': { type: 'string' }, ...HELP }, strict: true });
+  if (values.help) return usage(ADMIN_COMMANDS['rotate-keys']!);
   const batchSize = values['batch-size'] === undefined ? 500 : Number(values['batch-size']);
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
-    console.error('--batch-size must be an integer from 1 to 10000');
-    return 2;
+    return usage(ADMIN_COMMANDS['rotate-keys']!, '--batch-size must be an integer from 1 to 10000');
   }
   const config = loadConfig();
   const keyring = keyringOf(config);
@@ -129,9 +214,39 @@ async function adminRotateKeys(argv: string[]): Promise<number> {
       console.error('error: some values open under none of SVC_SECRET_KEY and SVC_PREVIOUS_SECRET_KEYS; add the key they were sealed with and run again');
       return 1;
     }
+    // Values sealed meanwhile by an instance that still runs with an older key as SVC_SECRET_KEY.
+    const left = (await keyCensus(handle.db)).filter((c) => c.keyId !== keyring.currentKeyId);
+    if (left.length) {
+      for (const l of left) console.error(`error: ${l.what}: ${l.count} still sealed under key ${l.keyId}`);
+      console.error('error: an instance still seals new values under an older key: restart every instance with the new SVC_SECRET_KEY, then run this again');
+      return 1;
+    }
     console.log('done: everything is sealed under the current key; the previous keys may be removed');
+    updateKeyFile(config, keyring);
     return 0;
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * After a complete rotation: a key file in the data dir that holds another key than the current
+ * one would make the next start without SVC_SECRET_KEY use a key that opens nothing, so it is
+ * replaced with the current key. With no key file (the key comes from the environment, as in
+ * production) there is nothing to write.
+ */
+function updateKeyFile(config: Config, keyring: Keyring): void {
+  const file = keyFilePath(config.dataDir);
+  let held: Buffer | null;
+  try {
+    held = readKeyFile(config.dataDir);
+  } catch (err) {
+    console.error(`warning: ${file} was left as it is: ${(err as Error).message}`);
+    return;
+  }
+  if (held === null || held.equals(config.secretKey)) return;
+  const oldId = keyringOf({ secretKey: held, previousSecretKeys: [] }).currentKeyId;
+  replaceKeyFile(config.dataDir, config.secretKey);
+  console.log(`${file}: now holds the current key ${keyring.currentKeyId} (it held key ${oldId}), so a start without SVC_SECRET_KEY uses it; ` +
+    `backups taken before this rotation still need the old key`);
 }

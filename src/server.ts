@@ -2,11 +2,13 @@
 import type { DestinationStream } from 'pino';
 import { createLogger as createProcessLogger } from './platform/logging.js';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createServices, type Services } from './services.js';
 import { startRuntime } from './jobs/runtime.js';
+import { unopenableKeysProblem } from './modules/secrets/key-census.js';
+import { keyringOf } from './platform/keyring.js';
 import { createPreviewRouter } from './modules/preview-hostnames/preview-router.js';
 
 export { REDACT_PATHS } from './platform/logging.js';
@@ -35,6 +37,13 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
   const handle: DatabaseHandle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const applied = await migrateToLatest(handle.db);
   if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
+  // A key that cannot open what the database holds would answer every read of it with 422: refuse
+  // to start instead, saying which key is missing (see modules/secrets/key-census.ts).
+  const keyProblem = await unopenableKeysProblem(handle.db, keyringOf(config), config);
+  if (keyProblem) {
+    await handle.close();
+    throw new ConfigError(keyProblem);
+  }
   const tightened = [...config.dataDirNotes, ...handle.dataDirNotes];
   if (tightened.length) logger.warn({ paths: tightened }, 'the data directory or its files were readable by others: made owner only (0700/0600)');
   if (config.secretKeyGenerated && config.databaseUrl) {

@@ -90,12 +90,12 @@ describe('notifications', () => {
   });
 
   test('secret purge scheduled (the function the secrets module calls): owners and admins, once per purge', async () => {
-    const send = (purgeAt: number) => t.services.db.transaction().execute((tx) =>
-      secretPurgeScheduled(tx, { workspaceId: A.ws, secretId: 'sec_01jf8x3q6m2c4y7n0k5t9r1b3d', name: 'db-password', purgeAt }));
+    const send = (purgeAt: number, revision: number) => t.services.db.transaction().execute((tx) =>
+      secretPurgeScheduled(tx, { workspaceId: A.ws, secretId: 'sec_01jf8x3q6m2c4y7n0k5t9r1b3d', name: 'db-password', purgeAt, revision }));
     const purgeAt = clock.now() + 7 * 86_400;
-    const sent = await Promise.all([send(purgeAt), send(purgeAt), send(purgeAt)]);
+    const sent = await Promise.all([send(purgeAt, 2), send(purgeAt, 2), send(purgeAt, 2)]);
     assert.equal(sent.reduce((a, b) => a + b, 0), 2, 'owner and admin, once each');
-    assert.equal(await send(purgeAt + 100), 2, 'deleted again after an undelete: a new event');
+    assert.equal(await send(purgeAt + 100, 4), 2, 'deleted again after an undelete: a new event');
     const got = await ofType(admin, 'secret_purge_scheduled');
     assert.equal(got.length, 2);
     assert.deepEqual([got[0].resource_type, got[0].resource_id, got[0].context.purge_at], ['secret', 'sec_01jf8x3q6m2c4y7n0k5t9r1b3d', String(purgeAt + 100)]);

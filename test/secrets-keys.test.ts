@@ -108,9 +108,11 @@ describe('key rotation', () => {
     });
   });
 
-  test('under key B alone, before rotation, values sealed under A do not open (422, no 500)', async () => {
+  test('under key B alone, before rotation, values sealed under A do not open (422 naming the key settings, no 500)', async () => {
     await using(withKeys(KEY_B), async (_t, api) => {
-      assertError(await api.access(secretId, '1'), 422, 'FAILED_PRECONDITION', 'VALUE_UNREADABLE');
+      const unreadable = await api.access(secretId, '1');
+      assertError(unreadable, 422, 'FAILED_PRECONDITION', 'VALUE_UNREADABLE');
+      assert.match(unreadable.body.error.message, /the key it was sealed with is not among the service's keys \(SVC_SECRET_KEY, SVC_PREVIOUS_SECRET_KEYS\)/);
       assert.equal(await api.value(secretId, 'latest'), 'written-under-b');
     });
   });

@@ -145,7 +145,9 @@ describe('no plaintext secret value at rest, in lists or in logs', () => {
     ];
     for (const set of moves) {
       await t.services.db.updateTable('secret_versions').set(set).where('id', '=', dst.id).execute();
-      assertError(await api.access(other.id, dst.id), 422, 'FAILED_PRECONDITION', 'VALUE_UNREADABLE');
+      const moved = await api.access(other.id, dst.id);
+      assertError(moved, 422, 'FAILED_PRECONDITION', 'VALUE_UNREADABLE');
+      assert.match(moved.body.error.message, /does not open: it was altered or copied from elsewhere/, 'the row is blamed, not a key setting');
       await t.services.db.updateTable('secret_versions').set({ key_id: dst.key_id, wrapped_key: dst.wrapped_key, ciphertext: dst.ciphertext }).where('id', '=', dst.id).execute();
     }
     assert.ok((await api.value(other.id, dst.id)).startsWith('PLAIN-target-'));

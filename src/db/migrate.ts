@@ -12,6 +12,7 @@ import * as m006 from './migrations/006_account.js';
 import * as m007 from './migrations/007_snippets.js';
 import * as m008 from './migrations/008_snippet_writers.js';
 import * as m009 from './migrations/009_idempotency_owners.js';
+import * as m010 from './migrations/010_secret_lookups.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '007_snippets': m007,
   '008_snippet_writers': m008,
   '009_idempotency_owners': m009,
+  '010_secret_lookups': m010,
 };
 
 class StaticProvider implements MigrationProvider {

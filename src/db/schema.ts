@@ -349,6 +349,8 @@ export interface AuditEventsTable {
   /** JSON object of strings */
   metadata: string;
   created_at: number;
+  /** the secret an event about a secret or one of its versions concerns (its sec_ id); null for other events */
+  secret_id: string | null;
 }
 
 export interface SubscriptionsTable {

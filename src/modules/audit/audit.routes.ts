@@ -17,7 +17,10 @@ export function auditRoutes(app: App, s: Services): void {
         'state change; every read of a secret value (`:access`, and each deploy that resolved a secret for an install); API token ' +
         'creation and revocation; OAuth client creation and deletion; member additions, role changes and removals; workspace ' +
         'deletion. An event is written in the same transaction as what it records, is never changed or removed through the API, ' +
-        'and never holds a secret value. Filters: `resource_id`, `action` (the cursor is bound to them). Needs the admin or owner role.',
+        'and never holds a secret value. Filters: `resource_id`, `action` (the cursor is bound to them). `resource_id=sec_...` lists the ' +
+        'secret\'s events and those of all its versions together, newest first (each event names its own resource: `secret` or ' +
+        '`secret_version`, with `metadata.secret_id`); `resource_id=secv_...` lists one version\'s. Both are read from an index by ' +
+        'resource, so their cost follows the events listed, not the size of the workspace\'s log. Needs the admin or owner role.',
       headers: requestHeaders(), querystring: ListAuditEventsQuery,
       response: responses({ 200: pageOf(AuditEvent, 'A page of audit events') }, [400, 403]),
     },

@@ -42,8 +42,18 @@ export interface AuditEventInput {
   action: AuditAction;
   resourceType: AuditResourceType;
   resourceId: string;
-  /** identifying details (names, numbers, roles); never a secret value */
+  /** identifying details (names, numbers, roles); never a secret value. A version's events carry `secret_id` */
   metadata?: Record<string, string>;
+}
+
+/**
+ * The secret an event concerns, stored in its own column so the secret's id finds its versions'
+ * events too (audit.service.ts): the secret itself, or for a version the secret_id its metadata names.
+ */
+function secretOf(event: AuditEventInput): string | null {
+  if (event.resourceType === 'secret') return event.resourceId;
+  if (event.resourceType === 'secret_version') return event.metadata?.secret_id ?? null;
+  return null;
 }
 
 /** The actor behind an actor id (usr_, tok_ or oac_, as WorkspaceScope.actorId and operations' requested_by hold). */
@@ -61,10 +71,11 @@ export function auditContextOf(scope: WorkspaceScope): AuditContext {
 // Prepared: every :access writes one, so building the insert anew each time would show.
 const insertEvent = preparedQuery((db, p: {
   id: string; workspaceId: string; actorType: string; actorId: string; action: string; resourceType: string;
-  resourceId: string; requestId: string | null; metadata: string; createdAt: number;
+  resourceId: string; requestId: string | null; metadata: string; createdAt: number; secretId: string | null;
 }) => db.insertInto('audit_events').values({
   id: p.id, workspace_id: p.workspaceId, actor_type: p.actorType, actor_id: p.actorId, action: p.action,
   resource_type: p.resourceType, resource_id: p.resourceId, request_id: p.requestId, metadata: p.metadata, created_at: p.createdAt,
+  secret_id: p.secretId,
 }));
 
 type EventRow = Parameters<typeof insertEvent>[1];
@@ -82,6 +93,7 @@ function eventRow(ctx: AuditContext | WorkspaceScope, event: AuditEventInput): E
     requestId: c.requestId,
     metadata: JSON.stringify(event.metadata ?? {}),
     createdAt: clock.now(),
+    secretId: secretOf(event),
   };
 }
 
@@ -120,16 +132,16 @@ const MAX_BATCH = 500;
 function insertBatch(db: Db, rows: EventRow[]): Promise<unknown> {
   const column = <K extends keyof EventRow>(key: K) => rows.map((r) => r[key]);
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    return sql`insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at)
+    return sql`insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at, secret_id)
       select * from unnest(${column('id')}::text[], ${column('workspaceId')}::text[], ${column('actorType')}::text[], ${column('actorId')}::text[],
         ${column('action')}::text[], ${column('resourceType')}::text[], ${column('resourceId')}::text[], ${column('requestId')}::text[],
-        ${column('metadata')}::text[], ${column('createdAt')}::bigint[])`.execute(db);
+        ${column('metadata')}::text[], ${column('createdAt')}::bigint[], ${column('secretId')}::text[])`.execute(db);
   }
   const json = JSON.stringify(rows.map((r) => [
-    r.id, r.workspaceId, r.actorType, r.actorId, r.action, r.resourceType, r.resourceId, r.requestId, r.metadata, r.createdAt,
+    r.id, r.workspaceId, r.actorType, r.actorId, r.action, r.resourceType, r.resourceId, r.requestId, r.metadata, r.createdAt, r.secretId,
   ]));
-  return sql`insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at)
-    select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9
+  return sql`insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at, secret_id)
+    select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10
     from json_each(${json})`.execute(db);
 }
 

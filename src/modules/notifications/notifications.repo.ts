@@ -18,6 +18,23 @@ export async function insertNotifications(tx: Executor, rows: NotificationRow[])
   return Number(res.numInsertedOrUpdatedRows ?? 0n);
 }
 
+/**
+ * The events (dedup key and context; the same for every recipient) of the notifications of `type`
+ * about a resource that are not superseded yet (index notifications_resource_idx).
+ */
+export async function unsuperseded(tx: Executor, type: string, resourceId: string): Promise<{ dedup_key: string; context: string }[]> {
+  const rows = await tx.selectFrom('notifications').select(['dedup_key', 'context']).distinct()
+    .where('resource_id', '=', resourceId).where('type', '=', type).execute();
+  return rows.filter((r) => !Object.hasOwn(JSON.parse(r.context) as object, 'superseded_by'));
+}
+
+/** Sets the context of an event's notifications and marks the unread ones read; returns how many were unread. */
+export async function markSuperseded(tx: Executor, dedupKey: string, context: string, now: number): Promise<number> {
+  const unread = await tx.updateTable('notifications').set({ read_at: now }).where('dedup_key', '=', dedupKey).where('read_at', 'is', null).executeTakeFirst();
+  await tx.updateTable('notifications').set({ context }).where('dedup_key', '=', dedupKey).execute();
+  return Number(unread.numUpdatedRows);
+}
+
 /** The owners and admins of a workspace: who hears about what happens in it. */
 export async function workspaceAdmins(db: Executor, workspaceId: string): Promise<string[]> {
   const rows = await db

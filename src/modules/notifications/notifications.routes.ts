@@ -16,7 +16,11 @@ export function notificationRoutes(app: App, s: Services): void {
       description:
         'The caller\'s notifications, newest first, at most 50 a page: `has_more` says whether older ones exist, ' +
         'and `next_cursor` reaches them. `unread=true` lists only unread ones, `unread=false` only read ones; any other value is 400. ' +
-        'Notifications are kept 90 days. ' + USER_ONLY,
+        'Notifications are kept 90 days. A notification is superseded, not followed by another, when what it announced no longer ' +
+        'lies ahead: a `secret_purge_scheduled` one once the secret is restored (`:undelete`), deleted for good (`DELETE ?force=true`) ' +
+        'or purged. It is then marked read (a `read_at` already set stays) and its `context` gains `superseded_by` (`secret.undelete`, ' +
+        '`secret.delete` or `secret.purge`) and `superseded_at`, so no unread notification states what is no longer true, and a ' +
+        'list shows which ones were overtaken. ' + USER_ONLY,
       headers: requestHeaders({ context: false }), querystring: ListNotificationsQuery,
       response: responses({ 200: pageOf(Notification, 'A page of notifications') }, [400, 403]),
     },

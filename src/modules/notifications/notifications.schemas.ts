@@ -35,7 +35,8 @@ export const Notification = Type.Object(
         'operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), ' +
         'subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan\'s limits), ' +
         'quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), ' +
-        'secret_purge_scheduled (a deleted secret will be destroyed at purge_at), machine_expiry (machines, later)',
+        'secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), ' +
+        'machine_expiry (machines, later)',
     }),
     resource_type: StringEnum(NOTIFICATION_RESOURCE_TYPES, { description: 'the kind of resource the notification is about' }),
     resource_id: Type.String({ description: 'prefixed id of that resource (it may be gone since)' }),
@@ -43,13 +44,18 @@ export const Notification = Type.Object(
     title: Type.String({ description: 'one line' }),
     body: Type.String({ description: 'what happened and what to do' }),
     severity: StringEnum(SEVERITIES, { description: 'info, warning (act soon) or critical (something is broken or refused)' }),
-    context: Type.Record(Type.String(), Type.String(), { description: 'machine-readable details as strings (ids, metric, limit, ...), by type' }),
+    context: Type.Record(Type.String(), Type.String(), {
+      description: 'machine-readable details as strings (ids, metric, limit, ...), by type. A superseded notification (what it announced ' +
+        'no longer lies ahead) also has `superseded_by`, the audit action that superseded it (`secret.undelete`, `secret.delete`, ' +
+        '`secret.purge`), and `superseded_at` (Unix seconds)',
+    }),
     read_at: Type.Optional(Type.Integer({ minimum: 0, description: 'when it was marked read (Unix seconds); omitted while unread' })),
     created_at: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
   },
   {
     $id: 'Notification',
-    description: 'A message to one user about something that needs their attention. Sent once per event; kept 90 days.',
+    description: 'A message to one user about something that needs their attention. Sent once per event; kept 90 days. One whose news no longer holds is superseded (marked read, ' +
+      '`context.superseded_by` set), not followed by another message.',
     examples: [{
       id: 'ntf_01jf8x3q6m2c4y7n0k5t9r1b3d', type: 'quota_threshold_reached', resource_type: 'workspace', resource_id: 'ws_01jf8x3q6m2c4y7n0k5t9r1b3a',
       workspace_id: 'ws_01jf8x3q6m2c4y7n0k5t9r1b3a', title: 'Clusters at 100 % of the free plan', severity: 'critical',

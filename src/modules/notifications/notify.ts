@@ -5,7 +5,7 @@
 import type { Executor } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
-import { insertNotifications, workspaceAdmins } from './notifications.repo.js';
+import { insertNotifications, markSuperseded, unsuperseded, workspaceAdmins } from './notifications.repo.js';
 import type { NotificationResourceType, NotificationType, Severity } from './notifications.schemas.js';
 
 /** Named users, or the owners and admins of a workspace at the time of the event. */
@@ -24,6 +24,8 @@ export interface NotificationEvent {
   context: Record<string, string>;
 }
 
+const dedupKeyOf = (type: NotificationType, key: string) => `${type}:${key}`;
+
 /** Sends `event` to every recipient who does not have it yet; returns how many got it now. */
 export async function notify(tx: Executor, to: Recipients, event: NotificationEvent): Promise<number> {
   const users = 'users' in to ? to.users.filter((u): u is string => u !== null) : await workspaceAdmins(tx, to.adminsOf);
@@ -40,8 +42,26 @@ export async function notify(tx: Executor, to: Recipients, event: NotificationEv
     body: event.body.slice(0, 2000),
     severity: event.severity,
     context,
-    dedup_key: `${event.type}:${event.key}`,
+    dedup_key: dedupKeyOf(event.type, event.key),
     read_at: null,
     created_at: now,
   })));
+}
+
+/**
+ * The one way to withdraw what notifications announced once it no longer holds (or has come to
+ * pass): every notification of `type` about `resourceId` not superseded yet is marked read (if it
+ * still was unread) and its context gains `superseded_by` (what superseded it) and `superseded_at`.
+ * Nothing new is sent: as monitoring and alerting services close a resolved alert quietly, the
+ * reader's list stays true without a second message. In the caller's transaction, so it holds
+ * exactly when the change does. Returns how many were unread.
+ */
+export async function supersede(tx: Executor, e: { type: NotificationType; resourceId: string; by: string }): Promise<number> {
+  const now = clock.now();
+  let unread = 0;
+  for (const row of await unsuperseded(tx, e.type, e.resourceId)) {
+    const context = JSON.stringify({ ...(JSON.parse(row.context) as Record<string, string>), superseded_by: e.by, superseded_at: String(now) });
+    unread += await markSuperseded(tx, row.dedup_key, context, now);
+  }
+  return unread;
 }

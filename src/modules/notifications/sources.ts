@@ -3,7 +3,7 @@
 import type { Executor } from '../../db/database.js';
 import type { OperationEnd } from '../../jobs/workflows.js';
 import { isoFromSeconds } from '../../platform/clock.js';
-import { notify } from './notify.js';
+import { notify, supersede } from './notify.js';
 
 /**
  * Listens to every operation's end (WorkflowRegistry.onOperationEnd): one that a user started and
@@ -97,15 +97,26 @@ export function apiTokenExpiring(tx: Executor, e: { workspaceId: string; tokenId
 /**
  * A deleted secret will be destroyed at `purgeAt`: the owners and admins of its workspace. For the
  * secrets module (DELETE /v1/secrets/{id} without force), inside the transaction that soft-deletes
- * it; deleting it again after an undelete is a new event (another purge_at).
+ * it. The event is that deletion, named by the revision it gave the secret: deleting it again after
+ * an undelete is a new event, even within the same second.
  */
-export function secretPurgeScheduled(tx: Executor, e: { workspaceId: string; secretId: string; name: string; purgeAt: number }): Promise<number> {
+export function secretPurgeScheduled(tx: Executor, e: { workspaceId: string; secretId: string; name: string; purgeAt: number; revision: number }): Promise<number> {
   return notify(tx, { adminsOf: e.workspaceId }, {
-    type: 'secret_purge_scheduled', key: `${e.secretId}:${e.purgeAt}`, resourceType: 'secret', resourceId: e.secretId, workspaceId: e.workspaceId,
+    type: 'secret_purge_scheduled', key: `${e.secretId}:${e.revision}`, resourceType: 'secret', resourceId: e.secretId, workspaceId: e.workspaceId,
     title: `Secret "${e.name}" will be destroyed`,
     body: `Secret ${e.secretId} ("${e.name}") was deleted; every version is destroyed at ${isoFromSeconds(e.purgeAt)}. ` +
       `Until then POST /v1/secrets/${e.secretId}:undelete restores it.`,
     severity: 'warning',
     context: { secret_id: e.secretId, name: e.name, purge_at: String(e.purgeAt) },
   });
+}
+
+/**
+ * The purge a secret_purge_scheduled notification announced no longer lies ahead: the secret was
+ * restored (`secret.undelete`), deleted for good (`secret.delete`) or purged (`secret.purge`).
+ * Its notifications are superseded (marked read, context.superseded_by names which), in the
+ * transaction of that change; no new notification is sent.
+ */
+export function secretPurgeSuperseded(tx: Executor, e: { secretId: string; by: 'secret.undelete' | 'secret.delete' | 'secret.purge' }): Promise<number> {
+  return supersede(tx, { type: 'secret_purge_scheduled', resourceId: e.secretId, by: e.by });
 }

@@ -35,7 +35,7 @@ export interface RotationOptions {
 }
 
 /** One-string sealed columns: where they are, and the context and legacy purpose they were sealed with. */
-const SEALED_COLUMNS = [
+export const SEALED_COLUMNS = [
   { what: 'cluster kubeconfigs', table: 'clusters', column: 'kubeconfig_sealed', seal: KUBECONFIG_SEAL },
   { what: 'signing keys', table: 'signing_keys', column: 'private_jwk_sealed', seal: SIGNING_KEY_SEAL },
 ] as const;

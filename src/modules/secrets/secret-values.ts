@@ -63,8 +63,10 @@ export function openVersionValue(keyring: Keyring, version: repo.VersionRow): st
     return keyring.openEnvelope({ keyId: version.key_id, wrappedKey: version.wrapped_key, ciphertext: version.ciphertext }, versionContext(version)).toString('utf8');
   } catch (err) {
     if (!(err instanceof KeyringError)) throw err;
-    throw new ApiError('FAILED_PRECONDITION',
-      `the stored value of version ${version.version_number} does not open with the service's keys (its key may have been dropped from SVC_PREVIOUS_SECRET_KEYS before rotate-keys ran)`,
-      { reason: 'VALUE_UNREADABLE' });
+    // Which of the two it is tells the operator what to fix: a key setting, or the stored row.
+    const why = keyring.keyIds().includes(version.key_id)
+      ? 'it was altered or copied from elsewhere'
+      : 'the key it was sealed with is not among the service\'s keys (SVC_SECRET_KEY, SVC_PREVIOUS_SECRET_KEYS)';
+    throw new ApiError('FAILED_PRECONDITION', `the stored value of version ${version.version_number} does not open: ${why}`, { reason: 'VALUE_UNREADABLE' });
   }
 }

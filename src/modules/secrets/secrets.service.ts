@@ -11,7 +11,7 @@ import type { Keyring } from '../../platform/keyring.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import { recordAuditEvent, type AuditContext } from '../audit/audit.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
-import { secretPurgeScheduled } from '../notifications/sources.js';
+import { secretPurgeScheduled, secretPurgeSuperseded } from '../notifications/sources.js';
 import type { QuotaService } from '../quotas/quotas.service.js';
 import { sealVersionValue, secretDeleted } from './secret-values.js';
 import * as repo from './secrets.repo.js';
@@ -175,6 +175,7 @@ export function createSecretService(deps: SecretServiceDeps) {
           action: 'secret.delete', resourceType: 'secret', resourceId: id,
           metadata: { name: removed.name, force: 'true', destroyed_versions: String(removed.version_count) },
         });
+        if (current.state === 'soft_deleted') await secretPurgeSuperseded(tx, { secretId: id, by: 'secret.delete' });
         return null;
       }
       if (current.state === 'soft_deleted') return toSecret(current);
@@ -184,7 +185,7 @@ export function createSecretService(deps: SecretServiceDeps) {
         action: 'secret.delete', resourceType: 'secret', resourceId: id, metadata: { name: row.name, force: 'false', purge_at: String(row.purge_at) },
       });
       // The workspace's owners and admins hear of it before the values are destroyed for good.
-      await secretPurgeScheduled(tx, { workspaceId: scope.workspaceId, secretId: id, name: row.name, purgeAt: row.purge_at! });
+      await secretPurgeScheduled(tx, { workspaceId: scope.workspaceId, secretId: id, name: row.name, purgeAt: row.purge_at!, revision: row.revision });
       return toSecret(row);
     });
   }
@@ -202,6 +203,7 @@ export function createSecretService(deps: SecretServiceDeps) {
         throw new ApiError('FAILED_PRECONDITION', `secret ${id} reached its purge time and is being purged`, { reason: 'SECRET_PURGE_DUE' });
       }
       await recordAuditEvent(tx, scope, { action: 'secret.undelete', resourceType: 'secret', resourceId: id, metadata: { name: row.name } });
+      await secretPurgeSuperseded(tx, { secretId: id, by: 'secret.undelete' });
       return toSecret(row);
     });
   }
@@ -226,6 +228,7 @@ export function createSecretService(deps: SecretServiceDeps) {
             action: 'secret.purge', resourceType: 'secret', resourceId: id,
             metadata: { name: row.name, destroyed_versions: String(row.version_count), deleted_at: String(row.deleted_at) },
           });
+          await secretPurgeSuperseded(tx, { secretId: id, by: 'secret.purge' });
         });
       }
       if (due.length < PURGE_BATCH) return purged;
