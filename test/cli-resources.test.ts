@@ -9,29 +9,22 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import pc from 'picocolors';
 import { runCli } from '../src/cli/program.js';
-import type { Output } from '../src/cli/output.js';
+import { createOutput, type Output } from '../src/cli/output.js';
 import { createTestDatabase, type TestDatabase } from './harness.js';
 import { plansFile } from './plans-fixtures.js';
 import { dbEnv, runSvc, startSvc, type Finished, type RunningSvc } from './processes.js';
 
 const OWNER_TOKEN = 'CliOwner0Token0For0Resource0Test'; // 32 characters of [A-Za-z0-9]
 
-/** An Output that is a terminal (colours off, so the text is plain), capturing what is written. */
+/** An Output that is a terminal 120 columns wide (colours off, so the text is plain), capturing what is written. */
 function terminal(): { o: Output; stdout: () => string; stderr: () => string } {
   let stdout = '';
   let stderr = '';
-  const colors = pc.createColors(false);
-  const o: Output = {
+  const o = createOutput({ NO_COLOR: '1' }, {
     out: { write: (t: string) => (stdout += t), isTTY: true, columns: 120 },
     err: { write: (t: string) => (stderr += t), isTTY: false },
-    tty: true,
-    errTty: false,
-    color: colors,
-    errColor: colors,
-    now: () => Math.floor(Date.now() / 1000),
-  };
+  });
   return { o, stdout: () => stdout, stderr: () => stderr };
 }
 
