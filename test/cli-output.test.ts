@@ -14,7 +14,8 @@ import { runCli } from '../src/cli/program.js';
 import { createOutput } from '../src/cli/output.js';
 import { createTestDatabase, type TestDatabase } from './harness.js';
 import { roomyPlans } from './plans-fixtures.js';
-import { dbEnv, runSvc, startSvc, type Finished, type LogLine, type RunningSvc } from './processes.js';
+import { cliSession } from './cli-session.js';
+import { dbEnv, startSvc, type Finished, type LogLine, type RunningSvc } from './processes.js';
 
 const OWNER_TOKEN = 'CliOutput0Token0For0Output0Tests'; // 32 characters of [A-Za-z0-9]
 const EMAIL = 'owner@example.test';
@@ -46,21 +47,7 @@ describe('svc output: --field, fitted tables, --json on a terminal, records, sec
   const packages: { id: string; name: string }[] = [];
   const installs: string[] = [];
 
-  const cli = (args: string[], input?: string): Promise<Finished> =>
-    runSvc(args, { XDG_CONFIG_HOME: dir, SVC_API_URL: server.url, SVC_TOKEN: OWNER_TOKEN, SVC_CONTEXT: ws }, 120_000, input);
-  const ok = (r: Finished) => {
-    assert.equal(r.code, 0, `exit ${r.code}: ${r.stderr}`);
-    return r;
-  };
-  const json = (r: Finished) => JSON.parse(ok(r).stdout);
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${server.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${OWNER_TOKEN}`, 'svc-context': ws, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, text: await res.text() };
-  };
+  const { cli, ok, json, api } = cliSession(() => ({ url: server.url, token: OWNER_TOKEN, ws, configHome: dir }));
   /** The command in this process: stdout a terminal of `columns`, stderr one of `errColumns` (else not a terminal); `env` as createOutput reads it. */
   const onTerminal = async (args: string[], columns: number, env: NodeJS.ProcessEnv = { NO_COLOR: '1' }, errColumns?: number) => {
     const out = fakeStream(columns);
