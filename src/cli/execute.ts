@@ -262,8 +262,9 @@ async function waitFor(api: Api, o: Output, inv: Invocation, id: string, first?:
     if (result && wantsJson(inv)) {
       try {
         printWaited(o, inv, result);
-      } catch {
+      } catch (missing) {
         // a --field the failed operation lacks (its response): the failure below says what happened
+        if (!(missing instanceof CliError)) throw missing;
       }
     }
     throw err;
