@@ -9,29 +9,23 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import pc from 'picocolors';
 import { runCli } from '../src/cli/program.js';
-import type { Output } from '../src/cli/output.js';
+import { createOutput, type Output } from '../src/cli/output.js';
 import { createTestDatabase, type TestDatabase } from './harness.js';
 import { plansFile } from './plans-fixtures.js';
-import { dbEnv, runSvc, startSvc, type Finished, type RunningSvc } from './processes.js';
+import { cliSession } from './cli-session.js';
+import { dbEnv, startSvc, type RunningSvc } from './processes.js';
 
 const OWNER_TOKEN = 'CliOwner0Token0For0Resource0Test'; // 32 characters of [A-Za-z0-9]
 
-/** An Output that is a terminal (colours off, so the text is plain), capturing what is written. */
+/** An Output that is a terminal 120 columns wide (colours off, so the text is plain), capturing what is written. */
 function terminal(): { o: Output; stdout: () => string; stderr: () => string } {
   let stdout = '';
   let stderr = '';
-  const colors = pc.createColors(false);
-  const o: Output = {
+  const o = createOutput({ NO_COLOR: '1' }, {
     out: { write: (t: string) => (stdout += t), isTTY: true, columns: 120 },
     err: { write: (t: string) => (stderr += t), isTTY: false },
-    tty: true,
-    errTty: false,
-    color: colors,
-    errColor: colors,
-    now: () => Math.floor(Date.now() / 1000),
-  };
+  });
   return { o, stdout: () => stdout, stderr: () => stderr };
 }
 
@@ -41,21 +35,7 @@ describe('svc commands for secrets, quotas, notifications and snippets', () => {
   let dir: string;
   let ws: string;
 
-  const cli = (args: string[], input?: string): Promise<Finished> =>
-    runSvc(args, { XDG_CONFIG_HOME: dir, SVC_API_URL: server.url, SVC_TOKEN: OWNER_TOKEN, SVC_CONTEXT: ws }, 120_000, input);
-  const ok = (r: Finished) => {
-    assert.equal(r.code, 0, `exit ${r.code}: ${r.stderr}`);
-    return r;
-  };
-  const json = (r: Finished) => JSON.parse(ok(r).stdout);
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${server.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${OWNER_TOKEN}`, 'svc-context': ws, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, body: res.status === 204 ? null : await res.json() };
-  };
+  const { cli, ok, json, api } = cliSession(() => ({ url: server.url, token: OWNER_TOKEN, ws, configHome: dir }));
   /** The command in this process, on a terminal. */
   const onTerminal = async (args: string[]) => {
     const t = terminal();

@@ -3,13 +3,16 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { CliError, EXIT, type Api, type ApiResult } from './http.js';
-import { pick, printRecord, printTable, type Output } from './output.js';
-import { defaultColumns, presenterFor } from './presenters.js';
+import { pick, printField, printJson, type Output } from './output.js';
+import { defaultColumns, lookupNames, presenterFor, RECORD_TABLES } from './presenters.js';
+import { printRecord, printTable } from './table.js';
 import type { CommandSpec, Flag } from './spec.js';
 import { followOperation, type OperationBody, type WaitResult } from './wait.js';
 
 export interface CommonFlags {
   json?: boolean;
+  /** --field PATH: one field of what --json would print */
+  field?: string;
   yes?: boolean;
   wait?: boolean;
   all?: boolean;
@@ -145,16 +148,24 @@ async function confirm(o: Output, question: string): Promise<boolean> {
 
 /** The current etag of the resource at `path` (for writes whose --if-match was left out). */
 async function currentEtag(api: Api, spec: CommandSpec, path: Record<string, string>, header: Record<string, string>): Promise<string> {
-  const res = await api.call('GET', spec.etagSource!, { path, auth: spec.auth, header: header['svc-context'] ? { 'svc-context': header['svc-context'] } : {} });
+  const res = await api.call('GET', spec.etagSource!, { path, auth: spec.auth, header: contextOf(header) });
   const etag = res.headers.get('etag') ?? (pick(res.body, 'etag') as string | undefined);
   if (!etag) throw new CliError(`${spec.path} has no etag to send as if-match; pass --if-match`, EXIT.ERROR);
   return etag;
 }
 
-function printResult(o: Output, inv: Invocation, res: ApiResult, prepared: unknown): number {
+/** What --json prints (`text`: the API's JSON), or with --field the one field of it. */
+function printJsonOrField(o: Output, inv: Invocation, text: string): void {
+  if (inv.common.field !== undefined) printField(o, text, inv.common.field);
+  else printJson(o, text);
+}
+
+const wantsJson = (inv: Invocation) => Boolean(inv.common.json) || inv.common.field !== undefined;
+
+async function printResult(api: Api, o: Output, inv: Invocation, res: ApiResult, prepared: unknown, header: Record<string, string>): Promise<number> {
   const { spec } = inv;
-  if (inv.common.json) {
-    if (res.text) o.out.write(res.text.endsWith('\n') ? res.text : `${res.text}\n`);
+  if (wantsJson(inv)) {
+    printJsonOrField(o, inv, res.text);
     return EXIT.OK;
   }
   if (res.status === 204 || !res.text) {
@@ -168,20 +179,29 @@ function printResult(o: Output, inv: Invocation, res: ApiResult, prepared: unkno
   const presenter = presenterFor(spec.resource, spec.action);
   if (presenter.render) return presenter.render({ body: res.body, o, prepared, extra: inv.extra ?? {} }) ?? EXIT.OK;
   if (spec.isList) {
-    const items = (pick(res.body, 'data') as unknown[]) ?? [];
-    printTable(o, presenter.columns ?? defaultColumns(items), items, presenter.cells);
+    await printList(api, o, inv, (pick(res.body, 'data') as unknown[]) ?? [], header);
     const next = pick(res.body, 'next_cursor');
     if (next && !inv.common.all) o.err.write(`${o.errColor.dim(`more results: --cursor ${String(next)} (or --all)`)}\n`);
     return EXIT.OK;
   }
-  printRecord(o, res.body);
+  printRecord(o, res.body, RECORD_TABLES);
   if (spec.returnsOperation && !inv.common.wait && !(res.body as OperationBody).done) {
     o.err.write(`${o.errColor.dim(`follow it with: svc operations wait ${(res.body as OperationBody).id}`)}\n`);
   }
   return EXIT.OK;
 }
 
-/** --all: every page; with --json one JSON array of the items. */
+/** A list as a table; on a terminal with the names of what the rows refer to (piped output has the ids only, and costs no lookups). */
+async function printList(api: Api, o: Output, inv: Invocation, items: unknown[], header: Record<string, string>): Promise<void> {
+  const presenter = presenterFor(inv.spec.resource, inv.spec.action);
+  const names = o.tty && presenter.names && items.length ? await lookupNames(api, presenter.names, items, contextOf(header)) : {};
+  printTable(o, presenter.columns ?? defaultColumns(items), items, { ...presenter.cells, ...names }, presenter);
+}
+
+/** The svc-context a command was given (--svc-context), for the requests it makes besides its own. */
+const contextOf = (header: Record<string, string>): Record<string, string> => (header['svc-context'] ? { 'svc-context': header['svc-context'] } : {});
+
+/** --all: every page; with --json one JSON array of the items (--field reads that array: `0.id`). */
 async function listAll(api: Api, o: Output, inv: Invocation, req: ReturnType<typeof buildRequest>): Promise<void> {
   const items: unknown[] = [];
   let cursor: string | null = null;
@@ -191,14 +211,21 @@ async function listAll(api: Api, o: Output, inv: Invocation, req: ReturnType<typ
     cursor = (pick(res.body, 'next_cursor') as string | null) ?? null;
   } while (cursor);
   const presenter = presenterFor(inv.spec.resource, inv.spec.action);
-  if (inv.common.json) o.out.write(`${JSON.stringify(items)}\n`);
+  if (wantsJson(inv)) printJsonOrField(o, inv, JSON.stringify(items));
   else if (presenter.render) presenter.render({ body: { data: items, next_cursor: null }, o, extra: inv.extra ?? {} });
-  else printTable(o, presenter.columns ?? defaultColumns(items), items, presenter.cells);
+  else await printList(api, o, inv, items, req.header);
 }
 
 function printWaited(o: Output, inv: Invocation, done: WaitResult): void {
-  if (inv.common.json) o.out.write(done.last.text.endsWith('\n') ? done.last.text : `${done.last.text}\n`);
-  else printRecord(o, (done.op as unknown as { response?: unknown }).response ?? done.op);
+  if (wantsJson(inv)) printJsonOrField(o, inv, done.last.text);
+  else printRecord(o, (done.op as unknown as { response?: unknown }).response ?? done.op, RECORD_TABLES);
+}
+
+/** A secret the API shows only in this response: say so on stderr (whatever stdout gets: record, --json or --field). */
+function noteShownOnce(o: Output, inv: Invocation, body: unknown): void {
+  const field = presenterFor(inv.spec.resource, inv.spec.action).once;
+  if (!field || typeof pick(body, field) !== 'string') return;
+  o.err.write(`${o.errColor.yellow('!')} ${field} is shown only this once: store it now, it cannot be read again\n`);
 }
 
 export async function executeCommand(api: Api, o: Output, inv: Invocation): Promise<number> {
@@ -219,7 +246,8 @@ export async function executeCommand(api: Api, o: Output, inv: Invocation): Prom
   }
   const res = await api.call(spec.method, spec.path, { ...req, auth: spec.auth });
   if (spec.returnsOperation && inv.common.wait) return waitFor(api, o, inv, (res.body as OperationBody).id, res);
-  const code = printResult(o, inv, res, prepared);
+  const code = await printResult(api, o, inv, res, prepared, req.header);
+  noteShownOnce(o, inv, res.body);
   const failure = presenter.failure?.(res.body);
   if (failure) throw failure;
   return code;
@@ -231,7 +259,14 @@ async function waitFor(api: Api, o: Output, inv: Invocation, id: string, first?:
     printWaited(o, inv, await followOperation(api, o, id, first, context));
   } catch (err) {
     const result = (err as { result?: WaitResult }).result;
-    if (result && inv.common.json) printWaited(o, inv, result);
+    if (result && wantsJson(inv)) {
+      try {
+        printWaited(o, inv, result);
+      } catch (missing) {
+        // a --field the failed operation lacks (its response): the failure below says what happened
+        if (!(missing instanceof CliError)) throw missing;
+      }
+    }
     throw err;
   }
   return EXIT.OK;

@@ -4,8 +4,15 @@
 // it wins over the resource's entry). An entry may give
 //   - columns: the fields a list shows as table columns, in order (dotted paths reach into nested
 //     objects, `*_at` fields show as relative times); lists without an entry show id, name,
-//     state/status and created_at, whichever the items have;
-//   - cells:   computed columns by name (a function of the row), usable in `columns`;
+//     state/status and created_at, whichever the items have. Piped output prints exactly these;
+//   - screen, drop, headers: the table on a terminal (table.ts): other columns (computed ones, e.g.
+//     names instead of ids), which to leave out first as the terminal narrows, shorter headers;
+//     `keep` names columns never cut (ids and URLs never are);
+//   - names:   computed columns holding the name of a resource the rows refer to by id (`package`
+//     from `package_id`), looked up only on a terminal (lookupNames);
+//   - cells:   computed columns by name (a function of the row), usable in `columns` and `screen`;
+//   - once:    the field of the response that holds a secret shown only this once (the full API
+//     token): a note on stderr says so;
 //   - render:  a function that prints the whole result itself (stdout), instead of the default table
 //     or key/value record, and may return the exit code. It receives the parsed response body, the
 //     Output (colours, tty, now()), what `prepare` returned and the values of `options`. `--json`
@@ -17,11 +24,13 @@
 //   - options: command options of the client's own (not of the API), e.g. --display-type;
 //   - alternative: another operation the same command runs when its path arguments are left out
 //     and one of `when` is given (`svc snippets run --code-file F` runs POST /v1/snippets:execute).
+// RECORD_TABLES lays out the lists of objects inside a record (an operation's steps) on a terminal.
 import type { Api } from './http.js';
 import type { CliError } from './errors.js';
 import type { Invocation } from './execute.js';
 
-import { pick, printTable, type Output } from './output.js';
+import { pick, terminalText, type Output } from './output.js';
+import { printTable, type Cells, type RecordTable, type TableLayout } from './table.js';
 import { renderSnippetResult, snippetFailure, prepareSnippetRun, DISPLAY_TYPES } from './snippets.js';
 
 export interface RenderContext {
@@ -33,9 +42,17 @@ export interface RenderContext {
   extra: Record<string, unknown>;
 }
 
-export interface Presenter {
+/** A column showing the name of the resource whose id is in field `id`, read with GET `path` ({id}). */
+export interface NameLookup {
+  id: string;
+  path: string;
+}
+
+export interface Presenter extends TableLayout {
   columns?: string[];
-  cells?: Record<string, (row: unknown, o: Output) => string>;
+  cells?: Cells;
+  names?: Record<string, NameLookup>;
+  once?: string;
   render?: (ctx: RenderContext) => number | void;
   failure?: (body: unknown) => CliError | null;
   prepare?: (ctx: { api: Api; inv: Invocation; path: Record<string, string> }) => Promise<unknown>;
@@ -69,23 +86,38 @@ const snippetRun: Presenter = {
 const accessPresenter: Presenter = { render: ({ body, o }) => void o.out.write(`${(body as { value: string }).value}${o.tty ? '\n' : ''}`) };
 
 export const PRESENTERS: Record<string, Presenter> = {
-  workspaces: { columns: ['id', 'name', 'slug', 'role', 'plan.tier', 'state', 'created_at'] },
+  workspaces: { columns: ['id', 'name', 'slug', 'role', 'plan.tier', 'state', 'created_at'], headers: { 'plan.tier': 'PLAN' }, drop: ['slug', 'created_at', 'plan.tier', 'state'] },
   'workspaces list-members': { columns: ['user_id', 'email', 'role', 'joined_at'] },
-  'api-tokens': { columns: ['id', 'name', 'prefix', 'role', 'last_used_at', 'expires_at', 'created_at'] },
+  'api-tokens': { columns: ['id', 'name', 'prefix', 'role', 'last_used_at', 'expires_at', 'created_at'], drop: ['created_at', 'prefix', 'expires_at', 'last_used_at'] },
+  'api-tokens create': { once: 'token' },
   'oauth-clients': { columns: ['id', 'name', 'role', 'last_used_at', 'created_at'] },
-  operations: { columns: ['id', 'metadata.type', 'owner_id', 'state', 'started_at', 'completed_at'] },
-  clusters: { columns: ['id', 'name', 'provider', 'state', 'reconciling', 'updated_at'] },
-  packages: { columns: ['id', 'name', 'latest_version', 'updated_at'] },
+  'oauth-clients create': { once: 'client_secret' },
+  // a session token made with e-mail and password (svc login does this by the device grant)
+  'identity create-session': { once: 'token' },
+  operations: { columns: ['id', 'metadata.type', 'owner_id', 'state', 'started_at', 'completed_at'], headers: { 'metadata.type': 'TYPE', owner_id: 'OWNER' }, drop: ['completed_at', 'owner_id'] },
+  clusters: { columns: ['id', 'name', 'provider', 'state', 'reconciling', 'updated_at'], drop: ['reconciling', 'updated_at', 'provider'] },
+  packages: { columns: ['id', 'name', 'latest_version', 'updated_at'], headers: { latest_version: 'LATEST' } },
   'packages list-versions': { columns: ['id', 'semver', 'prerelease', 'created_at'] },
-  installs: { columns: ['id', 'package_id', 'semver', 'cluster_id', 'state', 'reconciling', 'updated_at'] },
+  installs: {
+    columns: ['id', 'package_id', 'semver', 'cluster_id', 'state', 'reconciling', 'updated_at'],
+    // a person reads which package on which cluster; the ids stay in piped output and --json
+    screen: ['id', 'package', 'semver', 'cluster', 'state', 'reconciling', 'updated_at'],
+    names: { package: { id: 'package_id', path: '/v1/packages/{id}' }, cluster: { id: 'cluster_id', path: '/v1/clusters/{id}' } },
+    drop: ['reconciling', 'updated_at', 'semver'],
+  },
   'installs list-renders': { columns: ['id', 'semver', 'current', 'created_at', 'replaced_at'] },
-  'preview-hostnames': { columns: ['id', 'hostname', 'binding.kind', 'state', 'updated_at'] },
-  secrets: { columns: ['id', 'name', 'kind', 'state', 'enabled_version_count', 'version_count', 'updated_at'] },
+  'preview-hostnames': { columns: ['id', 'hostname', 'binding.kind', 'state', 'updated_at'], headers: { 'binding.kind': 'BINDING' }, keep: ['hostname'] },
+  secrets: {
+    columns: ['id', 'name', 'kind', 'state', 'enabled_version_count', 'version_count', 'updated_at'],
+    headers: { enabled_version_count: 'ENABLED', version_count: 'VERSIONS' },
+    drop: ['kind', 'enabled_version_count', 'updated_at', 'version_count'],
+  },
   // The bare value, for `$(...)` and `> file`; a newline only on a terminal (so the prompt is not glued on).
   'secret-versions access': accessPresenter,
   'secrets access': accessPresenter,
-  'secret-versions': { columns: ['id', 'version_number', 'state', 'comment', 'created_at', 'destroyed_at'] },
-  'audit-events': { columns: ['id', 'action', 'actor.type', 'actor.id', 'resource_id', 'created_at'] },
+  'secret-versions': { columns: ['id', 'version_number', 'state', 'comment', 'created_at', 'destroyed_at'], headers: { version_number: 'VERSION' }, drop: ['destroyed_at', 'created_at'] },
+  // who did what to what: the event's own id matters least
+  'audit-events': { columns: ['id', 'action', 'actor.type', 'actor.id', 'resource_id', 'created_at'], keep: ['action'], drop: ['actor.type', 'id', 'actor.id'] },
   plans: {
     columns: ['tier', 'display_name', 'clusters', 'installs', 'secrets', 'runs_per_day'],
     cells: {
@@ -95,7 +127,10 @@ export const PRESENTERS: Record<string, Presenter> = {
       runs_per_day: (row) => String(pick(row, 'limits.snippets/runs')),
     },
   },
-  subscriptions: { columns: ['id', 'kind', 'previous_tier', 'requested_tier', 'status', 'effective_at', 'created_at'] },
+  subscriptions: {
+    columns: ['id', 'kind', 'previous_tier', 'requested_tier', 'status', 'effective_at', 'created_at'],
+    headers: { previous_tier: 'FROM', requested_tier: 'TO', effective_at: 'EFFECTIVE' },
+  },
   quotas: {
     cells: { metric: quotaMetric, bar: usageBar },
     render: ({ body, o }) => {
@@ -106,16 +141,64 @@ export const PRESENTERS: Record<string, Presenter> = {
   },
   notifications: {
     columns: ['unread', 'id', 'severity', 'title', 'created_at'],
+    headers: { unread: '' },
     cells: { unread: (row, o) => ((row as { read_at?: number }).read_at === undefined ? (o.tty ? o.color.cyan('●') : 'unread') : o.tty ? '' : 'read') },
   },
-  snippets: { columns: ['id', 'name', 'display_type', 'purpose', 'visibility', 'updated_at'] },
-  'snippets list-runs': { columns: ['id', 'state', 'source', 'duration_ms', 'error.code', 'created_at'] },
+  snippets: { columns: ['id', 'name', 'display_type', 'purpose', 'visibility', 'updated_at'], headers: { display_type: 'DISPLAY' }, drop: ['updated_at', 'visibility', 'purpose'] },
+  'snippets list-runs': { columns: ['id', 'state', 'source', 'duration_ms', 'error.code', 'created_at'], headers: { duration_ms: 'MS', 'error.code': 'ERROR' } },
   'snippets run': { ...snippetRun, prepare: prepareSnippetRun, alternative: { operationId: 'executeSnippetCode', when: ['code', 'code-file'] } },
   'snippets execute-code': snippetRun,
 };
 
+/** How long a step ran: whole seconds of the server's clock, as --wait says it. */
+function stepTook(row: unknown): string {
+  const { started_at: started, completed_at: completed } = row as { started_at?: number; completed_at?: number };
+  if (started === undefined || completed === undefined) return '-';
+  return completed - started < 1 ? '<1s' : `${completed - started}s`;
+}
+
+/** Lists of objects inside records, by field name (any record that has one). */
+export const RECORD_TABLES: Record<string, RecordTable> = {
+  steps: { columns: ['name', 'status', 'attempts', 'started_at', 'took', 'error_message'], cells: { took: stepTook }, headers: { error_message: 'ERROR' } },
+  urls: { columns: ['route_key', 'url', 'error', 'last_observed_at'], headers: { last_observed_at: 'OBSERVED' } },
+};
+
+/** Name lookups run at most this many requests at once. */
+const LOOKUP_CONCURRENCY = 8;
+
+/**
+ * The cells of a presenter's `names` columns for these rows: one GET per distinct id (not one per
+ * row), LOOKUP_CONCURRENCY at a time. An id whose resource cannot be read (deleted, not visible)
+ * shows as the id; the list itself has already succeeded, so a failed lookup fails nothing.
+ */
+export async function lookupNames(api: Api, names: Record<string, NameLookup>, rows: unknown[], header: Record<string, string>): Promise<Cells> {
+  const found = new Map<string, string>();
+  const jobs = Object.values(names).flatMap((l) => [...new Set(rows.map((r) => pick(r, l.id)).filter((id): id is string => typeof id === 'string'))].map((id) => ({ id, path: l.path })));
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const { id, path } = jobs[next++]!;
+      try {
+        const res = await api.call('GET', path, { path: { id }, header, auth: 'workspace' });
+        const name = pick(res.body, 'name');
+        if (typeof name === 'string' && name) found.set(id, name);
+      } catch {
+        // the id stands in for the name
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(LOOKUP_CONCURRENCY, jobs.length) }, worker));
+  return Object.fromEntries(Object.entries(names).map(([column, l]) => [column, (row: unknown, o: Output) => {
+    const id = pick(row, l.id);
+    return typeof id === 'string' ? terminalText(found.get(id) ?? id) : o.color.dim('-');
+  }]));
+}
+
 export function presenterFor(resource: string, action: string): Presenter {
-  return { ...PRESENTERS[resource], ...PRESENTERS[`${resource} ${action}`] };
+  const own = PRESENTERS[`${resource} ${action}`];
+  // A command with columns of its own (installs list-renders) shows them, not its resource's table layout.
+  const base = own?.columns ? { ...PRESENTERS[resource], screen: undefined, names: undefined, drop: undefined, headers: undefined, keep: undefined } : PRESENTERS[resource];
+  return { ...base, ...own };
 }
 
 export function defaultColumns(items: unknown[]): string[] {

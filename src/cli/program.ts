@@ -100,7 +100,8 @@ function addOperationCommand(parent: Command, spec: CommandSpec, o: Output): voi
     cmd.addOption(opt);
     return opt.attributeName();
   });
-  cmd.option('--json', "print the API's JSON response exactly");
+  cmd.option('--json', "print the API's JSON response (exactly as received when piped; indented and coloured on a terminal)");
+  cmd.option('--field <path>', 'print one field of the JSON response (dotted path: id, data.0.id, response.install_id); exit 1 if it has none');
   cmd.action(async (...params: unknown[]) => {
     const positional = (params.slice(0, spec.args.length) as (string | undefined)[]).filter((p): p is string => p !== undefined);
     const opts = params[spec.args.length] as Record<string, unknown> & CommonFlags;

@@ -6,7 +6,8 @@
 import { CliError, EXIT } from './errors.js';
 import type { Invocation } from './execute.js';
 import type { Api } from './http.js';
-import { printTable, type Output } from './output.js';
+import { terminalText, type Output } from './output.js';
+import { columnsOf, printTable } from './table.js';
 import type { RenderContext } from './presenters.js';
 
 export const DISPLAY_TYPES = ['table', 'stat', 'json', 'logs'] as const;
@@ -85,13 +86,6 @@ function printLogs(o: Output, logs: LogLine[], stream: 'out' | 'err'): void {
   }
 }
 
-/** The columns of a table output: every key of every row, in first-seen order. */
-function columnsOf(rows: Record<string, unknown>[]): string[] {
-  const keys = new Set<string>();
-  for (const r of rows) for (const k of Object.keys(r)) keys.add(k);
-  return [...keys];
-}
-
 export function renderSnippetResult({ body, o, prepared, extra }: RenderContext): void {
   const run = body as RunResult;
   if (run.error) {
@@ -103,7 +97,7 @@ export function renderSnippetResult({ body, o, prepared, extra }: RenderContext)
   const output = run.output;
   if (display === 'logs') return printLogs(o, run.logs ?? [], 'out');
   if (display === 'table' && byShape(output) === 'table') {
-    const columns = columnsOf(output as Record<string, unknown>[]);
+    const columns = columnsOf(output as unknown[]);
     return printTable(o, columns, output as unknown[], Object.fromEntries(columns.map((c) => [c, (r: unknown) => plain(o, (r as Record<string, unknown>)[c])])));
   }
   // a stat is one value; `{value, label}` (what a dashboard's stat widget takes) shows its value
@@ -116,10 +110,11 @@ export function renderSnippetResult({ body, o, prepared, extra }: RenderContext)
   o.out.write(`${JSON.stringify(output, null, 2) ?? 'null'}\n`);
 }
 
-/** A cell of a snippet's table: strings as they are, the rest as JSON; empty is `-` (dim). */
+/** A cell of a snippet's table: strings as they are (control characters made safe on a terminal), the rest as JSON; empty is `-` (dim). */
 function plain(o: Output, v: unknown): string {
   if (v === undefined || v === null) return o.tty ? o.color.dim('-') : '';
-  return typeof v === 'string' ? v : JSON.stringify(v);
+  const text = typeof v === 'string' ? v : JSON.stringify(v);
+  return o.tty ? terminalText(text) : text;
 }
 
 export function snippetFailure(body: unknown): CliError | null {

@@ -108,7 +108,7 @@ export interface ResourceSpec {
 }
 
 /** Flags every command may have; a field with one of these names is reachable through --input only. */
-export const RESERVED_FLAGS = new Set(['json', 'yes', 'wait', 'input', 'all', 'help']);
+export const RESERVED_FLAGS = new Set(['json', 'field', 'yes', 'wait', 'input', 'all', 'help']);
 
 let cached: OpenApiDocument | null = null;
 

@@ -4,7 +4,7 @@
 // to stderr: a live line on a terminal, one line per change otherwise. Ctrl-C stops waiting (the
 // operation goes on) and says how to resume.
 import { CliError, EXIT, type Api, type ApiResult } from './http.js';
-import { stateColor, type Output } from './output.js';
+import { stateColor, terminalText, truncate, type Output } from './output.js';
 
 interface Step {
   name: string;
@@ -80,10 +80,12 @@ export async function followOperation(api: Api, o: Output, id: string, first?: A
     if (!o.errTty) return;
     const running = op.steps?.find((s) => s.status === 'running' || s.status === 'failed');
     const what = running ? `${running.name}${(running.attempts ?? 1) > 1 ? ` (attempt ${running.attempts})` : ''}` : op.metadata?.type ?? op.id;
-    const err = op.last_error ? o.errColor.red(` · last error: ${op.last_error.message}`) : '';
-    live = `${o.errColor.cyan(SPINNER[frame++ % SPINNER.length]!)} ${what} ${o.errColor.dim(seconds(Date.now() - began))}${err}`;
-    const cols = (o.err.columns ?? 120) - 1;
-    o.err.write(`\r\x1b[2K${live.length > cols + 40 ? live.slice(0, cols + 40) : live}`);
+    // a newline in an error message would break the redraw, an escape sequence act on the terminal
+    const err = op.last_error ? o.errColor.red(` · last error: ${terminalText(op.last_error.message)}`) : '';
+    live = `${o.errColor.cyan(SPINNER[frame++ % SPINNER.length]!)} ${terminalText(what)} ${o.errColor.dim(seconds(Date.now() - began))}${err}`;
+    // One column short of the width: a line that fills the last column leaves the cursor waiting to
+    // wrap (or wrapped, on some terminals), and the next `\r` would no longer reach its start.
+    o.err.write(`\r\x1b[2K${truncate(live, o.errWidth() - 1)}`);
   };
 
   let prev: OperationBody | null = null;
@@ -95,7 +97,7 @@ export async function followOperation(api: Api, o: Output, id: string, first?: A
     for (;;) {
       snapshot ??= await api.call('POST', '/v1/operations/{id}:wait', { path: { id }, query: { timeout: 1 }, header, auth: 'workspace', signal: abort.signal });
       const op = snapshot.body as OperationBody;
-      for (const line of changes(prev, op)) print(o.errTty ? `  ${line}` : line);
+      for (const line of changes(prev, op)) print(o.errTty ? `  ${terminalText(line)}` : line);
       prev = op;
       last = snapshot;
       if (op.done) break;
