@@ -4,7 +4,7 @@
 // typed option parsing, choices and --help; picocolors (tiny, NO_COLOR-aware) the colours. What
 // a command needs to talk to the server (openapi-fetch, execute, auth) is imported when it runs,
 // so --help and completion load only commander, picocolors and the document.
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { complete, completionScript } from './completion.js';
 import { loadSettings } from './config.js';
 import type { CommonFlags } from './execute.js';
@@ -24,13 +24,20 @@ Exit codes: 0 ok, 1 API or runtime error (or a FAILED/CANCELLED operation), 2 us
 3 not authenticated, 4 permission denied, 5 conflict, 6 retryable (429, 5xx, network).
 Every command prints the API's JSON exactly with --json; see \`svc <resource> --help\`.`;
 
-function parseNumber(type: 'integer' | 'number') {
+/** A number flag's parser: the type and the schema's bounds are usage errors, before any request. */
+function parseNumber({ type, minimum, maximum }: { type: Flag['type']; minimum?: number; maximum?: number }) {
+  const what = type === 'integer' ? 'an integer' : 'a number';
+  const range = minimum !== undefined && maximum !== undefined ? ` from ${minimum} to ${maximum}`
+    : minimum !== undefined ? ` of at least ${minimum}` : maximum !== undefined ? ` of at most ${maximum}` : '';
   return (raw: string) => {
     const n = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(n) || (type === 'integer' && !Number.isInteger(n))) throw new InvalidArgumentError(`expected ${type === 'integer' ? 'an integer' : 'a number'}.`);
+    const valid = raw.trim() !== '' && Number.isFinite(n) && (type !== 'integer' || Number.isInteger(n));
+    if (!valid || (minimum !== undefined && n < minimum) || (maximum !== undefined && n > maximum)) throw new InvalidArgumentError(`expected ${what}${range}.`);
     return n;
   };
 }
+
+const isNumeric = (type: Flag['type']) => type === 'integer' || type === 'number';
 
 /** `twin`: the flag that can stand in for this one (--value-file for --value). */
 function flagOptions(flag: Flag, twin?: Flag): Option[] {
@@ -41,14 +48,14 @@ function flagOptions(flag: Flag, twin?: Flag): Option[] {
     return [new Option(`--${flag.flag}`, desc), new Option(`--no-${flag.flag}`, `sets ${flag.key.join('.')} to false`)];
   }
   const placeholder = flag.flag === 'if-match' ? 'etag'
-    : flag.type === 'integer' || flag.type === 'number' ? 'n'
+    : isNumeric(flag.type) ? 'n'
     : flag.type === 'array' ? 'value'
     : flag.type === 'map' ? 'key=value'
     : flag.type === 'file' ? 'file'
     : flag.key[flag.key.length - 1]!.replace(/_/g, '-');
   const opt = new Option(`--${flag.flag} <${placeholder}>`, flag.flag === 'if-match' ? `${desc}; omitted: the client reads the current etag first` : desc);
   if (flag.choices) opt.choices(flag.choices);
-  if (flag.type === 'integer' || flag.type === 'number') opt.argParser(parseNumber(flag.type));
+  if (isNumeric(flag.type)) opt.argParser(parseNumber(flag));
   if (flag.type === 'array' || flag.type === 'map') opt.argParser(collect);
   return [opt];
 }
@@ -66,7 +73,11 @@ function addOperationCommand(parent: Command, spec: CommandSpec, o: Output): voi
   const help = [spec.summary, spec.description].filter(Boolean).join('\n\n');
   const alsoRuns = alternative ? `\n\nWithout ${spec.args.map((a) => `<${a.name}>`).join(' ')} and with ${presenter.alternative!.when.map((f) => `--${f}`).join(' or ')}: ${alternative.method} ${alternative.path} (${alternative.summary})` : '';
   cmd.description(`${help}\n\n${spec.method} ${spec.path}${alsoRuns}`);
-  for (const a of spec.args) cmd.argument(alternative ? `[${a.name.replace(/_/g, '-')}]` : `<${a.name.replace(/_/g, '-')}>`, a.description);
+  for (const a of spec.args) {
+    const arg = new Argument(alternative ? `[${a.name.replace(/_/g, '-')}]` : `<${a.name.replace(/_/g, '-')}>`, a.description);
+    if (isNumeric(a.type)) arg.argParser(parseNumber(a));
+    cmd.addArgument(arg);
+  }
   const attrs = new Map<string, string>();
   const waitCmd = spec.operationId === 'waitOperation';
   const adHoc = presenter.alternative ? ` (without ${spec.args.map((a) => `<${a.name}>`).join(' ')})` : '';

@@ -79,6 +79,9 @@ export interface Flag {
   choices: string[] | null;
   required: boolean;
   description: string;
+  /** integer and number flags: the schema's bounds, checked when the command line is parsed */
+  minimum?: number;
+  maximum?: number;
 }
 
 export interface CommandSpec {
@@ -91,7 +94,7 @@ export interface CommandSpec {
   description: string;
   /** x-svc-auth: none | user | any | workspace | workspace-path */
   auth: string;
-  args: { name: string; description: string }[];
+  args: { name: string; description: string; type: Flag['type']; minimum?: number; maximum?: number }[];
   flags: Flag[];
   body: { required: boolean; description: string; requiredFields: string[]; inputOnly: string[] } | null;
   returnsOperation: boolean;
@@ -157,6 +160,14 @@ function describe(s: JsonSchema): string {
   return (s.description ?? '').replace(/\s+/g, ' ').trim();
 }
 
+/** The bounds of an integer or number schema, for the flags that check them at parse time. */
+function bounds(s: JsonSchema): { minimum?: number; maximum?: number } {
+  return {
+    ...(typeof s.minimum === 'number' ? { minimum: s.minimum } : {}),
+    ...(typeof s.maximum === 'number' ? { maximum: s.maximum } : {}),
+  };
+}
+
 /** A text field long enough to come from a file (secret values, kubeconfigs, code). */
 const FILE_FIELD_MIN = 4096;
 
@@ -182,7 +193,7 @@ function bodyFlags(doc: OpenApiDocument, schema: JsonSchema, prefix: string[], r
     if (prefix.length === 0 && RESERVED_FLAGS.has(flag)) inputOnly.push(flag);
     else if (type) {
       const choices = s.enum ? s.enum.map(String) : s.const !== undefined ? [String(s.const)] : null;
-      out.push({ flag, in: 'body', key, type, choices, required: isRequired, description: describe(s) });
+      out.push({ flag, in: 'body', key, type, choices, required: isRequired, description: describe(s), ...bounds(s) });
       if (type === 'string' && !choices && typeof s.maxLength === 'number' && s.maxLength > FILE_FIELD_MIN) {
         out.push({ flag: `${flag}-file`, in: 'body', key, type: 'file', choices: null, required: false, description: `read ${key.join('.')} from a file, or - for stdin, exactly (a trailing newline is kept); instead of --${flag}, so the value is not in shell history or ps` });
       }
@@ -213,7 +224,8 @@ function buildCommand(doc: OpenApiDocument, method: string, path: string, op: Ra
   const params = op.parameters ?? [];
   const args = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => {
     const p = params.find((x) => x.in === 'path' && x.name === m[1]);
-    return { name: m[1]!, description: p?.description ?? '' };
+    const s = resolve(doc, p?.schema);
+    return { name: m[1]!, description: p?.description ?? '', type: scalarType(s) ?? 'string', ...bounds(s) };
   });
   const flags: Flag[] = [];
   for (const p of params) {
@@ -227,6 +239,7 @@ function buildCommand(doc: OpenApiDocument, method: string, path: string, op: Ra
       choices: s.enum ? s.enum.map(String) : null,
       required: Boolean(p.required) && p.name !== 'if-match',
       description: describe({ description: p.description ?? s.description }),
+      ...bounds(s),
     });
   }
   let body: CommandSpec['body'] = null;
