@@ -5,7 +5,7 @@
 // a command needs to talk to the server (openapi-fetch, execute, auth) is imported when it runs,
 // so --help and completion load only commander, picocolors and the document.
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { complete, completionScript } from './completion.js';
+import { complete, completionScript, SHELLS } from './completion.js';
 import { loadSettings } from './config.js';
 import type { CommonFlags } from './execute.js';
 import { CliError, EXIT } from './errors.js';
@@ -190,17 +190,12 @@ export function buildProgram(o: Output, only?: string): Command {
 
   program.command('completion')
     .description('print a shell completion script: eval "$(svc completion bash)"')
-    .argument('<shell>', 'bash, zsh or fish')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
     .action((shell: string) => {
       const script = completionScript(shell);
       if (!script) throw new CliError(`no completion for "${shell}": bash, zsh or fish`, EXIT.USAGE);
       o.out.write(script);
     });
-  program.command('__complete', { hidden: true })
-    .argument('[words...]')
-    .allowUnknownOption()
-    .helpOption(false)
-    .action((words: string[]) => { o.out.write(complete(words).map((c) => `${c}\n`).join('')); });
 
   // Listed for --help; main.ts runs them before this program is loaded.
   program.command('serve').description('run the API and the job workers (svc serve [--role all|api|worker])');
@@ -216,6 +211,13 @@ export async function runCli(argv: string[], o: Output = createOutput()): Promis
     if (err.code === 'EPIPE') process.exit(exitCode);
     throw err;
   });
+  // Completion reads the words itself: commander would take a `--` being completed as the end of options.
+  if (argv[0] === '__complete') {
+    const words = argv.slice(1);
+    const only = words[0] === 'help' ? words[1] : words[0];
+    o.out.write(complete(buildProgram(o, commandTree().some((r) => r.name === only) ? only : ''), words).map((c) => `${c}\n`).join(''));
+    return EXIT.OK;
+  }
   const resource = commandTree().some((r) => r.name === argv[0]) ? argv[0] : argv[0] === 'help' ? undefined : '';
   const program = buildProgram(o, resource);
   if (argv.length === 0) {
