@@ -156,6 +156,8 @@ export function buildProgram(o: Output, only?: string): Command {
     .addHelpText('after', ENV_HELP)
     .showSuggestionAfterError(true)
     .exitOverride();
+  // Listed for --help; main.ts prints the version before this program is built.
+  program.option('-v, --version', 'print the version');
   const configure = (c: Command) => c.exitOverride().showSuggestionAfterError(true).configureHelp({ sortSubcommands: false });
   configure(program);
 
@@ -170,11 +172,13 @@ export function buildProgram(o: Output, only?: string): Command {
   program.command('logout')
     .description('log out: a session is revoked on the server and forgotten; an API token is only forgotten')
     .action(async () => { exitCode = await (await import('./auth.js')).logout(o); });
-  const auth = configure(program.command('auth').description('the stored credential'));
-  auth.command('status')
-    .description('who you are, on which server, in which workspace, with which kind of token (exit 3 when not logged in)')
+  const status = (c: Command) => c
+    .description('who you are: the user, the server, the workspace and the kind of token (exit 3 when not logged in)')
     .option('--json', 'as JSON')
     .action(async (opts: { json?: boolean }) => { exitCode = await (await import('./auth.js')).authStatus(o, Boolean(opts.json)); });
+  status(program.command('whoami'));
+  const auth = configure(program.command('auth').description('the stored credential: `svc auth status` (the same as `svc whoami`)'));
+  status(auth.command('status'));
 
   for (const resource of commandTree()) {
     const group = configure(program.command(resource.name).description(resource.description));
@@ -200,8 +204,15 @@ export function buildProgram(o: Output, only?: string): Command {
   // Listed for --help; main.ts runs them before this program is loaded.
   program.command('serve').description('run the API and the job workers (svc serve [--role all|api|worker])');
   program.command('migrate').description('apply pending database migrations and exit');
-  program.command('admin').description('admin create-user --email E --password P [--name N]');
+  program.addCommand(new Command('admin create-user').description('create a user and print its id (--email, --password)'));
+  program.addCommand(new Command('admin rotate-keys').description('seal every secret again under SVC_SECRET_KEY'));
+  program.helpCommand('help [command...]', 'the help of a command: svc help installs create');
   return program;
+}
+
+/** The resource a command line runs, whose actions are built: none for root help, all for `help`. */
+function resourceOf(argv: string[]): string {
+  return commandTree().some((r) => r.name === argv[0]) ? argv[0]! : '';
 }
 
 export async function runCli(argv: string[], o: Output = createOutput()): Promise<number> {
@@ -214,12 +225,24 @@ export async function runCli(argv: string[], o: Output = createOutput()): Promis
   // Completion reads the words itself: commander would take a `--` being completed as the end of options.
   if (argv[0] === '__complete') {
     const words = argv.slice(1);
-    const only = words[0] === 'help' ? words[1] : words[0];
-    o.out.write(complete(buildProgram(o, commandTree().some((r) => r.name === only) ? only : ''), words).map((c) => `${c}\n`).join(''));
+    o.out.write(complete(buildProgram(o, resourceOf(words[0] === 'help' ? words.slice(1) : words)), words).map((c) => `${c}\n`).join(''));
     return EXIT.OK;
   }
-  const resource = commandTree().some((r) => r.name === argv[0]) ? argv[0] : argv[0] === 'help' ? undefined : '';
-  const program = buildProgram(o, resource);
+  // `svc help installs list` is `svc installs list --help` (commander's help command takes one name);
+  // a word that names no command is left to commander, which says so (with a suggestion).
+  const help = argv[0] === 'help';
+  if (help) argv = argv.slice(1);
+  const program = buildProgram(o, resourceOf(argv));
+  if (help) {
+    let cmd = program;
+    const known = argv.every((word) => {
+      if (!cmd.commands.length) return true;
+      const sub = cmd.commands.find((c) => c.name() === word);
+      if (sub) cmd = sub;
+      return Boolean(sub);
+    });
+    if (known) argv = [...argv, '--help'];
+  }
   if (argv.length === 0) {
     o.err.write(program.helpInformation());
     return EXIT.USAGE;
