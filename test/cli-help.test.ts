@@ -98,8 +98,9 @@ describe('svc --version, svc help and --help', () => {
     assert.match(create, /\nAPI: POST \/v1\/installs \(reference: GET \/v1\/openapi\.json\)\n/);
     // A flag term too wide for the column puts its description on the next line.
     assert.match(create, /\n {2}--package-version-pin\.kind <kind>\n {20,}\S/);
-    // Flag descriptions are first sentences: the idempotency header's rules stay in the reference.
-    assert.match(create, /--idempotency-key <key> +Retrying with the same key returns the first\n +outcome .* instead of creating a duplicate\.\n {2}--/s);
+    // Flag descriptions are first sentences: the rules of a field stay in the reference.
+    assert.match(create, /\n {2}--package-version-pin\.version <version>\n +the semver to install; required with kind\n +pinned, refused with latest\n {2}--/);
+    assert.match(create, /\n {2}--idempotency-key <key> +retrying with the same key returns the first\n +outcome instead of doing it again\n {2}--/);
   });
 
   test('every command that creates or changes something has an example, made of the command\'s own flags', () => {

@@ -48,6 +48,7 @@ const isNumeric = (type: Flag['type']) => type === 'integer' || type === 'number
 const HEADER_HELP: Record<string, string> = {
   'svc-context': 'the workspace to act on (ws_...); default: the one of `svc workspaces use` or SVC_CONTEXT',
   'if-match': 'the etag last read; omitted: the client reads the current etag first',
+  'idempotency-key': 'retrying with the same key returns the first outcome instead of doing it again',
 };
 
 /** `twin`: the flag that can stand in for this one (--value-file for --value). */
