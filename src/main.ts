@@ -1,12 +1,25 @@
 // The `svc` command. `serve`, `migrate` and `admin` run the server side; everything else is the
 // command-line client. Both are loaded lazily so the client starts without importing Fastify,
 // Kysely or the database drivers (bench/cli.js measures it).
+import { readFileSync } from 'node:fs';
+
 const SERVER_COMMANDS = new Set(['serve', 'migrate', 'admin']);
 
+/** `svc --version`: package.json sits one level above both src/ and dist/. */
+function version(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 export async function main(argv: string[]): Promise<number> {
-  if (argv[0] !== undefined && SERVER_COMMANDS.has(argv[0])) {
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
+    process.stdout.write(`svc ${version()}\n`);
+    return 0;
+  }
+  // `svc help admin` is the server side's usage, as `svc help installs` is the client's help of installs.
+  const serverArgv = argv[0] === 'help' && SERVER_COMMANDS.has(argv[1] ?? '') ? ['help'] : SERVER_COMMANDS.has(argv[0] ?? '') ? argv : null;
+  if (serverArgv) {
     const { serverMain } = await import('./server-commands.js');
-    return serverMain(argv);
+    return serverMain(serverArgv);
   }
   const { runCli } = await import('./cli/program.js');
   return runCli(argv);

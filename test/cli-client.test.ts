@@ -78,8 +78,10 @@ describe('svc command-line client against svc serve', () => {
     assert.equal(installs.code, 0);
     for (const action of ['create', 'list', 'get', 'update', 'delete']) assert.match(installs.stdout, new RegExp(`\\n  ${action}\\b`), action);
     assert.match(create.stdout, /<id>/);
-    assert.match(create.stdout, /--if-match <etag>.*omitted: the client reads the current etag first/);
-    assert.match(create.stdout, /--package-version-pin\.kind <kind>.*choices: "latest", "pinned"/);
+    // Descriptions wrap (a wide flag term puts its description below it): compared with spaces collapsed.
+    const flat = create.stdout.replace(/\s+/g, ' ');
+    assert.match(flat, /--if-match <etag> .*omitted: the client reads the current etag first/);
+    assert.match(flat, /--package-version-pin\.kind <kind> .*choices: "latest", "pinned"/);
     assert.match(create.stdout, /--wait/);
     assert.match(create.stdout, /PATCH \/v1\/installs\/\{id\}/);
     assert.match(bash.stdout, /complete -o default -F _svc_complete svc/);

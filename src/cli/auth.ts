@@ -139,40 +139,102 @@ export async function logout(o: Output): Promise<number> {
   return EXIT.OK;
 }
 
-/** `svc auth status [--json]`: who, which server, which workspace, which kind of token. */
+interface Status {
+  api_url: string;
+  logged_in: boolean;
+  /** the user's e-mail; null for a workspace credential (API token, OAuth client) */
+  user: string | null;
+  token_kind: TokenKind | null;
+  token_source: Settings['tokenSource'];
+  /** an API token's own name and role */
+  token_name: string | null;
+  token_role: string | null;
+  /** the workspace commands act on: the API token's own, else the selected one (`svc workspaces use`, SVC_CONTEXT) */
+  workspace: { id: string; name: string | null } | null;
+  context: string | null;
+  config_path: string;
+  /** why the credential or the workspace could not be read */
+  error: string | null;
+}
+
+/** The credential's identity, read from the server: the user, or the API token's workspace and name. */
+async function identify(api: Api, token: string, status: Status): Promise<void> {
+  if (status.token_kind === 'api_token') {
+    // An API token has no user; its workspace's token list names the workspace and, by prefix, the token.
+    const list = (await api.call('GET', '/v1/api_tokens', { query: { limit: 100 }, auth: 'workspace' })).body as { data: { workspace_id: string; prefix: string; name: string; role: string }[] };
+    const own = list.data.find((t) => token.startsWith(t.prefix));
+    const workspace = own?.workspace_id ?? list.data[0]?.workspace_id;
+    if (workspace) status.workspace = { id: workspace, name: null };
+    status.token_name = own?.name ?? null;
+    status.token_role = own?.role ?? null;
+    return;
+  }
+  try {
+    status.user = ((await api.call('GET', '/v1/me', { auth: 'user' })).body as { email: string }).email;
+  } catch (err) {
+    // An OAuth client's JWT is a workspace credential: /v1/me refuses it, a workspace route does not.
+    if (!(err instanceof CliError && err.exitCode === EXIT.PERMISSION_DENIED && status.token_kind === 'jwt')) throw err;
+    await api.call('GET', '/v1/operations', { query: { limit: 1 }, auth: 'workspace' });
+  }
+}
+
+/** `svc whoami` and `svc auth status [--json]`: who, on which server, in which workspace, with which token; exit 3 when logged out. */
 export async function authStatus(o: Output, json: boolean): Promise<number> {
   const settings = loadSettings();
-  const status = {
+  const status: Status = {
     api_url: settings.apiUrl,
-    logged_in: Boolean(settings.token),
+    logged_in: false,
+    user: null,
     token_kind: settings.tokenKind,
     token_source: settings.tokenSource,
-    user: null as string | null,
+    token_name: null,
+    token_role: null,
+    workspace: settings.context && settings.tokenKind !== 'api_token' ? { id: settings.context, name: null } : null,
     context: settings.context,
     config_path: settings.configPath,
+    error: null,
   };
-  let problem: CliError | null = null;
+  let exit: number = EXIT.UNAUTHENTICATED;
   if (settings.token) {
+    const api = createApi(settings);
     try {
-      if (settings.tokenKind === 'api_token') await createApi(settings).call('GET', '/v1/operations', { query: { limit: 1 }, auth: 'workspace' });
-      else status.user = ((await createApi(settings).call('GET', '/v1/me', { auth: 'user' })).body as { email: string }).email;
+      await identify(api, settings.token, status);
+      status.logged_in = true;
+      exit = EXIT.OK;
+      if (status.workspace) {
+        const ws = await api.call('GET', '/v1/workspaces/{id}', { path: { id: status.workspace.id }, auth: 'workspace-path' }).catch((err: unknown) => {
+          if (!(err instanceof CliError)) throw err;
+          status.error = `workspace ${status.workspace!.id}: ${err.message}`;
+          return null;
+        });
+        status.workspace.name = (ws?.body as { name?: string } | undefined)?.name ?? null;
+      }
     } catch (err) {
       if (!(err instanceof CliError)) throw err;
-      problem = err;
-      status.logged_in = false;
+      status.error = err.message;
+      exit = err.exitCode;
     }
   }
-  if (json) o.out.write(`${JSON.stringify(status)}\n`);
-  else {
-    const c = o.color;
-    o.out.write(`${c.bold('server')}     ${status.api_url}\n`);
-    o.out.write(`${c.bold('logged in')}  ${status.logged_in ? c.green('yes') : c.red('no')}${problem ? ` (${problem.message})` : ''}\n`);
-    if (status.token_kind) o.out.write(`${c.bold('token')}      ${status.token_kind}${status.token_source === 'env' ? ' (from SVC_TOKEN)' : ''}\n`);
-    if (status.user) o.out.write(`${c.bold('user')}       ${status.user}\n`);
-    o.out.write(`${c.bold('workspace')}  ${status.context ?? (status.token_kind === 'api_token' ? "the token's own" : c.dim('none (svc workspaces use ws_...)'))}\n`);
+  if (json) {
+    o.out.write(`${JSON.stringify(status)}\n`);
+    return exit;
   }
-  if (!settings.token) return EXIT.UNAUTHENTICATED;
-  return problem ? problem.exitCode : EXIT.OK;
+  const c = o.color;
+  const lines = [c.bold(status.api_url)];
+  if (!status.logged_in) {
+    lines.push(`  ${c.red('X')} Not logged in${status.error ? `: ${status.error}` : ''}`, `  - Log in with \`svc login\` (or \`svc login --with-token\`)`);
+  } else {
+    const who = status.user ? `as ${c.bold(status.user)}`
+      : status.token_kind === 'api_token' ? `with the API token ${c.bold(status.token_name ?? '(unnamed)')}${status.token_role ? ` (role ${status.token_role})` : ''}`
+      : 'with an OAuth client token';
+    lines.push(`  ${c.green('✓')} Logged in ${who}`);
+    const ws = status.workspace;
+    lines.push(`  - Workspace: ${ws ? `${ws.name ? `${c.bold(ws.name)} (${ws.id})` : ws.id}` : settings.tokenKind === 'api_token' || settings.tokenKind === 'jwt' && !status.user ? "the token's own" : c.dim('none selected (svc workspaces use ws_...)')}`);
+    if (status.error) lines.push(`  - ${c.yellow('!')} ${status.error}`);
+  }
+  if (status.token_kind) lines.push(`  - Token: ${status.token_kind}, ${status.token_source === 'env' ? 'from SVC_TOKEN' : `stored in ${status.config_path}`}`);
+  o.out.write(`${lines.join('\n')}\n`);
+  return exit;
 }
 
 /** `svc workspaces use ID`: checks the workspace is reachable, then makes it the default svc-context. */

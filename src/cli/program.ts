@@ -1,54 +1,73 @@
 // The command-line client's entry: a commander program whose resource commands are built from the
-// OpenAPI document (spec.ts has the rule), plus login, logout, auth status, workspaces use and
-// completion. Commander (zero dependencies, the most used Node argument parser) gives subcommands,
-// typed option parsing, choices and --help; picocolors (tiny, NO_COLOR-aware) the colours. What
-// a command needs to talk to the server (openapi-fetch, execute, auth) is imported when it runs,
-// so --help and completion load only commander, picocolors and the document.
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { complete, completionScript } from './completion.js';
+// OpenAPI document (spec.ts has the rule; help.ts what their --help says), plus login, logout,
+// whoami (auth status), workspaces use and completion. Commander (zero dependencies, the most used
+// Node argument parser) gives subcommands, typed option parsing, choices and --help; picocolors
+// (tiny, NO_COLOR-aware) the colours. What a command needs to talk to the server (openapi-fetch,
+// execute, auth) is imported when it runs, so --help and completion load only commander,
+// picocolors and the document.
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { complete, completionScript, SHELLS } from './completion.js';
+import { HELP_LAYOUT, operationDescription, operationFooter } from './help.js';
 import { loadSettings } from './config.js';
 import type { CommonFlags } from './execute.js';
 import { CliError, EXIT } from './errors.js';
 import { createOutput, type Output } from './output.js';
 import { presenterFor } from './presenters.js';
-import { commandTree, type CommandSpec, type Flag } from './spec.js';
+import { commandTree, firstSentence, withoutApiProse, type CommandSpec, type Flag } from './spec.js';
 
 const ENV_HELP = `
 Environment:
-  SVC_API_URL   the server (default http://127.0.0.1:8080, or the last one logged in to)
-  SVC_TOKEN     a token to use instead of the stored one
-  SVC_CONTEXT   the workspace (ws_...) to act on instead of \`svc workspaces use\`
-  NO_COLOR      no colours (colours are only used on a terminal anyway)
+  SVC_API_URL  the server (default: the one last logged in to, else
+               http://127.0.0.1:8080)
+  SVC_TOKEN    a token to use instead of the stored one
+  SVC_CONTEXT  the workspace (ws_...) to act on instead of \`svc workspaces use\`
+  NO_COLOR     no colours (colours are only used on a terminal anyway)
 
-Exit codes: 0 ok, 1 API or runtime error (or a FAILED/CANCELLED operation), 2 usage,
-3 not authenticated, 4 permission denied, 5 conflict, 6 retryable (429, 5xx, network).
-Every command prints the API's JSON exactly with --json; see \`svc <resource> --help\`.`;
+Exit codes: 0 ok, 1 API or runtime error (or a FAILED/CANCELLED operation),
+2 usage, 3 not authenticated, 4 permission denied, 5 conflict, 6 retryable
+(429, 5xx, network). Every API command prints the API's JSON with --json.
 
-function parseNumber(type: 'integer' | 'number') {
+Run \`svc <command> --help\` or \`svc help <command>\` for its flags and examples.`;
+
+/** A number flag's parser: the type and the schema's bounds are usage errors, before any request. */
+function parseNumber({ type, minimum, maximum }: { type: Flag['type']; minimum?: number; maximum?: number }) {
+  const what = type === 'integer' ? 'an integer' : 'a number';
+  const range = minimum !== undefined && maximum !== undefined ? ` from ${minimum} to ${maximum}`
+    : minimum !== undefined ? ` of at least ${minimum}` : maximum !== undefined ? ` of at most ${maximum}` : '';
   return (raw: string) => {
     const n = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(n) || (type === 'integer' && !Number.isInteger(n))) throw new InvalidArgumentError(`expected ${type === 'integer' ? 'an integer' : 'a number'}.`);
+    const valid = raw.trim() !== '' && Number.isFinite(n) && (type !== 'integer' || Number.isInteger(n));
+    if (!valid || (minimum !== undefined && n < minimum) || (maximum !== undefined && n > maximum)) throw new InvalidArgumentError(`expected ${what}${range}.`);
     return n;
   };
 }
 
+const isNumeric = (type: Flag['type']) => type === 'integer' || type === 'number';
+
+/** Flag descriptions of the client's own where the document's speak of the HTTP header. */
+const HEADER_HELP: Record<string, string> = {
+  'svc-context': 'the workspace to act on (ws_...); default: the one of `svc workspaces use` or SVC_CONTEXT',
+  'if-match': 'the etag last read; omitted: the client reads the current etag first',
+  'idempotency-key': 'retrying with the same key returns the first outcome instead of doing it again',
+};
+
 /** `twin`: the flag that can stand in for this one (--value-file for --value). */
 function flagOptions(flag: Flag, twin?: Flag): Option[] {
-  const desc = flag.flag === 'svc-context'
-    ? 'the workspace to act on (ws_...); default: the one of `svc workspaces use` or SVC_CONTEXT'
-    : `${flag.description}${flag.required ? (twin ? ` (required, or --${twin.flag})` : ' (required)') : ''}`;
+  const desc = HEADER_HELP[flag.flag] ?? `${flag.description}${flag.required ? (twin ? ` (required, or --${twin.flag})` : ' (required)') : ''}`;
   if (flag.type === 'boolean') {
     return [new Option(`--${flag.flag}`, desc), new Option(`--no-${flag.flag}`, `sets ${flag.key.join('.')} to false`)];
   }
+  // The value's kind, short so flag terms leave room for descriptions: --package-id <id>, --svc-context <ws>.
   const placeholder = flag.flag === 'if-match' ? 'etag'
-    : flag.type === 'integer' || flag.type === 'number' ? 'n'
+    : flag.flag === 'svc-context' ? 'ws'
+    : isNumeric(flag.type) ? 'n'
     : flag.type === 'array' ? 'value'
     : flag.type === 'map' ? 'key=value'
     : flag.type === 'file' ? 'file'
-    : flag.key[flag.key.length - 1]!.replace(/_/g, '-');
-  const opt = new Option(`--${flag.flag} <${placeholder}>`, flag.flag === 'if-match' ? `${desc}; omitted: the client reads the current etag first` : desc);
+    : flag.key[flag.key.length - 1]!.split(/[_-]/).pop()!;
+  const opt = new Option(`--${flag.flag} <${placeholder}>`, desc);
   if (flag.choices) opt.choices(flag.choices);
-  if (flag.type === 'integer' || flag.type === 'number') opt.argParser(parseNumber(flag.type));
+  if (isNumeric(flag.type)) opt.argParser(parseNumber(flag));
   if (flag.type === 'array' || flag.type === 'map') opt.argParser(collect);
   return [opt];
 }
@@ -63,10 +82,14 @@ function addOperationCommand(parent: Command, spec: CommandSpec, o: Output): voi
   // `svc snippets run --code-file F`: the path arguments are optional, another operation runs without them.
   const alternative = presenter.alternative ? commandTree().flatMap((r) => r.commands).find((c) => c.operationId === presenter.alternative!.operationId) : undefined;
   const cmd = parent.command(spec.action).summary(spec.summary || spec.operationId);
-  const help = [spec.summary, spec.description].filter(Boolean).join('\n\n');
-  const alsoRuns = alternative ? `\n\nWithout ${spec.args.map((a) => `<${a.name}>`).join(' ')} and with ${presenter.alternative!.when.map((f) => `--${f}`).join(' or ')}: ${alternative.method} ${alternative.path} (${alternative.summary})` : '';
-  cmd.description(`${help}\n\n${spec.method} ${spec.path}${alsoRuns}`);
-  for (const a of spec.args) cmd.argument(alternative ? `[${a.name.replace(/_/g, '-')}]` : `<${a.name.replace(/_/g, '-')}>`, a.description);
+  const alsoRuns = alternative ? `Without ${spec.args.map((a) => `<${a.name}>`).join(' ')} and with ${presenter.alternative!.when.map((f) => `--${f}`).join(' or ')}: ${alternative.method} ${alternative.path} (${alternative.summary})` : '';
+  cmd.description(operationDescription(spec));
+  cmd.addHelpText('after', () => operationFooter(spec, helpWidth(), alsoRuns));
+  for (const a of spec.args) {
+    const arg = new Argument(alternative ? `[${a.name.replace(/_/g, '-')}]` : `<${a.name.replace(/_/g, '-')}>`, a.description);
+    if (isNumeric(a.type)) arg.argParser(parseNumber(a));
+    cmd.addArgument(arg);
+  }
   const attrs = new Map<string, string>();
   const waitCmd = spec.operationId === 'waitOperation';
   const adHoc = presenter.alternative ? ` (without ${spec.args.map((a) => `<${a.name}>`).join(' ')})` : '';
@@ -135,21 +158,36 @@ function addOperationCommand(parent: Command, spec: CommandSpec, o: Output): voi
 
 let exitCode: number = EXIT.OK;
 
+/** The width help is laid out for, as commander's own: the terminal's, else 80. */
+const helpWidth = () => (process.stdout.isTTY && process.stdout.columns) || 80;
+
+// The server side's commands, for --help only: main.ts runs them before this program is loaded.
+const SERVER_COMMANDS: [string, string][] = [
+  ['serve', 'run the API and the job workers (--role all|api|worker)'],
+  ['migrate', 'apply pending database migrations and exit'],
+  ['admin create-user', 'create a user and print its id (--email, --password)'],
+  ['admin rotate-keys', 'seal every secret again under SVC_SECRET_KEY'],
+];
+
 /**
  * The program; `only` names the resource being run, so only its actions are built (start-up time:
  * `svc clusters list` need not build the options of fifty other commands). Without it, all are.
  */
 export function buildProgram(o: Output, only?: string): Command {
   const program = new Command('svc')
-    .description('svc: the workspace platform API from the command line, and the server itself (svc serve).')
+    .description('Work with the svc platform API from the command line, and run its server.')
     .usage('<command> [options]')
     .addHelpText('after', ENV_HELP)
     .showSuggestionAfterError(true)
     .exitOverride();
-  const configure = (c: Command) => c.exitOverride().showSuggestionAfterError(true).configureHelp({ sortSubcommands: false });
+  // Listed for --help; main.ts prints the version before this program is built.
+  program.option('-v, --version', 'print the version');
+  const configure = (c: Command) => c.exitOverride().showSuggestionAfterError(true).configureHelp({ sortSubcommands: false, ...HELP_LAYOUT });
   configure(program);
 
+  program.commandsGroup('Account:');
   program.command('login')
+    .summary('log in: approve this device in a browser, or --with-token')
     .description('log in: the device grant (URL and code on stderr, approve in a browser), or --with-token')
     .option('--with-token', 'read a token (session, sk_svc_ API token or JWT) from stdin')
     .option('--no-browser', 'do not open a browser')
@@ -158,16 +196,24 @@ export function buildProgram(o: Output, only?: string): Command {
       exitCode = opts.withToken ? await auth.loginWithToken(o) : await auth.loginWithDevice(o, { browser: opts.browser });
     });
   program.command('logout')
+    .summary('log out (a session is also revoked on the server)')
     .description('log out: a session is revoked on the server and forgotten; an API token is only forgotten')
     .action(async () => { exitCode = await (await import('./auth.js')).logout(o); });
-  const auth = configure(program.command('auth').description('the stored credential'));
-  auth.command('status')
-    .description('who you are, on which server, in which workspace, with which kind of token (exit 3 when not logged in)')
+  const status = (c: Command) => c
+    .summary('who you are, on which server and workspace (exit 3 if logged out)')
+    .description('who you are: the user, the server, the workspace and the kind of token (exit 3 when not logged in)')
     .option('--json', 'as JSON')
     .action(async (opts: { json?: boolean }) => { exitCode = await (await import('./auth.js')).authStatus(o, Boolean(opts.json)); });
+  status(program.command('whoami'));
+  const auth = configure(program.command('auth').description('the stored credential: `svc auth status` (the same as `svc whoami`)'));
+  status(auth.command('status'));
 
+  program.commandsGroup('Resources (svc <resource> <action>):');
   for (const resource of commandTree()) {
-    const group = configure(program.command(resource.name).description(resource.description));
+    // The list in `svc --help` shows what the resource is: its description up to the first colon or semicolon.
+    const summary = firstSentence(resource.description).replace(/[:;]\s.*$/, '').replace(/\.$/, '');
+    const group = configure(program.command(resource.name).summary(summary).description(withoutApiProse(resource.description)));
+    group.addHelpText('after', `\nRun \`svc ${resource.name} <command> --help\` for a command's flags and examples.`);
     if (only !== undefined && only !== resource.name) continue;
     for (const spec of resource.commands) addOperationCommand(group, spec, o);
     if (resource.name === 'workspaces') {
@@ -178,25 +224,26 @@ export function buildProgram(o: Output, only?: string): Command {
     }
   }
 
+  program.commandsGroup('Server:');
+  for (const [name, description] of SERVER_COMMANDS) program.addCommand(new Command(name).description(description));
+
+  program.commandsGroup('Other:');
   program.command('completion')
-    .description('print a shell completion script: eval "$(svc completion bash)"')
-    .argument('<shell>', 'bash, zsh or fish')
+    .summary('print a shell completion script (bash, zsh or fish)')
+    .description('print a shell completion script: eval "$(svc completion bash)" (in ~/.bashrc)')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(SHELLS))
     .action((shell: string) => {
       const script = completionScript(shell);
       if (!script) throw new CliError(`no completion for "${shell}": bash, zsh or fish`, EXIT.USAGE);
       o.out.write(script);
     });
-  program.command('__complete', { hidden: true })
-    .argument('[words...]')
-    .allowUnknownOption()
-    .helpOption(false)
-    .action((words: string[]) => { o.out.write(complete(words).map((c) => `${c}\n`).join('')); });
-
-  // Listed for --help; main.ts runs them before this program is loaded.
-  program.command('serve').description('run the API and the job workers (svc serve [--role all|api|worker])');
-  program.command('migrate').description('apply pending database migrations and exit');
-  program.command('admin').description('admin create-user --email E --password P [--name N]');
+  program.helpCommand('help [command...]', 'the help of a command: svc help installs create');
   return program;
+}
+
+/** The resource a command line runs, whose actions are built: none for root help, all for `help`. */
+function resourceOf(argv: string[]): string {
+  return commandTree().some((r) => r.name === argv[0]) ? argv[0]! : '';
 }
 
 export async function runCli(argv: string[], o: Output = createOutput()): Promise<number> {
@@ -206,8 +253,27 @@ export async function runCli(argv: string[], o: Output = createOutput()): Promis
     if (err.code === 'EPIPE') process.exit(exitCode);
     throw err;
   });
-  const resource = commandTree().some((r) => r.name === argv[0]) ? argv[0] : argv[0] === 'help' ? undefined : '';
-  const program = buildProgram(o, resource);
+  // Completion reads the words itself: commander would take a `--` being completed as the end of options.
+  if (argv[0] === '__complete') {
+    const words = argv.slice(1);
+    o.out.write(complete(buildProgram(o, resourceOf(words[0] === 'help' ? words.slice(1) : words)), words).map((c) => `${c}\n`).join(''));
+    return EXIT.OK;
+  }
+  // `svc help installs list` is `svc installs list --help` (commander's help command takes one name);
+  // a word that names no command is left to commander, which says so (with a suggestion).
+  const help = argv[0] === 'help';
+  if (help) argv = argv.slice(1);
+  const program = buildProgram(o, resourceOf(argv));
+  if (help) {
+    let cmd = program;
+    const known = argv.every((word) => {
+      if (!cmd.commands.length) return true;
+      const sub = cmd.commands.find((c) => c.name() === word);
+      if (sub) cmd = sub;
+      return Boolean(sub);
+    });
+    if (known) argv = [...argv, '--help'];
+  }
   if (argv.length === 0) {
     o.err.write(program.helpInformation());
     return EXIT.USAGE;

@@ -78,7 +78,11 @@ export interface Flag {
   mapValues?: 'string' | 'integer' | 'number' | 'json';
   choices: string[] | null;
   required: boolean;
+  /** the first sentence of the field's description (the rest belongs to the API reference) */
   description: string;
+  /** integer and number flags: the schema's bounds, checked when the command line is parsed */
+  minimum?: number;
+  maximum?: number;
 }
 
 export interface CommandSpec {
@@ -91,8 +95,10 @@ export interface CommandSpec {
   description: string;
   /** x-svc-auth: none | user | any | workspace | workspace-path */
   auth: string;
-  args: { name: string; description: string }[];
+  args: { name: string; description: string; type: Flag['type']; minimum?: number; maximum?: number }[];
   flags: Flag[];
+  /** request body examples of the document (`example`, or each of `examples`), for --help */
+  bodyExamples: unknown[];
   body: { required: boolean; description: string; requiredFields: string[]; inputOnly: string[] } | null;
   returnsOperation: boolean;
   isList: boolean;
@@ -114,7 +120,7 @@ let cached: OpenApiDocument | null = null;
 
 /**
  * The shipped document. It sits at the same depth below the package root in src/cli/ and dist/cli/,
- * so one relative URL serves the built executable and the sources (the package ships src/).
+ * so one relative URL serves the built executable and the sources (package.json "files" ships it).
  */
 export function loadDocument(): OpenApiDocument {
   cached ??= JSON.parse(readFileSync(new URL('../../src/cli/generated/openapi.json', import.meta.url), 'utf8')) as OpenApiDocument;
@@ -154,7 +160,52 @@ function scalarType(s: JsonSchema): Flag['type'] | null {
 }
 
 function describe(s: JsonSchema): string {
-  return (s.description ?? '').replace(/\s+/g, ' ').trim();
+  return withoutApiProse(firstSentence((s.description ?? '').replace(/\s+/g, ' ').trim()));
+}
+
+/** A status code (`is 409`, `(204)`, `else 400`) or a reason code (ALREADY_EXISTS; not SVC_ settings). */
+const API_PROSE = /(?:\b(?:is|are|else|with|returns?)\s+|[(:]\s*|^)[1-5]\d\d\b|\b(?!SVC_)[A-Z]{2,}(?:_[A-Z]+)+\b/;
+export const isApiProse = (text: string) => API_PROSE.test(text);
+
+/**
+ * A description without what the API reference says about status and reason codes: parentheses and
+ * `;` clauses that name them are dropped (`unique in the workspace (a taken name is 409
+ * ALREADY_EXISTS)` -> `unique in the workspace`). The terminal's help is about what to type.
+ */
+export function withoutApiProse(text: string): string {
+  const kept = text.replace(/\s*\([^()]*\)/g, (group) => (isApiProse(group) ? '' : group))
+    .split(/;\s+/).filter((clause, i) => i === 0 || !isApiProse(clause)).join('; ')
+    .replace(/,\s+else\s[^;]*$/, (c) => (isApiProse(c) ? '' : c));
+  return text.endsWith('.') && !kept.endsWith('.') ? `${kept}.` : kept;
+}
+
+/**
+ * The first sentence of a description: up to the first `. ` that is outside parentheses and
+ * backticks and does not end an abbreviation or an ellipsis (`ws_...`, `e.g.`).
+ */
+export function firstSentence(text: string): string {
+  let depth = 0;
+  let code = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '`') code = !code;
+    else if (code) continue;
+    else if (ch === '(' || ch === '[' || ch === '{') depth++;
+    else if ((ch === ')' || ch === ']' || ch === '}') && depth > 0) depth--;
+    else if (ch === '.' && depth === 0 && (i + 1 === text.length || /\s/.test(text[i + 1]!))) {
+      if (text[i - 1] === '.' || /\b(e\.g|i\.e|etc|vs)$/.test(text.slice(0, i))) continue;
+      return text.slice(0, i + 1);
+    }
+  }
+  return text;
+}
+
+/** The bounds of an integer or number schema, for the flags that check them at parse time. */
+function bounds(s: JsonSchema): { minimum?: number; maximum?: number } {
+  return {
+    ...(typeof s.minimum === 'number' ? { minimum: s.minimum } : {}),
+    ...(typeof s.maximum === 'number' ? { maximum: s.maximum } : {}),
+  };
 }
 
 /** A text field long enough to come from a file (secret values, kubeconfigs, code). */
@@ -182,7 +233,7 @@ function bodyFlags(doc: OpenApiDocument, schema: JsonSchema, prefix: string[], r
     if (prefix.length === 0 && RESERVED_FLAGS.has(flag)) inputOnly.push(flag);
     else if (type) {
       const choices = s.enum ? s.enum.map(String) : s.const !== undefined ? [String(s.const)] : null;
-      out.push({ flag, in: 'body', key, type, choices, required: isRequired, description: describe(s) });
+      out.push({ flag, in: 'body', key, type, choices, required: isRequired, description: describe(s), ...bounds(s) });
       if (type === 'string' && !choices && typeof s.maxLength === 'number' && s.maxLength > FILE_FIELD_MIN) {
         out.push({ flag: `${flag}-file`, in: 'body', key, type: 'file', choices: null, required: false, description: `read ${key.join('.')} from a file, or - for stdin, exactly (a trailing newline is kept); instead of --${flag}, so the value is not in shell history or ps` });
       }
@@ -213,7 +264,8 @@ function buildCommand(doc: OpenApiDocument, method: string, path: string, op: Ra
   const params = op.parameters ?? [];
   const args = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => {
     const p = params.find((x) => x.in === 'path' && x.name === m[1]);
-    return { name: m[1]!, description: p?.description ?? '' };
+    const s = resolve(doc, p?.schema);
+    return { name: m[1]!, description: describe({ description: p?.description ?? '' }), type: scalarType(s) ?? 'string', ...bounds(s) };
   });
   const flags: Flag[] = [];
   for (const p of params) {
@@ -227,10 +279,13 @@ function buildCommand(doc: OpenApiDocument, method: string, path: string, op: Ra
       choices: s.enum ? s.enum.map(String) : null,
       required: Boolean(p.required) && p.name !== 'if-match',
       description: describe({ description: p.description ?? s.description }),
+      ...bounds(s),
     });
   }
   let body: CommandSpec['body'] = null;
-  const bodySchema = op.requestBody?.content?.['application/json']?.schema;
+  const content = op.requestBody?.content?.['application/json'] as { schema?: JsonSchema; example?: unknown; examples?: Record<string, { value?: unknown }> } | undefined;
+  const bodySchema = content?.schema;
+  const bodyExamples = content?.example !== undefined ? [content.example] : Object.values(content?.examples ?? {}).map((e) => e.value).filter((v) => v !== undefined);
   if (bodySchema) {
     const s = resolve(doc, bodySchema);
     const inputOnly: string[] = [];
@@ -252,6 +307,7 @@ function buildCommand(doc: OpenApiDocument, method: string, path: string, op: Ra
     auth: op['x-svc-auth'] ?? 'any',
     args,
     flags,
+    bodyExamples,
     body,
     returnsOperation: 'done' in props && 'state' in props && 'steps' in props,
     isList: method === 'get' && 'data' in props && 'next_cursor' in props,
