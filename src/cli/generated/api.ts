@@ -998,7 +998,7 @@ export interface paths {
         };
         /**
          * List audit events
-         * @description The workspace's audit log, newest first: who (user, API token, OAuth client, or the service itself) did what to which resource, with the request id. Recorded: secret creation, change, deletion, restore and purge; every version creation and state change; every read of a secret value (`:access`, and each deploy that resolved a secret for an install); API token creation and revocation; OAuth client creation and deletion; member additions, role changes and removals; workspace deletion. An event is written in the same transaction as what it records, is never changed or removed through the API, and never holds a secret value. Filters: `resource_id`, `action` (the cursor is bound to them). Needs the admin or owner role.
+         * @description The workspace's audit log, newest first: who (user, API token, OAuth client, or the service itself) did what to which resource, with the request id. Recorded: secret creation, change, deletion, restore and purge; every version creation and state change; every read of a secret value (`:access`, and each deploy that resolved a secret for an install); API token creation and revocation; OAuth client creation and deletion; member additions, role changes and removals; workspace deletion. An event is written in the same transaction as what it records, is never changed or removed through the API, and never holds a secret value. Filters: `resource_id`, `action` (the cursor is bound to them). `resource_id=sec_...` lists the secret's events and those of all its versions together, newest first (each event names its own resource: `secret` or `secret_version`, with `metadata.secret_id`); `resource_id=secv_...` lists one version's. Both are read from an index by resource, so their cost follows the events listed, not the size of the workspace's log. Needs the admin or owner role.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -1178,7 +1178,7 @@ export interface paths {
         };
         /**
          * List your notifications
-         * @description The caller's notifications, newest first, at most 50 a page: `has_more` says whether older ones exist, and `next_cursor` reaches them. `unread=true` lists only unread ones, `unread=false` only read ones; any other value is 400. Notifications are kept 90 days. Needs a user credential (session token or trusted external JWT): notifications belong to people, not to workspace tokens (403).
+         * @description The caller's notifications, newest first, at most 50 a page: `has_more` says whether older ones exist, and `next_cursor` reaches them. `unread=true` lists only unread ones, `unread=false` only read ones; any other value is 400. Notifications are kept 90 days. A notification is superseded, not followed by another, when what it announced no longer lies ahead: a `secret_purge_scheduled` one once the secret is restored (`:undelete`), deleted for good (`DELETE ?force=true`) or purged. It is then marked read (a `read_at` already set stays) and its `context` gains `superseded_by` (`secret.undelete`, `secret.delete` or `secret.purge`) and `superseded_at`, so no unread notification states what is no longer true, and a list shows which ones were overtaken. Needs a user credential (session token or trusted external JWT): notifications belong to people, not to workspace tokens (403).
          */
         get: operations["listNotifications"];
         put?: never;
@@ -2749,7 +2749,7 @@ export interface components {
             cluster_id?: string;
         };
         /**
-         * @description A message to one user about something that needs their attention. Sent once per event; kept 90 days.
+         * @description A message to one user about something that needs their attention. Sent once per event; kept 90 days. One whose news no longer holds is superseded (marked read, `context.superseded_by` set), not followed by another message.
          * @example {
          *       "id": "ntf_01jf8x3q6m2c4y7n0k5t9r1b3d",
          *       "type": "quota_threshold_reached",
@@ -2773,7 +2773,7 @@ export interface components {
             /** @description ntf_ id */
             id: string;
             /**
-             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at), machine_expiry (machines, later)
+             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (machines, later)
              * @enum {string}
              */
             type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry";
@@ -2795,7 +2795,7 @@ export interface components {
              * @enum {string}
              */
             severity: "info" | "warning" | "critical";
-            /** @description machine-readable details as strings (ids, metric, limit, ...), by type */
+            /** @description machine-readable details as strings (ids, metric, limit, ...), by type. A superseded notification (what it announced no longer lies ahead) also has `superseded_by`, the audit action that superseded it (`secret.undelete`, `secret.delete`, `secret.purge`), and `superseded_at` (Unix seconds) */
             context: {
                 [key: string]: string;
             };
@@ -11069,7 +11069,7 @@ export interface operations {
                 cursor?: string;
                 /** @description items per page, 1-100 */
                 limit?: number;
-                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_ or ws_ id) */
+                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_ or ws_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
                 resource_id?: string;
                 /** @description only events of this action */
                 action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete";
@@ -12195,7 +12195,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A message to one user about something that needs their attention. Sent once per event; kept 90 days. */
+            /** @description A message to one user about something that needs their attention. Sent once per event; kept 90 days. One whose news no longer holds is superseded (marked read, `context.superseded_by` set), not followed by another message. */
             200: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
