@@ -311,7 +311,7 @@ describe('README.md followed top to bottom in two terminals', () => {
   };
 
   test('the quick start: every operation SUCCEEDED, the install and its preview answered, the token was revoked', () => {
-    const quick = blocks.filter((b) => b.kind === 'client' && b.line < README.indexOf('## Configuration') && printed.has(b.n)).map((b) => printed.get(b.n)!.stdout).join('');
+    const quick = blocks.filter((b) => b.kind === 'client' && b.line < README.slice(0, README.indexOf('\n## Configuration')).split('\n').length && printed.has(b.n)).map((b) => printed.get(b.n)!.stdout).join('');
     assert.deepEqual(quick.split('\n').filter((l) => /^(RUNNING|SUCCEEDED|FAILED|CANCELLED)$/.test(l)), ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED'], quick);
     assert.equal(quick.split('\n').filter((l) => /"install_id":"inst_/.test(l)).length, 2, quick);
     assert.match(outputOf('-X DELETE $API/v1/auth/sessions/current'), /^401\n204\n$/m);
@@ -322,6 +322,8 @@ describe('README.md followed top to bottom in two terminals', () => {
     assert.match(outputOf(/^svc whoami/m), /owner@example\.com/);
     assert.match(outputOf('svc installs get'), /"install_id":"inst_/);
     assert.match(outputOf('svc snippets run'), /^exit 1$/m);
+    // the secret's id lists its versions' events too, the reads among them
+    assert.match(outputOf('svc audit-events list --resource-id'), /secret\.version\.access/);
   });
 
   test('the walkthroughs: secrets, audit log, snippets, plans and quotas', () => {
@@ -329,7 +331,7 @@ describe('README.md followed top to bottom in two terminals', () => {
     assert.match(secrets, /"value":"second-password"/);
     assert.match(secrets, /"value":"first-password"/);
     assert.match(outputOf('/v1/audit_events'), /"action":"secret\.version\.access"/);
-    const snippets = outputOf('/v1/snippets:execute');
+    const snippets = outputOf('$API/v1/snippets:execute');
     assert.match(snippets, /"state":"succeeded"/);
     assert.match(snippets, /TIMEOUT/);
     const plans = outputOf('subscription:changeTier').split('\n');
