@@ -23,9 +23,10 @@ import { FormBrowser } from './device-form.js';
 import { createTestDatabase, freePort, type TestDatabase } from './harness.js';
 import { dbEnv, ROOT, startSvc, type RunningSvc } from './processes.js';
 
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const README = readFileSync(join(process.env.README_CHECKOUT ?? ROOT, 'README.md'), 'utf8');
 const TSX = fileURLToPath(import.meta.resolve('tsx'));
-const BLOCK_TIMEOUT_MS = 240_000;
+// a fresh checkout's server block runs `npm ci` first
+const BLOCK_TIMEOUT_MS = process.env.README_CHECKOUT ? 900_000 : 240_000;
 
 interface Block {
   /** 1-based position among the README's shell blocks */
@@ -104,7 +105,13 @@ function logicalLines(code: string): string[] {
 }
 
 /** What both terminals define before the first block: the checkout's `svc`, `npx svc` and `npm`. */
-const PRELUDE = `set -euo pipefail
+/**
+ * README_CHECKOUT=/path/to/a/fresh/clone walks that clone instead, exactly as a newcomer does: the
+ * real `npm ci`, `npm start` and `bin/svc`, the default ports (8080 and 8081 must be free) and its
+ * own `data/` (a developer's check before a release; the suite itself never sets it).
+ */
+const CHECKOUT = process.env.README_CHECKOUT;
+const PRELUDE = CHECKOUT ? 'set -euo pipefail\n' : `set -euo pipefail
 svc() { node --import "$README_TSX" "$README_ROOT/test/svc.ts" "$@"; }
 npx() { if [ "\${1-}" = svc ]; then shift; svc "$@"; else command npx "$@"; fi; }
 npm() {
@@ -276,22 +283,25 @@ describe('README.md followed top to bottom in two terminals', () => {
   });
 
   test('every block runs as written, with one server and one client shell', async () => {
-    const [port, previewPort] = [await freePort(), await freePort()];
+    const [port, previewPort] = CHECKOUT ? [8080, 8081] : [await freePort(), await freePort()];
     const api = `http://127.0.0.1:${port}`;
+    const dir = CHECKOUT ?? db.dataDir;
     const home = join(db.dataDir, 'home');
     mkdirSync(home, { mode: 0o700 });
     // The sandbox example imports the built engine from ./dist, as a reader's checkout has it.
-    symlinkSync(join(ROOT, 'dist'), join(db.dataDir, 'dist'));
-    const env: NodeJS.ProcessEnv = {
-      PATH: process.env.PATH, HOME: home, TMPDIR: process.env.TMPDIR, LANG: 'C.UTF-8',
-      PORT: String(port), SVC_PREVIEW_PORT: String(previewPort), SVC_API_URL: api,
-      ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
-      README_ROOT: ROOT, README_TSX: TSX,
-    };
+    if (!CHECKOUT) symlinkSync(join(ROOT, 'dist'), join(db.dataDir, 'dist'));
+    const env: NodeJS.ProcessEnv = CHECKOUT
+      ? { PATH: process.env.PATH, HOME: home, TMPDIR: process.env.TMPDIR, LANG: 'C.UTF-8' }
+      : {
+          PATH: process.env.PATH, HOME: home, TMPDIR: process.env.TMPDIR, LANG: 'C.UTF-8',
+          PORT: String(port), SVC_PREVIEW_PORT: String(previewPort), SVC_API_URL: api,
+          ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
+          README_ROOT: ROOT, README_TSX: TSX,
+        };
     const owner = startEnv(blocks.find((b) => b.kind === 'server')!.code);
     assert.ok(owner.SVC_BOOTSTRAP_EMAIL && owner.SVC_BOOTSTRAP_PASSWORD, 'the first server block creates the owner');
-    server = new ServerTerminal(db.dataDir, env, api);
-    shell = new ClientShell(db.dataDir, env, async (code) => {
+    server = new ServerTerminal(dir, env, api);
+    shell = new ClientShell(dir, env, async (code) => {
       const answer = await new FormBrowser(api, owner.SVC_BOOTSTRAP_EMAIL!, owner.SVC_BOOTSTRAP_PASSWORD!).decide(code, 'approve');
       assert.equal(answer.status, 200, answer.html);
     });
