@@ -8269,7 +8269,7 @@ export interface operations {
                     };
                     /** @description clu_ id of an active cluster of the workspace */
                     cluster_id: string;
-                    /** @description values for the version's input_schema (JSON Schema); its defaults fill what is left out. Default {} A value may be a secret reference, `{"$secret": "sec_...", "version": "latest" | <number> | "<alias>"}` (version defaults to `latest`), where the input schema expects a string: the install and its renders keep the reference, and each deploy puts the value into the install's Kubernetes Secret (see the package version's manifest placeholders). Only admins and owners may set, or deploy with, values that reference secrets. */
+                    /** @description values for the version's input_schema (JSON Schema); its defaults fill what is left out; default {}. A value may be a secret reference, `{"$secret": "sec_...", "version": "latest" | <number> | "<alias>"}` (version defaults to `latest`), where the input schema expects a string: the install and its renders keep the reference, and each deploy puts the value into the install's Kubernetes Secret (see the package version's manifest placeholders). Only admins and owners may set, or deploy with, values that reference secrets. */
                     initial_values?: {
                         [key: string]: unknown;
                     };
@@ -8621,7 +8621,7 @@ export interface operations {
                         /** @description the semver to install; required with kind pinned, refused with latest */
                         version?: string;
                     };
-                    /** @description replaces the values as a whole (no merge); left out: the current values, validated again against the version A value may be a secret reference, `{"$secret": "sec_...", "version": "latest" | <number> | "<alias>"}` (version defaults to `latest`), where the input schema expects a string: the install and its renders keep the reference, and each deploy puts the value into the install's Kubernetes Secret (see the package version's manifest placeholders). Only admins and owners may set, or deploy with, values that reference secrets. */
+                    /** @description replaces the values as a whole (no merge); left out: the current values, validated again against the version. A value may be a secret reference, `{"$secret": "sec_...", "version": "latest" | <number> | "<alias>"}` (version defaults to `latest`), where the input schema expects a string: the install and its renders keep the reference, and each deploy puts the value into the install's Kubernetes Secret (see the package version's manifest placeholders). Only admins and owners may set, or deploy with, values that reference secrets. */
                     values?: {
                         [key: string]: unknown;
                     };

@@ -103,14 +103,14 @@ const SECRET_REFS =
   '`latest`), where the input schema expects a string: the install and its renders keep the reference, and each deploy puts ' +
   'the value into the install\'s Kubernetes Secret (see the package version\'s manifest placeholders). Only admins and owners ' +
   'may set, or deploy with, values that reference secrets.';
-const Values = (description: string) => Type.Object({}, { additionalProperties: true, description: description + SECRET_REFS });
+const Values = (description: string) => Type.Object({}, { additionalProperties: true, description: `${description.replace(/\.?$/, '.')}${SECRET_REFS}` });
 
 export const CreateInstallBody = Type.Object(
   {
     package_id: Type.String({ minLength: 1, maxLength: 54, description: 'pkg_ id of a package of the workspace' }),
     package_version_pin: PackageVersionPin,
     cluster_id: Type.String({ minLength: 1, maxLength: 54, description: 'clu_ id of an active cluster of the workspace' }),
-    initial_values: Type.Optional(Values('values for the version\'s input_schema (JSON Schema); its defaults fill what is left out. Default {}')),
+    initial_values: Type.Optional(Values('values for the version\'s input_schema (JSON Schema); its defaults fill what is left out; default {}')),
   },
   { additionalProperties: false, description: 'Installs a package version on a cluster.', examples: [{ package_id: 'pkg_01kaxq3m7y0c9v8t6r5p4n3m2k', package_version_pin: { kind: 'latest' }, cluster_id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k', initial_values: { greeting: 'hi' } }] },
 );
