@@ -291,7 +291,8 @@ describe('README.md followed top to bottom in two terminals', () => {
     // The sandbox example imports the built engine from ./dist, as a reader's checkout has it.
     if (!CHECKOUT) symlinkSync(join(ROOT, 'dist'), join(db.dataDir, 'dist'));
     const env: NodeJS.ProcessEnv = CHECKOUT
-      ? { PATH: process.env.PATH, HOME: home, TMPDIR: process.env.TMPDIR, LANG: 'C.UTF-8' }
+      // the user's own HOME, for npm's configuration; the CLI's login goes to a fresh config dir
+      ? { PATH: process.env.PATH, HOME: process.env.HOME, XDG_CONFIG_HOME: join(home, '.config'), TMPDIR: process.env.TMPDIR, LANG: 'C.UTF-8' }
       : {
           PATH: process.env.PATH, HOME: home, TMPDIR: process.env.TMPDIR, LANG: 'C.UTF-8',
           PORT: String(port), SVC_PREVIEW_PORT: String(previewPort), SVC_API_URL: api,
