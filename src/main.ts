@@ -15,8 +15,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`svc ${version()}\n`);
     return 0;
   }
-  // `svc help admin` is the server side's usage, as `svc help installs` is the client's help of installs.
-  const serverArgv = argv[0] === 'help' && SERVER_COMMANDS.has(argv[1] ?? '') ? ['help'] : SERVER_COMMANDS.has(argv[0] ?? '') ? argv : null;
+  // `svc help admin [rotate-keys]` is `svc admin [rotate-keys] --help`, as `svc help installs` is `svc installs --help`.
+  const serverArgv = argv[0] === 'help' && SERVER_COMMANDS.has(argv[1] ?? '') ? [...argv.slice(1), '--help'] : SERVER_COMMANDS.has(argv[0] ?? '') ? argv : null;
   if (serverArgv) {
     const { serverMain } = await import('./server-commands.js');
     return serverMain(serverArgv);
