@@ -37,7 +37,7 @@ describe(`crash recovery with two svc processes (${DIALECT})`, () => {
     await db?.drop();
   });
 
-  test('kill -9 of the worker running an operation: the other process completes it', { timeout: 60_000 }, async () => {
+  test('kill -9 of the worker running an operation: the other process completes it', { timeout: 240_000 }, async () => {
     const [first] = processes;
     const ws = await call(first!.url, 'POST', '/v1/workspaces', { body: { name: 'Crash' } });
     assert.equal(ws.status, 201);
@@ -103,7 +103,7 @@ describe(`crash recovery with two svc processes (${DIALECT})`, () => {
     assert.ok(caps.body.nodes.length > 0);
   });
 
-  test('--role api serves HTTP without running operations; --role worker runs them; :wait is pushed across processes', { timeout: 60_000 }, async () => {
+  test('--role api serves HTTP without running operations; --role worker runs them; :wait is pushed across processes', { timeout: 240_000 }, async () => {
     await Promise.all(processes.splice(0).map((p) => p.stop()));
     const api = await startSvc({ ...env, SVC_ROLE: 'api' });
     processes.push(api);

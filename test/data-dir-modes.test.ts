@@ -83,7 +83,7 @@ describe(`data directory modes (${DIALECT} run; the files are SQLite's and the k
     assert.deepEqual(notes.map((n) => n.split(':')[0]), [join(dir, 'svc.db')]);
   });
 
-  test('svc serve over a data dir with a 0644 database tightens it and logs a warning naming it', { timeout: 60_000 }, async () => {
+  test('svc serve over a data dir with a 0644 database tightens it and logs a warning naming it', { timeout: 240_000 }, async () => {
     const dir = join(root, 'served');
     await useDatabase(dir);
     chmodSync(join(dir, 'svc.db'), 0o644);

@@ -139,7 +139,7 @@ describe(`kill -9 during a keyed request (${DIALECT})`, () => {
     await db?.drop();
   });
 
-  test('the other process takes the key of the killed process\'s run over at once, not 409 for a minute', { timeout: 60_000 }, async () => {
+  test('the other process takes the key of the killed process\'s run over at once, not 409 for a minute', { timeout: 240_000 }, async () => {
     const [victim, survivor] = processes as [RunningSvc, RunningSvc];
     const ws = await call(victim.url, 'POST', '/v1/workspaces', { body: { name: 'Crash' } });
     assert.equal(ws.status, 201);

@@ -217,7 +217,7 @@ describe('the preview router', () => {
 });
 
 describe('svc serve starts the preview router', () => {
-  test('on SVC_PREVIEW_PORT, logs its URL, answers 404 for unknown hosts and stops with the server', { timeout: 60_000 }, async () => {
+  test('on SVC_PREVIEW_PORT, logs its URL, answers 404 for unknown hosts and stops with the server', { timeout: 240_000 }, async () => {
     const db = await createTestDatabase();
     const port = await freePort();
     const svc = await startSvc(dbEnv(db, { SVC_PREVIEW_PORT: String(port) }));

@@ -35,7 +35,7 @@ export interface Finished {
 }
 
 /** Runs `svc <args>` to completion; `input` is written to its stdin. */
-export async function runSvc(args: string[], env: Record<string, string>, timeoutMs = 60_000, input?: string): Promise<Finished> {
+export async function runSvc(args: string[], env: Record<string, string>, timeoutMs = 180_000, input?: string): Promise<Finished> {
   const child = spawn(ENTRY[0], [...ENTRY.slice(1), ...args], { cwd: ROOT, env: envFor(env), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
   if (input !== undefined) child.stdin!.end(input);
   let stdout = '';
@@ -77,7 +77,7 @@ export interface RunningSvc {
  * Starts `svc serve` on a free port and resolves once it logs "svc listening". The preview router
  * gets a free port of its own too, so several processes on one machine never collide on 8081.
  */
-export async function startSvc(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningSvc> {
+export async function startSvc(env: Record<string, string>, timeoutMs = 180_000): Promise<RunningSvc> {
   const previewPort = String(await freePort());
   const child = spawn(ENTRY[0], [...ENTRY.slice(1), 'serve'], {
     cwd: ROOT,
