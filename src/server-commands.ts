@@ -8,7 +8,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { ApiError } from './platform/errors.js';
 import { startServer } from './server.js';
 import { createServices } from './services.js';
-import { keyringOf, type Keyring } from './platform/keyring.js';
+import { keyIdOf, keyringOf, type Keyring } from './platform/keyring.js';
 import { keyCensus } from './modules/secrets/key-census.js';
 import { rotateKeys } from './modules/secrets/rotate-keys.js';
 
@@ -245,8 +245,7 @@ function updateKeyFile(config: Config, keyring: Keyring): void {
     return;
   }
   if (held === null || held.equals(config.secretKey)) return;
-  const oldId = keyringOf({ secretKey: held, previousSecretKeys: [] }).currentKeyId;
   replaceKeyFile(config.dataDir, config.secretKey);
-  console.log(`${file}: now holds the current key ${keyring.currentKeyId} (it held key ${oldId}), so a start without SVC_SECRET_KEY uses it; ` +
+  console.log(`${file}: now holds the current key ${keyring.currentKeyId} (it held key ${keyIdOf(held)}), so a start without SVC_SECRET_KEY uses it; ` +
     `backups taken before this rotation still need the old key`);
 }

@@ -77,6 +77,9 @@ function kekOf(master: Buffer): { id: string; key: Buffer } {
   return { id: createHash('sha256').update('svc key id\n').update(key).digest('hex').slice(0, 16), key };
 }
 
+/** The id a master key's values are sealed under (as rotate-keys and the start check print it). */
+export const keyIdOf = (master: Buffer): string => kekOf(master).id;
+
 // The additional data of the two layers differ, so a wrapped key can never pass for a value.
 const keyAad = (context: string) => `svc:data-key:${context}`;
 const valueAad = (context: string) => `svc:value:${context}`;
