@@ -1,5 +1,6 @@
 // SQL of notifications. Inserts skip an event a user already has (unique dedup_key per user), so a
 // retried step, a second instance or a repeated sweep never sends it twice.
+import { sql } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import { keysetPage } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
@@ -28,11 +29,9 @@ export async function unsuperseded(tx: Executor, type: string, resourceId: strin
   return rows.filter((r) => !Object.hasOwn(JSON.parse(r.context) as object, 'superseded_by'));
 }
 
-/** Sets the context of an event's notifications and marks the unread ones read; returns how many were unread. */
-export async function markSuperseded(tx: Executor, dedupKey: string, context: string, now: number): Promise<number> {
-  const unread = await tx.updateTable('notifications').set({ read_at: now }).where('dedup_key', '=', dedupKey).where('read_at', 'is', null).executeTakeFirst();
-  await tx.updateTable('notifications').set({ context }).where('dedup_key', '=', dedupKey).execute();
-  return Number(unread.numUpdatedRows);
+/** Sets the context of an event's notifications and marks the unread ones read (a read_at already set is kept), in one statement. */
+export async function markSuperseded(tx: Executor, dedupKey: string, context: string, now: number): Promise<void> {
+  await tx.updateTable('notifications').set({ context, read_at: sql<number>`coalesce(read_at, ${now})` }).where('dedup_key', '=', dedupKey).execute();
 }
 
 /** The owners and admins of a workspace: who hears about what happens in it. */

@@ -54,14 +54,12 @@ export async function notify(tx: Executor, to: Recipients, event: NotificationEv
  * still was unread) and its context gains `superseded_by` (what superseded it) and `superseded_at`.
  * Nothing new is sent: as monitoring and alerting services close a resolved alert quietly, the
  * reader's list stays true without a second message. In the caller's transaction, so it holds
- * exactly when the change does. Returns how many were unread.
+ * exactly when the change does.
  */
-export async function supersede(tx: Executor, e: { type: NotificationType; resourceId: string; by: string }): Promise<number> {
+export async function supersede(tx: Executor, e: { type: NotificationType; resourceId: string; by: string }): Promise<void> {
   const now = clock.now();
-  let unread = 0;
   for (const row of await unsuperseded(tx, e.type, e.resourceId)) {
     const context = JSON.stringify({ ...(JSON.parse(row.context) as Record<string, string>), superseded_by: e.by, superseded_at: String(now) });
-    unread += await markSuperseded(tx, row.dedup_key, context, now);
+    await markSuperseded(tx, row.dedup_key, context, now);
   }
-  return unread;
 }

@@ -117,6 +117,6 @@ export function secretPurgeScheduled(tx: Executor, e: { workspaceId: string; sec
  * Its notifications are superseded (marked read, context.superseded_by names which), in the
  * transaction of that change; no new notification is sent.
  */
-export function secretPurgeSuperseded(tx: Executor, e: { secretId: string; by: 'secret.undelete' | 'secret.delete' | 'secret.purge' }): Promise<number> {
+export function secretPurgeSuperseded(tx: Executor, e: { secretId: string; by: 'secret.undelete' | 'secret.delete' | 'secret.purge' }): Promise<void> {
   return supersede(tx, { type: 'secret_purge_scheduled', resourceId: e.secretId, by: e.by });
 }
