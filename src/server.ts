@@ -55,8 +55,8 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
   else if (!(await services.users.anyUserExists())) {
     // A fresh install has no way in until a user exists: say how, once, at start.
     logger.warn(
-      'no user exists yet: create one with `npx svc admin create-user --email you@example.com --password \'at least 8 characters\'` ' +
-        '(same SVC_DATA_DIR or DATABASE_URL), or start with SVC_BOOTSTRAP_EMAIL and SVC_BOOTSTRAP_PASSWORD set',
+      'no user exists yet: create one with `svc admin create-user --email you@example.com --password \'at least 8 characters\'` ' +
+        '(bin/svc in a checkout; the same SVC_DATA_DIR or DATABASE_URL), or start with SVC_BOOTSTRAP_EMAIL and SVC_BOOTSTRAP_PASSWORD set',
     );
   }
 
