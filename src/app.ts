@@ -174,6 +174,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
 
   registerAuth(app, {
     verifiers: [services.sessions.verifier, services.apiTokens.verifier, services.oauth.verifier, services.runCredentials.verifier],
+    cookieSessions: services.sessions.verifier,
     memberships: services.workspaces.memberships,
   });
 

@@ -298,14 +298,17 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.match(unknown.html, /not valid/);
   });
 
-  test('the cookie is not a credential for the JSON API', async () => {
+  test('the cookie signs the web app in to the JSON API, which reads with it but changes nothing without x-svc-csrf', async () => {
     const browser = new Browser(t);
     await browser.signIn(alice);
     const cookie = `svc_session=${browser.cookies.get('svc_session')}`;
     for (const url of ['/v1/me', '/v1/workspaces']) {
       const res = await t.request('GET', url, { headers: { cookie } });
-      assert.equal(res.status, 401, url);
+      assert.equal(res.status, 200, url);
     }
+    const write = await t.request('POST', '/v1/workspaces', { headers: { cookie }, body: { name: 'Forged' } });
+    assert.equal(write.status, 403);
+    assert.equal(write.body.error.reason, 'CSRF_HEADER_REQUIRED');
   });
 
   test('sign-out revokes the browser session', async () => {

@@ -231,7 +231,7 @@ describe('OpenAPI document', () => {
   test('creating POSTs document idempotency-key (1-64); writes to versioned resources require if-match (1-256)', () => {
     // Shown-once secrets cannot be replayed (API.md section 3); sign-in and OAuth endpoints create no resource;
     // cancelling an operation starts nothing new, and repeating it is harmless.
-    const noIdempotency = new Set(['createApiToken', 'createOAuthClient', 'createSession', 'cancelOperation']);
+    const noIdempotency = new Set(['createApiToken', 'createOAuthClient', 'createSession', 'createBrowserSession', 'cancelOperation']);
     for (const o of ops) {
       const key = param(o, 'header', 'idempotency-key');
       if (key) assert.equal(key.schema.maxLength, 64, label(o));

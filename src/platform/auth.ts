@@ -125,6 +125,24 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
 export interface AuthDeps {
   verifiers: TokenVerifier[];
   memberships: MembershipLookup;
+  /** Verifies the web app's session cookie (a session token); without it no cookie is accepted. */
+  cookieSessions?: TokenVerifier;
+}
+
+/** The web app's session cookie (HttpOnly, SameSite=Lax), shared with the /device pages. */
+export const SESSION_COOKIE = 'svc_session';
+/** The header the web app adds to every call but GET and HEAD: a cross-site form cannot send it. */
+export const CSRF_HEADER = 'x-svc-csrf';
+
+/** The value of one cookie in the Cookie header, read without parsing the others. */
+export function cookieValue(request: FastifyRequest, name: string): string | null {
+  const header = request.headers.cookie;
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || null;
+  }
+  return null;
 }
 
 export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
@@ -133,8 +151,20 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
 
   async function authenticate(request: FastifyRequest): Promise<Principal> {
     const token = bearerOf(request);
-    // Bearer tokens only: the /device pages' cookie is read by those pages alone, never here (CSRF).
-    if (token === null) throw credentialsRequired('missing Authorization: Bearer <token> header');
+    if (token === null) {
+      // The web app's cookie, only when no Authorization header is sent. A browser sends it on
+      // requests other sites start too, so every method that can change something must carry the
+      // CSRF header, which a cross-site form cannot set and a cross-site fetch cannot send without
+      // a CORS preflight this service never grants. GET and HEAD change nothing.
+      const cookie = deps.cookieSessions ? cookieValue(request, SESSION_COOKIE) : null;
+      if (cookie === null) throw credentialsRequired('missing Authorization: Bearer <token> header');
+      if (request.method !== 'GET' && request.method !== 'HEAD' && headerValue(request, CSRF_HEADER) === undefined) {
+        throw permissionDenied(`a call with the session cookie must send the ${CSRF_HEADER} header (the web app adds it)`, 'CSRF_HEADER_REQUIRED');
+      }
+      const principal = await deps.cookieSessions!.verify(cookie);
+      if (principal?.kind !== 'user') throw unauthenticated();
+      return { ...principal, via: 'cookie' };
+    }
     for (const verifier of deps.verifiers) {
       const principal = await verifier.verify(token);
       if (principal) return principal;

@@ -1,9 +1,9 @@
 // The browser's sign-in for server-rendered pages: an HttpOnly, SameSite=Lax cookie holding a
 // session token (a broad user credential, API.md section 4), and CSRF tokens for every form.
 //
-// The cookie is scoped to the pages' path and is never accepted by the JSON API: registerAuth
-// does not get a cookie principal, because an ambient credential on /v1 would let any site
-// drive the API with form posts (form bodies are parsed app-wide for the OAuth endpoints).
+// The same cookie signs the web app in to the JSON API (registerAuth), where every call but GET
+// and HEAD must also carry the x-svc-csrf header, so another site cannot drive the API with form
+// posts or fetches.
 //
 // CSRF: forms of a signed-in page carry HMAC(csrf key, session id); the sign-in form, which has
 // no session yet, carries HMAC(csrf key, nonce) where the nonce sits in a second cookie
@@ -15,7 +15,8 @@ import { deriveKey, hmacBase64Url, randomString, safeEqual } from '../platform/c
 import { ApiError } from '../platform/errors.js';
 import type { SessionService } from '../modules/sessions/sessions.service.js';
 
-export const SESSION_COOKIE = 'svc_session';
+export { SESSION_COOKIE } from '../platform/auth.js';
+import { SESSION_COOKIE } from '../platform/auth.js';
 export const SIGN_IN_NONCE_COOKIE = 'svc_signin_nonce';
 const NONCE = /^[A-Za-z0-9]{32}$/;
 

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { userOf } from '../../platform/auth.js';
-import { ApiError, notFound } from '../../platform/errors.js';
+import { CSRF_HEADER, SESSION_COOKIE, userOf } from '../../platform/auth.js';
+import { ApiError, notFound, permissionDenied } from '../../platform/errors.js';
 import { bearerSecurity, NoContent, responses, StringEnum, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
 import { findUserById } from '../users/users.repo.js';
@@ -42,7 +42,51 @@ export const Me = Type.Object(
   },
 );
 
+export const BrowserSession = Type.Object({
+  user_id: Type.String(),
+  expires_at: Type.Integer({ description: 'Unix seconds; renewed to one year after each use' }),
+}, {
+  $id: 'BrowserSession',
+  description: 'The web app\'s new session: its token is only in the HttpOnly cookie, never in the body.',
+  examples: [{ user_id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', expires_at: 1798761600 }],
+});
+
+const COOKIE_MAX_AGE = 365 * 24 * 3600;
+
+/** Set-Cookie for the session cookie: HttpOnly, SameSite=Lax, under the public URL's path; Secure over https. */
+function sessionCookie(s: Services, token: string | null): string {
+  const url = new URL(s.config.publicUrl);
+  const path = `${url.pathname.replace(/\/+$/, '')}/`;
+  const attrs = [`Path=${path}`, 'HttpOnly', 'SameSite=Lax', ...(url.protocol === 'https:' ? ['Secure'] : [])];
+  return token === null
+    ? [`${SESSION_COOKIE}=`, 'Max-Age=0', ...attrs].join('; ')
+    : [`${SESSION_COOKIE}=${token}`, `Max-Age=${COOKIE_MAX_AGE}`, ...attrs].join('; ');
+}
+
 export function sessionRoutes(app: App, s: Services): void {
+  app.post('/v1/auth/browser_session', {
+    config: { auth: 'none' },
+    schema: {
+      tags, operationId: 'createBrowserSession', summary: 'Sign the web app in with e-mail and password',
+      description:
+        'Signs a browser in: the new session token goes into the `svc_session` cookie (HttpOnly, SameSite=Lax, Secure ' +
+        'over https), never into the body, so the app\'s scripts cannot read it. The call must carry the `x-svc-csrf` ' +
+        'header, so another site cannot sign a browser into its own account; so must every later call with the cookie ' +
+        'except GET and HEAD. Sign out with `DELETE /v1/auth/sessions/current`. Wrong credentials are 401, and failed ' +
+        'sign-ins are throttled as for `POST /v1/auth/sessions`.',
+      body: SignInBody,
+      response: responses({ 201: BrowserSession }, [400, 403, 429]),
+    },
+  }, async (request, reply) => {
+    if (request.headers[CSRF_HEADER] === undefined) {
+      throw permissionDenied(`signing a browser in needs the ${CSRF_HEADER} header (the web app adds it)`, 'CSRF_HEADER_REQUIRED');
+    }
+    const session = await s.sessions.signIn(request.body.email, request.body.password, request.ip);
+    reply.header('cache-control', 'no-store');
+    reply.header('set-cookie', sessionCookie(s, session.token));
+    return reply.code(201).send({ user_id: session.user_id, expires_at: session.expires_at });
+  });
+
   app.post('/v1/auth/sessions', {
     config: { auth: 'none' },
     schema: {
@@ -67,13 +111,14 @@ export function sessionRoutes(app: App, s: Services): void {
     config: { auth: 'user' },
     schema: {
       tags, security: bearerSecurity, operationId: 'deleteCurrentSession', summary: 'Log out',
-      description: 'Revokes the session token used for this call; it stops working at once.',
+      description: 'Revokes the session token used for this call (or the web app\'s session cookie, which is cleared); it stops working at once.',
       response: responses({ 204: NoContent }, [403, 422]),
     },
   }, async (request, reply) => {
     const user = userOf(request);
     if (!user.sessionId) throw new ApiError('FAILED_PRECONDITION', 'this credential is not a session token', { reason: 'NOT_A_SESSION' });
     await s.sessions.revokeSession(user.sessionId);
+    if (user.via === 'cookie') reply.header('set-cookie', sessionCookie(s, null));
     return reply.code(204).send();
   });
 
