@@ -1,0 +1,3 @@
+import { render } from 'preact';
+
+render(<main><h1>svc</h1></main>, document.getElementById('app')!);
