@@ -1,0 +1,132 @@
+// The web app's journeys: a real `svc serve` (from source, on the test file's database) serving
+// the built app, one headless Debian Chromium driven by playwright-core, a signed-in page per user,
+// axe-core run in the page, and screenshots under test/web/screenshots (git-ignored; the README's
+// pictures are copied from there by `npm run screenshots`).
+// Skips, saying why, where /usr/bin/chromium is absent (.ci/run installs it).
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { createTestDatabase, freePort, type TestDatabase } from '../harness.js';
+import { dbEnv, runSvc, startSvc, type RunningSvc } from '../processes.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const skipReason = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} not found; install Debian's chromium package to run the web journeys`;
+
+const ROOT = resolve(import.meta.dirname, '../..');
+export const WEB_BUILD = join(ROOT, 'dist/web');
+export const SCREENSHOTS = join(ROOT, 'test/web/screenshots');
+const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+
+function newest(path: string): number {
+  const s = statSync(path);
+  if (!s.isDirectory()) return s.mtimeMs;
+  return Math.max(0, ...readdirSync(path).map((n) => newest(join(path, n))));
+}
+
+/**
+ * Builds the app when dist/web is missing or older than its sources (web/, the generated API
+ * types), so a journey never tests an old build. `npm ci` builds it once; a change rebuilds it here.
+ */
+export async function ensureBuilt(): Promise<void> {
+  const index = join(WEB_BUILD, 'index.html');
+  const sources = Math.max(newest(join(ROOT, 'web')), newest(join(ROOT, 'src/cli/generated/api.ts')));
+  if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
+  const { build } = await import('vite');
+  await build({ configFile: join(ROOT, 'web/vite.config.ts'), logLevel: 'warn' });
+}
+
+export interface WebUser {
+  email: string;
+  password: string;
+  name: string;
+}
+
+export interface Web {
+  base: string;
+  svc: RunningSvc;
+  db: TestDatabase;
+  browser: Browser;
+  /** A new user account (svc admin create-user, as an operator makes one). */
+  user(name: string): Promise<WebUser>;
+  /** A fresh browser context signed in as the user through the sign-in page, on `/`. */
+  signIn(user: WebUser, opts?: { width?: number; colorScheme?: 'light' | 'dark' }): Promise<Page>;
+  close(): Promise<void>;
+}
+
+export async function startWeb(extraEnv: Record<string, string> = {}): Promise<Web> {
+  await ensureBuilt();
+  const db = await createTestDatabase();
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = dbEnv(db, { PORT: String(port), SVC_PUBLIC_URL: base, ...extraEnv });
+  const svc = await startSvc(env);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  const contexts: BrowserContext[] = [];
+  return {
+    base,
+    svc,
+    db,
+    browser,
+    async user(name) {
+      const u = { name, email: `${name.toLowerCase()}@example.com`, password: `${name} has a long password` };
+      const res = await runSvc(['admin', 'create-user', '--email', u.email, '--password', u.password, '--name', name], env);
+      assert.equal(res.code, 0, res.stderr);
+      return u;
+    },
+    async signIn(user, opts = {}) {
+      const context = await browser.newContext({ baseURL: base, viewport: { width: opts.width ?? 1280, height: 900 }, colorScheme: opts.colorScheme ?? 'light' });
+      contexts.push(context);
+      const page = await context.newPage();
+      page.on('pageerror', (err) => console.error(`# page error (${user.email}): ${err.message}`));
+      await page.goto('/');
+      await page.getByLabel('Email').fill(user.email);
+      await page.getByLabel('Password').fill(user.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      return page;
+    },
+    async close() {
+      for (const c of contexts) await c.close().catch(() => {});
+      await browser.close().catch(() => {});
+      await svc.stop();
+      await db.drop?.();
+    },
+  };
+}
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/** Runs axe-core in the page; fails on any serious or critical violation, naming each. */
+export async function checkA11y(page: Page, name: string): Promise<AxeViolation[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE });
+  const violations = (await page.evaluate(async () => {
+    const w = window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: AxeViolation[] }> } };
+    const result = await w.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
+  })) as AxeViolation[];
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(
+    bad.map((v) => `${v.impact} ${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    [],
+    `axe-core on ${name}`,
+  );
+  return violations;
+}
+
+/** Saves a screenshot of the page as test/web/screenshots/<name>.png. */
+export async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
+}
+
+/** Goes to a path of the app and waits for its main heading. */
+export async function open(page: Page, path: string, heading: string | RegExp): Promise<void> {
+  await page.goto(path);
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+}

@@ -1,0 +1,86 @@
+// Journey: a person signs in, creates their first workspace, registers a cluster and watches its
+// operation finish on the page without reloading, opens the cluster, and signs out.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
+
+describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () => {
+  let web: Web;
+  let ada: WebUser;
+  let page: Page;
+
+  before(async () => {
+    web = await startWeb();
+    ada = await web.user('Ada');
+  });
+  after(() => web?.close());
+
+  test('a wrong password is refused on the sign-in page, then the right one signs in', async () => {
+    const context = await web.browser.newContext({ baseURL: web.base });
+    const p = await context.newPage();
+    await p.goto('/clusters');
+    await p.getByRole('heading', { name: 'Sign in to svc' }).waitFor();
+    await checkA11y(p, 'sign-in');
+    await shot(p, 'sign-in');
+    await p.getByLabel('Email').fill(ada.email);
+    await p.getByLabel('Password').fill('not the password');
+    await p.getByRole('button', { name: 'Sign in' }).click();
+    await p.getByRole('alert').filter({ hasText: 'Could not sign in' }).waitFor();
+    await context.close();
+    page = await web.signIn(ada);
+  });
+
+  test('with no workspace yet the app asks for one, and switches to it once created', async () => {
+    await page.getByRole('link', { name: 'New workspace' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Create your first workspace' }).waitFor();
+    await checkA11y(page, 'new workspace');
+    await page.getByLabel('Name').fill('Acme');
+    await page.getByRole('button', { name: 'Create workspace' }).click();
+    await page.getByRole('combobox', { name: 'Workspace' }).waitFor();
+    assert.equal(await page.getByRole('combobox', { name: 'Workspace' }).locator('option:checked').textContent(), 'Acme');
+  });
+
+  test('registering a cluster shows its operation live until it succeeds', async () => {
+    await open(page, '/clusters', 'Clusters');
+    await checkA11y(page, 'clusters (empty)');
+    await page.getByRole('link', { name: 'Register a cluster' }).first().click();
+    await page.getByLabel('Name').fill('dev');
+    await page.getByRole('button', { name: 'Register cluster' }).click();
+    const progress = page.getByRole('region', { name: /Registration/ });
+    await progress.waitFor();
+    await progress.getByText('Succeeded').waitFor({ timeout: 60_000 });
+    assert.ok(await progress.getByRole('list', { name: 'Steps' }).getByRole('listitem').count() > 0);
+    await checkA11y(page, 'cluster registration');
+    await shot(page, 'cluster-registered');
+    await page.getByRole('link', { name: 'Open the cluster' }).click();
+    await page.getByRole('heading', { level: 1, name: 'dev' }).waitFor();
+    await page.getByRole('heading', { name: 'Nodes' }).waitFor();
+    await checkA11y(page, 'cluster page');
+    await shot(page, 'cluster');
+  });
+
+  test('the cluster list shows it, and its html_url opens its page directly', async () => {
+    await open(page, '/clusters', 'Clusters');
+    const link = page.getByRole('link', { name: 'dev' });
+    const href = await link.getAttribute('href');
+    assert.match(href ?? '', /^\/clusters\/clu_/);
+    await open(page, href!, 'dev');
+  });
+
+  test('readable at 360 px wide, in dark mode', async () => {
+    const narrow = await web.signIn(ada, { width: 360, colorScheme: 'dark' });
+    await open(narrow, '/clusters', 'Clusters');
+    const overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.equal(overflow, 0, 'no horizontal scrolling at 360 px');
+    await checkA11y(narrow, 'clusters at 360 px, dark');
+    await shot(narrow, 'clusters-narrow-dark');
+  });
+
+  test('signing out ends the session: the app shows the sign-in page, and the cookie no longer works', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign in to svc' }).waitFor();
+    const status = await page.evaluate(async () => (await fetch('/v1/me')).status);
+    assert.equal(status, 401);
+  });
+});

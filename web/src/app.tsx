@@ -1,0 +1,61 @@
+// The app: who is signed in decides between the sign-in page and the signed-in frame; inside it,
+// the router picks the page for the path (every html_url the API hands out is one of them).
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ErrorBoundary, LocationProvider, Router } from 'preact-iso';
+import { ApiError, client, ok } from './lib/api.ts';
+import { loadWorkspaces, SessionProvider, type Me, type Workspace } from './lib/session.tsx';
+import { toApiError } from './lib/useApi.ts';
+import { Layout } from './components/Layout.tsx';
+import { ErrorNotice } from './components/ErrorNotice.tsx';
+import { SignIn } from './pages/SignIn.tsx';
+import { NotFound } from './pages/NotFound.tsx';
+import { ROUTES } from './routes.tsx';
+
+type State = { kind: 'loading' } | { kind: 'signed-out' } | { kind: 'signed-in'; me: Me; workspaces: Workspace[] } | { kind: 'error'; error: ApiError };
+
+export function App() {
+  const [state, setState] = useState<State>({ kind: 'loading' });
+  const load = useCallback(async () => {
+    try {
+      const me = await ok(client.GET('/v1/me', {}));
+      setState({ kind: 'signed-in', me, workspaces: await loadWorkspaces() });
+    } catch (err) {
+      const e = toApiError(err);
+      setState(e.status === 401 ? { kind: 'signed-out' } : { kind: 'error', error: e });
+    }
+  }, []);
+  useEffect(() => void load(), [load]);
+  const signedOut = useCallback(() => setState({ kind: 'signed-out' }), []);
+
+  if (state.kind === 'loading') return <p class="boot" aria-busy="true">Loading…</p>;
+  if (state.kind === 'error') {
+    return (
+      <main class="boot">
+        <ErrorNotice error={state.error} title="svc could not be reached." />
+        <button type="button" onClick={() => void load()}>
+          Try again
+        </button>
+      </main>
+    );
+  }
+  return (
+    <LocationProvider>
+      {state.kind === 'signed-out' ? (
+        <SignIn onSignedIn={load} />
+      ) : (
+        <SessionProvider me={state.me} workspaces={state.workspaces} onSignedOut={signedOut}>
+          <Layout>
+            <ErrorBoundary>
+              <Router>
+                {ROUTES.map(([path, Component]) => (
+                  <Component key={path} path={path} />
+                ))}
+                <NotFound default />
+              </Router>
+            </ErrorBoundary>
+          </Layout>
+        </SessionProvider>
+      )}
+    </LocationProvider>
+  );
+}

@@ -1,0 +1,145 @@
+// The signed-in frame: header (workspace switcher, notifications bell, account), the navigation
+// of every area, and the page. Later areas (machines, agents, offers) add a line to NAV.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { client, ok } from '../lib/api.ts';
+import { useSession } from '../lib/session.tsx';
+
+interface NavItem {
+  href: string;
+  label: string;
+}
+
+/** The areas of a workspace, in the order of the sidebar. */
+export const NAV: { title: string; items: NavItem[] }[] = [
+  {
+    title: 'Deploy',
+    items: [
+      { href: '/', label: 'Home' },
+      { href: '/installs', label: 'Installs' },
+      { href: '/packages', label: 'Packages' },
+      { href: '/clusters', label: 'Clusters' },
+      { href: '/operations', label: 'Operations' },
+    ],
+  },
+  {
+    title: 'Build',
+    items: [
+      { href: '/secrets', label: 'Secrets' },
+      { href: '/snippets', label: 'Snippets' },
+    ],
+  },
+  {
+    title: 'Workspace',
+    items: [
+      { href: '/settings/members', label: 'Members' },
+      { href: '/settings/tokens', label: 'API tokens' },
+      { href: '/settings/oauth-clients', label: 'OAuth clients' },
+      { href: '/settings/plan', label: 'Plan and quotas' },
+      { href: '/audit', label: 'Audit log' },
+    ],
+  },
+];
+
+function isCurrent(href: string, path: string): boolean {
+  return href === '/' ? path === '/' : path === href || path.startsWith(`${href}/`);
+}
+
+/** Unread notifications of the current workspace, read again on every navigation and each minute. */
+function useUnread(path: string, workspaceId: string | undefined): number | null {
+  const [count, setCount] = useState<number | null>(null);
+  useEffect(() => {
+    if (!workspaceId) return;
+    let live = true;
+    const read = () =>
+      ok(client.GET('/v1/notifications:unreadCount', {}))
+        .then((r) => live && setCount(r.unread_count))
+        .catch(() => live && setCount(null));
+    void read();
+    const t = setInterval(read, 60_000);
+    const onChange = () => void read();
+    window.addEventListener('svc:notifications', onChange);
+    return () => {
+      live = false;
+      clearInterval(t);
+      window.removeEventListener('svc:notifications', onChange);
+    };
+  }, [path, workspaceId]);
+  return count;
+}
+
+export function Layout(props: { children: ComponentChildren }) {
+  const { me, workspaces, workspace, switchTo, signOut } = useSession();
+  const { path, route } = useLocation();
+  const unread = useUnread(path, workspace?.id);
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
+
+  return (
+    <div class="shell">
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="topbar">
+        <button type="button" class="menu-toggle" aria-expanded={menuOpen} aria-controls="nav" onClick={() => setMenuOpen(!menuOpen)}>
+          Menu
+        </button>
+        <a class="brand" href="/">
+          svc
+        </a>
+        {workspaces.length > 0 && (
+          <label class="switcher">
+            <span class="visually-hidden">Workspace</span>
+            <select
+              value={workspace?.id}
+              onChange={(e) => {
+                switchTo(e.currentTarget.value);
+                route('/');
+              }}
+            >
+              {workspaces.map((w) => (
+                <option key={w.id} value={w.id}>
+                  {w.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <a class="button" href="/workspaces/new">
+          New workspace
+        </a>
+        <span class="spacer" />
+        {workspace && (
+          <a class="bell" href="/notifications" aria-label={unread ? `Notifications, ${unread} unread` : 'Notifications'}>
+            <span aria-hidden="true">🔔</span>
+            {unread ? <span class="count">{unread > 99 ? '99+' : unread}</span> : null}
+          </a>
+        )}
+        <span class="who muted">{me.email}</span>
+        <button type="button" onClick={() => void signOut()}>
+          Sign out
+        </button>
+      </header>
+      <nav id="nav" class={`sidebar${menuOpen ? ' open' : ''}`} aria-label="Main">
+        {NAV.map((group) => (
+          <div key={group.title}>
+            <h2 class="nav-title">{group.title}</h2>
+            <ul>
+              {group.items.map((item) => (
+                <li key={item.href}>
+                  <a href={item.href} aria-current={isCurrent(item.href, path) ? 'page' : undefined}>
+                    {item.label}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ))}
+      </nav>
+      <main id="main" class="content" tabIndex={-1}>
+        {props.children}
+      </main>
+    </div>
+  );
+}

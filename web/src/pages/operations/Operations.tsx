@@ -1,0 +1,116 @@
+// Operations: the workspace's list (filter by what they act on), an operation's page followed live,
+// and the compact list of one resource's operations that record pages show.
+import { useState } from 'preact/hooks';
+import { client, ok, type Schemas } from '../../lib/api.ts';
+import type { paths } from '../../../../src/cli/generated/api.ts';
+import { ListView } from '../../components/ListView.tsx';
+import { Page, Section } from '../../components/Page.tsx';
+import { Time } from '../../components/Time.tsx';
+import { StateBadge } from '../../components/StateBadge.tsx';
+import { Code, Fields } from '../../components/Fields.tsx';
+import { ErrorNotice } from '../../components/ErrorNotice.tsx';
+import { SelectField } from '../../components/Form.tsx';
+import { OperationProgress, useOperation, type Operation } from '../../components/OperationLive.tsx';
+import { useRecord } from '../../lib/useRecord.ts';
+
+type OwnerType = NonNullable<paths['/v1/operations']['get']['parameters']['query']>['owner_type'];
+
+/** Where an operation's owner has a page. */
+export function ownerHref(op: Pick<Operation, 'owner_type' | 'owner_id'>): string | null {
+  const pages: Record<string, string> = { cluster: 'clusters', install: 'installs', package: 'packages', machine: 'machines' };
+  const base = pages[op.owner_type];
+  return base ? `/${base}/${op.owner_id}` : null;
+}
+
+/** "install.create" -> "Install create". */
+export function operationLabel(op: Pick<Operation, 'metadata'>): string {
+  const t = (op.metadata as { type: string }).type.replace(/[._]/g, ' ');
+  return t.charAt(0).toUpperCase() + t.slice(1);
+}
+
+const columns = [
+  { label: 'Operation', cell: (o: Operation) => <a href={`/operations/${o.id}`}>{operationLabel(o)}</a> },
+  { label: 'State', cell: (o: Operation) => <StateBadge state={o.state} /> },
+  { label: 'Started', cell: (o: Operation) => <Time at={o.started_at} /> },
+  { label: 'Finished', cell: (o: Operation) => <Time at={o.completed_at} empty={o.done ? '—' : 'running'} /> },
+];
+
+const OWNER_TYPES: [string, string][] = [
+  ['', 'Everything'],
+  ['cluster', 'Clusters'],
+  ['install', 'Installs'],
+  ['package', 'Packages'],
+  ['workspace', 'The workspace'],
+];
+
+export function OperationList(_props: { path?: string }) {
+  const [ownerType, setOwnerType] = useState('');
+  return (
+    <Page title="Operations" subtitle="Long-running work: registering clusters, deploying installs, deleting resources.">
+      <div class="filters">
+        <SelectField label="Acting on" value={ownerType} onValue={setOwnerType} options={OWNER_TYPES} />
+      </div>
+      <ListView<Operation>
+        label="Operations"
+        deps={[ownerType]}
+        load={(cursor, limit) => ok(client.GET('/v1/operations', { params: { query: { cursor, limit, owner_type: (ownerType || undefined) as OwnerType } } }))}
+        rowKey={(o) => o.id}
+        columns={[
+          ...columns.slice(0, 1),
+          { label: 'On', cell: (o) => (ownerHref(o) ? <a href={ownerHref(o)!}>{o.owner_type}</a> : o.owner_type) },
+          ...columns.slice(1),
+        ]}
+        empty={<p>No operations yet.</p>}
+      />
+    </Page>
+  );
+}
+
+/** The operations of one resource, newest first (a record page's "Operations" section). */
+export function OperationsOf(props: { ownerType: OwnerType; ownerId: string; reloadKey?: unknown }) {
+  return (
+    <ListView<Operation>
+      label="Operations"
+      deps={[props.ownerType, props.ownerId, props.reloadKey]}
+      load={(cursor, limit) => ok(client.GET('/v1/operations', { params: { query: { cursor, limit, owner_type: props.ownerType, owner_id: props.ownerId } } }))}
+      rowKey={(o) => o.id}
+      columns={columns}
+      empty={<p class="muted">No operations.</p>}
+    />
+  );
+}
+
+export function OperationPage(props: { id?: string; path?: string }) {
+  const id = props.id!;
+  // The record is loaded once (to find its workspace); OperationLive follows it from there.
+  const loaded = useRecord(id, () => ok(client.GET('/v1/operations/{id}', { params: { path: { id } } })));
+  if (loaded.error) return <Page title="Operation" breadcrumb={['Operations', '/operations']}><ErrorNotice error={loaded.error} title="The operation could not be loaded." /></Page>;
+  if (!loaded.data) return <p aria-busy="true">Loading…</p>;
+  return <OperationView initial={loaded.data} />;
+}
+
+function OperationView(props: { initial: Operation }) {
+  const { op, error, set } = useOperation(props.initial.id, props.initial);
+  const o = op ?? props.initial;
+  const owner = ownerHref(o);
+  return (
+    <Page title={operationLabel(o)} subtitle={<>Operation · <StateBadge state={o.state} /></>} breadcrumb={['Operations', '/operations']}>
+      <ErrorNotice error={error} title="The operation could not be followed." />
+      <OperationProgress op={o} onChange={set} />
+      <Section title="Details">
+        <Fields
+          rows={[
+            ['ID', <Code>{o.id}</Code>],
+            ['Acting on', owner ? <a href={owner}>{`${o.owner_type} ${o.owner_id}`}</a> : `${o.owner_type} ${o.owner_id}`],
+            ['Started', <Time at={o.started_at} />],
+            ['Finished', o.done ? <Time at={o.completed_at} /> : 'Still running'],
+            ['Parent operation', o.parent_operation_id ? <a href={`/operations/${o.parent_operation_id}`}>{o.parent_operation_id}</a> : undefined],
+            ['Result', o.response ? <pre class="json">{JSON.stringify(o.response, null, 2)}</pre> : undefined],
+          ]}
+        />
+      </Section>
+    </Page>
+  );
+}
+
+export type { Schemas };

@@ -1,0 +1,26 @@
+// Every page of the app by path (preact-iso patterns). Each area adds its lines in its block;
+// the html_url paths the API hands out (/operations/{id}, /clusters/{id}, ...) must stay here.
+import type { FunctionComponent } from 'preact';
+import { Home } from './pages/Home.tsx';
+import { NewWorkspace } from './pages/workspaces/NewWorkspace.tsx';
+import { ClusterList, ClusterPage, NewCluster } from './pages/clusters/Clusters.tsx';
+import { OperationList, OperationPage } from './pages/operations/Operations.tsx';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Routed = FunctionComponent<any>;
+
+export const ROUTES: [path: string, page: Routed][] = [
+  ['/', Home],
+  ['/workspaces/new', NewWorkspace],
+  // clusters
+  ['/clusters', ClusterList],
+  ['/clusters/new', NewCluster],
+  ['/clusters/:id', ClusterPage],
+  // operations
+  ['/operations', OperationList],
+  ['/operations/:id', OperationPage],
+  // packages, versions, installs
+  // secrets
+  // snippets
+  // settings: members, tokens, oauth clients, plan, notifications, audit
+];
