@@ -5,6 +5,11 @@ import { Home } from './pages/Home.tsx';
 import { NewWorkspace } from './pages/workspaces/NewWorkspace.tsx';
 import { ClusterList, ClusterPage, NewCluster } from './pages/clusters/Clusters.tsx';
 import { OperationList, OperationPage } from './pages/operations/Operations.tsx';
+import { NewSecret, SecretList } from './pages/secrets/Secrets.tsx';
+import { SecretPage } from './pages/secrets/SecretPage.tsx';
+import { NewSnippet, SnippetList } from './pages/snippets/Snippets.tsx';
+import { SnippetPage } from './pages/snippets/SnippetPage.tsx';
+import { RunPage } from './pages/snippets/RunPage.tsx';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Routed = FunctionComponent<any>;
@@ -21,6 +26,13 @@ export const ROUTES: [path: string, page: Routed][] = [
   ['/operations/:id', OperationPage],
   // packages, versions, installs
   // secrets
+  ['/secrets', SecretList],
+  ['/secrets/new', NewSecret],
+  ['/secrets/:id', SecretPage],
   // snippets
+  ['/snippets', SnippetList],
+  ['/snippets/new', NewSnippet],
+  ['/snippets/:id', SnippetPage],
+  ['/snippets/:id/runs/:runId', RunPage],
   // settings: members, tokens, oauth clients, plan, notifications, audit
 ];
