@@ -152,6 +152,25 @@ describe('web journey: secrets and snippets', { skip: skipReason }, () => {
     await shot(page, 'secrets');
   });
 
+  test('destroying a version, deleting the secret and restoring it, each after its confirmation', async () => {
+    await open(page, secretPath, 'registry-password');
+    await page.getByRole('button', { name: 'Destroy version 1' }).click();
+    const destroy = page.getByRole('dialog', { name: 'Destroy version 1?' });
+    await destroy.getByText('cannot be undone').waitFor();
+    await destroy.getByRole('button', { name: 'Destroy version' }).click();
+    await page.getByRole('row', { name: /Version 1/ }).getByText('Destroyed', { exact: true }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Enable version 1' }).count(), 0, 'destroyed is final');
+
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Delete the secret registry-password?' }).getByRole('button', { name: 'Delete secret' }).click();
+    await page.getByRole('status').filter({ hasText: 'destroyed for good' }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Reveal version 2' }).isDisabled(), true, "a deleted secret's values cannot be read");
+    await checkA11y(page, 'deleted secret');
+    await page.getByRole('button', { name: 'Restore' }).click();
+    await page.getByRole('button', { name: 'Delete', exact: true }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Reveal version 2' }).isDisabled(), false);
+  });
+
   test('writing a table snippet with an input: a parse error shows at the field, Try it runs it unsaved, then it is saved', async () => {
     await open(page, '/snippets', 'Snippets');
     await checkA11y(page, 'snippets (empty)');
@@ -232,11 +251,39 @@ describe('web journey: secrets and snippets', { skip: skipReason }, () => {
     await shot(page, 'snippets');
   });
 
+  test('editing a snippet that changed meanwhile: 409, then the change applied again; archiving and restoring it', async () => {
+    await open(page, snippetPath, 'Squares');
+    const id = snippetPath.split('/').pop()!;
+    await page.getByRole('button', { name: 'Edit' }).click();
+    // Someone else changes the description while the form is open.
+    await page.evaluate(
+      async ({ id, workspace }) => {
+        const res = await fetch(`/v1/snippets/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-svc-csrf': '1', 'svc-context': workspace, 'if-match': '*' }, body: JSON.stringify({ description: 'squares of 1..n' }) });
+        if (!res.ok) throw new Error(String(res.status));
+      },
+      { id, workspace },
+    );
+    await page.getByRole('region', { name: 'Edit' }).getByLabel('Name').fill('Squares table');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    const conflict = page.getByRole('alert').filter({ hasText: 'changed since this page loaded it' });
+    await conflict.waitFor();
+    await page.getByRole('region', { name: 'Details' }).getByText('squares of 1..n').waitFor();
+    await conflict.getByRole('button', { name: 'Apply my change again' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Squares table' }).waitFor();
+    assert.equal(await page.getByRole('region', { name: 'Details' }).getByText('squares of 1..n').count(), 1, 'only the name was sent: the other change stays');
+
+    await page.getByRole('button', { name: 'Archive' }).click();
+    await page.getByText(/cannot run or be edited/).waitFor();
+    assert.equal(await page.getByRole('form', { name: 'Run the snippet' }).getByRole('button', { name: 'Run' }).isDisabled(), true);
+    await page.getByRole('button', { name: 'Restore' }).click();
+    await page.getByRole('button', { name: 'Archive' }).waitFor();
+  });
+
   test('readable at 360 px wide: the secret and the snippet pages do not scroll sideways', async () => {
     const narrow = await web.signIn(ada, { width: 360, colorScheme: 'dark' });
     for (const [path, heading] of [
       [secretPath, 'registry-password'],
-      [snippetPath, 'Squares'],
+      [snippetPath, 'Squares table'],
     ] as const) {
       await open(narrow, path, heading);
       const overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

@@ -130,7 +130,7 @@ export function SecretPage(props: { id?: string; path?: string }) {
           ]}
         />
       </Section>
-      <SecretVersions secret={s} admin={admin} onChanged={secret.reload} />
+      <SecretVersions key={s.id} secret={s} admin={admin} onChanged={secret.reload} />
       <Confirm open={dialog !== null} title={dialog?.title(s.name) ?? ''} confirmLabel={dialog?.label ?? ''} danger onConfirm={() => confirming && void apply(confirming, s)} onCancel={() => setConfirming(null)}>
         <p>{dialog?.body}</p>
       </Confirm>
