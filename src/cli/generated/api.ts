@@ -386,7 +386,7 @@ export interface paths {
         };
         /**
          * List operations
-         * @description Operations of the workspace, newest first, optionally of one collection (owner_type) or one resource (owner_id). List items omit `steps`. After a workspace is deleted, the user who requested an operation in it can still read and wait for it by sending the deleted workspace's id in svc-context.
+         * @description Operations of the workspace, newest first, optionally of one collection (owner_type), one resource (owner_id) or in one state (`state=RUNNING`: those under way; `state=FAILED`: those that failed); the filters combine, and a cursor is bound to the filters it was issued with (reused with others: 400). List items omit `steps`. After a workspace is deleted, the user who requested an operation in it can still read and wait for it by sending the deleted workspace's id in svc-context.
          */
         get: operations["listOperations"];
         put?: never;
@@ -646,7 +646,7 @@ export interface paths {
         };
         /**
          * List installs
-         * @description Installs of the workspace, newest first, each with its URL entries. `product_id` is the package id (this service installs packages). Any member may list them.
+         * @description Installs of the workspace, newest first, each with its URL entries. `product_id` is the package id (this service installs packages). Filters, which combine: `cluster_id` (installs on that cluster), `package_id` (installs of that package) and `state` (e.g. `degraded`); an id of no install of the workspace matches nothing. A cursor is bound to the filters it was issued with (reused with others: 400). Any member may list them.
          */
         get: operations["listInstalls"];
         put?: never;
@@ -6390,6 +6390,8 @@ export interface operations {
                 owner_type?: "install" | "repository_change_request" | "repository" | "workspace" | "machine" | "cluster" | "package";
                 /** @description only operations on this resource */
                 owner_id?: string;
+                /** @description only operations in this state: RUNNING (still under way) or how they ended */
+                state?: "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
                 /** @description next_cursor of a previous page */
                 cursor?: string;
                 /** @description items per page, 1-100 */
@@ -8280,6 +8282,12 @@ export interface operations {
                 cursor?: string;
                 /** @description items per page, 1-100 */
                 limit?: number;
+                /** @description only installs on this cluster (clu_ id) */
+                cluster_id?: string;
+                /** @description only installs of this package (pkg_ id) */
+                package_id?: string;
+                /** @description only installs in this state, e.g. `degraded` or `healthy` */
+                state?: "pending" | "rendering" | "syncing" | "healthy" | "degraded" | "failed" | "deleted";
             };
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
