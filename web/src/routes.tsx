@@ -5,6 +5,11 @@ import { Home } from './pages/Home.tsx';
 import { NewWorkspace } from './pages/workspaces/NewWorkspace.tsx';
 import { ClusterList, ClusterPage, NewCluster } from './pages/clusters/Clusters.tsx';
 import { OperationList, OperationPage } from './pages/operations/Operations.tsx';
+import { NewPackage, PackageList, PackagePage } from './pages/packages/Packages.tsx';
+import { PublishVersion, VersionPage } from './pages/packages/Versions.tsx';
+import { InstallList } from './pages/installs/Installs.tsx';
+import { NewInstall } from './pages/installs/NewInstall.tsx';
+import { InstallPage } from './pages/installs/InstallPage.tsx';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Routed = FunctionComponent<any>;
@@ -20,6 +25,14 @@ export const ROUTES: [path: string, page: Routed][] = [
   ['/operations', OperationList],
   ['/operations/:id', OperationPage],
   // packages, versions, installs
+  ['/packages', PackageList],
+  ['/packages/new', NewPackage],
+  ['/packages/:id', PackagePage],
+  ['/packages/:id/versions/new', PublishVersion],
+  ['/packages/:id/versions/:vid', VersionPage],
+  ['/installs', InstallList],
+  ['/installs/new', NewInstall],
+  ['/installs/:id', InstallPage],
   // secrets
   // snippets
   // settings: members, tokens, oauth clients, plan, notifications, audit

@@ -1,6 +1,7 @@
-// Operations: the workspace's list (filter by what they act on), an operation's page followed live,
+// Operations: the workspace's list (filter by what they act on and by state), an operation's page followed live,
 // and the compact list of one resource's operations that record pages show.
 import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import { client, ok, type Schemas } from '../../lib/api.ts';
 import type { paths } from '../../../../src/cli/generated/api.ts';
 import { ListView } from '../../components/ListView.tsx';
@@ -13,7 +14,8 @@ import { SelectField } from '../../components/Form.tsx';
 import { OperationProgress, useOperation, type Operation } from '../../components/OperationLive.tsx';
 import { useRecord } from '../../lib/useRecord.ts';
 
-type OwnerType = NonNullable<paths['/v1/operations']['get']['parameters']['query']>['owner_type'];
+type ListQuery = NonNullable<paths['/v1/operations']['get']['parameters']['query']>;
+type OwnerType = ListQuery['owner_type'];
 
 /** Where an operation's owner has a page. */
 export function ownerHref(op: Pick<Operation, 'owner_type' | 'owner_id'>): string | null {
@@ -43,24 +45,36 @@ const OWNER_TYPES: [string, string][] = [
   ['workspace', 'The workspace'],
 ];
 
+const STATES: [string, string][] = [
+  ['', 'Any state'],
+  ['RUNNING', 'Running'],
+  ['SUCCEEDED', 'Succeeded'],
+  ['FAILED', 'Failed'],
+  ['CANCELLED', 'Cancelled'],
+];
+
 export function OperationList(_props: { path?: string }) {
+  const { query } = useLocation();
   const [ownerType, setOwnerType] = useState('');
+  // A link may open the list filtered (the home page's "running" and "failed": /operations?state=FAILED).
+  const [state, setState] = useState(STATES.some(([v]) => v && v === query.state) ? query.state! : '');
   return (
     <Page title="Operations" subtitle="Long-running work: registering clusters, deploying installs, deleting resources.">
       <div class="filters">
         <SelectField label="Acting on" value={ownerType} onValue={setOwnerType} options={OWNER_TYPES} />
+        <SelectField label="State" value={state} onValue={setState} options={STATES} />
       </div>
       <ListView<Operation>
         label="Operations"
-        deps={[ownerType]}
-        load={(cursor, limit) => ok(client.GET('/v1/operations', { params: { query: { cursor, limit, owner_type: (ownerType || undefined) as OwnerType } } }))}
+        deps={[ownerType, state]}
+        load={(cursor, limit) => ok(client.GET('/v1/operations', { params: { query: { cursor, limit, owner_type: (ownerType || undefined) as OwnerType, state: (state || undefined) as ListQuery['state'] } } }))}
         rowKey={(o) => o.id}
         columns={[
           ...columns.slice(0, 1),
           { label: 'On', cell: (o) => (ownerHref(o) ? <a href={ownerHref(o)!}>{o.owner_type}</a> : o.owner_type) },
           ...columns.slice(1),
         ]}
-        empty={<p>No operations yet.</p>}
+        empty={<p>{ownerType || state ? 'No operations match these filters.' : 'No operations yet.'}</p>}
       />
     </Page>
   );
