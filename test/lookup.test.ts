@@ -88,7 +88,7 @@ describe('GET /v1/lookup/{id}', () => {
 
   test('unknown, malformed and other kinds of ids are the same 404 (the id is not validated into a 400)', async () => {
     for (const id of ['clu_00000000000000000000000000', 'op_00000000000000000000000000', 'pkg_zzzzzzzzzzzzzzzzzzzzzzzzzz',
-      'clu_x', 'CLU_01KAXQ3M7Y0C9V8T6R5P4N3M2K', 'nothing', '_', 'clu_', `inst_${'a'.repeat(60)}`, a.ws, alice.id,
+      'clu_x', 'CLU_01KAXQ3M7Y0C9V8T6R5P4N3M2K', 'nothing', '_', 'clu_', `inst_${'a'.repeat(60)}`, `clu_${'a'.repeat(96)}`, a.ws, alice.id,
       ids.cluster!.id.replace('clu_', 'inst_'), encodeURIComponent('clu_"><script>'), 'sec_%2F..%2F']) {
       assertNotFound(await lookup(id, { token: alice.token }), id);
     }

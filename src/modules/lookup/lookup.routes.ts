@@ -23,8 +23,11 @@ export const IdLookup = Type.Object(
   },
 );
 
+// 100: the router's own bound on a path parameter (a longer one is its 404), so no id is ever
+// refused with a 400 here: whatever is not a readable id is the one 404.
 const LookupParams = Type.Object({
   id: Type.String({
+    maxLength: 100,
     description: 'an id of an operation (op_), cluster (clu_), install (inst_), secret (sec_), snippet (snp_) or package (pkg_)',
   }),
 });
