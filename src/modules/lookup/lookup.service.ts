@@ -41,6 +41,7 @@ interface Row {
 
 /** The resource's workspace and the user's role there (null: not a member); `userId` '' for a workspace credential. */
 function ownerQuery(table: Exclude<(typeof KINDS)[LookupType]['table'], 'operations'>) {
+  // Typed as clusters: the query reads only id and workspace_id, which every one of these tables has.
   return preparedQuery((db, p: { id: string; userId: string }) =>
     db.selectFrom(`${table} as r` as 'clusters as r')
       .leftJoin('workspace_members as m', (j) => j.onRef('m.workspace_id', '=', 'r.workspace_id').on('m.user_id', '=', p.userId))
