@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
+import { checkA11y, open, shot, skipReason, startWeb, watchCsp, type Web, type WebUser } from './harness.js';
 
 describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () => {
   let web: Web;
@@ -19,6 +19,7 @@ describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () =>
   test('a wrong password is refused on the sign-in page, then the right one signs in', async () => {
     const context = await web.browser.newContext({ baseURL: web.base });
     const p = await context.newPage();
+    watchCsp(p);
     await p.goto('/clusters');
     await p.getByRole('heading', { name: 'Sign in to svc' }).waitFor();
     await checkA11y(p, 'sign-in');
