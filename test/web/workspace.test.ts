@@ -83,6 +83,33 @@ describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () =>
     await page.getByRole('link', { name: 'side' }).waitFor();
   });
 
+  test('keyboard only: skip to the content, reach a page from the navigation, fill a form and submit it', async () => {
+    await open(page, '/operations', 'Operations');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+    // Tab through the header and the navigation to the Clusters link, as a keyboard user would.
+    for (let i = 0; i < 40; i++) {
+      await page.keyboard.press('Tab');
+      if ((await page.evaluate(() => document.activeElement?.textContent)) === 'Clusters') break;
+    }
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Clusters');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Clusters' }).waitFor();
+    // Focus moves to the new page's heading (set once the page has rendered).
+    await page.waitForFunction(() => document.activeElement?.tagName === 'H1' && document.activeElement.textContent === 'Clusters');
+    for (let i = 0; i < 10; i++) {
+      await page.keyboard.press('Tab');
+      if ((await page.evaluate(() => document.activeElement?.textContent)) === 'Register a cluster') break;
+    }
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.activeElement?.textContent === 'Register a cluster' && document.activeElement.tagName === 'H1');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.labels?.[0]?.textContent), 'Name (required)', 'the first field follows the heading');
+    await page.keyboard.type('kbd');
+    await page.keyboard.press('Enter');
+    await page.getByRole('region', { name: /Registration/ }).getByText('Succeeded').waitFor({ timeout: 60_000 });
+  });
+
   test('readable at 360 px wide, in dark mode', async () => {
     const narrow = await web.signIn(ada, { width: 360, colorScheme: 'dark' });
     await open(narrow, '/clusters', 'Clusters');
