@@ -9,23 +9,8 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import type { Page } from 'playwright-core';
-import { checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
-
-/** A call to the API from the page, with its cookie, the CSRF header and the workspace. */
-async function api(page: Page, method: string, path: string, body?: unknown, ws?: string, extra: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  return page.evaluate(
-    async ([method, path, body, ws, extra]) => {
-      const headers: Record<string, string> = { 'x-svc-csrf': '1', ...(extra as Record<string, string>) };
-      if (body !== undefined) headers['content-type'] = 'application/json';
-      if (ws) headers['svc-context'] = ws as string;
-      const res = await fetch(path as string, { method: method as string, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null };
-    },
-    [method, path, body, ws, extra] as const,
-  );
-}
+import type { Locator, Page } from 'playwright-core';
+import { api, checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
 
 /** GET of a preview URL at 127.0.0.1 with its Host header (*.localhost resolves to this machine, as the README says). */
 function preview(url: string): Promise<{ status: number; body: any }> {
@@ -41,6 +26,9 @@ function preview(url: string): Promise<{ status: number; body: any }> {
     req.end();
   });
 }
+
+/** Waits until no row of the table shows `text`: the filter's page replaced the one before. */
+const gone = (rows: Locator, text: string) => rows.filter({ hasText: text }).first().waitFor({ state: 'detached' });
 
 const SCHEMA = {
   type: 'object',
@@ -112,6 +100,7 @@ describe('web journey: packages, versions, installs, operations', { skip: skipRe
     await page.getByText('routes.1.route_key: route_key "web" appears more than once').waitFor();
     assert.equal(await manifest.getAttribute('aria-invalid'), 'true');
     await checkA11y(page, 'version-publish');
+    await page.evaluate(() => window.scrollTo(0, 0));
     await shot(page, 'version-publish');
 
     await page.getByLabel('Input schema (JSON)').fill(JSON.stringify(SCHEMA, null, 2));
@@ -127,13 +116,13 @@ describe('web journey: packages, versions, installs, operations', { skip: skipRe
     await checkA11y(page, 'package');
     await shot(page, 'package');
     await open(page, '/packages', 'Packages');
-    await page.getByRole('link', { name: 'hello' }).waitFor();
+    await page.getByRole('link', { name: 'hello', exact: true }).waitFor();
     await checkA11y(page, 'packages');
     await shot(page, 'packages');
   });
 
   test('installing from the form made from the input schema: a bad value is shown at its field, then the operation finishes live', async () => {
-    await page.getByRole('link', { name: 'hello' }).click();
+    await page.getByRole('link', { name: 'hello', exact: true }).click();
     await page.getByRole('link', { name: '1.0.0' }).click();
     await page.getByRole('link', { name: 'Install this version' }).click();
     await page.getByRole('heading', { level: 1, name: 'Install a package' }).waitFor();
@@ -143,7 +132,7 @@ describe('web journey: packages, versions, installs, operations', { skip: skipRe
     await page.getByLabel('Greeting').fill('hi from the web');
     await page.getByLabel('Replicas').fill('50');
     await page.getByRole('button', { name: 'Install', exact: true }).click();
-    await page.getByText('must be <= 10').waitFor();
+    await page.getByText('must be <= 10', { exact: true }).waitFor();
     assert.equal(await page.getByLabel('Replicas').getAttribute('aria-invalid'), 'true');
     await checkA11y(page, 'install-new');
     await shot(page, 'install-new');
@@ -225,17 +214,19 @@ describe('web journey: packages, versions, installs, operations', { skip: skipRe
     await progress.getByText('Cancelled', { exact: true }).waitFor({ timeout: 60_000 });
 
     await open(page, '/operations', 'Operations');
-    await page.getByLabel('State').selectOption('CANCELLED');
     const rows = page.getByRole('table', { name: 'Operations' }).getByRole('row');
-    await rows.filter({ hasText: 'Install create' }).waitFor();
-    assert.equal(await rows.count(), 2, 'the header and the cancelled install');
+    await rows.filter({ hasText: 'Succeeded' }).first().waitFor();
+    await page.getByLabel('State').selectOption('CANCELLED');
+    await gone(rows, 'Succeeded');
+    assert.deepEqual(await rows.allInnerTexts().then((t) => t.slice(1).map((r) => r.split('\t').slice(0, 3).join(' | '))), ['Install create | install | Cancelled']);
     await page.getByLabel('State').selectOption('SUCCEEDED');
+    await gone(rows, 'Cancelled');
     await rows.filter({ hasText: 'Install update' }).first().waitFor();
-    assert.equal(await rows.filter({ hasText: 'Cancelled' }).count(), 0);
     await checkA11y(page, 'operations');
     await shot(page, 'operations');
     await page.getByLabel('State').selectOption('CANCELLED');
-    await rows.filter({ hasText: 'Cancelled' }).getByRole('link', { name: 'Install create' }).click();
+    await gone(rows, 'Succeeded');
+    await rows.getByRole('link', { name: 'Install create' }).click();
     await page.getByRole('heading', { level: 1, name: 'Install create' }).waitFor();
     await page.getByRole('region', { name: /Progress/ }).getByText('Cancelled', { exact: true }).waitFor();
     await checkA11y(page, 'operation');
@@ -248,10 +239,12 @@ describe('web journey: packages, versions, installs, operations', { skip: skipRe
     await rows.nth(2).waitFor();
     assert.equal(await rows.count(), 3);
     await page.getByLabel('State').selectOption('failed');
-    await rows.filter({ hasText: 'slow' }).waitFor();
+    await gone(rows, 'Healthy');
     assert.equal(await rows.count(), 2, 'the cancelled install failed');
+    await rows.filter({ hasText: 'slow' }).waitFor();
     await page.getByLabel('State').selectOption('');
     await page.getByLabel('Cluster').selectOption({ label: 'dev' });
+    await gone(rows, 'Failed');
     await rows.filter({ hasText: 'Healthy' }).waitFor();
     assert.equal(await rows.count(), 2);
     await page.getByLabel('State').selectOption('degraded');
@@ -281,7 +274,7 @@ describe('web journey: packages, versions, installs, operations', { skip: skipRe
     await open(asBob, '/packages', 'Packages');
     await asBob.getByText('Only owners and admins can create packages').waitFor();
     assert.equal(await asBob.getByRole('link', { name: 'Create a package' }).count(), 0);
-    await asBob.getByRole('link', { name: 'hello' }).click();
+    await asBob.getByRole('link', { name: 'hello', exact: true }).click();
     await asBob.getByText('Only owners and admins can publish versions').waitFor();
     assert.equal(await asBob.getByRole('link', { name: 'Install', exact: true }).count(), 1, 'members install');
     await checkA11y(asBob, 'package (member)');

@@ -79,7 +79,20 @@ export function InstallPage(props: { id?: string; path?: string }) {
   const remove = useAction();
   const { route } = useLocation();
 
-  if (install.error) return <Page title="Install" breadcrumb={['Installs', '/installs']}><ErrorNotice error={install.error} title="The install could not be loaded." /></Page>;
+  const finished = (done: Operation) => {
+    if (done.metadata.type === 'install.delete' && done.state === 'SUCCEEDED') return route('/installs');
+    setReloadKey((k) => k + 1);
+    void install.reload();
+  };
+  const following = op && <OperationLive key={op.id} id={op.id} initial={op} title={OP_TITLE[op.metadata.type] ?? 'Operation'} onDone={finished} />;
+  // A deletion removes the install before its operation ends: the page keeps following it.
+  if (install.error) {
+    return (
+      <Page title="Install" breadcrumb={['Installs', '/installs']}>
+        {following ?? <ErrorNotice error={install.error} title="The install could not be loaded." />}
+      </Page>
+    );
+  }
   if (!i) return <p aria-busy="true">Loading…</p>;
   const r = related.data;
   const pkgName = r?.pkg.name ?? i.package_id;
@@ -87,11 +100,6 @@ export function InstallPage(props: { id?: string; path?: string }) {
 
   const started = (next: Operation) => {
     setOp(next);
-    setReloadKey((k) => k + 1);
-    void install.reload();
-  };
-  const finished = (done: Operation) => {
-    if (done.metadata.type === 'install.delete' && done.state === 'SUCCEEDED') return route('/installs');
     setReloadKey((k) => k + 1);
     void install.reload();
   };
@@ -115,7 +123,7 @@ export function InstallPage(props: { id?: string; path?: string }) {
       <Conflict error={remove.error} what="The install" onReload={() => void install.reload()} onReapply={() => void deleteInstall()} busy={remove.busy} />
       {!isConflict(remove.error) && <ErrorNotice error={remove.error} title="The install was not deleted." />}
       <ErrorNotice error={related.error} title="Its package, version or cluster could not be loaded." />
-      {op && <OperationLive key={op.id} id={op.id} initial={op} title={OP_TITLE[op.metadata.type] ?? 'Operation'} onDone={finished} />}
+      {following}
       <Section title="Details">
         <Fields
           rows={[
@@ -126,7 +134,7 @@ export function InstallPage(props: { id?: string; path?: string }) {
             ['Follows', i.package_version_pin.kind === 'latest' ? 'The latest release (on each update)' : `Version ${i.package_version_pin.version ?? i.semver} only`],
             ['Cluster', <a href={`/clusters/${i.cluster_id}`}>{clusterName}</a>],
             ['Current render', i.current_render_id ? <Code>{i.current_render_id}</Code> : 'None yet'],
-            ['Inputs', <pre class="json">{JSON.stringify(i.values, null, 2)}</pre>],
+            ['Inputs', <pre class="json" tabIndex={0}>{JSON.stringify(i.values, null, 2)}</pre>],
             ['ID', <Code>{i.id}</Code>],
             ['Created', <Time at={i.created_at} />],
             ['Updated', <Time at={i.updated_at} />],

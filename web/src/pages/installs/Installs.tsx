@@ -58,7 +58,7 @@ export function useDeployNames(given?: DeployNames): DeployNames {
 /** An install's first URL as a link that opens in a new tab (the preview of what it serves). */
 export function UrlLink(props: { url: string; children?: ComponentChildren }) {
   return (
-    <a href={props.url} target="_blank" rel="noopener noreferrer">
+    <a class="url" href={props.url} target="_blank" rel="noopener noreferrer">
       {props.children ?? props.url}
       <span class="visually-hidden"> (opens in a new tab)</span>
     </a>

@@ -10,8 +10,11 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 
 type Render = Schemas['InstallRender'];
 
-/** The first characters of a render id or hash, enough to tell them apart on a page. */
-export const short = (s: string) => (s.length > 14 ? `${s.slice(0, 14)}…` : s);
+/**
+ * A render id as a page lists it: its prefix and last characters (an id begins with its creation
+ * time, so renders made close together share their first characters and differ at the end).
+ */
+export const short = (id: string) => (id.length > 16 ? `${id.slice(0, id.indexOf('_') + 1)}…${id.slice(-8)}` : id);
 
 function RenderManifest(props: { installId: string; renderId: string }) {
   const detail = useApi(
@@ -20,7 +23,7 @@ function RenderManifest(props: { installId: string; renderId: string }) {
   );
   if (detail.error) return <ErrorNotice error={detail.error} title="The render could not be loaded." />;
   if (!detail.data) return <p aria-busy="true">Loading…</p>;
-  return <pre class="json">{JSON.stringify(detail.data.manifest, null, 2)}</pre>;
+  return <pre class="json" tabIndex={0}>{JSON.stringify(detail.data.manifest, null, 2)}</pre>;
 }
 
 export function Renders(props: { installId: string; reloadKey: unknown }) {

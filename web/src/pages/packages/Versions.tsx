@@ -117,10 +117,10 @@ export function VersionPage(props: { id?: string; vid?: string; path?: string })
         )}
       </Section>
       <Section title="Input schema">
-        <pre class="json">{JSON.stringify(v.input_schema, null, 2)}</pre>
+        <pre class="json" tabIndex={0}>{JSON.stringify(v.input_schema, null, 2)}</pre>
       </Section>
       <Section title="Manifest">
-        <pre class="json">{JSON.stringify(v.manifest, null, 2)}</pre>
+        <pre class="json" tabIndex={0}>{JSON.stringify(v.manifest, null, 2)}</pre>
       </Section>
     </Page>
   );
