@@ -5,6 +5,12 @@ import { Home } from './pages/Home.tsx';
 import { NewWorkspace } from './pages/workspaces/NewWorkspace.tsx';
 import { ClusterList, ClusterPage, NewCluster } from './pages/clusters/Clusters.tsx';
 import { OperationList, OperationPage } from './pages/operations/Operations.tsx';
+import { Members } from './pages/settings/Members.tsx';
+import { Tokens } from './pages/settings/Tokens.tsx';
+import { OAuthClients } from './pages/settings/OAuthClients.tsx';
+import { PlanPage } from './pages/settings/Plan.tsx';
+import { Notifications } from './pages/notifications/Notifications.tsx';
+import { Audit } from './pages/audit/Audit.tsx';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Routed = FunctionComponent<any>;
@@ -23,4 +29,10 @@ export const ROUTES: [path: string, page: Routed][] = [
   // secrets
   // snippets
   // settings: members, tokens, oauth clients, plan, notifications, audit
+  ['/settings/members', Members],
+  ['/settings/tokens', Tokens],
+  ['/settings/oauth-clients', OAuthClients],
+  ['/settings/plan', PlanPage],
+  ['/notifications', Notifications],
+  ['/audit', Audit],
 ];
