@@ -36,6 +36,14 @@ const ACTIONS: Record<Action, string> = {
   'workspace.member.remove': 'Member removed',
   'workspace.delete': 'Workspace deletion requested',
 };
+const RESOURCES: Record<AuditEvent['resource_type'], string> = {
+  secret: 'Secret',
+  secret_version: 'Secret version',
+  api_token: 'API token',
+  oauth_client: 'OAuth client',
+  workspace_member: 'Member',
+  workspace: 'Workspace',
+};
 const ACTION_OPTIONS: [string, string][] = [['', 'Every action'], ...(Object.entries(ACTIONS) as [string, string][])];
 
 /** Who acted, in words: a member by e-mail (when still a member), a token or client, or svc itself. */
@@ -50,7 +58,7 @@ function Actor(props: { actor: AuditEvent['actor']; emails: Map<string, string> 
 function Resource(props: { e: AuditEvent }) {
   const { e } = props;
   const href = resourceHref(e.resource_type, e.resource_id, e.metadata);
-  const what = `${humanLabel(e.resource_type)} ${e.resource_id}`;
+  const what = `${RESOURCES[e.resource_type] ?? e.resource_type} ${e.resource_id}`;
   return href ? <a href={href}>{what}</a> : <>{what}</>;
 }
 
