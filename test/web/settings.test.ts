@@ -179,6 +179,9 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
     const current = await api(page, 'GET', `/v1/workspaces/${wsId}/subscription`);
     const elsewhere = await api(page, 'POST', `/v1/workspaces/${wsId}/subscription:changeTier`, { body: { tier: 'enterprise' }, headers: { 'if-match': current.body!.etag as string } });
     assert.equal(elsewhere.status, 202);
+    // Its upgrade applies at once, and changes the etag again: wait for it, so the page's next
+    // attempt meets one change only.
+    for (let op = elsewhere.body!; !op.done; ) op = (await api(page, 'POST', `/v1/operations/${op.id}:wait?timeout=10`, { headers: scoped() })).body!;
     await page.getByRole('button', { name: 'Downgrade to Free' }).click();
     await page.getByRole('dialog', { name: 'Downgrade to Free?' }).getByRole('button', { name: 'Downgrade to Free' }).click();
     const conflict = page.getByRole('alert').filter({ hasText: 'The subscription changed since this page loaded it.' });

@@ -8,7 +8,11 @@ import type { Change } from './Plan.tsx';
 type Plan = Schemas['Plan'];
 
 function limitName(metric: string, quotas: Schemas['QuotaEntry'][]): string {
-  return quotas.find((q) => q.metric === metric)?.display_name ?? metric.replace(/^.*\//, '').replace(/_/g, ' ');
+  const known = quotas.find((q) => q.metric === metric)?.display_name;
+  if (known) return known;
+  // A metric this answer of /v1/quotas left out (operations/running comes only per cluster).
+  const words = metric.replace(/[/_]/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 export function Plans(props: { plans: Plan[]; subscription: Schemas['Subscription']; quotas: Schemas['QuotaEntry'][]; mayChange: boolean; busy: boolean; onAsk: (c: Change) => void }) {
