@@ -19,10 +19,12 @@ export function newestMtime(dir) {
   return newest;
 }
 
-/** The bench runs the built service; build it when dist/ is missing or older than src/. */
+/** The bench runs the built service and app; build them when dist/ is missing or older than src/ or web/. */
 export function ensureBuilt() {
   const main = join(ROOT, 'dist', 'main.js');
-  if (existsSync(main) && statSync(main).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
+  const app = join(ROOT, 'dist', 'web', 'index.html');
+  const built = (f) => (existsSync(f) ? statSync(f).mtimeMs : 0);
+  if (built(main) >= newestMtime(join(ROOT, 'src')) && built(app) >= Math.max(newestMtime(join(ROOT, 'web')), newestMtime(join(ROOT, 'src')))) return;
   console.log('building dist/ (npm run build)...');
   const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
   if (r.status !== 0) throw new Error('build failed');

@@ -112,7 +112,9 @@ export function Layout(props: { children: ComponentChildren }) {
         <span class="spacer" />
         {workspace && (
           <a class="bell" href="/notifications" aria-label={unread ? `Notifications, ${unread} unread` : 'Notifications'}>
-            <span aria-hidden="true">🔔</span>
+            <svg aria-hidden="true" viewBox="0 0 24 24" width="22" height="22" class="icon">
+              <path d="M12 22a2.5 2.5 0 0 0 2.45-2h-4.9A2.5 2.5 0 0 0 12 22Zm7-6V11a7 7 0 0 0-5.5-6.84V3a1.5 1.5 0 0 0-3 0v1.16A7 7 0 0 0 5 11v5l-2 2v1h18v-1l-2-2Z" />
+            </svg>
             {unread ? <span class="count">{unread > 99 ? '99+' : unread}</span> : null}
           </a>
         )}
