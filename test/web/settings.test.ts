@@ -6,28 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
-
-interface Answer {
-  status: number;
-  body: Record<string, unknown> | null;
-}
-
-/** A call of the API from the page, as the app makes it (cookie, x-svc-csrf, svc-context). */
-function api(page: Page, method: string, path: string, opts: { body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
-  return page.evaluate(
-    async ([method, path, body, headers]) => {
-      const res = await fetch(path, {
-        method,
-        headers: { 'content-type': 'application/json', 'x-svc-csrf': '1', ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null };
-    },
-    [method, path, opts.body, opts.headers ?? {}] as const,
-  );
-}
+import { api, checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
 
 describe('web journey: settings, tokens, members, notifications, plan, audit', { skip: skipReason }, () => {
   let web: Web;
@@ -35,16 +14,15 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
   let bob: WebUser;
   let page: Page;
   let wsId: string;
-  const scoped = () => ({ 'svc-context': wsId });
 
   before(async () => {
     web = await startWeb();
     ada = await web.user('Ada');
     bob = await web.user('Bob');
     page = await web.signIn(ada);
-    const ws = await api(page, 'POST', '/v1/workspaces', { body: { name: 'Acme' } });
+    const ws = await api(page, 'POST', '/v1/workspaces', { name: 'Acme' });
     assert.equal(ws.status, 201);
-    wsId = ws.body!.id as string;
+    wsId = ws.body.id;
     await page.reload();
     await page.getByRole('combobox', { name: 'Workspace' }).waitFor();
   });
@@ -138,9 +116,9 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
   test('notifications: the bell counts them, marking one read and then all brings it down', async () => {
     // Deleting a secret notifies the workspace's owners and admins that it will be purged.
     for (const name of ['alpha', 'beta']) {
-      const created = await api(page, 'POST', '/v1/secrets', { body: { name, value: 'x' }, headers: scoped() });
+      const created = await api(page, 'POST', '/v1/secrets', { name, value: 'x' }, wsId);
       assert.equal(created.status, 201);
-      const deleted = await api(page, 'DELETE', `/v1/secrets/${created.body!.id}`, { headers: { ...scoped(), 'if-match': created.body!.etag as string } });
+      const deleted = await api(page, 'DELETE', `/v1/secrets/${created.body.id}`, undefined, wsId, { 'if-match': created.body.etag });
       assert.equal(deleted.status, 200);
     }
     await open(page, '/notifications', 'Notifications');
@@ -150,7 +128,7 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
     await checkA11y(page, 'notifications');
     await shot(page, 'notifications');
 
-    await page.getByRole('button', { name: 'Mark read: Secret "alpha" will be destroyed' }).click();
+    await page.getByRole('button', { name: 'Mark read Secret "alpha" will be destroyed' }).click();
     await page.getByRole('link', { name: 'Notifications, 1 unread' }).waitFor();
     await alpha.waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Mark all read' }).click();
@@ -177,11 +155,11 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
 
     // Someone else changes the subscription while the page shows it: the page's etag is stale.
     const current = await api(page, 'GET', `/v1/workspaces/${wsId}/subscription`);
-    const elsewhere = await api(page, 'POST', `/v1/workspaces/${wsId}/subscription:changeTier`, { body: { tier: 'enterprise' }, headers: { 'if-match': current.body!.etag as string } });
+    const elsewhere = await api(page, 'POST', `/v1/workspaces/${wsId}/subscription:changeTier`, { tier: 'enterprise' }, undefined, { 'if-match': current.body.etag });
     assert.equal(elsewhere.status, 202);
     // Its upgrade applies at once, and changes the etag again: wait for it, so the page's next
     // attempt meets one change only.
-    for (let op = elsewhere.body!; !op.done; ) op = (await api(page, 'POST', `/v1/operations/${op.id}:wait?timeout=10`, { headers: scoped() })).body!;
+    for (let op = elsewhere.body; !op.done; ) op = (await api(page, 'POST', `/v1/operations/${op.id}:wait?timeout=10`, undefined, wsId)).body;
     await page.getByRole('button', { name: 'Downgrade to Free' }).click();
     await page.getByRole('dialog', { name: 'Downgrade to Free?' }).getByRole('button', { name: 'Downgrade to Free' }).click();
     const conflict = page.getByRole('alert').filter({ hasText: 'The subscription changed since this page loaded it.' });
@@ -195,13 +173,29 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
   test('the audit log lists who did what, filtered by action, linked to the resource', async () => {
     await open(page, '/audit', 'Audit log');
     await page.getByRole('row').filter({ hasText: 'Member role changed' }).waitFor();
-    await page.getByLabel('Action').selectOption({ label: 'API token revoked' });
-    const revoked = page.getByRole('row').filter({ hasText: 'API token revoked' });
-    await revoked.waitFor();
-    assert.equal(await page.getByRole('row').filter({ hasText: 'Member role changed' }).count(), 0);
-    assert.match((await revoked.textContent()) ?? '', new RegExp(ada.email));
-    assert.equal(await revoked.getByRole('link', { name: /^API token tok_/ }).getAttribute('href'), '/settings/tokens');
     await checkA11y(page, 'audit');
     await shot(page, 'audit');
+    await page.getByLabel('Action').selectOption({ label: 'API token revoked' });
+    // The filtered page replaces the whole list: the other actions leave it.
+    await page.getByRole('row').filter({ hasText: 'Member role changed' }).waitFor({ state: 'detached' });
+    const revoked = page.getByRole('row').filter({ hasText: 'API token revoked' });
+    await revoked.waitFor();
+    assert.equal(await page.getByRole('row').count(), 2, 'the header row and the one revocation');
+    assert.match((await revoked.textContent()) ?? '', new RegExp(ada.email));
+    assert.equal(await revoked.getByRole('link', { name: /^API token tok_/ }).getAttribute('href'), '/settings/tokens');
+    await checkA11y(page, 'audit filtered');
+  });
+
+  test('readable at 360 px wide, in dark mode', async () => {
+    const narrow = await web.signIn(ada, { width: 360, colorScheme: 'dark' });
+    for (const [path, heading] of [['/settings/members', 'Members'], ['/audit', 'Audit log'], ['/settings/plan', 'Plan and quotas']]) {
+      await open(narrow, path!, heading!);
+      await narrow.getByRole('table').first().waitFor();
+      const overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.equal(overflow, 0, `no horizontal scrolling at 360 px on ${path}`);
+      await checkA11y(narrow, `${heading} at 360 px, dark`);
+    }
+    await narrow.getByRole('heading', { name: 'Quotas', exact: true }).scrollIntoViewIfNeeded();
+    await shot(narrow, 'plan-narrow-dark');
   });
 });

@@ -88,12 +88,11 @@ export function Notifications(_props: { path?: string }) {
             label: 'Notification',
             cell: (n) => (
               <>
-                {about(n)}
+                <span class={`badge badge-${SEVERITY_TONE[n.severity]}`}>{SEVERITY[n.severity]}</span> {about(n)}
                 <p class="small notification-body">{n.body}</p>
               </>
             ),
           },
-          { label: 'Severity', cell: (n) => <span class={`badge badge-${SEVERITY_TONE[n.severity]}`}>{SEVERITY[n.severity]}</span> },
           { label: 'Received', cell: (n) => <Time at={n.created_at} /> },
           {
             label: 'Read',
@@ -102,7 +101,7 @@ export function Notifications(_props: { path?: string }) {
                 <Time at={n.read_at} />
               ) : (
                 <button type="button" disabled={action.busy} onClick={() => markRead(n)}>
-                  Mark read<span class="visually-hidden">: {n.title}</span>
+                  Mark read<span class="visually-hidden"> {n.title}</span>
                 </button>
               ),
           },
