@@ -146,19 +146,19 @@ export async function open(page: Page, path: string, heading: string | RegExp): 
 
 /**
  * Calls the API from inside the page, as the app does (the session cookie, x-svc-csrf, svc-context
- * when given; extra headers such as if-match): for a journey's setup that is not itself the journey. The function handed to
- * page.evaluate declares no named inner functions (tsx would wrap them in a helper the page lacks).
+ * when given, and any `extra` headers such as if-match): for a journey's setup that is not itself
+ * the journey. The function handed to page.evaluate declares no named inner functions (tsx would wrap them in a helper the page lacks).
  */
-export async function api<T = any>(page: Page, method: string, path: string, body?: unknown, workspace?: string, extraHeaders: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+export async function api<T = any>(page: Page, method: string, path: string, body?: unknown, workspace?: string, extra: Record<string, string> = {}): Promise<{ status: number; body: T }> {
   return page.evaluate(
-    async ([m, p, b, ws, extra]) => {
-      const headers: Record<string, string> = { 'x-svc-csrf': '1', ...extra };
+    async ([m, p, b, ws, more]) => {
+      const headers: Record<string, string> = { 'x-svc-csrf': '1', ...more };
       if (b !== undefined) headers['content-type'] = 'application/json';
       if (ws) headers['svc-context'] = ws;
       const res = await fetch(p, { method: m, headers, body: b === undefined ? undefined : JSON.stringify(b) });
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : null };
     },
-    [method, path, body, workspace, extraHeaders] as const,
+    [method, path, body, workspace, extra] as const,
   );
 }

@@ -33,7 +33,8 @@ describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () =>
   });
 
   test('with no workspace yet the app asks for one, and switches to it once created', async () => {
-    await page.getByRole('link', { name: 'New workspace' }).click();
+    await page.getByRole('heading', { level: 1, name: 'No workspace yet' }).waitFor();
+    await page.getByRole('link', { name: 'Create a workspace' }).click();
     await page.getByRole('heading', { level: 1, name: 'Create your first workspace' }).waitFor();
     await checkA11y(page, 'new workspace');
     await page.getByLabel('Name').fill('Acme');

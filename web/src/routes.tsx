@@ -10,6 +10,12 @@ import { PublishVersion, VersionPage } from './pages/packages/Versions.tsx';
 import { InstallList } from './pages/installs/Installs.tsx';
 import { NewInstall } from './pages/installs/NewInstall.tsx';
 import { InstallPage } from './pages/installs/InstallPage.tsx';
+import { Members } from './pages/settings/Members.tsx';
+import { Tokens } from './pages/settings/Tokens.tsx';
+import { OAuthClients } from './pages/settings/OAuthClients.tsx';
+import { PlanPage } from './pages/settings/Plan.tsx';
+import { Notifications } from './pages/notifications/Notifications.tsx';
+import { Audit } from './pages/audit/Audit.tsx';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Routed = FunctionComponent<any>;
@@ -36,4 +42,10 @@ export const ROUTES: [path: string, page: Routed][] = [
   // secrets
   // snippets
   // settings: members, tokens, oauth clients, plan, notifications, audit
+  ['/settings/members', Members],
+  ['/settings/tokens', Tokens],
+  ['/settings/oauth-clients', OAuthClients],
+  ['/settings/plan', PlanPage],
+  ['/notifications', Notifications],
+  ['/audit', Audit],
 ];

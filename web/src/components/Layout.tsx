@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { client, ok } from '../lib/api.ts';
 import { useSession } from '../lib/session.tsx';
+import { Page } from './Page.tsx';
 
 interface NavItem {
   href: string;
@@ -67,6 +68,18 @@ function useUnread(path: string, workspaceId: string | undefined): number | null
     };
   }, [path, workspaceId]);
   return count;
+}
+
+/** Every page but workspace creation acts in a workspace: a person in none is asked to make one. */
+function NoWorkspace() {
+  return (
+    <Page title="No workspace yet">
+      <p>You are not a member of any workspace. Create one, or ask someone to add you to theirs.</p>
+      <a class="button primary" href="/workspaces/new">
+        Create a workspace
+      </a>
+    </Page>
+  );
 }
 
 export function Layout(props: { children: ComponentChildren }) {
@@ -140,7 +153,7 @@ export function Layout(props: { children: ComponentChildren }) {
         ))}
       </nav>
       <main id="main" class="content" tabIndex={-1}>
-        {props.children}
+        {workspace || path === '/workspaces/new' ? props.children : <NoWorkspace />}
       </main>
     </div>
   );

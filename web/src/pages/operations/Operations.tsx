@@ -13,15 +13,14 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { SelectField } from '../../components/Form.tsx';
 import { OperationProgress, useOperation, type Operation } from '../../components/OperationLive.tsx';
 import { useRecord } from '../../lib/useRecord.ts';
+import { resourceHref } from '../../lib/links.ts';
 
 type ListQuery = NonNullable<paths['/v1/operations']['get']['parameters']['query']>;
 type OwnerType = ListQuery['owner_type'];
 
-/** Where an operation's owner has a page. */
+/** Where an operation's owner has a page (the workspace's own operations open the plan page). */
 export function ownerHref(op: Pick<Operation, 'owner_type' | 'owner_id'>): string | null {
-  const pages: Record<string, string> = { cluster: 'clusters', install: 'installs', package: 'packages', machine: 'machines' };
-  const base = pages[op.owner_type];
-  return base ? `/${base}/${op.owner_id}` : null;
+  return op.owner_type === 'workspace' ? null : resourceHref(op.owner_type, op.owner_id);
 }
 
 /** "install.create" -> "Install create". */
