@@ -253,6 +253,21 @@ describe('web journey: packages, versions, installs, operations', { skip: skipRe
     await shot(page, 'installs');
   });
 
+  test('the home page shows the workspace at a glance: installs and their health, operations, quotas, notifications', async () => {
+    await page.getByRole('link', { name: 'Home' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Installs' }).waitFor();
+    const installs = page.getByRole('region', { name: 'Installs' }).getByRole('table', { name: 'Installs' });
+    await installs.getByRole('row').filter({ hasText: 'Healthy' }).first().waitFor();
+    await page.getByRole('region', { name: 'Running operations' }).getByText('Nothing running.').waitFor();
+    await page.getByRole('region', { name: 'Recently failed' }).waitFor();
+    assert.ok((await page.getByRole('region', { name: 'Quotas' }).getByRole('meter').count()) > 0, 'quota bars');
+    await page.getByRole('region', { name: 'Unread notifications' }).waitFor();
+    await checkA11y(page, 'home');
+    await shot(page, 'home');
+    await installs.getByRole('link').first().click();
+    await page.getByRole('region', { name: 'Details' }).waitFor();
+  });
+
   test('the install page reads at 360 px wide; deleting it is confirmed and followed live', async () => {
     const narrow = await web.signIn(ada, { width: 360 });
     await open(narrow, installPath, 'hello on dev');

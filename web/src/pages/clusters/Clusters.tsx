@@ -13,6 +13,7 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { SelectField, TextArea, TextField, useAction, violationOf } from '../../components/Form.tsx';
 import { OperationLive } from '../../components/OperationLive.tsx';
 import { OperationsOf } from '../operations/Operations.tsx';
+import { InstallsTable } from '../installs/Installs.tsx';
 import { Confirm } from '../../components/Confirm.tsx';
 import { Conflict } from '../../components/Conflict.tsx';
 import { useRecord } from '../../lib/useRecord.ts';
@@ -180,6 +181,9 @@ export function ClusterPage(props: { id?: string; path?: string }) {
             )}
           </>
         )}
+      </Section>
+      <Section title="Installs" actions={<a href={`/installs/new?cluster=${c.id}`}>Install a package here</a>}>
+        <InstallsTable filters={{ cluster_id: c.id }} empty={<p class="muted">Nothing is installed on this cluster.</p>} />
       </Section>
       <Section title="Operations">
         <OperationsOf ownerType="cluster" ownerId={c.id} />
