@@ -273,8 +273,8 @@ function booleanSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean)
   return raw === 'true';
 }
 
-/** `<package root>/dist/web`: this file sits one level below the package root in src/ and in dist/ alike. */
-const DEFAULT_WEB_DIR = fileURLToPath(new URL('../dist/web', import.meta.url));
+/** `<package root>/dist/app`: this file sits one level below the package root in src/ and in dist/ alike. */
+const DEFAULT_WEB_DIR = fileURLToPath(new URL('../dist/app', import.meta.url));
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = numberSetting(env, 'PORT', 8080, 0, 65535);

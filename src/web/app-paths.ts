@@ -7,7 +7,7 @@
 // pages (`/device`, `/device/...`), and the probes and metrics. An unknown path under them stays
 // the JSON 404 it always was.
 const API_PATH = /^\/(?:v\d+|oauth|\.well-known|device|healthz|readyz|metrics)(?:\/|$)/;
-/** The built, hashed files (`dist/web/assets/`): a missing one is a 404, never index.html. */
+/** The built, hashed files (`dist/app/assets/`): a missing one is a 404, never index.html. */
 const ASSET_PATH = /^\/assets(?:\/|$)/;
 
 /** True for a path (no query string) that the web app answers with index.html. */

@@ -1,4 +1,4 @@
-// Serves the web app (API.md 8.8) from its build directory (SVC_WEB_DIR, default dist/web):
+// Serves the web app (API.md 8.8) from its build directory (SVC_WEB_DIR, default dist/app):
 // - `/assets/*`: the hashed files Vite writes, cached for a year as immutable (a new build has
 //   new names); a missing one is the JSON 404 of any unknown path, never index.html;
 // - every other GET or HEAD path that is not the API's (see app-paths.ts): index.html, revalidated

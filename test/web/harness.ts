@@ -14,7 +14,7 @@ export const CHROMIUM = '/usr/bin/chromium';
 export const skipReason = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} not found; install Debian's chromium package to run the web journeys`;
 
 const ROOT = resolve(import.meta.dirname, '../..');
-export const WEB_BUILD = join(ROOT, 'dist/web');
+export const WEB_BUILD = join(ROOT, 'dist/app');
 export const SCREENSHOTS = join(ROOT, 'test/web/screenshots');
 const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
@@ -25,7 +25,7 @@ function newest(path: string): number {
 }
 
 /**
- * Builds the app when dist/web is missing or older than its sources (web/, the generated API
+ * Builds the app when dist/app is missing or older than its sources (web/, the generated API
  * types), so a journey never tests an old build. `npm ci` builds it once; a change rebuilds it here.
  */
 export async function ensureBuilt(): Promise<void> {
