@@ -13,7 +13,7 @@ import { dbEnv, runSvc, startSvc, type RunningSvc } from '../processes.js';
 export const CHROMIUM = '/usr/bin/chromium';
 export const skipReason = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} not found; install Debian's chromium package to run the web journeys`;
 
-const ROOT = resolve(import.meta.dirname, '../..');
+export const ROOT = resolve(import.meta.dirname, '../..');
 export const WEB_BUILD = join(ROOT, 'dist/app');
 export const SCREENSHOTS = join(ROOT, 'test/web/screenshots');
 const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
