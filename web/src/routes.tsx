@@ -16,6 +16,11 @@ import { OAuthClients } from './pages/settings/OAuthClients.tsx';
 import { PlanPage } from './pages/settings/Plan.tsx';
 import { Notifications } from './pages/notifications/Notifications.tsx';
 import { Audit } from './pages/audit/Audit.tsx';
+import { NewSecret, SecretList } from './pages/secrets/Secrets.tsx';
+import { SecretPage } from './pages/secrets/SecretPage.tsx';
+import { NewSnippet, SnippetList } from './pages/snippets/Snippets.tsx';
+import { SnippetPage } from './pages/snippets/SnippetPage.tsx';
+import { RunPage } from './pages/snippets/RunPage.tsx';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Routed = FunctionComponent<any>;
@@ -40,7 +45,14 @@ export const ROUTES: [path: string, page: Routed][] = [
   ['/installs/new', NewInstall],
   ['/installs/:id', InstallPage],
   // secrets
+  ['/secrets', SecretList],
+  ['/secrets/new', NewSecret],
+  ['/secrets/:id', SecretPage],
   // snippets
+  ['/snippets', SnippetList],
+  ['/snippets/new', NewSnippet],
+  ['/snippets/:id', SnippetPage],
+  ['/snippets/:id/runs/:runId', RunPage],
   // settings: members, tokens, oauth clients, plan, notifications, audit
   ['/settings/members', Members],
   ['/settings/tokens', Tokens],

@@ -1,8 +1,10 @@
-// A value shown once (a new API token, a client secret): selectable, with a Copy button, and the
-// warning that it cannot be shown again.
+// A value shown once (a new API token, a client secret) or revealed on request (a secret version):
+// selectable, read-only, with a Copy button; `once` adds the warning that it cannot be shown again,
+// `onHide` a Hide button (the page then drops the value), `children` a note above it.
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 
-export function CopyValue(props: { label: string; value: string; once?: boolean }) {
+export function CopyValue(props: { label: string; value: string; once?: boolean; onHide?: () => void; children?: ComponentChildren }) {
   const [copied, setCopied] = useState(false);
   async function copy() {
     try {
@@ -15,6 +17,7 @@ export function CopyValue(props: { label: string; value: string; once?: boolean 
   return (
     <div class="notice notice-good" role="status">
       {props.once && <p><strong>Copy it now:</strong> it is shown only this once.</p>}
+      {props.children}
       <label class="field">
         <span>{props.label}</span>
         <span class="copy-row">
@@ -22,6 +25,11 @@ export function CopyValue(props: { label: string; value: string; once?: boolean 
           <button type="button" onClick={copy}>
             {copied ? 'Copied' : 'Copy'}
           </button>
+          {props.onHide && (
+            <button type="button" onClick={props.onHide}>
+              Hide
+            </button>
+          )}
         </span>
       </label>
     </div>

@@ -85,3 +85,13 @@ export function humanState(state: string): string {
   const s = state.replace(/_/g, ' ').toLowerCase();
   return s.charAt(0).toUpperCase() + s.slice(1);
 }
+
+/** Milliseconds as "12 ms", "1.4 s", "42 s", "2 min 5 s". */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 9950) return `${(ms / 1000).toFixed(1)} s`;
+  const total = Math.round(ms / 1000);
+  if (total < 60) return `${total} s`;
+  const seconds = total % 60;
+  return seconds ? `${Math.floor(total / 60)} min ${seconds} s` : `${total / 60} min`;
+}
