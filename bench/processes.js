@@ -22,7 +22,7 @@ export function newestMtime(dir) {
 /** The bench runs the built service and app; build them when dist/ is missing or older than src/ or web/. */
 export function ensureBuilt() {
   const main = join(ROOT, 'dist', 'main.js');
-  const app = join(ROOT, 'dist', 'web', 'index.html');
+  const app = join(ROOT, 'dist', 'app', 'index.html');
   const built = (f) => (existsSync(f) ? statSync(f).mtimeMs : 0);
   if (built(main) >= newestMtime(join(ROOT, 'src')) && built(app) >= Math.max(newestMtime(join(ROOT, 'web')), newestMtime(join(ROOT, 'src')))) return;
   console.log('building dist/ (npm run build)...');

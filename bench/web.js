@@ -13,7 +13,7 @@ import { ensureBuilt, freePort, RESULTS, ROOT, startProcess, stopProcess, waitUn
 
 const BUDGET = 150 * 1024;
 const RUNS = 200;
-const WEB = join(ROOT, 'dist', 'web');
+const WEB = join(ROOT, 'dist', 'app');
 
 ensureBuilt();
 const html = readFileSync(join(WEB, 'index.html'), 'utf8');

@@ -20,7 +20,8 @@ import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 import { tokenRoutes } from './modules/oauth/token.routes.js';
 import { deviceRoutes } from './modules/device/device.routes.js';
 import { devicePageRoutes } from './web/device.page.js';
-import { resourcePageRoutes } from './web/resource.pages.js';
+import { webAppRoutes } from './web/app.plugin.js';
+import { lookupRoutes } from './modules/lookup/lookup.routes.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
 import type { Services } from './services.js';
 import { NAMED_SCHEMAS } from './schemas.js';
@@ -200,9 +201,10 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   quotaRoutes(app, services);
   notificationRoutes(app, services);
   snippetRoutes(app, services);
+  lookupRoutes(app, services);
   // After the in-flight requests ended (a run is one): stop the sandbox's workers.
   app.addHook('onClose', async () => services.snippetRunner.close());
-  // The OAuth endpoints (RFC 6749 and 8628 use forms) and the server-rendered pages, in their own
+  // The OAuth endpoints (RFC 6749 and 8628 use forms) and the device approval pages, in their own
   // context: only they parse application/x-www-form-urlencoded and cookies; the JSON API never does.
   await app.register(async (forms: App) => {
     registerFormBodies(forms, 16 * 1024);
@@ -210,8 +212,9 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     tokenRoutes(forms, services);
     deviceRoutes(forms, services);
     devicePageRoutes(forms, services);
-    resourcePageRoutes(forms, services);
   });
+  // The web app last, in its own context: its `/*` route answers only where no route above does.
+  await app.register(async (web: App) => webAppRoutes(web, { dir: config.webDir }));
 
   await app.ready();
   return {

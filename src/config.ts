@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { preparePrivateDir } from './platform/data-dir.js';
 import { BUILT_IN_PLANS, parsePlans, PlanCatalog, PlansFileError } from './modules/plans/plans.js';
 
@@ -117,6 +118,12 @@ export interface Config {
     /** a pinned hostname is evicted once its render has been replaced for this long (seconds) */
     pinnedRetentionSeconds: number;
   };
+  /**
+   * the web app's build (index.html and assets/, written by `npm run build`), served at `/`; when
+   * it holds no index.html, app paths answer a page saying to build it. The app expects the
+   * service at the root of SVC_PUBLIC_URL: a path prefix is not supported by the app yet
+   */
+  webDir: string;
 }
 
 export const SERVE_ROLES = ['all', 'api', 'worker'] as const;
@@ -266,6 +273,9 @@ function booleanSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean)
   return raw === 'true';
 }
 
+/** `<package root>/dist/app`: this file sits one level below the package root in src/ and in dist/ alike. */
+const DEFAULT_WEB_DIR = fileURLToPath(new URL('../dist/app', import.meta.url));
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = numberSetting(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '127.0.0.1';
@@ -351,5 +361,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       domain: parsePreviewDomain(env.SVC_PREVIEW_DOMAIN),
       pinnedRetentionSeconds: numberSetting(env, 'SVC_PREVIEW_PINNED_RETENTION', 7 * 24 * 3600, 0, 10 * 365 * 24 * 3600),
     },
+    webDir: resolve(env.SVC_WEB_DIR || DEFAULT_WEB_DIR),
   };
 }

@@ -17,12 +17,13 @@ import { Install, InstallDetail, Render, RenderDetail } from './modules/installs
 import { PreviewHostname } from './modules/preview-hostnames/preview-hostnames.schemas.js';
 import { ACCOUNT_SCHEMAS } from './modules/account/account-schemas.js';
 import { SNIPPET_SCHEMAS } from './modules/snippets/snippets.schemas.js';
+import { IdLookup } from './modules/lookup/lookup.routes.js';
 
 export const NAMED_SCHEMAS: TSchema[] = [
   ErrorBody,
   ...OPERATION_SCHEMAS,
   Status, OpenApiDocument,
-  IssuedSession, BrowserSession, Me,
+  IssuedSession, BrowserSession, Me, IdLookup,
   Workspace, Member,
   ApiTokenItem, CreatedApiToken,
   OAuthClientItem, CreatedOAuthClient, Jwks, ...TOKEN_SCHEMAS, DeviceAuthorizationResponse,

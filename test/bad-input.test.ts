@@ -439,7 +439,7 @@ describe('bad input over every route of the OpenAPI document', () => {
   test('unknown routes and methods are 404 in the error shape', async () => {
     for (const [method, url] of [
       ['GET', '/v1/does-not-exist'], ['POST', '/v1/nope'], ['GET', '/v2/workspaces'], ['PUT', '/v1/workspaces'],
-      ['DELETE', '/v1/workspaces'], ['GET', `/v1/workspaces/${ws}/nope`], ['GET', '/'], ['GET', '/v1/workspaces/x/y/z/w'],
+      ['DELETE', '/v1/workspaces'], ['GET', `/v1/workspaces/${ws}/nope`], ['GET', '/v1'], ['POST', '/'], ['GET', '/v1/workspaces/x/y/z/w'],
     ] as const) {
       const res = await t.request(method, url, { token: carol.token });
       assert.equal(res.status, 404, `${method} ${url}: ${res.text}`);

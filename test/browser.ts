@@ -1,5 +1,5 @@
 // A minimal browser for the server-rendered pages (a cookie jar over app.inject, form posts),
-// shared by the /device and resource page tests.
+// used by the /device page tests.
 import assert from 'node:assert/strict';
 import type { TestApp, TestUser } from './harness.js';
 

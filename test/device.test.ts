@@ -290,7 +290,7 @@ describe('device authorization grant (RFC 8628)', () => {
     assert.match(cookie, /^svc_session=[A-Za-z0-9]{32};/);
     assert.match(cookie, /HttpOnly/);
     assert.match(cookie, /SameSite=Lax/);
-    // The whole service: the sign-in also serves the resource pages (html_url).
+    // The whole service: the same cookie signs the web app in to the API.
     assert.match(cookie, /Path=\/;/);
     assert.doesNotMatch(cookie, /Secure/);
     const unknown = await browser.get('/device?user_code=BCDF-GHJK');

@@ -372,6 +372,58 @@ describe('installs', () => {
     assert.equal((await t.request('GET', '/v1/installs?limit=101', f.opts(A))).status, 400);
   });
 
+  test('list filters: cluster, package and state narrow the list, combine, and bind their cursors', async () => {
+    // A workspace of its own: the free plan's cluster quota is spent in A.
+    const D: Caller = { user: dave, ws: (await t.workspace(dave, 'D')).id };
+    const [pkgD, otherPkg] = [(await f.packageWithVersion(D)).pkgId, (await f.packageWithVersion(D)).pkgId];
+    const [clusterD, otherCluster] = [await f.cluster(D), await f.cluster(D)];
+    const broken = await f.cluster(D, [{ action: 'deploy', fail_times: 100 }]);
+    await f.healthyInstall(D, pkgD, clusterD);
+    const onOther = [(await f.healthyInstall(D, pkgD, otherCluster)).owner_id, (await f.healthyInstall(D, otherPkg, otherCluster)).owner_id];
+    const failedOp = await f.createInstall(D, { package_id: otherPkg, package_version_pin: { kind: 'latest' }, cluster_id: broken });
+    assert.equal(failedOp.status, 202, failedOp.text);
+    assert.equal((await f.waitOp(D, failedOp.body.id)).state, 'FAILED');
+    const failed = failedOp.body.owner_id;
+    const all = await f.listAll(D);
+    const list = async (query: string) => {
+      const res = await t.request('GET', `/v1/installs?limit=100&${query}`, f.opts(D));
+      assert.equal(res.status, 200, res.text);
+      for (const item of res.body.data) assert.deepEqual(item, all.find((i) => i.id === item.id), 'a filtered item is the item, URLs included');
+      return res.body.data.map((i: { id: string }) => i.id);
+    };
+    const expect = (pred: (i: any) => boolean) => all.filter(pred).map((i) => i.id);
+    assert.deepEqual(await list(`cluster_id=${otherCluster}`), [...onOther].reverse());
+    assert.deepEqual(await list(`package_id=${otherPkg}`), [failed, onOther[1]]);
+    assert.deepEqual(await list(`cluster_id=${otherCluster}&package_id=${otherPkg}`), [onOther[1]]);
+    assert.deepEqual(await list('state=failed'), expect((i) => i.state === 'failed'));
+    assert.ok((await list('state=failed')).includes(failed));
+    assert.deepEqual(await list(`state=healthy&package_id=${pkgD}`), expect((i) => i.state === 'healthy' && i.package_id === pkgD));
+    assert.deepEqual(await list(`package_id=${otherPkg}&state=healthy&cluster_id=${broken}`), []);
+    assert.deepEqual(await list('cluster_id=clu_unknown'), [], 'an id of no install matches nothing');
+    assert.deepEqual((await t.request('GET', `/v1/installs?cluster_id=${otherCluster}`, f.opts(B))).body.data, [], 'another workspace sees none of them');
+
+    // Keyset pages over a filter, each cursor bound to its filters.
+    const first = await t.request('GET', `/v1/installs?limit=1&cluster_id=${otherCluster}`, f.opts(D));
+    assert.deepEqual(first.body.data.map((i: any) => i.id), [onOther[1]]);
+    assert.equal(first.body.has_more, true);
+    const second = await t.request('GET', `/v1/installs?limit=1&cluster_id=${otherCluster}&cursor=${first.body.next_cursor}`, f.opts(D));
+    assert.deepEqual(second.body.data.map((i: any) => i.id), [onOther[0]]);
+    assert.equal(second.body.has_more, false);
+    assert.equal(second.body.next_cursor, null);
+    for (const query of [`limit=1&cursor=${first.body.next_cursor}`, `limit=1&package_id=${otherPkg}&cursor=${first.body.next_cursor}`]) {
+      const res = await t.request('GET', `/v1/installs?${query}`, f.opts(D));
+      assert.equal(res.status, 400, query);
+      assert.equal(res.body.error.reason, 'INVALID_CURSOR');
+    }
+    const unfiltered = await t.request('GET', '/v1/installs?limit=1', f.opts(D));
+    assert.equal((await t.request('GET', `/v1/installs?limit=1&state=healthy&cursor=${unfiltered.body.next_cursor}`, f.opts(D))).status, 400);
+    for (const bad of ['state=broken', 'state=', 'cluster_id=', `package_id=${'p'.repeat(55)}`, 'owner_id=x']) {
+      const res = await t.request('GET', `/v1/installs?${bad}`, f.opts(D));
+      assert.equal(res.status, 400, bad);
+      assert.equal(res.body.error.code, 'INVALID_ARGUMENT');
+    }
+  });
+
   test('roles: members install, update and delete; API tokens too; outsiders get 403', async () => {
     const op = await f.healthyInstall(M, pkgA, clusterA);
     const id = op.owner_id;

@@ -267,6 +267,47 @@ describe('operations engine', () => {
     assert.equal(badType.status, 400);
   });
 
+  test('list: the state filter, alone and with owner filters, pages by its own cursors', async () => {
+    const finished = await start('test.flaky', { fail_times: 0 });
+    assert.equal((await wait(finished)).state, 'SUCCEEDED');
+    const running = [await start('test.gated', {}), await start('test.gated', {})];
+    const list = async (query: string) => {
+      const res = await t.request('GET', `/v1/operations?${query}`, ctx());
+      assert.equal(res.status, 200, res.text);
+      return res.body;
+    };
+    const runningPage = await list('state=RUNNING&limit=100');
+    assert.ok(runningPage.data.every((op: any) => op.state === 'RUNNING' && op.steps === undefined));
+    assert.deepEqual(runningPage.data.slice(0, 2).map((op: any) => op.id), [...running].reverse(), 'newest first');
+    assert.ok(!runningPage.data.some((op: any) => op.id === finished));
+    const succeeded = await list('state=SUCCEEDED&limit=100');
+    assert.ok(succeeded.data.some((op: any) => op.id === finished));
+    assert.ok(succeeded.data.every((op: any) => op.state === 'SUCCEEDED'));
+    const both = await list(`state=RUNNING&owner_type=workspace&owner_id=${wsA}&limit=100`);
+    assert.ok(running.every((id) => both.data.some((op: any) => op.id === id)));
+    assert.deepEqual((await list('state=RUNNING&owner_type=cluster')).data, []);
+    assert.deepEqual((await list('state=CANCELLED')).data.filter((op: any) => running.includes(op.id)), []);
+
+    const first = await list('state=RUNNING&limit=1');
+    assert.equal(first.data[0].id, running[1]);
+    assert.equal(first.has_more, true);
+    const second = await list(`state=RUNNING&limit=1&cursor=${first.next_cursor}`);
+    assert.equal(second.data[0].id, running[0]);
+    for (const query of [`state=FAILED&limit=1&cursor=${first.next_cursor}`, `limit=1&cursor=${first.next_cursor}`]) {
+      assert.equal((await t.request('GET', `/v1/operations?${query}`, ctx())).status, 400, `a cursor is bound to its state filter: ${query}`);
+    }
+    const unfiltered = await list('limit=1');
+    assert.equal((await t.request('GET', `/v1/operations?state=RUNNING&limit=1&cursor=${unfiltered.next_cursor}`, ctx())).status, 400);
+    for (const bad of ['running', 'PENDING', '']) {
+      const res = await t.request('GET', `/v1/operations?state=${bad}`, ctx());
+      assert.equal(res.status, 400, bad);
+      assert.equal(res.body.error.code, 'INVALID_ARGUMENT');
+    }
+    for (const id of running) gateOf(id).resolve();
+    for (const id of running) assert.equal((await wait(id)).state, 'SUCCEEDED');
+    assert.ok(!(await list('state=RUNNING&limit=100')).data.some((op: any) => running.includes(op.id)));
+  });
+
   test("another workspace's operation is not found; malformed ids are 404", async () => {
     const id = await start('test.flaky', { fail_times: 0 }, wsB, bob);
     await t.request('POST', `/v1/operations/${id}:wait`, ctx(bob, wsB));

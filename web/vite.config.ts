@@ -1,4 +1,4 @@
-// Builds the web app (API.md 8.8) into dist/web: hashed assets under /assets, served immutable by
+// Builds the web app (API.md 8.8) into dist/app: hashed assets under /assets, served immutable by
 // svc serve (src/web/app.plugin.ts), index.html for every other non-API path.
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
@@ -9,7 +9,7 @@ export default defineConfig({
   // JSX through Vite's own transform, with Preact's runtime: no babel, no preset plugin.
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   build: {
-    outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
+    outDir: fileURLToPath(new URL('../dist/app', import.meta.url)),
     emptyOutDir: true,
     assetsDir: 'assets',
     target: 'es2022',

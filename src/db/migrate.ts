@@ -13,6 +13,7 @@ import * as m007 from './migrations/007_snippets.js';
 import * as m008 from './migrations/008_snippet_writers.js';
 import * as m009 from './migrations/009_idempotency_owners.js';
 import * as m010 from './migrations/010_secret_lookups.js';
+import * as m011 from './migrations/011_list_filters.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '008_snippet_writers': m008,
   '009_idempotency_owners': m009,
   '010_secret_lookups': m010,
+  '011_list_filters': m011,
 };
 
 class StaticProvider implements MigrationProvider {

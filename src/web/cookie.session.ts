@@ -1,4 +1,4 @@
-// The browser's sign-in for server-rendered pages: an HttpOnly, SameSite=Lax cookie holding a
+// The browser's sign-in, for the /device pages and the web app: an HttpOnly, SameSite=Lax cookie holding a
 // session token (a broad user credential, API.md section 4), and CSRF tokens for every form.
 //
 // The same cookie signs the web app in to the JSON API (registerAuth), where every call but GET
@@ -25,8 +25,8 @@ export function createCookieSessions(deps: { config: Config; sessions: Pick<Sess
   const csrfKey = deriveKey(config.secretKey, 'csrf');
   /** Path prefix of the public URL (a reverse proxy may mount the service under one). */
   const basePath = new URL(config.publicUrl).pathname.replace(/\/+$/, '');
-  // The whole service path: the sign-in also serves the resource pages (/operations/{id}, ...).
-  // The JSON API never reads it (see above), and only the page routes parse cookies at all.
+  // The whole service path: the same sign-in serves the /device pages and the web app's calls to
+  // the JSON API (see above).
   const cookieOptions = {
     path: `${basePath}/`,
     httpOnly: true,

@@ -15,16 +15,18 @@ import type { Services } from '../services.js';
 import { createCookieSessions } from './cookie.session.js';
 import { confirmView, enterCodeView, resultView, signInView, type Message } from './device.views.js';
 import { sendPage } from './layout.js';
-import { resourcePagePath } from './resource.pages.js';
+import { nextAppPath } from './app-paths.js';
 
 /** The throttle's counters: the browser session, and the client address. */
 const attemptOf = (request: FastifyRequest, user: UserPrincipal) => ({ session: user.sessionId ?? user.userId, address: request.ip });
 
 const FormText = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
 
-const PageQuery = Type.Object({ user_code: FormText(64), next: FormText(200) });
+// `next` is bounded loosely here so that a value nextAppPath refuses (over 512 characters, say)
+// is ignored rather than failing the whole form.
+const PageQuery = Type.Object({ user_code: FormText(64), next: FormText(2048) });
 const SignInForm = Type.Object(
-  { email: FormText(254), password: FormText(256), user_code: FormText(64), next: FormText(200), csrf: FormText(128) },
+  { email: FormText(254), password: FormText(256), user_code: FormText(64), next: FormText(2048), csrf: FormText(128) },
   { additionalProperties: false },
 );
 const DecisionForm = Type.Object({ user_code: FormText(64), csrf: FormText(128) }, { additionalProperties: false });
@@ -87,8 +89,8 @@ export function devicePageRoutes(app: App, s: Services): void {
     schema: { hide: true, querystring: PageQuery },
   }, async (request, reply) => {
     const input = request.validationError ? undefined : request.query.user_code?.trim() || undefined;
-    // Only a path of a resource page is followed after sign-in (never an open redirect).
-    const next = request.validationError ? undefined : resourcePagePath(request.query.next);
+    // Only a path of the web app is followed after sign-in (never an open redirect).
+    const next = request.validationError ? undefined : nextAppPath(request.query.next);
     const user = await cookies.cookieUser(request);
     if (!user) return showSignIn(request, reply, 200, { userCode: input, next });
     if (next) return reply.code(303).header('location', `${basePath}${next}`).header('cache-control', 'no-store').send();
@@ -111,7 +113,7 @@ export function devicePageRoutes(app: App, s: Services): void {
   }, async (request, reply) => {
     if (request.validationError || !request.body) return showSignIn(request, reply, 400, { message: INVALID_FORM });
     const { email, password, user_code: userCode, csrf } = request.body;
-    const next = resourcePagePath(request.body.next);
+    const next = nextAppPath(request.body.next);
     if (!cookies.checkSignInCsrf(request, csrf)) return showSignIn(request, reply, 403, { userCode, email, next, message: FORGED });
     if (!email || !password) {
       return showSignIn(request, reply, 422, { userCode, email, next, message: { kind: 'error', text: 'Enter your email and password.' } });

@@ -36,10 +36,6 @@ const STYLE = `
 :root { color-scheme: light dark; --accent: #2557d6; --err: #b3261e; --ok: #1e7a34; }
 body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; padding: 2rem 1rem; }
 main { max-width: 26rem; margin: 0 auto; }
-main.wide { max-width: 52rem; }
-table { border-collapse: collapse; width: 100%; margin: 0 0 1rem; }
-th, td { text-align: left; vertical-align: top; padding: .25rem .75rem .25rem 0; border-bottom: 1px solid #8884; }
-pre { margin: 0; white-space: pre-wrap; word-break: break-all; font-size: .85rem; }
 h1 { font-size: 1.4rem; margin: 0 0 1rem; }
 label { display: block; margin: .75rem 0 .25rem; font-weight: 600; }
 input { width: 100%; box-sizing: border-box; padding: .5rem; font: inherit; border: 1px solid #888; border-radius: 4px; }
@@ -54,7 +50,7 @@ button.secondary { background: transparent; color: inherit; border-color: #888; 
 form.inline { display: inline; }
 `;
 
-export function layout(title: string, body: Html, wide = false): string {
+export function layout(title: string, body: Html): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -65,7 +61,7 @@ export function layout(title: string, body: Html, wide = false): string {
 <style>${STYLE}</style>
 </head>
 <body>
-<main${wide ? ' class="wide"' : ''}>
+<main>
 ${body.__html}
 </main>
 </body>
@@ -74,7 +70,7 @@ ${body.__html}
 }
 
 /** Sends a page with the headers every server-rendered page needs. */
-export function sendPage(reply: FastifyReply, status: number, title: string, body: Html, wide = false): FastifyReply {
+export function sendPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
   return reply
     .code(status)
     .header('content-type', 'text/html; charset=utf-8')
@@ -83,5 +79,5 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
     .header('x-frame-options', 'DENY')
     .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'no-referrer')
-    .send(layout(title, body, wide));
+    .send(layout(title, body));
 }

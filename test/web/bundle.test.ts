@@ -2,11 +2,11 @@
 // 150 KB gzipped; index.html has no inline script or style and nothing from another origin (the
 // CSP allows 'self' only); assets are content-hashed, so they can be served immutable.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { before, describe, test } from 'node:test';
-import { ensureBuilt, WEB_BUILD } from './harness.js';
+import { ensureBuilt, ROOT, WEB_BUILD } from './harness.js';
 
 export const INITIAL_JS_BUDGET = 150 * 1024;
 
@@ -35,6 +35,12 @@ describe('web build', () => {
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'inline script');
     assert.doesNotMatch(html, /<style|\sstyle=/, 'inline style');
     assert.doesNotMatch(html, /(src|href)="(https?:)?\/\//, 'external asset');
+  });
+
+  test("the app's build directory is none the server's compiler writes (Vite empties it on each build)", () => {
+    // tsc writes src/<dir> to dist/<dir>: dist/web once held both, and a build deleted the server's pages.
+    assert.equal(existsSync(join(ROOT, 'src', basename(WEB_BUILD))), false, `src/${basename(WEB_BUILD)} exists`);
+    assert.equal(dirname(WEB_BUILD), join(ROOT, 'dist'));
   });
 
   test('every asset name carries a content hash', () => {

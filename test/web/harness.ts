@@ -13,8 +13,8 @@ import { dbEnv, runSvc, startSvc, type RunningSvc } from '../processes.js';
 export const CHROMIUM = '/usr/bin/chromium';
 export const skipReason = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} not found; install Debian's chromium package to run the web journeys`;
 
-const ROOT = resolve(import.meta.dirname, '../..');
-export const WEB_BUILD = join(ROOT, 'dist/web');
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const WEB_BUILD = join(ROOT, 'dist/app');
 export const SCREENSHOTS = join(ROOT, 'test/web/screenshots');
 const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
@@ -25,7 +25,7 @@ function newest(path: string): number {
 }
 
 /**
- * Builds the app when dist/web is missing or older than its sources (web/, the generated API
+ * Builds the app when dist/app is missing or older than its sources (web/, the generated API
  * types), so a journey never tests an old build. `npm ci` builds it once; a change rebuilds it here.
  */
 export async function ensureBuilt(): Promise<void> {
@@ -77,6 +77,7 @@ export async function startWeb(extraEnv: Record<string, string> = {}): Promise<W
     async signIn(user, opts = {}) {
       const context = await browser.newContext({ baseURL: base, viewport: { width: opts.width ?? 1280, height: 900 }, colorScheme: opts.colorScheme ?? 'light' });
       contexts.push(context);
+      context.on('page', watchCsp);
       const page = await context.newPage();
       page.on('pageerror', (err) => console.error(`# page error (${user.email}): ${err.message}`));
       await page.goto('/');
@@ -102,9 +103,21 @@ interface AxeViolation {
   nodes: { target: string[] }[];
 }
 
-/** Runs axe-core in the page; fails on any serious or critical violation, naming each. */
+/** What the CSP refused in each page (the console says so): the app must need nothing it forbids. */
+const cspViolations = new WeakMap<Page, string[]>();
+export function watchCsp(page: Page): void {
+  const seen: string[] = [];
+  cspViolations.set(page, seen);
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && /Content Security Policy/.test(msg.text())) seen.push(msg.text());
+  });
+}
+
+/** Runs axe-core in the page; fails on any serious or critical violation, naming each, or a CSP refusal. */
 export async function checkA11y(page: Page, name: string): Promise<AxeViolation[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: AXE });
+  // Evaluated through the DevTools protocol: the page's CSP (scripts from 'self' only) stays on.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+  assert.deepEqual(cspViolations.get(page) ?? [], [], `content security policy violations on ${name}`);
   const violations = (await page.evaluate(async () => {
     const w = window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: AxeViolation[] }> } };
     const result = await w.axe.run(document, { resultTypes: ['violations'] });
@@ -129,4 +142,23 @@ export async function shot(page: Page, name: string): Promise<void> {
 export async function open(page: Page, path: string, heading: string | RegExp): Promise<void> {
   await page.goto(path);
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+}
+
+/**
+ * Calls the API from inside the page, as the app does (the session cookie, x-svc-csrf, svc-context
+ * when given, and any `extra` headers such as if-match): for a journey's setup that is not itself
+ * the journey. The function handed to page.evaluate declares no named inner functions (tsx would wrap them in a helper the page lacks).
+ */
+export async function api<T = any>(page: Page, method: string, path: string, body?: unknown, workspace?: string, extra: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+  return page.evaluate(
+    async ([m, p, b, ws, more]) => {
+      const headers: Record<string, string> = { 'x-svc-csrf': '1', ...more };
+      if (b !== undefined) headers['content-type'] = 'application/json';
+      if (ws) headers['svc-context'] = ws;
+      const res = await fetch(p, { method: m, headers, body: b === undefined ? undefined : JSON.stringify(b) });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    },
+    [method, path, body, workspace, extra] as const,
+  );
 }

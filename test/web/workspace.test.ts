@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
+import { api, checkA11y, open, shot, skipReason, startWeb, watchCsp, type Web, type WebUser } from './harness.js';
 
 describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () => {
   let web: Web;
@@ -19,6 +19,7 @@ describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () =>
   test('a wrong password is refused on the sign-in page, then the right one signs in', async () => {
     const context = await web.browser.newContext({ baseURL: web.base });
     const p = await context.newPage();
+    watchCsp(p);
     await p.goto('/clusters');
     await p.getByRole('heading', { name: 'Sign in to svc' }).waitFor();
     await checkA11y(p, 'sign-in');
@@ -32,7 +33,8 @@ describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () =>
   });
 
   test('with no workspace yet the app asks for one, and switches to it once created', async () => {
-    await page.getByRole('link', { name: 'New workspace' }).click();
+    await page.getByRole('heading', { level: 1, name: 'No workspace yet' }).waitFor();
+    await page.getByRole('link', { name: 'Create a workspace' }).click();
     await page.getByRole('heading', { level: 1, name: 'Create your first workspace' }).waitFor();
     await checkA11y(page, 'new workspace');
     await page.getByLabel('Name').fill('Acme');
@@ -66,6 +68,47 @@ describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () =>
     const href = await link.getAttribute('href');
     assert.match(href ?? '', /^\/clusters\/clu_/);
     await open(page, href!, 'dev');
+  });
+
+  test("a link to a record of another of the person's workspaces opens it there, switching workspace", async () => {
+    const ws = await api(page, 'POST', '/v1/workspaces', { name: 'Side project' });
+    assert.equal(ws.status, 201);
+    const op = await api(page, 'POST', '/v1/clusters', { name: 'side' }, ws.body.id);
+    assert.equal(op.status, 202);
+    const clusterId = op.body.owner_id as string;
+    assert.equal(await page.getByRole('combobox', { name: 'Workspace' }).locator('option:checked').textContent(), 'Acme');
+    await page.goto(`/clusters/${clusterId}`);
+    await page.getByRole('heading', { level: 1, name: 'side' }).waitFor();
+    await page.getByRole('combobox', { name: 'Workspace' }).locator('option:checked', { hasText: 'Side project' }).waitFor({ state: 'attached' });
+    await page.goto('/clusters');
+    await page.getByRole('link', { name: 'side' }).waitFor();
+  });
+
+  test('keyboard only: skip to the content, reach a page from the navigation, fill a form and submit it', async () => {
+    await open(page, '/operations', 'Operations');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+    // Tab through the header and the navigation to the Clusters link, as a keyboard user would.
+    for (let i = 0; i < 40; i++) {
+      await page.keyboard.press('Tab');
+      if ((await page.evaluate(() => document.activeElement?.textContent)) === 'Clusters') break;
+    }
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Clusters');
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Clusters' }).waitFor();
+    // Focus moves to the new page's heading (set once the page has rendered).
+    await page.waitForFunction(() => document.activeElement?.tagName === 'H1' && document.activeElement.textContent === 'Clusters');
+    for (let i = 0; i < 10; i++) {
+      await page.keyboard.press('Tab');
+      if ((await page.evaluate(() => document.activeElement?.textContent)) === 'Register a cluster') break;
+    }
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.activeElement?.textContent === 'Register a cluster' && document.activeElement.tagName === 'H1');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.labels?.[0]?.textContent), 'Name (required)', 'the first field follows the heading');
+    await page.keyboard.type('kbd');
+    await page.keyboard.press('Enter');
+    await page.getByRole('region', { name: /Registration/ }).getByText('Succeeded').waitFor({ timeout: 60_000 });
   });
 
   test('readable at 360 px wide, in dark mode', async () => {

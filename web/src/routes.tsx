@@ -5,6 +5,17 @@ import { Home } from './pages/Home.tsx';
 import { NewWorkspace } from './pages/workspaces/NewWorkspace.tsx';
 import { ClusterList, ClusterPage, NewCluster } from './pages/clusters/Clusters.tsx';
 import { OperationList, OperationPage } from './pages/operations/Operations.tsx';
+import { NewPackage, PackageList, PackagePage } from './pages/packages/Packages.tsx';
+import { PublishVersion, VersionPage } from './pages/packages/Versions.tsx';
+import { InstallList } from './pages/installs/Installs.tsx';
+import { NewInstall } from './pages/installs/NewInstall.tsx';
+import { InstallPage } from './pages/installs/InstallPage.tsx';
+import { Members } from './pages/settings/Members.tsx';
+import { Tokens } from './pages/settings/Tokens.tsx';
+import { OAuthClients } from './pages/settings/OAuthClients.tsx';
+import { PlanPage } from './pages/settings/Plan.tsx';
+import { Notifications } from './pages/notifications/Notifications.tsx';
+import { Audit } from './pages/audit/Audit.tsx';
 import { NewSecret, SecretList } from './pages/secrets/Secrets.tsx';
 import { SecretPage } from './pages/secrets/SecretPage.tsx';
 import { NewSnippet, SnippetList } from './pages/snippets/Snippets.tsx';
@@ -25,6 +36,14 @@ export const ROUTES: [path: string, page: Routed][] = [
   ['/operations', OperationList],
   ['/operations/:id', OperationPage],
   // packages, versions, installs
+  ['/packages', PackageList],
+  ['/packages/new', NewPackage],
+  ['/packages/:id', PackagePage],
+  ['/packages/:id/versions/new', PublishVersion],
+  ['/packages/:id/versions/:vid', VersionPage],
+  ['/installs', InstallList],
+  ['/installs/new', NewInstall],
+  ['/installs/:id', InstallPage],
   // secrets
   ['/secrets', SecretList],
   ['/secrets/new', NewSecret],
@@ -35,4 +54,10 @@ export const ROUTES: [path: string, page: Routed][] = [
   ['/snippets/:id', SnippetPage],
   ['/snippets/:id/runs/:runId', RunPage],
   // settings: members, tokens, oauth clients, plan, notifications, audit
+  ['/settings/members', Members],
+  ['/settings/tokens', Tokens],
+  ['/settings/oauth-clients', OAuthClients],
+  ['/settings/plan', PlanPage],
+  ['/notifications', Notifications],
+  ['/audit', Audit],
 ];

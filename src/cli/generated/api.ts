@@ -386,7 +386,7 @@ export interface paths {
         };
         /**
          * List operations
-         * @description Operations of the workspace, newest first, optionally of one collection (owner_type) or one resource (owner_id). List items omit `steps`. After a workspace is deleted, the user who requested an operation in it can still read and wait for it by sending the deleted workspace's id in svc-context.
+         * @description Operations of the workspace, newest first, optionally of one collection (owner_type), one resource (owner_id) or in one state (`state=RUNNING`: those under way; `state=FAILED`: those that failed); the filters combine, and a cursor is bound to the filters it was issued with (reused with others: 400). List items omit `steps`. After a workspace is deleted, the user who requested an operation in it can still read and wait for it by sending the deleted workspace's id in svc-context.
          */
         get: operations["listOperations"];
         put?: never;
@@ -646,7 +646,7 @@ export interface paths {
         };
         /**
          * List installs
-         * @description Installs of the workspace, newest first, each with its URL entries. `product_id` is the package id (this service installs packages). Any member may list them.
+         * @description Installs of the workspace, newest first, each with its URL entries. `product_id` is the package id (this service installs packages). Filters, which combine: `cluster_id` (installs on that cluster), `package_id` (installs of that package) and `state` (e.g. `degraded`); an id of no install of the workspace matches nothing. A cursor is bound to the filters it was issued with (reused with others: 400). Any member may list them.
          */
         get: operations["listInstalls"];
         put?: never;
@@ -1405,6 +1405,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/lookup/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find the workspace and page of an id
+         * @description Which workspace an id of an operation, cluster, install, secret, snippet or package belongs to, and its `html_url`, when the caller may read it: a user credential must be a member (any role) of that workspace now, a workspace credential (API token, OAuth client) only finds ids of its own workspace. An operation of a deleted workspace is found only by the user who requested it. The web app uses it to open a link to a record of another workspace than the one it shows. Needs no svc-context. 404 NOT_FOUND, the same for each, when the id is unknown, malformed, of another kind, or of a workspace the caller may not read (the id is not validated into a 400).
+         */
+        get: operations["getLookup"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/token": {
         parameters: {
             query?: never;
@@ -1671,6 +1691,28 @@ export interface components {
              * @enum {string}
              */
             credential: "session" | "cookie" | "external_jwt";
+        };
+        /**
+         * @description The workspace and page of an id
+         * @example {
+         *       "id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "type": "cluster",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "html_url": "https://svc.example.com/clusters/clu_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        IdLookup: {
+            /** @description the id looked up */
+            id: string;
+            /**
+             * @description what the id names, as the API calls it (`cluster` is a `/v1/clusters/{id}`)
+             * @enum {string}
+             */
+            type: "operation" | "cluster" | "install" | "secret" | "snippet" | "package";
+            /** @description ws_ id of the workspace it belongs to: send it as svc-context to read it with a user credential */
+            workspace_id: string;
+            /** @description the same html_url the resource carries (its page in the web app); null for a type without one (package) */
+            html_url: string | null;
         };
         /**
          * @description A workspace: the unit of tenancy. `role` is the caller's role in it.
@@ -6390,6 +6432,8 @@ export interface operations {
                 owner_type?: "install" | "repository_change_request" | "repository" | "workspace" | "machine" | "cluster" | "package";
                 /** @description only operations on this resource */
                 owner_id?: string;
+                /** @description only operations in this state: RUNNING (still under way) or how they ended */
+                state?: "RUNNING" | "SUCCEEDED" | "FAILED" | "CANCELLED";
                 /** @description next_cursor of a previous page */
                 cursor?: string;
                 /** @description items per page, 1-100 */
@@ -8280,6 +8324,12 @@ export interface operations {
                 cursor?: string;
                 /** @description items per page, 1-100 */
                 limit?: number;
+                /** @description only installs on this cluster (clu_ id) */
+                cluster_id?: string;
+                /** @description only installs of this package (pkg_ id) */
+                package_id?: string;
+                /** @description only installs in this state, e.g. `degraded` or `healthy` */
+                state?: "pending" | "rendering" | "syncing" | "healthy" | "degraded" | "failed" | "deleted";
             };
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
@@ -13662,6 +13712,68 @@ export interface operations {
             /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
             403: {
                 headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLookup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an id of an operation (op_), cluster (clu_), install (inst_), secret (sec_), snippet (snp_) or package (pkg_) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace and page of an id */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdLookup"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;
                     [name: string]: unknown;

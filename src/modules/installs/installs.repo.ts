@@ -61,11 +61,36 @@ const urlsOfRange = preparedQuery((db, p: { workspaceId: string; oldestId: strin
     .orderBy('u.install_id')
     .orderBy('u.route_key'));
 
-/** One page of the workspace's installs, newest first (limit + 1 rows, see CursorCodec.page). */
-export function listInstalls(db: Executor, workspaceId: string, page: PageRequest): Promise<InstallItemRow[]> {
+/** The list's filters (GET /v1/installs): each narrows the page; none is the prepared hot path. */
+export type InstallFilters = {
+  cluster_id?: string;
+  package_id?: string;
+  state?: string;
+};
+
+export const hasFilters = (f: InstallFilters): boolean => f.cluster_id !== undefined || f.package_id !== undefined || f.state !== undefined;
+
+/**
+ * One page of the workspace's installs, newest first (limit + 1 rows, see CursorCodec.page). A
+ * filtered page is built per call (eight filter combinations are not worth preparing); each
+ * filter has its own (workspace_id, column, id) index (migration 013), so it reads only matches.
+ */
+export function listInstalls(db: Executor, workspaceId: string, filters: InstallFilters, page: PageRequest): Promise<InstallItemRow[]> {
+  if (hasFilters(filters)) {
+    let q = itemsQuery(db, workspaceId);
+    if (filters.cluster_id !== undefined) q = q.where('i.cluster_id', '=', filters.cluster_id);
+    if (filters.package_id !== undefined) q = q.where('i.package_id', '=', filters.package_id);
+    if (filters.state !== undefined) q = q.where('i.state', '=', filters.state);
+    return keysetPage(q, 'i.id', page).execute();
+  }
   return page.afterId
     ? nextInstallsPage(db, { workspaceId, afterId: page.afterId, limit: page.limit + 1 })
     : firstInstallsPage(db, { workspaceId, limit: page.limit + 1 });
+}
+
+/** The URLs of these installs (a filtered page, whose id range also holds installs it left out). */
+export function listUrlsOfInstalls(db: Executor, installIds: string[]): Promise<UrlItemRow[]> {
+  return db.selectFrom('install_urls as u').select(URL_COLUMNS).where('u.install_id', 'in', installIds).orderBy('u.install_id').orderBy('u.route_key').execute();
 }
 
 /** The URLs of the workspace's installs with ids in [oldestId, newestId], by install id then route key. */

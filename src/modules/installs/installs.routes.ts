@@ -7,7 +7,7 @@ import type { Services } from '../../services.js';
 import { OperationRef } from '../operations/operations.schemas.js';
 import { acceptOperation } from '../operations/operation-steps.js';
 import {
-  CreateInstallBody, Install, InstallDetail, InstallId, PatchInstallBody, Render, RenderDetail, RenderId,
+  CreateInstallBody, Install, InstallDetail, InstallId, ListInstallsQuery, PatchInstallBody, Render, RenderDetail, RenderId,
 } from './installs.schemas.js';
 
 const tags = ['installs'];
@@ -58,8 +58,10 @@ export function installRoutes(app: App, s: Services): void {
       tags, security: bearerSecurity, operationId: 'listInstalls', summary: 'List installs',
       description:
         'Installs of the workspace, newest first, each with its URL entries. `product_id` is the ' +
-        'package id (this service installs packages). Any member may list them.',
-      headers: requestHeaders(), querystring: PageQuerystring,
+        'package id (this service installs packages). Filters, which combine: `cluster_id` (installs on that cluster), ' +
+        '`package_id` (installs of that package) and `state` (e.g. `degraded`); an id of no install of the workspace matches ' +
+        'nothing. A cursor is bound to the filters it was issued with (reused with others: 400). Any member may list them.',
+      headers: requestHeaders(), querystring: ListInstallsQuery,
       response: responses({ 200: pageOf(Install, 'A page of installs') }),
     },
   }, async (request) => s.installs.listInstalls(scopeOf(request), request.query));

@@ -1,6 +1,7 @@
 // Installs (spec 2.2, endpoint 7; API.md section 6) and their renders.
 import { Type, type Static, type TSchema } from 'typebox';
 import { StringEnum } from '../../platform/http.js';
+import { PageQuery } from '../../platform/pagination.js';
 
 /** The operation types (metadata.type) of the install workflows. */
 export const INSTALL_CREATE = 'install.create';
@@ -124,6 +125,17 @@ export const PatchInstallBody = Type.Object(
   { additionalProperties: false, minProperties: 1, description: 'What to change; the install is rendered and deployed again.', examples: [{ package_version_pin: { kind: 'pinned', version: '1.2.0' }, values: { greeting: 'hello again' } }] },
 );
 export type PatchInstallBodyT = Static<typeof PatchInstallBody>;
+
+export const ListInstallsQuery = Type.Object(
+  {
+    ...PageQuery,
+    cluster_id: Type.Optional(Type.String({ minLength: 1, maxLength: 54, description: 'only installs on this cluster (clu_ id)' })),
+    package_id: Type.Optional(Type.String({ minLength: 1, maxLength: 54, description: 'only installs of this package (pkg_ id)' })),
+    state: Type.Optional(StringEnum(INSTALL_STATES, { description: 'only installs in this state, e.g. `degraded` or `healthy`' })),
+  },
+  { additionalProperties: false },
+);
+export type ListInstallsQueryT = Static<typeof ListInstallsQuery>;
 
 const renderProperties = {
   id: Type.String({ description: 'rnd_ id' }),

@@ -23,7 +23,7 @@ import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { assertRefsNotInlined, checkSecretRefs, findSecretRefs } from '../secrets/secret-refs.js';
 import * as repo from './installs.repo.js';
 import {
-  INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE, type CreateInstallBodyT, type InstallDetailT, type InstallState, type InstallT,
+  INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE, type CreateInstallBodyT, type InstallDetailT, type InstallState, type InstallT, type ListInstallsQueryT,
   type PackageVersionPinT, type PatchInstallBodyT, type RenderDetailT, type RenderT,
 } from './installs.schemas.js';
 import { releaseWorkspaceInstalls, type InstallWorkflowDeps, type ReleaseWorkspaceInstallsOptions } from './installs.workflows.js';
@@ -183,19 +183,26 @@ export function createInstallService(deps: InstallServiceDeps) {
   }
 
   /** Two statements whatever the page: the installs, then the URLs of exactly those. */
-  async function listInstalls(scope: WorkspaceScope, query: PageQueryT): Promise<Page<InstallT>> {
-    const page = cursors.request(query, scope.workspaceId);
-    const rows = await repo.listInstalls(db, scope.workspaceId, page);
-    const kept = Math.min(rows.length, page.limit);
+  async function listInstalls(scope: WorkspaceScope, query: ListInstallsQueryT): Promise<Page<InstallT>> {
+    const filters: repo.InstallFilters = { cluster_id: query.cluster_id, package_id: query.package_id, state: query.state };
+    const filtered = repo.hasFilters(filters);
+    // Unfiltered cursors keep binding no filters, so those handed out before the filters existed stay valid.
+    const bound = filtered ? filters : {};
+    const page = cursors.request(query, scope.workspaceId, bound);
+    const rows = await repo.listInstalls(db, scope.workspaceId, filters, page);
+    const kept = rows.slice(0, page.limit);
     const urls = new Map<string, repo.UrlItemRow[]>();
-    if (kept > 0) {
-      for (const url of await repo.listUrlsOfInstallRange(db, scope.workspaceId, rows[kept - 1]!.id, rows[0]!.id)) {
+    if (kept.length > 0) {
+      const found = filtered
+        ? await repo.listUrlsOfInstalls(db, kept.map((r) => r.id))
+        : await repo.listUrlsOfInstallRange(db, scope.workspaceId, kept[kept.length - 1]!.id, kept[0]!.id);
+      for (const url of found) {
         const list = urls.get(url.install_id);
         if (list) list.push(url);
         else urls.set(url.install_id, [url]);
       }
     }
-    return cursors.page(rows, page, scope.workspaceId, {}, (row) => toInstall(row, urls.get(row.id) ?? []));
+    return cursors.page(rows, page, scope.workspaceId, bound, (row) => toInstall(row, urls.get(row.id) ?? []));
   }
 
   async function getInstall(scope: WorkspaceScope, id: string): Promise<InstallDetailT> {

@@ -39,12 +39,13 @@ export async function listSteps(db: Executor, operationId: string): Promise<Step
 export async function listOperations(
   db: Executor,
   workspaceId: string,
-  filters: { owner_type?: string; owner_id?: string; requester: string | null },
+  filters: { owner_type?: string; owner_id?: string; state?: string; requester: string | null },
   page: PageRequest,
 ): Promise<OperationItemRow[]> {
   let q = db.selectFrom('operations').select(ITEM_COLUMNS).where('workspace_id', '=', workspaceId);
   if (filters.owner_type !== undefined) q = q.where('owner_type', '=', filters.owner_type);
   if (filters.owner_id !== undefined) q = q.where('owner_id', '=', filters.owner_id);
+  if (filters.state !== undefined) q = q.where('state', '=', filters.state);
   if (filters.requester !== null) q = q.where('requested_by_user', '=', filters.requester);
   return keysetPage(q, 'id', page).execute();
 }

@@ -29,7 +29,9 @@ export function operationRoutes(app: App, s: Services, opts: { waitSafetyPollMs:
     config: { auth: 'workspace', requesterOfDeletedWorkspace: true },
     schema: {
       tags, security: bearerSecurity, operationId: 'listOperations', summary: 'List operations',
-      description: 'Operations of the workspace, newest first, optionally of one collection (owner_type) or one resource (owner_id). List items omit `steps`.' + AFTER_DELETION,
+      description: 'Operations of the workspace, newest first, optionally of one collection (owner_type), one resource (owner_id) or in one ' +
+        'state (`state=RUNNING`: those under way; `state=FAILED`: those that failed); the filters combine, and a cursor is bound to ' +
+        'the filters it was issued with (reused with others: 400). List items omit `steps`.' + AFTER_DELETION,
       headers: requestHeaders(), querystring: ListOperationsQuery,
       response: responses({ 200: pageOf(OperationRef, 'A page of operations') }),
     },

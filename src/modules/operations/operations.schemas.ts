@@ -185,6 +185,7 @@ export const ListOperationsQuery = Type.Object(
   {
     owner_type: Type.Optional(StringEnum(OWNER_TYPES, { description: 'only operations on this collection' })),
     owner_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'only operations on this resource' })),
+    state: Type.Optional(StringEnum(OPERATION_STATES, { description: 'only operations in this state: RUNNING (still under way) or how they ended' })),
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'next_cursor of a previous page' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'items per page, 1-100' })),
   },

@@ -137,8 +137,9 @@ export function createOperationService(deps: {
     return row ? toOperation(row, await repo.listSteps(db, id)) : null;
   }
 
-  async function list(scope: WorkspaceScope, query: { owner_type?: string; owner_id?: string; cursor?: string; limit?: number }): Promise<Page<OperationT>> {
-    const filters = { owner_type: query.owner_type, owner_id: query.owner_id };
+  async function list(scope: WorkspaceScope, query: { owner_type?: string; owner_id?: string; state?: string; cursor?: string; limit?: number }): Promise<Page<OperationT>> {
+    // `state` joins the cursor's filters only when given, so cursors issued before it existed stay valid.
+    const filters = { owner_type: query.owner_type, owner_id: query.owner_id, ...(query.state !== undefined ? { state: query.state } : {}) };
     const page = cursors.request(query, scope.workspaceId, filters);
     const rows = await repo.listOperations(db, scope.workspaceId, { ...filters, requester: requesterOf(scope) }, page);
     return cursors.page(rows, page, scope.workspaceId, filters, (r) => toOperation(r));

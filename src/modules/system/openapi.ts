@@ -11,6 +11,7 @@ import { OPERATION_DOCUMENT_SCHEMAS } from '../operations/operations.schemas.js'
 export const OPENAPI_TAGS = [
   { name: 'system', description: 'Health probes, Prometheus metrics and this document. No credentials.' },
   { name: 'identity', description: 'Users and session tokens: sign in, log out, the signed-in user.' },
+  { name: 'lookup', description: 'Which workspace an id belongs to, and its page in the web app: for links to a record of another workspace.' },
   { name: 'workspaces', description: 'Workspaces (the unit of tenancy) and their members.' },
   { name: 'api tokens', description: 'Workspace API tokens (`sk_svc_...`) for CI and scripts.' },
   { name: 'oauth', description: 'The OAuth 2.0 authorization server: token endpoint, device authorization grant, signing keys.' },
@@ -51,8 +52,8 @@ const DESCRIPTION = [
   '- **Custom methods** are `POST /resource/{id}:verb`; the colon may be sent percent-encoded (`%3A`).',
   '- **Long-running work** answers 202 with an `Operation` and `Location: /v1/operations/{id}`; its `metadata` and `response` ' +
     'are discriminated by `type`, one schema per workflow. A 201 carries the new resource\'s path in `Location`.',
-  '- **`html_url`** of operations, clusters and installs opens a page of the resource for a browser signed in at `/device` ' +
-    '(members of its workspace only); a signed-out browser is sent to the sign-in first.',
+  '- **`html_url`** of operations, clusters, installs, secrets and snippets opens the resource in the web app served at `/` ' +
+    '(sign in there; members of its workspace only). `GET /v1/lookup/{id}` tells which workspace an id belongs to.',
   '- **Request limits**: a body over the size limit is 413 `BODY_TOO_LARGE`; a body that is not UTF-8 is 400 ' +
     '`INVALID_ENCODING`; JSON nesting more than 128 arrays and objects is 400 `NESTING_TOO_DEEP` (tighter per-field bounds, ' +
     'such as 64 levels of install values, answer with their own reasons below it). All three are checked before the body is parsed.',

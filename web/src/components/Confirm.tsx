@@ -13,7 +13,7 @@ export function Confirm(props: {
   onCancel: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
-  // Its own id: a page may hold several dialogs (delete the record, destroy one of its versions).
+  // One id per dialog: a page may hold several (change a role, remove a member).
   const titleId = useId();
   useEffect(() => {
     const d = ref.current;

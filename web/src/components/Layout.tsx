@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { client, ok } from '../lib/api.ts';
 import { useSession } from '../lib/session.tsx';
+import { Page } from './Page.tsx';
 
 interface NavItem {
   href: string;
@@ -69,6 +70,18 @@ function useUnread(path: string, workspaceId: string | undefined): number | null
   return count;
 }
 
+/** Every page but workspace creation acts in a workspace: a person in none is asked to make one. */
+function NoWorkspace() {
+  return (
+    <Page title="No workspace yet">
+      <p>You are not a member of any workspace. Create one, or ask someone to add you to theirs.</p>
+      <a class="button primary" href="/workspaces/new">
+        Create a workspace
+      </a>
+    </Page>
+  );
+}
+
 export function Layout(props: { children: ComponentChildren }) {
   const { me, workspaces, workspace, switchTo, signOut } = useSession();
   const { path, route } = useLocation();
@@ -112,7 +125,9 @@ export function Layout(props: { children: ComponentChildren }) {
         <span class="spacer" />
         {workspace && (
           <a class="bell" href="/notifications" aria-label={unread ? `Notifications, ${unread} unread` : 'Notifications'}>
-            <span aria-hidden="true">🔔</span>
+            <svg aria-hidden="true" viewBox="0 0 24 24" width="22" height="22" class="icon">
+              <path d="M12 22a2.5 2.5 0 0 0 2.45-2h-4.9A2.5 2.5 0 0 0 12 22Zm7-6V11a7 7 0 0 0-5.5-6.84V3a1.5 1.5 0 0 0-3 0v1.16A7 7 0 0 0 5 11v5l-2 2v1h18v-1l-2-2Z" />
+            </svg>
             {unread ? <span class="count">{unread > 99 ? '99+' : unread}</span> : null}
           </a>
         )}
@@ -138,7 +153,7 @@ export function Layout(props: { children: ComponentChildren }) {
         ))}
       </nav>
       <main id="main" class="content" tabIndex={-1}>
-        {props.children}
+        {workspace || path === '/workspaces/new' ? props.children : <NoWorkspace />}
       </main>
     </div>
   );

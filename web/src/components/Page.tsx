@@ -1,7 +1,10 @@
 // The frame of every page: its title (also the document's), the actions beside it, and focus moved
-// to the heading when the page opens, so keyboard and screen reader users land on the new page.
+// to the heading when the app moves to another page, so keyboard and screen reader users land on
+// the new page. The first page of a load keeps the browser's start (the skip link comes first).
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+
+let firstPage = true;
 
 export function Page(props: { title: string; subtitle?: ComponentChildren; actions?: ComponentChildren; children: ComponentChildren; breadcrumb?: [label: string, href: string] }) {
   const heading = useRef<HTMLHeadingElement>(null);
@@ -9,7 +12,8 @@ export function Page(props: { title: string; subtitle?: ComponentChildren; actio
     document.title = `${props.title} · svc`;
   }, [props.title]);
   useEffect(() => {
-    heading.current?.focus({ preventScroll: true });
+    if (firstPage) firstPage = false;
+    else heading.current?.focus({ preventScroll: true });
   }, []);
   return (
     <>

@@ -13,8 +13,9 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { SelectField, TextArea, TextField, useAction, violationOf } from '../../components/Form.tsx';
 import { OperationLive } from '../../components/OperationLive.tsx';
 import { OperationsOf } from '../operations/Operations.tsx';
+import { InstallsTable } from '../installs/Installs.tsx';
 import { Confirm } from '../../components/Confirm.tsx';
-import { Conflict } from '../../components/Conflict.tsx';
+import { Conflict, isConflict } from '../../components/Conflict.tsx';
 import { useRecord } from '../../lib/useRecord.ts';
 
 type Cluster = Schemas['Cluster'];
@@ -119,7 +120,7 @@ export function ClusterPage(props: { id?: string; path?: string }) {
       }
     >
       <Conflict error={action.error} what="The cluster" onReload={cluster.reload} onReapply={remove} busy={action.busy} />
-      {!action.error?.reason?.startsWith('ETAG') && <ErrorNotice error={action.error} />}
+      {!isConflict(action.error) && <ErrorNotice error={action.error} />}
       {op && <OperationLive key={op.id} id={op.id} initial={op} title={op.metadata.type === 'cluster.delete' ? 'Deletion' : 'Capabilities refresh'} onDone={(done) => (done.metadata.type === 'cluster.delete' && done.state === 'SUCCEEDED' ? route('/clusters') : void cluster.reload().then(caps.reload))} />}
       <Section title="Details">
         <Fields
@@ -180,6 +181,9 @@ export function ClusterPage(props: { id?: string; path?: string }) {
             )}
           </>
         )}
+      </Section>
+      <Section title="Installs" actions={<a href={`/installs/new?cluster=${c.id}`}>Install a package here</a>}>
+        <InstallsTable filters={{ cluster_id: c.id }} empty={<p class="muted">Nothing is installed on this cluster.</p>} />
       </Section>
       <Section title="Operations">
         <OperationsOf ownerType="cluster" ownerId={c.id} />

@@ -1,6 +1,8 @@
-// Operations: the workspace's list (filter by what they act on), an operation's page followed live,
+// Operations: the workspace's list (filter by what they act on and by state), an operation's page followed live,
 // and the compact list of one resource's operations that record pages show.
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
 import { client, ok, type Schemas } from '../../lib/api.ts';
 import type { paths } from '../../../../src/cli/generated/api.ts';
 import { ListView } from '../../components/ListView.tsx';
@@ -12,14 +14,14 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { SelectField } from '../../components/Form.tsx';
 import { OperationProgress, useOperation, type Operation } from '../../components/OperationLive.tsx';
 import { useRecord } from '../../lib/useRecord.ts';
+import { resourceHref } from '../../lib/links.ts';
 
-type OwnerType = NonNullable<paths['/v1/operations']['get']['parameters']['query']>['owner_type'];
+type ListQuery = NonNullable<paths['/v1/operations']['get']['parameters']['query']>;
+type OwnerType = ListQuery['owner_type'];
 
-/** Where an operation's owner has a page. */
+/** Where an operation's owner has a page (the workspace's own operations open the plan page). */
 export function ownerHref(op: Pick<Operation, 'owner_type' | 'owner_id'>): string | null {
-  const pages: Record<string, string> = { cluster: 'clusters', install: 'installs', package: 'packages', machine: 'machines' };
-  const base = pages[op.owner_type];
-  return base ? `/${base}/${op.owner_id}` : null;
+  return op.owner_type === 'workspace' ? null : resourceHref(op.owner_type, op.owner_id);
 }
 
 /** "install.create" -> "Install create". */
@@ -35,6 +37,8 @@ const columns = [
   { label: 'Finished', cell: (o: Operation) => <Time at={o.completed_at} empty={o.done ? '—' : 'running'} /> },
 ];
 
+const ownerColumn = { label: 'On', cell: (o: Operation) => (ownerHref(o) ? <a href={ownerHref(o)!}>{o.owner_type}</a> : o.owner_type) };
+
 const OWNER_TYPES: [string, string][] = [
   ['', 'Everything'],
   ['cluster', 'Clusters'],
@@ -43,41 +47,53 @@ const OWNER_TYPES: [string, string][] = [
   ['workspace', 'The workspace'],
 ];
 
+const STATES: [string, string][] = [
+  ['', 'Any state'],
+  ['RUNNING', 'Running'],
+  ['SUCCEEDED', 'Succeeded'],
+  ['FAILED', 'Failed'],
+  ['CANCELLED', 'Cancelled'],
+];
+
 export function OperationList(_props: { path?: string }) {
+  const { query } = useLocation();
   const [ownerType, setOwnerType] = useState('');
+  // A link may open the list filtered (the home page's "running" and "failed": /operations?state=FAILED).
+  const [state, setState] = useState(STATES.some(([v]) => v && v === query.state) ? query.state! : '');
   return (
     <Page title="Operations" subtitle="Long-running work: registering clusters, deploying installs, deleting resources.">
       <div class="filters">
         <SelectField label="Acting on" value={ownerType} onValue={setOwnerType} options={OWNER_TYPES} />
+        <SelectField label="State" value={state} onValue={setState} options={STATES} />
       </div>
-      <ListView<Operation>
-        label="Operations"
-        deps={[ownerType]}
-        load={(cursor, limit) => ok(client.GET('/v1/operations', { params: { query: { cursor, limit, owner_type: (ownerType || undefined) as OwnerType } } }))}
-        rowKey={(o) => o.id}
-        columns={[
-          ...columns.slice(0, 1),
-          { label: 'On', cell: (o) => (ownerHref(o) ? <a href={ownerHref(o)!}>{o.owner_type}</a> : o.owner_type) },
-          ...columns.slice(1),
-        ]}
-        empty={<p>No operations yet.</p>}
+      <OperationsTable
+        query={{ owner_type: (ownerType || undefined) as OwnerType, state: (state || undefined) as ListQuery['state'] }}
+        empty={<p>{ownerType || state ? 'No operations match these filters.' : 'No operations yet.'}</p>}
       />
     </Page>
   );
 }
 
-/** The operations of one resource, newest first (a record page's "Operations" section). */
-export function OperationsOf(props: { ownerType: OwnerType; ownerId: string; reloadKey?: unknown }) {
+type Filters = Pick<ListQuery, 'owner_type' | 'owner_id' | 'state'>;
+
+/** Operations matching filters, newest first, with what they act on (the home page's sections). */
+export function OperationsTable(props: { query: Filters; empty: ComponentChildren; reloadKey?: unknown; label?: string }) {
+  const q = props.query;
   return (
     <ListView<Operation>
-      label="Operations"
-      deps={[props.ownerType, props.ownerId, props.reloadKey]}
-      load={(cursor, limit) => ok(client.GET('/v1/operations', { params: { query: { cursor, limit, owner_type: props.ownerType, owner_id: props.ownerId } } }))}
+      label={props.label ?? 'Operations'}
+      deps={[q.owner_type, q.owner_id, q.state, props.reloadKey]}
+      load={(cursor, limit) => ok(client.GET('/v1/operations', { params: { query: { cursor, limit, ...q } } }))}
       rowKey={(o) => o.id}
-      columns={columns}
-      empty={<p class="muted">No operations.</p>}
+      columns={q.owner_id ? columns : [columns[0]!, ownerColumn, ...columns.slice(1)]}
+      empty={props.empty}
     />
   );
+}
+
+/** The operations of one resource, newest first (a record page's "Operations" section). */
+export function OperationsOf(props: { ownerType: OwnerType; ownerId: string; reloadKey?: unknown }) {
+  return <OperationsTable query={{ owner_type: props.ownerType, owner_id: props.ownerId }} reloadKey={props.reloadKey} empty={<p class="muted">No operations.</p>} />;
 }
 
 export function OperationPage(props: { id?: string; path?: string }) {
@@ -105,7 +121,7 @@ function OperationView(props: { initial: Operation }) {
             ['Started', <Time at={o.started_at} />],
             ['Finished', o.done ? <Time at={o.completed_at} /> : 'Still running'],
             ['Parent operation', o.parent_operation_id ? <a href={`/operations/${o.parent_operation_id}`}>{o.parent_operation_id}</a> : undefined],
-            ['Result', o.response ? <pre class="json">{JSON.stringify(o.response, null, 2)}</pre> : undefined],
+            ['Result', o.response ? <pre class="json" tabIndex={0}>{JSON.stringify(o.response, null, 2)}</pre> : undefined],
           ]}
         />
       </Section>

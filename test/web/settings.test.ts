@@ -1,0 +1,201 @@
+// Journey: the workspace settings and account pages. An owner creates and revokes an API token (the
+// token shown once and copyable; once revoked it no longer authenticates), registers and deletes
+// an OAuth client, adds a member who then sees the narrower view of their role, marks
+// notifications read while the bell counts down, changes the plan (and applies it again after a
+// 409), and reads the audit log.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { api, checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
+
+describe('web journey: settings, tokens, members, notifications, plan, audit', { skip: skipReason }, () => {
+  let web: Web;
+  let ada: WebUser;
+  let bob: WebUser;
+  let page: Page;
+  let wsId: string;
+
+  before(async () => {
+    web = await startWeb();
+    ada = await web.user('Ada');
+    bob = await web.user('Bob');
+    page = await web.signIn(ada);
+    const ws = await api(page, 'POST', '/v1/workspaces', { name: 'Acme' });
+    assert.equal(ws.status, 201);
+    wsId = ws.body.id;
+    await page.reload();
+    await page.getByRole('combobox', { name: 'Workspace' }).waitFor();
+  });
+  after(() => web?.close());
+
+  test('an API token is shown once and copyable, authenticates, and stops working once revoked', async () => {
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: web.base });
+    await open(page, '/settings/tokens', 'API tokens');
+    await page.getByText('No API tokens yet.').waitFor();
+    await page.getByLabel('Name').fill('ci');
+    await page.getByLabel('Expires').selectOption({ label: 'In 30 days' });
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const value = page.getByLabel('The token ci');
+    await value.waitFor();
+    const token = await value.inputValue();
+    assert.match(token, /^sk_svc_[0-9A-Za-z]{46}$/);
+    await page.getByRole('status').filter({ hasText: 'shown only this once' }).waitFor();
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token);
+    const row = page.getByRole('row').filter({ hasText: token.slice(0, 12) });
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? '', /ci.*Member.*Never/);
+    await checkA11y(page, 'token created');
+    await shot(page, 'token-created');
+
+    const asToken = (path: string) => fetch(`${web.base}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal((await asToken('/v1/api_tokens')).status, 200);
+
+    // Shown once: a new visit of the page lists the token by its prefix only.
+    await open(page, '/settings/tokens', 'API tokens');
+    await row.waitFor();
+    assert.equal((await page.content()).includes(token), false);
+    await checkA11y(page, 'tokens');
+    await shot(page, 'tokens');
+
+    await page.getByRole('button', { name: 'Revoke ci' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke the token ci?' });
+    await dialog.getByRole('button', { name: 'Revoke token' }).click();
+    await page.getByText('No API tokens yet.').waitFor();
+    assert.equal((await asToken('/v1/api_tokens')).status, 401);
+  });
+
+  test('an OAuth client is registered with its secret shown once, and deleted', async () => {
+    await open(page, '/settings/oauth-clients', 'OAuth clients');
+    await page.getByLabel('Name').fill('deployer');
+    await page.getByRole('button', { name: 'Register client' }).click();
+    const secret = await page.getByLabel('Client secret of deployer').inputValue();
+    assert.match(secret, /^svc_cs_/);
+    const clientId = await page.getByLabel('Client ID of deployer').inputValue();
+    await page.getByRole('row').filter({ hasText: clientId }).waitFor();
+    await checkA11y(page, 'oauth client registered');
+    await page.getByRole('button', { name: 'Delete deployer' }).click();
+    await page.getByRole('dialog', { name: 'Delete the client deployer?' }).getByRole('button', { name: 'Delete client' }).click();
+    await page.getByText('No OAuth clients yet.').waitFor();
+  });
+
+  test('a member is added and their role changed; they see the workspace with the narrower view of a member', async () => {
+    await open(page, '/settings/members', 'Members');
+    await page.getByLabel('E-mail address').fill(bob.email);
+    await page.getByLabel('Role', { exact: true }).selectOption('admin');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    await page.getByRole('status').filter({ hasText: `${bob.email} is now an admin of Acme.` }).waitFor();
+    const bobRow = page.getByRole('row').filter({ hasText: bob.email });
+    await bobRow.filter({ hasText: 'Admin' }).waitFor();
+
+    await page.getByRole('button', { name: `Change role of ${bob.email}` }).click();
+    const dialog = page.getByRole('dialog', { name: `Change the role of ${bob.email}` });
+    await dialog.getByLabel('New role').selectOption('member');
+    await dialog.getByRole('button', { name: 'Change role' }).click();
+    await bobRow.filter({ hasText: 'Member' }).waitFor();
+    await checkA11y(page, 'members');
+    await shot(page, 'members');
+
+    const bobPage = await web.signIn(bob);
+    const switcher = bobPage.getByRole('combobox', { name: 'Workspace' });
+    assert.equal(await switcher.locator('option:checked').textContent(), 'Acme');
+    await open(bobPage, '/settings/tokens', 'API tokens');
+    await bobPage.getByText('Only owners and admins can create and revoke API tokens; your role in this workspace is member.').waitFor();
+    assert.equal(await bobPage.getByRole('button', { name: 'Create token' }).count(), 0);
+    await checkA11y(bobPage, 'tokens as a member');
+    await open(bobPage, '/settings/members', 'Members');
+    await bobPage.getByRole('row').filter({ hasText: ada.email }).waitFor();
+    assert.equal(await bobPage.getByRole('button', { name: /^Remove/ }).count(), 0);
+    await open(bobPage, '/audit', 'Audit log');
+    await bobPage.getByRole('alert').filter({ hasText: 'Your role in this workspace does not allow this.' }).waitFor();
+    await checkA11y(bobPage, 'audit as a member');
+    await bobPage.context().close();
+  });
+
+  test('notifications: the bell counts them, marking one read and then all brings it down', async () => {
+    // Deleting a secret notifies the workspace's owners and admins that it will be purged.
+    for (const name of ['alpha', 'beta']) {
+      const created = await api(page, 'POST', '/v1/secrets', { name, value: 'x' }, wsId);
+      assert.equal(created.status, 201);
+      const deleted = await api(page, 'DELETE', `/v1/secrets/${created.body.id}`, undefined, wsId, { 'if-match': created.body.etag });
+      assert.equal(deleted.status, 200);
+    }
+    await open(page, '/notifications', 'Notifications');
+    await page.getByRole('link', { name: 'Notifications, 2 unread' }).waitFor();
+    const alpha = page.getByRole('link', { name: 'Secret "alpha" will be destroyed' });
+    assert.match((await alpha.getAttribute('href')) ?? '', /^\/secrets\/sec_/);
+    await checkA11y(page, 'notifications');
+    await shot(page, 'notifications');
+
+    await page.getByRole('button', { name: 'Mark read Secret "alpha" will be destroyed' }).click();
+    await page.getByRole('link', { name: 'Notifications, 1 unread' }).waitFor();
+    await alpha.waitFor({ state: 'detached' });
+    await page.getByRole('button', { name: 'Mark all read' }).click();
+    await page.getByRole('link', { name: 'Notifications', exact: true }).waitFor();
+    await page.getByText('Nothing unread.').waitFor();
+    await page.getByLabel('Show').selectOption({ label: 'All' });
+    await page.getByRole('row').filter({ hasText: 'Secret "alpha" will be destroyed' }).waitFor();
+  });
+
+  test('the plan page shows quota bars, upgrades at once, and applies a change again after a 409', async () => {
+    await open(page, '/settings/plan', 'Plan and quotas');
+    const secrets = page.getByRole('meter', { name: 'Secrets' });
+    await secrets.waitFor();
+    assert.equal(await secrets.getAttribute('value'), '2');
+    await page.getByText(/^2 of \d+ secrets/).waitFor();
+    await page.getByRole('heading', { name: 'Free' }).waitFor();
+    await checkA11y(page, 'plan');
+    await shot(page, 'plan');
+
+    await page.getByRole('button', { name: 'Upgrade to Pro' }).click();
+    await page.getByRole('dialog', { name: 'Upgrade to Pro?' }).getByRole('button', { name: 'Upgrade to Pro' }).click();
+    await page.getByRole('region', { name: /Plan change/ }).getByText('Succeeded').waitFor({ timeout: 60_000 });
+    await page.getByRole('row').filter({ hasText: 'Upgrade from Free to Pro' }).filter({ hasText: 'Applied' }).waitFor();
+
+    // Someone else changes the subscription while the page shows it: the page's etag is stale.
+    const current = await api(page, 'GET', `/v1/workspaces/${wsId}/subscription`);
+    const elsewhere = await api(page, 'POST', `/v1/workspaces/${wsId}/subscription:changeTier`, { tier: 'enterprise' }, undefined, { 'if-match': current.body.etag });
+    assert.equal(elsewhere.status, 202);
+    // Its upgrade applies at once, and changes the etag again: wait for it, so the page's next
+    // attempt meets one change only.
+    for (let op = elsewhere.body; !op.done; ) op = (await api(page, 'POST', `/v1/operations/${op.id}:wait?timeout=10`, undefined, wsId)).body;
+    await page.getByRole('button', { name: 'Downgrade to Free' }).click();
+    await page.getByRole('dialog', { name: 'Downgrade to Free?' }).getByRole('button', { name: 'Downgrade to Free' }).click();
+    const conflict = page.getByRole('alert').filter({ hasText: 'The subscription changed since this page loaded it.' });
+    await conflict.waitFor();
+    await page.getByRole('button', { name: 'Apply my change again' }).click();
+    await page.getByRole('row').filter({ hasText: 'Downgrade from Enterprise to Free' }).filter({ hasText: 'Pending' }).waitFor({ timeout: 60_000 });
+    await page.getByText(/Downgrade to Free on/).waitFor();
+    await checkA11y(page, 'plan with a scheduled downgrade');
+  });
+
+  test('the audit log lists who did what, filtered by action, linked to the resource', async () => {
+    await open(page, '/audit', 'Audit log');
+    await page.getByRole('row').filter({ hasText: 'Member role changed' }).waitFor();
+    await checkA11y(page, 'audit');
+    await shot(page, 'audit');
+    await page.getByLabel('Action').selectOption({ label: 'API token revoked' });
+    // The filtered page replaces the whole list: the other actions leave it.
+    await page.getByRole('row').filter({ hasText: 'Member role changed' }).waitFor({ state: 'detached' });
+    const revoked = page.getByRole('row').filter({ hasText: 'API token revoked' });
+    await revoked.waitFor();
+    assert.equal(await page.getByRole('row').count(), 2, 'the header row and the one revocation');
+    assert.match((await revoked.textContent()) ?? '', new RegExp(ada.email));
+    assert.equal(await revoked.getByRole('link', { name: /^API token tok_/ }).getAttribute('href'), '/settings/tokens');
+    await checkA11y(page, 'audit filtered');
+  });
+
+  test('readable at 360 px wide, in dark mode', async () => {
+    const narrow = await web.signIn(ada, { width: 360, colorScheme: 'dark' });
+    for (const [path, heading] of [['/settings/members', 'Members'], ['/audit', 'Audit log'], ['/settings/plan', 'Plan and quotas']]) {
+      await open(narrow, path!, heading!);
+      await narrow.getByRole('table').first().waitFor();
+      const overflow = await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.equal(overflow, 0, `no horizontal scrolling at 360 px on ${path}`);
+      await checkA11y(narrow, `${heading} at 360 px, dark`);
+    }
+    await narrow.getByRole('heading', { name: 'Quotas', exact: true }).scrollIntoViewIfNeeded();
+    await shot(narrow, 'plan-narrow-dark');
+  });
+});

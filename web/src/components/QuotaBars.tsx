@@ -1,0 +1,42 @@
+// A workspace's quotas as bars (the plan page, the home page): each metric a <meter> under its
+// name with its figures in words ("3 of 5 installs"), so the bar is never the only signal; a rate
+// metric says when it starts again at 0. Props: the answer of GET /v1/quotas as it comes.
+import { useId } from 'preact/hooks';
+import type { Schemas } from '../lib/api.ts';
+import { meterBounds, quotaWords } from '../lib/quota.ts';
+import { Time } from './Time.tsx';
+
+type QuotaEntry = Schemas['QuotaEntry'];
+
+function QuotaBar(props: { quota: QuotaEntry }) {
+  const q = props.quota;
+  const id = useId();
+  const b = meterBounds(q);
+  return (
+    <li class="quota">
+      <label for={id} class="quota-name">
+        {q.display_name}
+      </label>
+      <meter id={id} min={0} max={b.max} value={b.value} high={b.high} optimum={b.optimum} aria-describedby={`${id}-words`} />
+      <p id={`${id}-words`} class="quota-words">
+        {quotaWords(q)}
+        {q.resets_at !== undefined && (
+          <span class="muted">
+            {' '}
+            · starts again <Time at={q.resets_at} />
+          </span>
+        )}
+      </p>
+    </li>
+  );
+}
+
+export function QuotaBars(props: { quotas: { data: QuotaEntry[] }; label?: string }) {
+  return (
+    <ul class="quotas" aria-label={props.label ?? 'Quotas'}>
+      {props.quotas.data.map((q) => (
+        <QuotaBar key={`${q.metric}:${q.cluster_id ?? ''}`} quota={q} />
+      ))}
+    </ul>
+  );
+}

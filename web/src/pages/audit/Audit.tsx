@@ -1,0 +1,109 @@
+// The workspace's audit log: who did what to which resource, when, with the request id; filtered
+// by action and by resource id as GET /v1/audit_events allows, paged through its cursors. Owners
+// and admins may read it; anyone else sees the API's refusal with their role's explanation.
+import { useState } from 'preact/hooks';
+import { client, ok, type Schemas } from '../../lib/api.ts';
+import { useApi } from '../../lib/useApi.ts';
+import { useWorkspace } from '../../lib/session.tsx';
+import { resourceHref } from '../../lib/links.ts';
+import { humanLabel } from '../../lib/format.ts';
+import { ListView } from '../../components/ListView.tsx';
+import { Page } from '../../components/Page.tsx';
+import { Time } from '../../components/Time.tsx';
+import { Code } from '../../components/Fields.tsx';
+import { SelectField, TextField } from '../../components/Form.tsx';
+
+type AuditEvent = Schemas['AuditEvent'];
+type Action = AuditEvent['action'];
+
+const ACTIONS: Record<Action, string> = {
+  'secret.create': 'Secret created',
+  'secret.update': 'Secret changed',
+  'secret.delete': 'Secret deleted',
+  'secret.undelete': 'Secret restored',
+  'secret.purge': 'Secret purged',
+  'secret.version.create': 'Secret version added',
+  'secret.version.enable': 'Secret version enabled',
+  'secret.version.disable': 'Secret version disabled',
+  'secret.version.destroy': 'Secret version destroyed',
+  'secret.version.access': 'Secret value read',
+  'api_token.create': 'API token created',
+  'api_token.revoke': 'API token revoked',
+  'oauth_client.create': 'OAuth client registered',
+  'oauth_client.delete': 'OAuth client deleted',
+  'workspace.member.add': 'Member added',
+  'workspace.member.update': 'Member role changed',
+  'workspace.member.remove': 'Member removed',
+  'workspace.delete': 'Workspace deletion requested',
+};
+const RESOURCES: Record<AuditEvent['resource_type'], string> = {
+  secret: 'Secret',
+  secret_version: 'Secret version',
+  api_token: 'API token',
+  oauth_client: 'OAuth client',
+  workspace_member: 'Member',
+  workspace: 'Workspace',
+};
+const ACTION_OPTIONS: [string, string][] = [['', 'Every action'], ...(Object.entries(ACTIONS) as [string, string][])];
+
+/** Who acted, in words: a member by e-mail (when still a member), a token or client, or svc itself. */
+function Actor(props: { actor: AuditEvent['actor']; emails: Map<string, string> }) {
+  const { type, id } = props.actor;
+  if (type === 'user') return <>{props.emails.get(id) ?? <Code>{id}</Code>}</>;
+  if (type === 'api_token') return <>API token <a href="/settings/tokens">{id}</a></>;
+  if (type === 'oauth_client') return <>OAuth client <a href="/settings/oauth-clients">{id}</a></>;
+  return <>svc ({id})</>;
+}
+
+function Resource(props: { e: AuditEvent }) {
+  const { e } = props;
+  const href = resourceHref(e.resource_type, e.resource_id, e.metadata);
+  const what = `${RESOURCES[e.resource_type] ?? e.resource_type} ${e.resource_id}`;
+  return href ? <a href={href}>{what}</a> : <>{what}</>;
+}
+
+function Details(props: { metadata: Record<string, string> }) {
+  const entries = Object.entries(props.metadata);
+  if (entries.length === 0) return null;
+  return <p class="small muted">{entries.map(([k, v]) => `${humanLabel(k)}: ${v}`).join(' · ')}</p>;
+}
+
+export function Audit(_props: { path?: string }) {
+  const ws = useWorkspace();
+  const [action, setAction] = useState('');
+  const [resourceText, setResourceText] = useState('');
+  const [resourceId, setResourceId] = useState('');
+  // Member e-mails name the users who acted; a refusal here only leaves ids showing.
+  const members = useApi(() => ok(client.GET('/v1/workspaces/{id}/members', { params: { path: { id: ws.id }, query: { limit: 100 } } })), [ws.id]);
+  const emails = new Map((members.data?.data ?? []).map((m) => [m.user_id, m.email]));
+
+  return (
+    <Page title="Audit log" subtitle={`Who changed what in ${ws.name}, and every read of a secret value. Entries are never changed or removed.`}>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setResourceId(resourceText.trim());
+        }}
+      >
+        <SelectField label="Action" value={action} onValue={setAction} options={ACTION_OPTIONS} />
+        <TextField label="Resource ID" value={resourceText} onValue={setResourceText} maxLength={64} placeholder="sec_…, tok_…, wsm_…" />
+        <button type="submit">Filter</button>
+      </form>
+      <ListView<AuditEvent>
+        label="Audit events"
+        deps={[ws.id, action, resourceId]}
+        load={(cursor, limit) => ok(client.GET('/v1/audit_events', { params: { query: { cursor, limit, action: (action || undefined) as Action | undefined, resource_id: resourceId || undefined } } }))}
+        rowKey={(e) => e.id}
+        columns={[
+          { label: 'When', cell: (e) => <Time at={e.created_at} /> },
+          { label: 'Actor', cell: (e) => <Actor actor={e.actor} emails={emails} /> },
+          { label: 'Action', cell: (e) => <>{ACTIONS[e.action] ?? e.action}<Details metadata={e.metadata} /></> },
+          { label: 'Resource', cell: (e) => <Resource e={e} /> },
+          { label: 'Request ID', cell: (e) => (e.request_id ? <Code>{e.request_id}</Code> : <span class="muted">by svc</span>) },
+        ]}
+        empty={<p>{action || resourceId ? 'No events match these filters.' : 'Nothing recorded yet.'}</p>}
+      />
+    </Page>
+  );
+}

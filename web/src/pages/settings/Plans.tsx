@@ -1,0 +1,71 @@
+// The catalog's plans side by side (GET /v1/plans lists them from the lowest to the highest): each
+// with its limits, the current one marked, and the move to each other one for the roles that may
+// change the plan. A move up applies at once; a move down waits for the period end.
+import type { Schemas } from '../../lib/api.ts';
+import { Time } from '../../components/Time.tsx';
+import type { Change } from './Plan.tsx';
+
+type Plan = Schemas['Plan'];
+
+function limitName(metric: string, quotas: Schemas['QuotaEntry'][]): string {
+  const known = quotas.find((q) => q.metric === metric)?.display_name;
+  if (known) return known;
+  // A metric this answer of /v1/quotas left out (operations/running comes only per cluster).
+  const words = metric.replace(/[/_]/g, ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+export function Plans(props: { plans: Plan[]; subscription: Schemas['Subscription']; quotas: Schemas['QuotaEntry'][]; mayChange: boolean; busy: boolean; onAsk: (c: Change) => void }) {
+  const s = props.subscription;
+  const current = props.plans.findIndex((p) => p.tier === s.tier);
+  const scheduled = s.scheduled_change;
+  return (
+    <ul class="grid plans">
+      {props.plans.map((p, i) => {
+        const up = i > current;
+        const isScheduled = scheduled?.requested_tier === p.tier;
+        return (
+          <li key={p.tier} class={`card plan${p.tier === s.tier ? ' plan-current' : ''}`}>
+            <h3>{p.display_name}</h3>
+            <ul class="plan-limits">
+              {Object.entries(p.limits).map(([metric, limit]) => (
+                <li key={metric}>
+                  {limitName(metric, props.quotas)}: <strong>{limit}</strong>
+                </li>
+              ))}
+            </ul>
+            {p.tier === s.tier ? (
+              <p>
+                <strong>Current plan</strong>
+              </p>
+            ) : isScheduled ? (
+              <p>
+                From <Time at={scheduled.effective_at} />
+              </p>
+            ) : (
+              props.mayChange && (
+                <button
+                  type="button"
+                  class={up ? 'primary' : undefined}
+                  disabled={props.busy}
+                  onClick={() =>
+                    props.onAsk({
+                      title: `${up ? 'Upgrade' : 'Downgrade'} to ${p.display_name}?`,
+                      explain: up
+                        ? `${p.display_name} applies at once: its limits replace the current ones now.`
+                        : `${p.display_name} applies at the end of the current period. It is refused now if the usage is above its limits.`,
+                      confirmLabel: `${up ? 'Upgrade' : 'Downgrade'} to ${p.display_name}`,
+                      call: { kind: 'changeTier', tier: p.tier },
+                    })
+                  }
+                >
+                  {up ? 'Upgrade' : 'Downgrade'} to {p.display_name}
+                </button>
+              )
+            )}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
