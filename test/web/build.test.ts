@@ -1,25 +1,19 @@
 // Journey of the Build area: a person creates a secret, adds a version, reveals it after the
-// audited-read confirmation (and the audit log has the read), disables and enables a version; a
-// member sees the secret but not its values; a person writes a table snippet with an input, tries
-// it unsaved, saves and runs it from its form and sees the table; a stat snippet; a run's page.
+// audited-read confirmation (and the audit log has the read), disables and enables a version, has
+// a stale write refused (409) and applies it again, destroys a version, deletes and restores the
+// secret; a member sees the secret but not its values; a person writes a table snippet with an
+// input, tries it unsaved, saves and runs it from its form and sees the table; a run's page; a stat
+// snippet with its console lines; an edit through a 409; archiving and restoring; 360 px.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
+import { api, checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
 
-/** A call of the API from the signed-in page (its cookie; the CSRF header on writes). */
-async function api<T>(page: Page, method: string, path: string, body?: unknown, workspace?: string): Promise<T> {
-  return page.evaluate(
-    async ({ method, path, body, workspace }) => {
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (method !== 'GET') headers['x-svc-csrf'] = '1';
-      if (workspace) headers['svc-context'] = workspace;
-      const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-      return res.json();
-    },
-    { method, path, body, workspace },
-  ) as Promise<T>;
+/** A setup call through the harness's api(), which must succeed: its body. */
+async function call<T = any>(page: Page, method: string, path: string, body?: unknown, workspace?: string, extra?: Record<string, string>): Promise<T> {
+  const res = await api<T>(page, method, path, body, workspace, extra);
+  assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
 }
 
 const TABLE_CODE = `console.info('squares up to', inputs.count);
@@ -38,7 +32,7 @@ describe('web journey: secrets and snippets', { skip: skipReason }, () => {
     web = await startWeb();
     ada = await web.user('Ada');
     page = await web.signIn(ada);
-    workspace = (await api<{ id: string }>(page, 'POST', '/v1/workspaces', { name: 'Acme' })).id;
+    workspace = (await call<{ id: string }>(page, 'POST', '/v1/workspaces', { name: 'Acme' })).id;
     await page.reload();
     await page.getByRole('combobox', { name: 'Workspace' }).waitFor();
   });
@@ -93,7 +87,7 @@ describe('web journey: secrets and snippets', { skip: skipReason }, () => {
     assert.equal(await page.evaluate(() => document.body.innerHTML.includes('second-value-2')), false);
 
     const secretId = secretPath.split('/').pop()!;
-    const events = await api<{ data: { action: string; metadata: Record<string, string> }[] }>(page, 'GET', `/v1/audit_events?resource_id=${secretId}`, undefined, workspace);
+    const events = await call<{ data: { action: string; metadata: Record<string, string> }[] }>(page, 'GET', `/v1/audit_events?resource_id=${secretId}`, undefined, workspace);
     const access = events.data.filter((e) => e.action === 'secret.version.access');
     assert.equal(access.length, 1);
     assert.equal(access[0]!.metadata.version_number, '2');
@@ -112,18 +106,10 @@ describe('web journey: secrets and snippets', { skip: skipReason }, () => {
 
   test('a version changed since the page read it: the write is refused (409), the page says so and applies it again on request', async () => {
     const secretId = secretPath.split('/').pop()!;
-    const versions = await api<{ data: { id: string; version_number: number }[] }>(page, 'GET', `/v1/secrets/${secretId}/versions`, undefined, workspace);
+    const versions = await call<{ data: { id: string; version_number: number }[] }>(page, 'GET', `/v1/secrets/${secretId}/versions`, undefined, workspace);
     const v1 = versions.data.find((v) => v.version_number === 1)!;
     // Someone else disables and enables it again: the same state, a newer etag.
-    for (const action of ['disable', 'enable']) {
-      await page.evaluate(
-        async ({ path, workspace }) => {
-          const res = await fetch(path, { method: 'POST', headers: { 'x-svc-csrf': '1', 'svc-context': workspace, 'if-match': '*' } });
-          if (!res.ok) throw new Error(`${path}: ${res.status}`);
-        },
-        { path: `/v1/secrets/${secretId}/versions/${v1.id}:${action}`, workspace },
-      );
-    }
+    for (const action of ['disable', 'enable']) await call(page, 'POST', `/v1/secrets/${secretId}/versions/${v1.id}:${action}`, undefined, workspace, { 'if-match': '*' });
     await page.getByRole('button', { name: 'Disable version 1' }).click();
     const conflict = page.getByRole('alert').filter({ hasText: 'changed since this page loaded it' });
     await conflict.waitFor();
@@ -137,7 +123,7 @@ describe('web journey: secrets and snippets', { skip: skipReason }, () => {
 
   test('a member sees the secret and its versions, with the admin actions disabled and the reason given', async () => {
     const bob = await web.user('Bob');
-    await api(page, 'POST', `/v1/workspaces/${workspace}/members`, { email: bob.email, role: 'member' });
+    await call(page, 'POST', `/v1/workspaces/${workspace}/members`, { email: bob.email, role: 'member' });
     const bobPage = await web.signIn(bob);
     await open(bobPage, secretPath, 'registry-password');
     await bobPage.getByRole('note').filter({ hasText: 'need the admin or owner role' }).waitFor();
@@ -256,13 +242,7 @@ describe('web journey: secrets and snippets', { skip: skipReason }, () => {
     const id = snippetPath.split('/').pop()!;
     await page.getByRole('button', { name: 'Edit' }).click();
     // Someone else changes the description while the form is open.
-    await page.evaluate(
-      async ({ id, workspace }) => {
-        const res = await fetch(`/v1/snippets/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json', 'x-svc-csrf': '1', 'svc-context': workspace, 'if-match': '*' }, body: JSON.stringify({ description: 'squares of 1..n' }) });
-        if (!res.ok) throw new Error(String(res.status));
-      },
-      { id, workspace },
-    );
+    await call(page, 'PATCH', `/v1/snippets/${id}`, { description: 'squares of 1..n' }, workspace, { 'if-match': '*' });
     await page.getByRole('region', { name: 'Edit' }).getByLabel('Name').fill('Squares table');
     await page.getByRole('button', { name: 'Save changes' }).click();
     const conflict = page.getByRole('alert').filter({ hasText: 'changed since this page loaded it' });
