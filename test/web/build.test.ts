@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { api, checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
+import { api, checkA11y, expectValue, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
 
 /** A setup call through the harness's api(), which must succeed: its body. */
 async function call<T = any>(page: Page, method: string, path: string, body?: unknown, workspace?: string, extra?: Record<string, string>): Promise<T> {
@@ -187,7 +187,7 @@ describe('web journey: secrets and snippets', { skip: skipReason }, () => {
 
   test('running it from its form shows the table, and the run is listed', async () => {
     const form = page.getByRole('form', { name: 'Run the snippet' });
-    assert.equal(await form.getByLabel('How many').inputValue(), '3', 'the input starts at its default');
+    await expectValue(form.getByLabel('How many'), '3', 'the input starts at its default');
     await form.getByLabel('How many').fill('4');
     await form.getByRole('button', { name: 'Run' }).click();
     const table = page.getByRole('table', { name: 'Output of Squares' });

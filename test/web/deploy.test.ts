@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
-import { api, checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
+import { api, checkA11y, expectValue, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
 
 /** GET of a preview URL at 127.0.0.1 with its Host header (*.localhost resolves to this machine, as the README says). */
 function preview(url: string): Promise<{ status: number; body: any }> {
@@ -126,9 +126,9 @@ describe('web journey: packages, versions, installs, operations', { skip: skipRe
     await page.getByRole('link', { name: '1.0.0' }).click();
     await page.getByRole('link', { name: 'Install this version' }).click();
     await page.getByRole('heading', { level: 1, name: 'Install a package' }).waitFor();
-    assert.equal(await page.getByLabel('Version').inputValue(), '1.0.0', 'the version the link named');
+    await expectValue(page.getByLabel('Version'), '1.0.0', 'the version the link named');
     await page.getByLabel('Cluster').selectOption({ label: 'dev' });
-    assert.equal(await page.getByLabel('Greeting').inputValue(), 'hello', 'the schema default');
+    await expectValue(page.getByLabel('Greeting'), 'hello', 'the schema default');
     await page.getByLabel('Greeting').fill('hi from the web');
     await page.getByLabel('Replicas').fill('50');
     await page.getByRole('button', { name: 'Install', exact: true }).click();

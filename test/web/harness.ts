@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { createTestDatabase, freePort, type TestDatabase } from '../harness.js';
 import { dbEnv, runSvc, startSvc, type RunningSvc } from '../processes.js';
 
@@ -161,4 +161,19 @@ export async function api<T = any>(page: Page, method: string, path: string, bod
     },
     [method, path, body, workspace, extra] as const,
   );
+}
+
+/**
+ * Waits until a form control holds `value`: pages fill a control once their data arrives (a
+ * version list, a schema's default), so reading it at once would race the page. Fails with the
+ * value it last had after 30 s (a safety net, not a timing assertion).
+ */
+export async function expectValue(locator: Locator, value: string, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let last = await locator.inputValue();
+  while (last !== value && Date.now() < deadline) {
+    await locator.page().evaluate(() => new Promise((resolve) => requestAnimationFrame(resolve)));
+    last = await locator.inputValue();
+  }
+  assert.equal(last, value, what);
 }
