@@ -14,6 +14,7 @@ import * as m008 from './migrations/008_snippet_writers.js';
 import * as m009 from './migrations/009_idempotency_owners.js';
 import * as m010 from './migrations/010_secret_lookups.js';
 import * as m011 from './migrations/011_list_filters.js';
+import * as m012 from './migrations/012_machines.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -27,6 +28,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '009_idempotency_owners': m009,
   '010_secret_lookups': m010,
   '011_list_filters': m011,
+  '012_machines': m012,
 };
 
 class StaticProvider implements MigrationProvider {

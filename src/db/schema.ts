@@ -484,4 +484,69 @@ export interface Database {
   usage_counters: UsageCountersTable;
   snippets: SnippetsTable;
   snippet_runs: SnippetRunsTable;
+  machines: MachinesTable;
+  worker_bootstraps: WorkerBootstrapsTable;
+  machine_credentials: MachineCredentialsTable;
+  local_servers: LocalServersTable;
+}
+
+export interface MachinesTable {
+  id: string;
+  workspace_id: string;
+  cluster_id: string;
+  name: string | null;
+  origin: string;
+  provider: string;
+  instance_type: string | null;
+  state: string;
+  node_name: string | null;
+  /** JSON */
+  facts: string | null;
+  last_heartbeat_at: number | null;
+  expires_at: number | null;
+  reconciling: number;
+  provider_server_id: string | null;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface WorkerBootstrapsTable {
+  id: string;
+  workspace_id: string;
+  cluster_id: string;
+  token_hash: string;
+  status: string;
+  expires_at: number;
+  for_machine_id: string | null;
+  used_by_machine_id: string | null;
+  used_at: number | null;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface MachineCredentialsTable {
+  id: string;
+  workspace_id: string;
+  machine_id: string;
+  token_hash: string;
+  created_at: number;
+  revoked_at: number | null;
+  revoked_reason: string | null;
+}
+
+export interface LocalServersTable {
+  id: string;
+  machine_id: string;
+  name: string;
+  instance_type: string;
+  power: string;
+  user_data_sealed: string;
+  credential_sealed: string | null;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  created_at: number;
 }

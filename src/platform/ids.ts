@@ -38,6 +38,9 @@ export const ID_PREFIXES = {
   signingKey: 'key',
   job: 'job',
   auditEvent: 'aud',
+  workerBootstrap: 'wbs',
+  machineCredential: 'mcr',
+  localServer: 'lsrv',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
