@@ -91,6 +91,17 @@ export interface Config {
   };
   /** how often workers apply due subscription changes, notify of expiring tokens and purge old notifications */
   accountSweepMs: number;
+  /** the compute provider POST /v1/machines creates servers through (SVC_COMPUTE_PROVIDER) */
+  compute: { provider: 'local' | 'hcloud' };
+  /** machines and their agents (API.md 8.5) */
+  machines: {
+    /** agents heartbeat this often (SVC_MACHINE_HEARTBEAT_S); 3 missed make a machine UNREACHABLE */
+    heartbeatSeconds: number;
+    /** the executable a worker bootstrap's command and cloud-init start (SVC_MACHINE_AGENT_COMMAND) */
+    agentCommand: string;
+    /** how long machine.create waits for a provisioned server's agent to join (SVC_MACHINE_JOIN_TIMEOUT_S) */
+    joinTimeoutSeconds: number;
+  };
   /** the sandbox pool that runs snippets (src/sandbox) and how it shares itself between workspaces */
   sandbox: {
     /** worker threads, each running one snippet at a time */
@@ -143,6 +154,21 @@ function parsePreviewDomain(raw: string | undefined): string {
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /** A numeric setting within [min, max]; `integer: false` accepts fractions (scales). */
+function computeProviderSetting(raw: string | undefined): 'local' | 'hcloud' {
+  const value = raw?.trim() || 'local';
+  if (value !== 'local' && value !== 'hcloud') throw new ConfigError(`SVC_COMPUTE_PROVIDER must be local or hcloud, got "${value}"`);
+  return value;
+}
+
+/** The agent's executable as it appears in a shell line: a path or a command, without shell syntax. */
+function agentCommandSetting(raw: string | undefined): string {
+  const value = raw?.trim() || 'svc';
+  if (!/^[A-Za-z0-9_./@:+ -]{1,200}$/.test(value)) {
+    throw new ConfigError(`SVC_MACHINE_AGENT_COMMAND must be a command such as "svc" or "/usr/local/bin/svc" (letters, digits, spaces and _./@:+-), got "${value}"`);
+  }
+  return value;
+}
+
 function numberSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number, integer = true): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -348,6 +374,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plans: loadPlans(env.SVC_PLANS_FILE),
     quotas: { enforced: booleanSetting(env, 'SVC_QUOTAS_ENFORCED', true) },
     accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
+    compute: { provider: computeProviderSetting(env.SVC_COMPUTE_PROVIDER) },
+    machines: {
+      heartbeatSeconds: numberSetting(env, 'SVC_MACHINE_HEARTBEAT_S', 15, 1, 3600),
+      agentCommand: agentCommandSetting(env.SVC_MACHINE_AGENT_COMMAND),
+      joinTimeoutSeconds: numberSetting(env, 'SVC_MACHINE_JOIN_TIMEOUT_S', 600, 5, 24 * 3600),
+    },
     sandbox: {
       workers: sandboxWorkers,
       perWorkspaceConcurrency: numberSetting(env, 'SVC_SNIPPET_CONCURRENCY', Math.ceil(sandboxWorkers / 2), 1, 256),
