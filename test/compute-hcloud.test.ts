@@ -13,8 +13,8 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { ComputeProviderError, type ComputeCallContext, type ComputeProvider } from '../src/drivers/compute/driver.js';
 import { createHcloudProvider, HCLOUD_SERVER_TYPES, hcloudServerName, type HcloudOptions } from '../src/drivers/compute/hcloud.js';
 import { HCLOUD_STANDIN_TOKEN, startHcloudStandin, type HcloudStandin } from './hcloud-standin.js';
-import { freePort } from './harness.js';
-import { runSvc } from './processes.js';
+import { createTestDatabase, freePort } from './harness.js';
+import { dbEnv, runSvc, startSvc } from './processes.js';
 
 const ctx = (signal = new AbortController().signal): ComputeCallContext => ({ signal });
 const USER_DATA = '#cloud-config\nruncmd:\n  - [sh, -c, "svc machine join --server https://svc.example.com --token wbt_onetime"]\n';
@@ -92,9 +92,9 @@ describe('hcloud compute provider', () => {
   test('a create whose answer was lost is retryable, and the retry finds the server it made', async () => {
     standin.faults.dropAnswers = 1;
     standin.faults.dropAnswersOf = 'POST /v1/servers'; // Hetzner makes the server; its answer never comes
-    const err = await failure(createHcloudProvider({ ...options, token: HCLOUD_STANDIN_TOKEN, requestTimeoutMs: 500 }).createServer(request(), ctx()));
+    const err = await failure(createHcloudProvider({ ...options, token: HCLOUD_STANDIN_TOKEN, requestTimeoutMs: 1500 }).createServer(request(), ctx()));
     assert.equal(err.retryable, true);
-    assert.match(err.message, /did not answer within 0\.5 s/);
+    assert.match(err.message, /did not answer within 1\.5 s/);
     assert.equal(standin.servers.size, 1);
     const retried = await hcloud.createServer(request(), ctx());
     assert.equal(retried.serverId, String([...standin.servers.keys()][0]));
@@ -289,6 +289,17 @@ describe('SVC_COMPUTE_PROVIDER and SVC_HCLOUD_* settings', () => {
     bad({ SVC_HCLOUD_ENDPOINT: 'ftp://api.example' }, /SVC_HCLOUD_ENDPOINT must be an http\(s\) URL/);
     bad({ SVC_HCLOUD_LOCATION: 'Falkenstein 1' }, /SVC_HCLOUD_LOCATION/);
     bad({ SVC_HCLOUD_IMAGE: 'debian 12' }, /SVC_HCLOUD_IMAGE/);
+  });
+
+  test('svc serve with hcloud configured never prints the token', async () => {
+    const db = await createTestDatabase();
+    try {
+      const svc = await startSvc(dbEnv(db, { LOG_LEVEL: 'trace', SVC_COMPUTE_PROVIDER: 'hcloud', SVC_HCLOUD_TOKEN: TOKEN }));
+      await svc.stop();
+      assert.ok(!JSON.stringify(svc.logs).includes(TOKEN) && !svc.stderr().includes(TOKEN));
+    } finally {
+      await db.drop();
+    }
   });
 
   test('svc serve with hcloud and no token exits 2 saying what is missing', async () => {
