@@ -93,8 +93,6 @@ export interface Config {
   };
   /** how often workers apply due subscription changes, notify of expiring tokens and purge old notifications */
   accountSweepMs: number;
-  /** the compute provider POST /v1/machines creates servers through (SVC_COMPUTE_PROVIDER) */
-  compute: { provider: 'local' | 'hcloud' };
   /** machines and their agents (API.md 8.5) */
   machines: {
     /** agents heartbeat this often (SVC_MACHINE_HEARTBEAT_S); 3 missed make a machine UNREACHABLE */
@@ -161,12 +159,6 @@ function parsePreviewDomain(raw: string | undefined): string {
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /** A numeric setting within [min, max]; `integer: false` accepts fractions (scales). */
-function computeProviderSetting(raw: string | undefined): 'local' | 'hcloud' {
-  const value = raw?.trim() || 'local';
-  if (value !== 'local' && value !== 'hcloud') throw new ConfigError(`SVC_COMPUTE_PROVIDER must be local or hcloud, got "${value}"`);
-  return value;
-}
-
 /** The agent's executable as it appears in a shell line: a path or a command, without shell syntax. */
 function agentCommandSetting(raw: string | undefined): string {
   const value = raw?.trim() || 'svc';
@@ -415,7 +407,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plans: loadPlans(env.SVC_PLANS_FILE),
     quotas: { enforced: booleanSetting(env, 'SVC_QUOTAS_ENFORCED', true) },
     accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
-    compute: { provider: computeProviderSetting(env.SVC_COMPUTE_PROVIDER) },
     machines: {
       heartbeatSeconds: numberSetting(env, 'SVC_MACHINE_HEARTBEAT_S', 15, 1, 3600),
       agentCommand: agentCommandSetting(env.SVC_MACHINE_AGENT_COMMAND),

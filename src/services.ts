@@ -41,6 +41,7 @@ import { createSnippetService } from './modules/snippets/snippets.service.js';
 import { createSnippetRunner } from './modules/snippets/snippet-runner.js';
 import { createRunCredentials } from './modules/snippets/snippet-bridge.js';
 import type { ComputeProvider } from './drivers/compute/driver.js';
+import { createHcloudProvider } from './drivers/compute/hcloud.js';
 import { bootstrapTokenKey } from './modules/machines/join-tokens.js';
 import { createWorkerBootstrapService } from './modules/machines/worker-bootstraps.service.js';
 import { createMachineService } from './modules/machines/machines.service.js';
@@ -100,6 +101,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     queueTimeoutMs: config.sandbox.queueTimeoutMs,
   });
   const runCredentials = createRunCredentials();
+  if (config.compute.provider === 'hcloud') computeProviders.set('hcloud', createHcloudProvider(config.compute.hcloud));
   const computeProvider = (): ComputeProvider => {
     const provider = computeProviders.get(config.compute.provider);
     if (!provider) throw new Error(`compute provider ${config.compute.provider} is not set up`);

@@ -186,7 +186,7 @@ describe('machines', () => {
 
   test('the machine credential is refused by every other route, and the heartbeat route refuses every other credential', async () => {
     const { credential } = await activeMachine();
-    const doc = (await t.request('GET', '/openapi.json')).body;
+    const doc = (await t.request('GET', '/v1/openapi.json')).body;
     let checked = 0;
     for (const [path, ops] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {

@@ -170,6 +170,12 @@ export function createHcloudProvider(options: HcloudOptions): ComputeProvider {
       throw api.failure(what, res);
     },
 
+    async findServer(machineId: string, ctx: ComputeCallContext): Promise<ServerInfo | null> {
+      if (!LABEL_VALUE.test(machineId)) return null;
+      const live = (await serversOf(machineId, ctx)).find((s) => s.status !== 'deleting');
+      return live ? info(live) : null;
+    },
+
     getServer(serverId: string, ctx: ComputeCallContext): Promise<ServerInfo> {
       return serverAnswer(serverId, `hcloud: get server ${serverId}`, ctx);
     },

@@ -20,12 +20,6 @@ const BootstrapParams = Type.Object({ id: ClusterId, bootstrap_id: BootstrapId }
 const IdParams = Type.Object({ id: MachineId });
 
 export function machineRoutes(app: App, s: Services): void {
-  app.addSchema(WorkerBootstrap);
-  app.addSchema(CreatedWorkerBootstrap);
-  app.addSchema(Machine);
-  app.addSchema(MachineJoin);
-  app.addSchema(MachineHeartbeat);
-
   // ---- worker bootstraps (`svc clusters create-worker-bootstrap` ...) ----
 
   app.post('/v1/clusters/:id/worker_bootstraps', {
@@ -101,11 +95,11 @@ export function machineRoutes(app: App, s: Services): void {
       description:
         'Needs the admin or owner role. Records the machine (PROVISIONING, counted against `compute/machines` at once: 429 past ' +
         'the limit) and starts `machine.create` in the same transaction: 202 with the operation. It creates a server through the ' +
-        `service's compute provider (\`${s.computeProvider().name}\` here; \`local\` simulates servers inside the service, \`hcloud\` ` +
+        `service's compute provider (\`${s.config.compute.provider}\` here; \`local\` simulates servers inside the service, \`hcloud\` ` +
         'creates Hetzner Cloud servers) with cloud-init that starts the machine agent with a one-time token, waits for the server ' +
         'to run (JOINING) and for its agent to join and heartbeat (ACTIVE). A crash resumes it without a second server; if it ' +
         'fails or is cancelled, `machine.delete` releases what was made. `instance_type`: ' +
-        `${s.computeProvider().instanceTypes.join(', ')} (else 400). \`expires_at\`, in the future: the machine is deleted then. ` +
+        `${(s.computeProviders.get(s.config.compute.provider)?.instanceTypes ?? []).join(', ')} (else 400). \`expires_at\`, in the future: the machine is deleted then. ` +
         'Accepts idempotency-key.',
       headers: requestHeaders({ idempotency: 'optional' }), body: CreateMachineBody,
       response: responses({ 202: OperationRef }, [400, 403, 404, 409, 422, 429]),
