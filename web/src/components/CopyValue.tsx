@@ -23,7 +23,7 @@ export function CopyValue(props: { label: string; value: string; once?: boolean;
         <span>{props.label}</span>
         <span class="copy-row">
           {props.rows ? (
-            <textarea readOnly rows={props.rows} value={props.value} class="code" spellcheck={false} onFocus={(e) => e.currentTarget.select()} />
+            <textarea readOnly rows={props.rows} value={props.value} class="code" spellcheck={false} wrap="off" onFocus={(e) => e.currentTarget.select()} />
           ) : (
             <input readOnly value={props.value} class="code" onFocus={(e) => e.currentTarget.select()} />
           )}

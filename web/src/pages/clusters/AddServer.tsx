@@ -108,7 +108,7 @@ function JoinWait(props: { clusterId: string; initial: WorkerBootstrap }) {
         </div>
       ) : waiting ? (
         <p aria-busy="true">
-          Waiting for the server to join… The token works until <Time at={b.expires_at} />.
+          Waiting for the server to join… The token expires <Time at={b.expires_at} />.
         </p>
       ) : (
         <p class="notice notice-warn">No server joined with this token: it is {b.status}. Make another one to add a server.</p>
