@@ -74,7 +74,7 @@ describe('web journey: machines', { skip: skipReason }, () => {
     await dialog.getByLabel('The token works for').selectOption({ label: '1 hour' });
     await dialog.getByRole('button', { name: 'Create join command' }).click();
     const command = await dialog.getByLabel('Command').inputValue();
-    assert.match(command, new RegExp(`machine join --server ${web.base} --token svcb_[0-9A-Za-z]{43}`));
+    assert.match(command, new RegExp(`machine join --server ${web.base} --token svcb_[0-9A-Za-z_-]{43}$`));
     await dialog.getByRole('status').filter({ hasText: 'shown only this once' }).waitFor();
     await dialog.getByRole('button', { name: 'Copy', exact: true }).first().click();
     await dialog.getByRole('button', { name: 'Copied' }).waitFor();
@@ -195,6 +195,7 @@ describe('web journey: machines', { skip: skipReason }, () => {
     assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'Add a server', 'focus returned to the button');
 
     await open(page, '/machines', 'Machines');
+    await page.getByRole('link', { name: 'build-01' }).waitFor();
     await checkA11y(page, 'machines');
     await tabTo(page, 'build-01', 80);
     await page.keyboard.press('Enter');

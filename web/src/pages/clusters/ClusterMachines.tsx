@@ -36,12 +36,12 @@ export function ClusterMachines(props: { cluster: Cluster }) {
   const buttons = takesMachines && (
     <NeedsRole need="admin" what="add servers or provision machines">
       <div class="actions">
-      <button type="button" class="primary" onClick={() => setAdding(true)}>
-        Add a server
-      </button>
-      <button type="button" aria-expanded={provisioning} onClick={() => setProvisioning(!provisioning)}>
-        Provision a machine
-      </button>
+        <button type="button" class="primary" onClick={() => setAdding(true)}>
+          Add a server
+        </button>
+        <button type="button" aria-expanded={provisioning} onClick={() => setProvisioning(!provisioning)}>
+          Provision a machine
+        </button>
       </div>
     </NeedsRole>
   );
