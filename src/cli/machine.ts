@@ -18,8 +18,8 @@ Environment:
   SVC_JOIN_TOKEN  the join token, instead of --token (so it does not show in ps)
 
 The agent trades the token once for a machine credential, kept in
-<state-dir>/credential (mode 0600): a restarted agent uses it and needs no token.
-Default state dir: $XDG_STATE_HOME/svc/machine (else ~/.local/state/svc/machine);
+<state-dir>/credential (mode 0600): a restarted agent uses it, without a token.
+Default state dir: $XDG_STATE_HOME/svc/machine, else ~/.local/state/svc/machine;
 as a system service, --state-dir /var/lib/svc-machine.
 
 Exit codes:

@@ -225,8 +225,7 @@ export function buildProgram(o: Output, only?: string): Command {
     }
   }
 
-  program.commandsGroup('Server:');
-  for (const [name, description] of SERVER_COMMANDS) program.addCommand(new Command(name).description(description));
+  program.commandsGroup('Machine agent:');
   const machine = configure(program.command('machine').summary('run the machine agent on a server: svc machine join')
     .description('the machine agent: run `svc machine join` on a server to make it a machine (a node) of a cluster'));
   machine.command('join')
@@ -237,6 +236,9 @@ export function buildProgram(o: Output, only?: string): Command {
     .option('--state-dir <dir>', 'where the machine credential is kept (default $XDG_STATE_HOME/svc/machine)')
     .addHelpText('after', MACHINE_JOIN_HELP)
     .action(async (opts: MachineJoinFlags) => { exitCode = await machineJoin(o, opts); });
+
+  program.commandsGroup('Server:');
+  for (const [name, description] of SERVER_COMMANDS) program.addCommand(new Command(name).description(description));
 
   program.commandsGroup('Other:');
   program.command('completion')

@@ -211,7 +211,8 @@ export async function runMachineAgent(opts: MachineAgentOptions): Promise<AgentO
     }
     last = beat;
     await opts.onHeartbeat?.(beat);
-    await timers.sleep(Math.max(0, startedAt + interval * 1000 - timers.nowMs()), signal);
+    // Within [0, interval]: a clock moved back (tests move it) must not stall the heartbeats.
+    await timers.sleep(Math.min(interval * 1000, Math.max(0, startedAt + interval * 1000 - timers.nowMs())), signal);
   }
 
   function stopped(): AgentOutcome {
