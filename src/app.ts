@@ -37,6 +37,7 @@ import { subscriptionRoutes } from './modules/subscriptions/subscriptions.routes
 import { quotaRoutes } from './modules/quotas/quotas.routes.js';
 import { notificationRoutes } from './modules/notifications/notifications.routes.js';
 import { snippetRoutes } from './modules/snippets/snippets.routes.js';
+import { machineRoutes } from './modules/machines/machines.routes.js';
 import { isRunCredentialRequest } from './modules/snippets/snippet-bridge.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -174,7 +175,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
 
 
   registerAuth(app, {
-    verifiers: [services.sessions.verifier, services.apiTokens.verifier, services.oauth.verifier, services.runCredentials.verifier],
+    verifiers: [services.sessions.verifier, services.apiTokens.verifier, services.oauth.verifier, services.runCredentials.verifier, services.machines.verifier],
     cookieSessions: services.sessions.verifier,
     memberships: services.workspaces.memberships,
   });
@@ -191,6 +192,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   oauthRoutes(app, services);
   operationRoutes(app, services, { waitSafetyPollMs: services.dialect === 'sqlite' ? 250 : 1000 });
   clusterRoutes(app, services);
+  machineRoutes(app, services);
   packageRoutes(app, services);
   installRoutes(app, services);
   previewHostnameRoutes(app, services);

@@ -7,6 +7,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { preparePrivateDir } from './platform/data-dir.js';
 import { BUILT_IN_PLANS, parsePlans, PlanCatalog, PlansFileError } from './modules/plans/plans.js';
+import { COMPUTE_PROVIDERS } from './drivers/compute/driver.js';
+import { HCLOUD_DEFAULT_ENDPOINT, type HcloudOptions } from './drivers/compute/hcloud.js';
 
 export interface TrustedIssuer {
   /** exact `iss` value of accepted tokens */
@@ -91,6 +93,15 @@ export interface Config {
   };
   /** how often workers apply due subscription changes, notify of expiring tokens and purge old notifications */
   accountSweepMs: number;
+  /** machines and their agents (API.md 8.5) */
+  machines: {
+    /** agents heartbeat this often (SVC_MACHINE_HEARTBEAT_S); 3 missed make a machine UNREACHABLE */
+    heartbeatSeconds: number;
+    /** the executable a worker bootstrap's command and cloud-init start (SVC_MACHINE_AGENT_COMMAND) */
+    agentCommand: string;
+    /** how long machine.create waits for a provisioned server's agent to join (SVC_MACHINE_JOIN_TIMEOUT_S) */
+    joinTimeoutSeconds: number;
+  };
   /** the sandbox pool that runs snippets (src/sandbox) and how it shares itself between workspaces */
   sandbox: {
     /** worker threads, each running one snippet at a time */
@@ -124,6 +135,11 @@ export interface Config {
    * service at the root of SVC_PUBLIC_URL: a path prefix is not supported by the app yet
    */
   webDir: string;
+  /**
+   * where provisioned machines' servers come from (POST /v1/machines): `local` (an agent inside
+   * the service process) or `hcloud` (Hetzner Cloud, `createHcloudProvider(compute.hcloud)`)
+   */
+  compute: { provider: 'local'; hcloud: null } | { provider: 'hcloud'; hcloud: HcloudOptions };
 }
 
 export const SERVE_ROLES = ['all', 'api', 'worker'] as const;
@@ -143,6 +159,15 @@ function parsePreviewDomain(raw: string | undefined): string {
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
 /** A numeric setting within [min, max]; `integer: false` accepts fractions (scales). */
+/** The agent's executable as it appears in a shell line: a path or a command, without shell syntax. */
+function agentCommandSetting(raw: string | undefined): string {
+  const value = raw?.trim() || 'svc';
+  if (!/^[A-Za-z0-9_./@:+ -]{1,200}$/.test(value)) {
+    throw new ConfigError(`SVC_MACHINE_AGENT_COMMAND must be a command such as "svc" or "/usr/local/bin/svc" (letters, digits, spaces and _./@:+-), got "${value}"`);
+  }
+  return value;
+}
+
 function numberSetting(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number, integer = true): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -273,6 +298,40 @@ function booleanSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean)
   return raw === 'true';
 }
 
+/**
+ * SVC_COMPUTE_PROVIDER and, for hcloud, its SVC_HCLOUD_* settings. The token is a non-enumerable
+ * property: a config (or its compute part) that ends up in a log line or JSON.stringify shows no
+ * token, while `compute.hcloud.token` still reads it. No message here ever quotes the token.
+ */
+function parseCompute(env: NodeJS.ProcessEnv): Config['compute'] {
+  const provider = env.SVC_COMPUTE_PROVIDER || 'local';
+  if (!(COMPUTE_PROVIDERS as readonly string[]).includes(provider)) {
+    throw new ConfigError(`SVC_COMPUTE_PROVIDER must be one of ${COMPUTE_PROVIDERS.join(', ')}, got "${provider}"`);
+  }
+  if (provider === 'local') return { provider: 'local', hcloud: null };
+  const token = (env.SVC_HCLOUD_TOKEN ?? '').trim();
+  if (!token) {
+    throw new ConfigError('SVC_COMPUTE_PROVIDER=hcloud needs SVC_HCLOUD_TOKEN: a Hetzner Cloud API token with Read & Write permission (Cloud Console: the project > Security > API tokens)');
+  }
+  if (!/^[\x21-\x7e]+$/.test(token)) throw new ConfigError('SVC_HCLOUD_TOKEN must be printable ASCII without spaces (its value is not shown)');
+  const endpoint = (env.SVC_HCLOUD_ENDPOINT || HCLOUD_DEFAULT_ENDPOINT).replace(/\/+$/, '');
+  const url = URL.canParse(endpoint) ? new URL(endpoint) : null;
+  if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash) {
+    throw new ConfigError(`SVC_HCLOUD_ENDPOINT must be an http(s) URL without credentials or query, got "${endpoint}"`);
+  }
+  const location = env.SVC_HCLOUD_LOCATION || 'fsn1';
+  if (!/^[a-z0-9-]{1,32}$/.test(location)) throw new ConfigError(`SVC_HCLOUD_LOCATION must be a Hetzner location name such as fsn1, nbg1 or hel1, got "${location}"`);
+  const image = env.SVC_HCLOUD_IMAGE || 'debian-12';
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(image)) throw new ConfigError(`SVC_HCLOUD_IMAGE must be an image name or id such as debian-12, got "${image}"`);
+  const sshKeys = (env.SVC_HCLOUD_SSH_KEYS ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  for (const key of sshKeys) {
+    if (!/^[\x20-\x7e]{1,128}$/.test(key)) throw new ConfigError(`SVC_HCLOUD_SSH_KEYS must list SSH key names or ids of the project, comma-separated, got "${key.slice(0, 130)}"`);
+  }
+  const hcloud: HcloudOptions = { token, endpoint, location, image, sshKeys };
+  Object.defineProperty(hcloud, 'token', { enumerable: false });
+  return { provider: 'hcloud', hcloud };
+}
+
 /** `<package root>/dist/app`: this file sits one level below the package root in src/ and in dist/ alike. */
 const DEFAULT_WEB_DIR = fileURLToPath(new URL('../dist/app', import.meta.url));
 
@@ -348,6 +407,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plans: loadPlans(env.SVC_PLANS_FILE),
     quotas: { enforced: booleanSetting(env, 'SVC_QUOTAS_ENFORCED', true) },
     accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
+    machines: {
+      heartbeatSeconds: numberSetting(env, 'SVC_MACHINE_HEARTBEAT_S', 15, 1, 3600),
+      agentCommand: agentCommandSetting(env.SVC_MACHINE_AGENT_COMMAND),
+      joinTimeoutSeconds: numberSetting(env, 'SVC_MACHINE_JOIN_TIMEOUT_S', 600, 5, 24 * 3600),
+    },
     sandbox: {
       workers: sandboxWorkers,
       perWorkspaceConcurrency: numberSetting(env, 'SVC_SNIPPET_CONCURRENCY', Math.ceil(sandboxWorkers / 2), 1, 256),
@@ -362,5 +426,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pinnedRetentionSeconds: numberSetting(env, 'SVC_PREVIEW_PINNED_RETENTION', 7 * 24 * 3600, 0, 10 * 365 * 24 * 3600),
     },
     webDir: resolve(env.SVC_WEB_DIR || DEFAULT_WEB_DIR),
+    compute: parseCompute(env),
   };
 }

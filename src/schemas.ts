@@ -12,6 +12,7 @@ import { DeviceAuthorizationResponse } from './modules/device/device.routes.js';
 import { BrowserSession, IssuedSession, Me } from './modules/sessions/sessions.routes.js';
 import { OpenApiDocument, Status } from './modules/system/system.routes.js';
 import { Cluster, ClusterCapabilitiesView } from './modules/clusters/clusters.schemas.js';
+import { MACHINE_SCHEMAS } from './modules/machines/machines.schemas.js';
 import { Package, PackageVersion } from './modules/packages/packages.schemas.js';
 import { Install, InstallDetail, Render, RenderDetail } from './modules/installs/installs.schemas.js';
 import { PreviewHostname } from './modules/preview-hostnames/preview-hostnames.schemas.js';
@@ -27,7 +28,7 @@ export const NAMED_SCHEMAS: TSchema[] = [
   Workspace, Member,
   ApiTokenItem, CreatedApiToken,
   OAuthClientItem, CreatedOAuthClient, Jwks, ...TOKEN_SCHEMAS, DeviceAuthorizationResponse,
-  Cluster, ClusterCapabilitiesView,
+  Cluster, ClusterCapabilitiesView, ...MACHINE_SCHEMAS,
   Package, PackageVersion,
   Install, InstallDetail, Render, RenderDetail,
   PreviewHostname,

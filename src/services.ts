@@ -30,7 +30,8 @@ import { createSecretService } from './modules/secrets/secrets.service.js';
 import { createSecretVersionService } from './modules/secrets/secret-versions.service.js';
 import { secretUsage } from './modules/secrets/secrets.repo.js';
 import { createQuotaService } from './modules/quotas/quotas.service.js';
-import { clusterUsage, machineUsage } from './modules/clusters/clusters.repo.js';
+import { clusterUsage } from './modules/clusters/clusters.repo.js';
+import { machineUsage } from './modules/machines/machines.repo.js';
 import { installUsage } from './modules/installs/installs.repo.js';
 import { operationFailed } from './modules/notifications/sources.js';
 import { createNotificationService } from './modules/notifications/notifications.service.js';
@@ -39,6 +40,12 @@ import { registerSubscriptionWorkflows } from './modules/subscriptions/subscript
 import { createSnippetService } from './modules/snippets/snippets.service.js';
 import { createSnippetRunner } from './modules/snippets/snippet-runner.js';
 import { createRunCredentials } from './modules/snippets/snippet-bridge.js';
+import type { ComputeProvider } from './drivers/compute/driver.js';
+import { createHcloudProvider } from './drivers/compute/hcloud.js';
+import { bootstrapTokenKey } from './modules/machines/join-tokens.js';
+import { createWorkerBootstrapService } from './modules/machines/worker-bootstraps.service.js';
+import { createMachineService } from './modules/machines/machines.service.js';
+import { registerMachineWorkflows, releaseWorkspaceMachines } from './modules/machines/machines.workflows.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
   const { db, config } = deps;
@@ -69,8 +76,13 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const installs = createInstallService({ ...installDeps, dialect: deps.dialect, cursors, publicUrl: config.publicUrl });
   registerPreviewHostnameWorkflows(workflows, db);
   const previewHostnames = createPreviewHostnameService({ db, dialect: deps.dialect, cursors, operations, preview: config.preview });
+  /** compute providers by name (tests may replace one); POST /v1/machines uses the configured one */
+  const computeProviders = new Map<string, ComputeProvider>();
   const workspaceDeletion = createWorkspaceDeletion({
     operations,
+    releaseMachines: async (workspaceId, ctx) => {
+      await releaseWorkspaceMachines({ db, compute: computeProviders }, workspaceId, ctx);
+    },
     releaseInstalls: async (workspaceId, ctx) => {
       await installs.releaseWorkspaceInstalls(workspaceId, ctx);
     },
@@ -89,6 +101,21 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     queueTimeoutMs: config.sandbox.queueTimeoutMs,
   });
   const runCredentials = createRunCredentials();
+  if (config.compute.provider === 'hcloud') computeProviders.set('hcloud', createHcloudProvider(config.compute.hcloud));
+  const computeProvider = (): ComputeProvider => {
+    const provider = computeProviders.get(config.compute.provider);
+    if (!provider) throw new Error(`compute provider ${config.compute.provider} is not set up`);
+    return provider;
+  };
+  const machineDeps = {
+    db, tokenKey: bootstrapTokenKey(config.secretKey), launch: { agentCommand: config.machines.agentCommand, server: config.publicUrl },
+    heartbeatSeconds: config.machines.heartbeatSeconds, joinTimeoutSeconds: config.machines.joinTimeoutSeconds,
+  };
+  registerMachineWorkflows(workflows, { ...machineDeps, compute: computeProviders, operations });
+  const workerBootstraps = createWorkerBootstrapService({ ...machineDeps, cursors, quotas });
+  const machines = createMachineService({
+    ...machineDeps, cursors, operations, quotas, bootstraps: workerBootstraps, compute: computeProvider, publicUrl: config.publicUrl,
+  });
   return {
     db,
     dialect: deps.dialect,
@@ -125,6 +152,10 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     snippetRunner,
     /** the credentials of running snippets' platform.request calls */
     runCredentials,
+    computeProviders,
+    computeProvider,
+    workerBootstraps,
+    machines,
     snippets: createSnippetService({ db, cursors, quotas, runner: snippetRunner, credentials: runCredentials, publicUrl: config.publicUrl }),
   };
 }

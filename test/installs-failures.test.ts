@@ -234,7 +234,7 @@ describe('installs: failures and conflicts', () => {
     const etag = (await t.request('GET', `/v1/workspaces/${W.ws}`, { token: bob.token })).body.etag;
     const del = await t.request('DELETE', `/v1/workspaces/${W.ws}`, { token: bob.token, headers: { 'if-match': etag } });
     assert.equal(del.status, 202, del.text);
-    assert.deepEqual(del.body.steps.map((s: any) => s.name), ['cancel_operations', 'delete_installs', 'delete_clusters', 'revoke_credentials', 'remove_workspace']);
+    assert.deepEqual(del.body.steps.map((s: any) => s.name), ['cancel_operations', 'delete_installs', 'delete_machines', 'delete_clusters', 'revoke_credentials', 'remove_workspace']);
     const late = await f.createInstall(W, { package_id: wpkg, package_version_pin: { kind: 'latest' }, cluster_id: cluster });
     assert.equal(late.status, 422);
     assert.equal(late.body.error.reason, 'WORKSPACE_DELETING');

@@ -116,7 +116,7 @@ describe('workspace deletion', () => {
     assertOperationInvariants(done.body, { publicUrl: 'http://svc.test' });
     assert.equal(done.body.state, 'SUCCEEDED', JSON.stringify(done.body));
     assert.deepEqual(done.body.steps.map((s: any) => [s.name, s.status]), [
-      ['cancel_operations', 'completed'], ['delete_installs', 'completed'], ['delete_clusters', 'completed'], ['revoke_credentials', 'completed'],
+      ['cancel_operations', 'completed'], ['delete_installs', 'completed'], ['delete_machines', 'completed'], ['delete_clusters', 'completed'], ['revoke_credentials', 'completed'],
       ['remove_workspace', 'completed'],
     ]);
     assert.equal(done.body.last_error, null, 'the wait for the slow operation was a retry, cleared by its success');

@@ -25,7 +25,8 @@
 //     (confirmation on a terminal, --yes elsewhere);
 //   - a write that needs if-match reads the current etag first when --if-match is left out (the GET of
 //     its path, or for a custom method `…:verb` the GET of the resource it acts on).
-// Paths outside /v1 (probes, metrics, the OAuth protocol endpoints that `svc login` drives) are not commands.
+// Paths outside /v1 (probes, metrics, the OAuth protocol endpoints that `svc login` drives) are not commands,
+// nor are operations marked `x-svc-cli: false` (the machine agent's calls, made by `svc machine join`).
 import { readFileSync } from 'node:fs';
 
 export type JsonSchema = {
@@ -57,6 +58,8 @@ interface RawOperation {
   'x-svc-auth'?: string;
   /** more names of the same command, `<resource> <action>` (e.g. `secrets access` for `secret-versions access`) */
   'x-svc-cli-aliases'?: string[];
+  /** false: not a command (the machine agent's calls, which `svc machine join` makes) */
+  'x-svc-cli'?: boolean;
 }
 export interface OpenApiDocument {
   info?: { title?: string; description?: string };
@@ -324,7 +327,7 @@ export function commandTree(doc: OpenApiDocument = loadDocument()): ResourceSpec
   for (const [path, ops] of Object.entries(doc.paths)) {
     if (!path.startsWith('/v1/')) continue;
     for (const [method, op] of Object.entries(ops)) {
-      if (!op || typeof op !== 'object' || !op.operationId) continue;
+      if (!op || typeof op !== 'object' || !op.operationId || op['x-svc-cli'] === false) continue;
       const tag = op.tags?.[0] ?? 'other';
       const name = kebab(tag);
       let res = byName.get(name);

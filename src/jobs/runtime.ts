@@ -6,6 +6,7 @@ import { clock } from '../platform/clock.js';
 import { randomString } from '../platform/crypto.js';
 import { evictAgedPinned } from '../modules/preview-hostnames/hostname-lifecycle.js';
 import { sweepAccount, type AccountSweepResult } from '../modules/account/account-sweep.js';
+import { sweepMachines, type MachineSweepResult } from '../modules/machines/machines-sweep.js';
 import type { Services } from '../services.js';
 import { WorkerPool } from './worker.js';
 
@@ -28,6 +29,11 @@ export interface Runtime {
    * processes; tests call it.
    */
   sweepAccount(): Promise<AccountSweepResult>;
+  /**
+   * Marks machines that missed 3 heartbeats UNREACHABLE, announces expiring machines and deletes
+   * expired ones (see machines-sweep.ts). Runs every heartbeat interval in worker processes; tests call it.
+   */
+  sweepMachines(): Promise<MachineSweepResult>;
   /** stops claiming, lets running steps drain for up to `graceMs`, then closes the listener */
   stop(graceMs: number): Promise<void>;
 }
@@ -49,6 +55,7 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     return evictAgedPinned(services.db, null, now - config.preview.pinnedRetentionSeconds, now);
   };
   const sweepSecrets = () => services.secrets.purgeDue();
+  const machineSweep = () => sweepMachines({ db: services.db, operations: services.operations, heartbeatSeconds: config.machines.heartbeatSeconds });
   const sweeps: NodeJS.Timeout[] = [];
   const every = (retentionSeconds: number, run: () => Promise<number>, what: string) => {
     const timer = setInterval(() => {
@@ -61,6 +68,7 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     // An install's publish step evicts its own aged hostnames; this covers installs left alone.
     every(config.preview.pinnedRetentionSeconds, sweepPreviewHostnames, 'preview hostname eviction sweep');
     every(config.secretRetentionSeconds, sweepSecrets, 'secret purge sweep');
+    every(config.machines.heartbeatSeconds, async () => (await machineSweep()).unreachable, 'machine sweep');
   }
   const accountSweep = () => sweepAccount(services, logger);
   let account: NodeJS.Timeout | null = null;
@@ -79,6 +87,7 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     sweepPreviewHostnames,
     sweepSecrets,
     sweepAccount: accountSweep,
+    sweepMachines: machineSweep,
     async stop(graceMs: number) {
       for (const timer of sweeps) clearInterval(timer);
       if (account) clearInterval(account);

@@ -32,7 +32,18 @@ export interface WorkspacePrincipal {
   credentialId: string;
 }
 
-export type Principal = UserPrincipal | WorkspacePrincipal;
+/**
+ * A machine agent's credential (API.md 8.5): it may call only the routes declared `auth: 'machine'`
+ * (the agent's heartbeats); every other route refuses it with 403.
+ */
+export interface MachinePrincipal {
+  kind: 'machine';
+  machineId: string;
+  workspaceId: string;
+  credentialId: string;
+}
+
+export type Principal = UserPrincipal | WorkspacePrincipal | MachinePrincipal;
 
 /** The resolved workspace of a workspace-scoped request and the caller's role in it. */
 export interface WorkspaceScope {
@@ -57,8 +68,10 @@ export interface WorkspaceScope {
  * - `workspace-path`: the workspace is the `:id` path parameter; the caller must belong to it.
  * - `workspace-or-user`: as `workspace` when the credential is a workspace's or svc-context is
  *   sent; a user credential without svc-context acts as the user (no scope), e.g. `/v1/quotas`.
+ * - `machine`: a machine agent's credential and nothing else (the agent's routes); no other mode
+ *   accepts one.
  */
-export type AuthMode = 'none' | 'user' | 'any' | 'workspace' | 'workspace-path' | 'workspace-or-user';
+export type AuthMode = 'none' | 'user' | 'any' | 'workspace' | 'workspace-path' | 'workspace-or-user' | 'machine';
 
 export interface TokenVerifier {
   /** Returns the principal for a token of the form this verifier owns, or null when the form is not its. */
@@ -95,6 +108,13 @@ export const SvcContextHeader = Type.String({
 export function scopeOf(request: FastifyRequest): WorkspaceScope {
   if (!request.scope) throw new ApiError('INTERNAL', 'route is not workspace-scoped');
   return request.scope;
+}
+
+/** The machine behind a request to an agent route (`auth: 'machine'`). */
+export function machineOf(request: FastifyRequest): MachinePrincipal {
+  const p = request.principal;
+  if (!p || p.kind !== 'machine') throw new ApiError('INTERNAL', 'route is not a machine route');
+  return p;
 }
 
 export function userOf(request: FastifyRequest): UserPrincipal {
@@ -172,7 +192,7 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
     throw unauthenticated();
   }
 
-  async function resolveWorkspace(request: FastifyRequest, principal: Principal, pathWorkspace: string | null): Promise<WorkspaceScope> {
+  async function resolveWorkspace(request: FastifyRequest, principal: UserPrincipal | WorkspacePrincipal, pathWorkspace: string | null): Promise<WorkspaceScope> {
     // A path id that is not even a ws_ id names nothing (API.md: wrong prefix is 404); that tells
     // nothing about other tenants. A well-formed one stays 403 whether or not it exists.
     if (pathWorkspace !== null && !isId('workspace', pathWorkspace)) throw notFound('workspace');
@@ -214,6 +234,13 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
     if (mode === 'none') return;
     const principal = await authenticate(request);
     request.principal = principal;
+    if (mode === 'machine' || principal.kind === 'machine') {
+      if (mode !== 'machine') {
+        throw permissionDenied('a machine credential can call only the machine agent\'s routes', 'MACHINE_CREDENTIAL_NOT_ALLOWED');
+      }
+      if (principal.kind !== 'machine') throw permissionDenied('this route is for machine agents: it needs a machine credential', 'MACHINE_CREDENTIAL_REQUIRED');
+      return;
+    }
     if (mode === 'user') {
       userOf(request);
     } else if (mode === 'workspace') {

@@ -497,7 +497,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a cluster
-         * @description Needs the admin or owner role. if-match is required. 202 with a `cluster.delete` operation: the cluster becomes `deleting`, the operations running on it are cancelled and drained, the cluster is released through its driver (a kubernetes cluster is only unregistered: nothing was created on it; a release that keeps failing is skipped) and then removed. While a deletion runs, another DELETE returns that same operation, whatever its if-match. Not cancellable. A cluster with installs (in any state) is 422 (reason CLUSTER_HAS_INSTALLS): delete them first.
+         * @description Needs the admin or owner role. if-match is required. 202 with a `cluster.delete` operation: the cluster becomes `deleting`, the operations running on it are cancelled and drained, the cluster is released through its driver (a kubernetes cluster is only unregistered: nothing was created on it; a release that keeps failing is skipped) and then removed. While a deletion runs, another DELETE returns that same operation, whatever its if-match. Not cancellable. A cluster with installs (in any state) is 422 (reason CLUSTER_HAS_INSTALLS), one with machines 422 (CLUSTER_HAS_MACHINES): delete them first.
          */
         delete: operations["deleteCluster"];
         options?: never;
@@ -543,6 +543,202 @@ export interface paths {
          * @description 202 with a `cluster.capabilities.refresh` operation that reads the capabilities from the cluster and stores them; a suspended cluster that answers becomes active, one that does not is suspended. Any member may refresh. While another operation runs on the cluster: 409 ABORTED (reason OPERATION_IN_PROGRESS, metadata.operation_id); a cluster being deleted: 422 (reason CLUSTER_DELETING). No body. Accepts idempotency-key.
          */
         post: operations["refreshClusterCapabilities"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{id}/worker_bootstraps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the worker bootstraps of a cluster
+         * @description Newest first, in every status; never the token. Any member may list them.
+         */
+        get: operations["listClusterWorkerBootstraps"];
+        put?: never;
+        /**
+         * Let a server join the cluster
+         * @description Needs the admin or owner role. 201 with a worker bootstrap and, in this response only, its one-time `token`, the `command` that starts the machine agent with it (`svc machine join --server … --token …`; run it on the server) and the same as `cloud_init` user data (installs the agent as the `svc-machine` systemd service). The token joins one server once, until `expires_at` (`ttl_seconds`, 60 s to 24 h, default 1 h); it is stored only as a SHA-256 hash. The server's joining is counted against `compute/machines` then, not now. Machines join `local` clusters: a kubernetes cluster is 422 (CLUSTER_PROVIDER_UNSUPPORTED), a cluster being deleted 422 (CLUSTER_DELETING). Accepts idempotency-key: a replay answers the same token. Recorded in the audit log (`worker_bootstrap.create`).
+         */
+        post: operations["createClusterWorkerBootstrap"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{id}/worker_bootstraps/{bootstrap_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a worker bootstrap
+         * @description Any member may read it; never the token. Sends the etag in the ETag header.
+         */
+        get: operations["getClusterWorkerBootstrap"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/clusters/{id}/worker_bootstraps/{bootstrap_id}:revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a worker bootstrap
+         * @description Needs the admin or owner role and if-match. Its token joins nothing from now on; a machine that already joined with it stays. Only an active bootstrap can be revoked: used, revoked or expired is 422 (BOOTSTRAP_NOT_ACTIVE). Recorded in the audit log (`worker_bootstrap.revoke`).
+         */
+        post: operations["revokeClusterWorkerBootstrap"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/machines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List machines
+         * @description Machines of the workspace, newest first, filtered by cluster and state. Any member may list them.
+         */
+        get: operations["listMachines"];
+        put?: never;
+        /**
+         * Provision a machine
+         * @description Needs the admin or owner role. Records the machine (PROVISIONING, counted against `compute/machines` at once: 429 past the limit) and starts `machine.create` in the same transaction: 202 with the operation. It creates a server through the service's compute provider (`local` here; `local` simulates servers inside the service, `hcloud` creates Hetzner Cloud servers) with cloud-init that starts the machine agent with a one-time token, waits for the server to run (JOINING) and for its agent to join and heartbeat (ACTIVE). A crash resumes it without a second server; if it fails or is cancelled, `machine.delete` releases what was made. `instance_type`:  (else 400). `expires_at`, in the future: the machine is deleted then. Accepts idempotency-key.
+         */
+        post: operations["createMachine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/machines/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a machine
+         * @description Any member may read it. Sends the etag in the ETag header.
+         */
+        get: operations["getMachine"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a machine
+         * @description Needs the admin or owner role and if-match. 202 with a `machine.delete` operation: the machine becomes DELETING, its other operations are cancelled and drained, its node is cordoned and drained, a provisioned machine's server is destroyed, the node is removed and the agent's credential revoked (its next heartbeat tells it to stop), then the record goes. While it runs, another DELETE returns that same operation. Not cancellable. Recorded in the audit log (`machine.delete`).
+         */
+        delete: operations["deleteMachine"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a machine or change its expiry
+         * @description Needs the admin or owner role and if-match. `name` (null clears it); `expires_at` in the future (null: the machine never expires). A changed expiry is announced again 72 h and 24 h before it. A machine being deleted is 422 (MACHINE_DELETING).
+         */
+        patch: operations["updateMachine"];
+        trace?: never;
+    };
+    "/v1/machines/{id}:suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend a machine
+         * @description Needs the admin or owner role and if-match. 202 with `machine.suspend`: the node is cordoned (SUSPENDED: no new work lands on it) and a provisioned machine's server is powered off. From ACTIVE or UNREACHABLE; other states 422 (MACHINE_STATE); another operation running on it 409 (OPERATION_IN_PROGRESS). Accepts idempotency-key.
+         */
+        post: operations["suspendMachine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/machines/{id}:resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a machine
+         * @description Needs the admin or owner role and if-match. 202 with `machine.resume`: a provisioned machine's server is powered on and its agent's next heartbeat awaited; then the node is uncordoned (ACTIVE, or UNREACHABLE if its agent is silent). From SUSPENDED only; other states 422 (MACHINE_STATE). Accepts idempotency-key.
+         */
+        post: operations["resumeMachine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/machine_joins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Trade a bootstrap token for a machine credential
+         * @description Called by `svc machine join` once, with the worker bootstrap's token and the server's facts; no other authentication. 201 with the machine (JOINING until its first heartbeat) and its credential (`svcm_…`, shown once, stored hashed), which authenticates the agent's heartbeats and no other route. A token that is unknown, used, revoked or expired is 401 (JOIN_TOKEN_REJECTED; the message says which); of two servers racing with one token, one joins. `compute/machines` full is 429 and leaves the token usable. Recorded in the audit log (`worker_bootstrap.use`, by the machine).
+         */
+        post: operations["joinMachine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/machine_heartbeats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report that the machine is alive
+         * @description Called by the machine agent every `heartbeat_interval_seconds` with its machine credential, optionally with fresh facts. A JOINING or UNREACHABLE machine becomes ACTIVE (a ready node of its cluster). `schedulable` false: the node is cordoned. A credential revoked because its machine was deleted is 401 MACHINE_DELETED, revoked otherwise 401 MACHINE_CREDENTIAL_REVOKED: the agent stops. Any other credential is 403 (MACHINE_CREDENTIAL_REQUIRED).
+         */
+        post: operations["heartbeatMachine"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2126,6 +2322,218 @@ export interface components {
             observed_at: number;
         };
         /**
+         * @description What the machine agent reports about its server when it joins and in its heartbeats.
+         * @example {
+         *       "hostname": "build-01",
+         *       "os": "linux",
+         *       "arch": "x64",
+         *       "cpu_count": 4,
+         *       "memory_bytes": 8254390272,
+         *       "kernel": "6.1.0-28-amd64",
+         *       "agent_version": "0.1.0"
+         *     }
+         */
+        MachineFacts: {
+            /** @description the server's host name */
+            hostname: string;
+            /** @description operating system (node:os platform(), e.g. linux) */
+            os: string;
+            /** @description CPU architecture (e.g. x64, arm64) */
+            arch: string;
+            /** @description logical CPUs */
+            cpu_count: number;
+            /** @description total memory in bytes */
+            memory_bytes: number;
+            /** @description kernel release (node:os release()) */
+            kernel: string;
+            /** @description the version of the svc machine agent */
+            agent_version: string;
+        };
+        /**
+         * @description A one-time permission for one server to join a cluster as a machine. Its token is shown only when it is created.
+         * @example {
+         *       "id": "wbs_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "status": "active",
+         *       "expires_at": 1767229200,
+         *       "used_by_machine_id": null,
+         *       "created_by": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "created_at": 1767225600,
+         *       "etag": "1"
+         *     }
+         */
+        WorkerBootstrap: {
+            /** @description wbs_ id */
+            id: string;
+            /** @description the cluster the machine joins (clu_ id) */
+            cluster_id: string;
+            /**
+             * @description active (its token can be used once), used (a machine joined with it), revoked, expired (past expires_at, never used)
+             * @enum {string}
+             */
+            status: "active" | "used" | "revoked" | "expired";
+            /** @description the token joins nothing after this (Unix seconds) */
+            expires_at: number;
+            /** @description the machine that joined with it (mch_ id), or null */
+            used_by_machine_id: string | null;
+            /** @description who created it: usr_, tok_ or oac_ id */
+            created_by: string;
+            /** @description created (Unix seconds) */
+            created_at: number;
+            /** @description changes on every write; send it back in if-match to revoke */
+            etag: string;
+        };
+        /**
+         * @description A new worker bootstrap with its token, its command and its cloud-init, which are never shown again.
+         * @example {
+         *       "id": "wbs_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "status": "active",
+         *       "expires_at": 1767229200,
+         *       "used_by_machine_id": null,
+         *       "created_by": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "created_at": 1767225600,
+         *       "etag": "1",
+         *       "token": "svcb_4Zq0YvT1nJb8mW2xKc6Lr9Ps3Df7Gh5Aa1Bb2Cc3Dd4",
+         *       "command": "npx -y svc machine join --server https://svc.example.com --token svcb_4Zq0YvT1nJb8mW2xKc6Lr9Ps3Df7Gh5Aa1Bb2Cc3Dd4",
+         *       "cloud_init": "#cloud-config\nruncmd:\n  - [sh, -c, \"...\"]\n"
+         *     }
+         */
+        CreatedWorkerBootstrap: {
+            /** @description wbs_ id */
+            id: string;
+            /** @description the cluster the machine joins (clu_ id) */
+            cluster_id: string;
+            /**
+             * @description active (its token can be used once), used (a machine joined with it), revoked, expired (past expires_at, never used)
+             * @enum {string}
+             */
+            status: "active" | "used" | "revoked" | "expired";
+            /** @description the token joins nothing after this (Unix seconds) */
+            expires_at: number;
+            /** @description the machine that joined with it (mch_ id), or null */
+            used_by_machine_id: string | null;
+            /** @description who created it: usr_, tok_ or oac_ id */
+            created_by: string;
+            /** @description created (Unix seconds) */
+            created_at: number;
+            /** @description changes on every write; send it back in if-match to revoke */
+            etag: string;
+            /** @description the one-time join token (`svcb_...`); shown in this response only, stored hashed */
+            token: string;
+            /** @description a shell line that starts the machine agent with the token: run it on the server */
+            command: string;
+            /** @description the same as cloud-init user data (#cloud-config), for a server created with it */
+            cloud_init: string;
+        };
+        /**
+         * @description A server that works as a node of one of the workspace's clusters, and the agent running on it.
+         * @example {
+         *       "id": "mch_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "name": "build-01",
+         *       "origin": "joined",
+         *       "provider": "byo",
+         *       "instance_type": null,
+         *       "state": "ACTIVE",
+         *       "node_name": "build-01-n3m2k",
+         *       "facts": {
+         *         "hostname": "build-01",
+         *         "os": "linux",
+         *         "arch": "x64",
+         *         "cpu_count": 4,
+         *         "memory_bytes": 8254390272,
+         *         "kernel": "6.1.0-28-amd64",
+         *         "agent_version": "0.1.0"
+         *       },
+         *       "last_heartbeat_at": 1767225900,
+         *       "expires_at": null,
+         *       "reconciling": false,
+         *       "html_url": "https://svc.example.com/machines/mch_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225615,
+         *       "etag": "2"
+         *     }
+         */
+        Machine: {
+            /** @description mch_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description the cluster it is a node of (clu_ id) */
+            cluster_id: string;
+            /** @description a name people give it, or null */
+            name: string | null;
+            /**
+             * @description joined (a server someone brought, through a worker bootstrap) or provisioned (POST /v1/machines)
+             * @enum {string}
+             */
+            origin: "joined" | "provisioned";
+            /**
+             * @description byo (brought by its owner), local (a server simulated by the service) or hcloud (Hetzner Cloud)
+             * @enum {string}
+             */
+            provider: "byo" | "local" | "hcloud";
+            /** @description the provider's server type of a provisioned machine, or null */
+            instance_type: string | null;
+            /**
+             * @description PROVISIONING (its server is being created), JOINING (waiting for its agent's first heartbeat), ACTIVE (a ready node), UNREACHABLE (no heartbeat for 3 intervals; ACTIVE again when they resume), SUSPENDED (cordoned: no new work lands on it), DELETING (its machine.delete operation runs; it disappears when that ends)
+             * @enum {string}
+             */
+            state: "PROVISIONING" | "JOINING" | "ACTIVE" | "UNREACHABLE" | "SUSPENDED" | "DELETING";
+            /** @description its node's name in the cluster, once it joined */
+            node_name: string | null;
+            /** @description what its agent last reported, or null before it joined */
+            facts: components["schemas"]["MachineFacts"] | null;
+            /** @description the last heartbeat of its agent (Unix seconds), or null */
+            last_heartbeat_at: number | null;
+            /** @description when the service deletes it (machine_expiry notifications go out 72 h and 24 h before) (Unix seconds), or null */
+            expires_at: number | null;
+            /** @description true while an operation acts on the machine */
+            reconciling: boolean;
+            /**
+             * Format: uri
+             * @description the dashboard view of the machine
+             */
+            html_url: string;
+            /** @description created (Unix seconds) */
+            created_at: number;
+            /** @description last changed (Unix seconds) */
+            updated_at: number;
+            /** @description changes on every write, also on state changes; heartbeats alone do not change it */
+            etag: string;
+        };
+        /** @description What a server receives for its one-time token: its machine and the credential its agent keeps. */
+        MachineJoin: {
+            /** @description the machine this server now is (mch_ id) */
+            machine_id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description clu_ id */
+            cluster_id: string;
+            /** @description its node name in the cluster */
+            node_name: string;
+            /** @description the machine credential (`svcm_...`), shown once: it authenticates the agent's heartbeats and nothing else */
+            credential: string;
+            /** @description send a heartbeat this often; 3 missed make the machine UNREACHABLE */
+            heartbeat_interval_seconds: number;
+        };
+        /** @description The service's answer to a heartbeat. */
+        MachineHeartbeat: {
+            /** @description mch_ id */
+            machine_id: string;
+            /**
+             * @description the machine's state after this heartbeat
+             * @enum {string}
+             */
+            state: "PROVISIONING" | "JOINING" | "ACTIVE" | "UNREACHABLE" | "SUSPENDED" | "DELETING";
+            /** @description false while the machine is cordoned (SUSPENDED or DELETING): no new work lands on it */
+            schedulable: boolean;
+            /** @description send the next heartbeat after this many seconds */
+            heartbeat_interval_seconds: number;
+        };
+        /**
          * @description A package: software that can be installed on a cluster, published as immutable versions.
          * @example {
          *       "id": "pkg_01kaxq3m7y0c9v8t6r5p4n3m2k",
@@ -2798,7 +3206,7 @@ export interface components {
          */
         QuotaEntry: {
             /**
-             * @description <group>/<name>: `workspaces/owned` (workspaces in which the user is an owner; checked when the user creates a workspace); `compute/clusters` (clusters registered in the workspace, in any state); `compute/machines` (nodes over the workspace's clusters, as their last capabilities observation reported them (a simulated local cluster has 3)); `installs/installs` (installs in the workspace, in any state); `secrets/secrets` (secrets in the workspace, soft-deleted ones included until they are purged); `snippets/runs` (snippet runs started in the workspace during the current UTC day); `operations/running` (operations running on one cluster at once; deletions are always admitted (a quota never blocks removing things) but count while they run)
+             * @description <group>/<name>: `workspaces/owned` (workspaces in which the user is an owner; checked when the user creates a workspace); `compute/clusters` (clusters registered in the workspace, in any state); `compute/machines` (machines in the workspace, in any state (a provisioned one counts from its request on); checked where a worker bootstrap is used and where POST /v1/machines is called); `installs/installs` (installs in the workspace, in any state); `secrets/secrets` (secrets in the workspace, soft-deleted ones included until they are purged); `snippets/runs` (snippet runs started in the workspace during the current UTC day); `operations/running` (operations running on one cluster at once; deletions are always admitted (a quota never blocks removing things) but count while they run)
              * @enum {string}
              */
             metric: "workspaces/owned" | "compute/clusters" | "compute/machines" | "installs/installs" | "secrets/secrets" | "snippets/runs" | "operations/running";
@@ -2847,10 +3255,10 @@ export interface components {
             /** @description ntf_ id */
             id: string;
             /**
-             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (machines, later)
+             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (a machine is deleted at its expires_at: sent to the workspace's owners and admins 72 h and 24 h before, once each), machine_unreachable (a machine's agent missed 3 heartbeats; superseded when it heartbeats again or is deleted)
              * @enum {string}
              */
-            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry";
+            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry" | "machine_unreachable";
             /**
              * @description the kind of resource the notification is about
              * @enum {string}
@@ -3459,24 +3867,24 @@ export interface components {
             /** @description who acted */
             actor: {
                 /**
-                 * @description `user` (usr_ id; session or user JWT), `api_token` (tok_ id), `oauth_client` (oac_ id), or `system` for what the service does on its own (purging a secret)
+                 * @description `user` (usr_ id; session or user JWT), `api_token` (tok_ id), `oauth_client` (oac_ id), `machine` (mch_ id: a machine agent joining), or `system` for what the service does on its own (purging a secret, deleting an expired machine)
                  * @enum {string}
                  */
-                type: "user" | "api_token" | "oauth_client" | "system";
-                /** @description the usr_, tok_ or oac_ id; for `system`, the job that acted (e.g. `secret-purge`) */
+                type: "user" | "api_token" | "oauth_client" | "machine" | "system";
+                /** @description the usr_, tok_, oac_ or mch_ id; for `system`, the job that acted (e.g. `secret-purge`) */
                 id: string;
             };
             /**
-             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested)
+             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at)
              * @enum {string}
              */
-            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete";
+            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete";
             /**
              * @description the kind of resource acted on
              * @enum {string}
              */
-            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace";
-            /** @description its id (sec_, secv_, tok_, oac_, wsm_ or ws_) */
+            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace" | "worker_bootstrap" | "machine";
+            /** @description its id (sec_, secv_, tok_, oac_, wsm_, ws_, wbs_ or mch_) */
             resource_id: string;
             /** @description the x-request-id of the request that did it (match it with the server log); null for work the service did on its own (purge, a deploy resolving a secret) */
             request_id: string | null;
@@ -7608,6 +8016,1475 @@ export interface operations {
             };
         };
     };
+    listClusterWorkerBootstraps: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description cluster id (clu_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of worker bootstraps */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["WorkerBootstrap"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createClusterWorkerBootstrap: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description cluster id (clu_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ttl_seconds": 3600
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description how long the token can be used: 60 s to 24 h, default 1 h
+                     * @default 3600
+                     */
+                    ttl_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description A new worker bootstrap with its token, its command and its cloud-init, which are never shown again. */
+            201: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWorkerBootstrap"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getClusterWorkerBootstrap: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description cluster id (clu_...) */
+                id: string;
+                /** @description worker bootstrap id (wbs_...) */
+                bootstrap_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A one-time permission for one server to join a cluster as a machine. Its token is shown only when it is created. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerBootstrap"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeClusterWorkerBootstrap: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description cluster id (clu_...) */
+                id: string;
+                /** @description worker bootstrap id (wbs_...) */
+                bootstrap_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A one-time permission for one server to join a cluster as a machine. Its token is shown only when it is created. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerBootstrap"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMachines: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only the machines of this cluster */
+                cluster_id?: string;
+                /** @description only machines in this state */
+                state?: "PROVISIONING" | "JOINING" | "ACTIVE" | "UNREACHABLE" | "SUSPENDED" | "DELETING";
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of machines */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["Machine"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createMachine: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+                 *       "instance_type": "local-small",
+                 *       "name": "ci-runner"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the cluster the new machine joins (clu_ id) */
+                    cluster_id: string;
+                    /** @description the compute provider's server type (see the description of this route) */
+                    instance_type: string;
+                    /** @description a name for people, up to 120 characters */
+                    name?: string;
+                    /** @description Unix seconds in the future: the service deletes the machine then */
+                    expires_at?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
+            202: {
+                headers: {
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getMachine: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description machine id (mch_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A server that works as a node of one of the workspace's clusters, and the agent running on it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Machine"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteMachine: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description machine id (mch_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
+            202: {
+                headers: {
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateMachine: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description machine id (mch_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "build-01",
+                 *       "expires_at": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @description a new name, or null to clear it */
+                    name?: string | null;
+                    /** @description a new expiry in the future, or null to keep the machine */
+                    expires_at?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description A server that works as a node of one of the workspace's clusters, and the agent running on it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Machine"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    suspendMachine: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description machine id (mch_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
+            202: {
+                headers: {
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeMachine: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description machine id (mch_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
+            202: {
+                headers: {
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Operation"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    joinMachine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the worker bootstrap's one-time token (`svcb_...`) */
+                    token: string;
+                    facts: components["schemas"]["MachineFacts"];
+                };
+            };
+        };
+        responses: {
+            /** @description What a server receives for its one-time token: its machine and the credential its agent keeps. */
+            201: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachineJoin"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    heartbeatMachine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    facts?: components["schemas"]["MachineFacts"];
+                };
+            };
+        };
+        responses: {
+            /** @description The service's answer to a heartbeat. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MachineHeartbeat"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listPackages: {
         parameters: {
             query?: {
@@ -11264,7 +13141,7 @@ export interface operations {
                 /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_ or ws_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
                 resource_id?: string;
                 /** @description only events of this action */
-                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete";
+                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete";
             };
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */

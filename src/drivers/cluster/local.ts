@@ -17,6 +17,7 @@ import {
   type DriverCallContext,
   type LocalFault,
 } from './driver.js';
+import { machineNodesOf } from './local-machines.js';
 
 const NODE_COUNT = 3;
 
@@ -114,6 +115,12 @@ export function localCapabilities(clusterId: string, nodeCount: number, createdA
   };
 }
 
+/** The snapshot with the nodes of the machines that joined the cluster after its own. */
+export async function withMachineNodes(db: Executor, caps: ClusterCapabilitiesT, clusterId: string): Promise<ClusterCapabilitiesT> {
+  const version = caps.nodes[0]?.version ?? 'v1.30.0';
+  return { ...caps, nodes: [...caps.nodes, ...(await machineNodesOf(db, clusterId, version))] };
+}
+
 /** HMAC-SHA256 (hex) of a deploy's secret: name and key/value pairs, in key order. */
 export function secretDigest(key: Buffer, secret: DeploymentSecret): string {
   const mac = createHmac('sha256', key).update(secret.name);
@@ -141,7 +148,7 @@ export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer 
       const row = await db.selectFrom('local_clusters').selectAll().where('cluster_id', '=', target.clusterId).executeTakeFirst();
       // No retry can make it appear: only provisioning does.
       if (!row) throw new ClusterDriverError('the simulated cluster is not provisioned', false);
-      return localCapabilities(row.cluster_id, row.node_count, row.created_at);
+      return withMachineNodes(db, localCapabilities(row.cluster_id, row.node_count, row.created_at), row.cluster_id);
     },
 
     async destroy(target, ctx) {

@@ -54,6 +54,11 @@ export interface ComputeProvider {
    * label), so a repeated call after a crash makes no second server.
    */
   createServer(req: CreateServerRequest, ctx: ComputeCallContext): Promise<ServerInfo>;
+  /**
+   * The server made for `machineId` (found by its label), or null: how a deletion finds a server
+   * whose creation was interrupted before its id was recorded.
+   */
+  findServer(machineId: string, ctx: ComputeCallContext): Promise<ServerInfo | null>;
   /** The server's status; `gone` when it does not exist. */
   getServer(serverId: string, ctx: ComputeCallContext): Promise<ServerInfo>;
   /** Powers the server off (hard); nothing when it is off already. */

@@ -9,7 +9,9 @@ const ACTIONS_DESCRIPTION =
   '`secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, ' +
   '`secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install ' +
   'deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, ' +
-  '`workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested)';
+  '`workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), ' +
+  '`worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, ' +
+  '`machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine\'s expires_at)';
 
 export const AuditEvent = Type.Object(
   {
@@ -18,15 +20,15 @@ export const AuditEvent = Type.Object(
     actor: Type.Object(
       {
         type: StringEnum(ACTOR_TYPES, {
-          description: '`user` (usr_ id; session or user JWT), `api_token` (tok_ id), `oauth_client` (oac_ id), or `system` for what the service does on its own (purging a secret)',
+          description: '`user` (usr_ id; session or user JWT), `api_token` (tok_ id), `oauth_client` (oac_ id), `machine` (mch_ id: a machine agent joining), or `system` for what the service does on its own (purging a secret, deleting an expired machine)',
         }),
-        id: Type.String({ description: 'the usr_, tok_ or oac_ id; for `system`, the job that acted (e.g. `secret-purge`)' }),
+        id: Type.String({ description: 'the usr_, tok_, oac_ or mch_ id; for `system`, the job that acted (e.g. `secret-purge`)' }),
       },
       { description: 'who acted' },
     ),
     action: StringEnum(AUDIT_ACTIONS, { description: ACTIONS_DESCRIPTION }),
     resource_type: StringEnum(AUDIT_RESOURCE_TYPES, { description: 'the kind of resource acted on' }),
-    resource_id: Type.String({ description: 'its id (sec_, secv_, tok_, oac_, wsm_ or ws_)' }),
+    resource_id: Type.String({ description: 'its id (sec_, secv_, tok_, oac_, wsm_, ws_, wbs_ or mch_)' }),
     request_id: Type.Union([Type.String(), Type.Null()], {
       description: 'the x-request-id of the request that did it (match it with the server log); null for work the service did on its own (purge, a deploy resolving a secret)',
     }),

@@ -10,7 +10,7 @@ import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { isId, newId } from '../../platform/ids.js';
 
-export const ACTOR_TYPES = ['user', 'api_token', 'oauth_client', 'system'] as const;
+export const ACTOR_TYPES = ['user', 'api_token', 'oauth_client', 'machine', 'system'] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];
 
 export interface AuditActor {
@@ -32,10 +32,11 @@ export const AUDIT_ACTIONS = [
   'secret.version.create', 'secret.version.enable', 'secret.version.disable', 'secret.version.destroy', 'secret.version.access',
   'api_token.create', 'api_token.revoke', 'oauth_client.create', 'oauth_client.delete',
   'workspace.member.add', 'workspace.member.update', 'workspace.member.remove', 'workspace.delete',
+  'worker_bootstrap.create', 'worker_bootstrap.use', 'worker_bootstrap.revoke', 'machine.create', 'machine.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_RESOURCE_TYPES = ['secret', 'secret_version', 'api_token', 'oauth_client', 'workspace_member', 'workspace'] as const;
+export const AUDIT_RESOURCE_TYPES = ['secret', 'secret_version', 'api_token', 'oauth_client', 'workspace_member', 'workspace', 'worker_bootstrap', 'machine'] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
 export interface AuditEventInput {

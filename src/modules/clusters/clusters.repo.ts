@@ -134,7 +134,3 @@ export async function deleteCluster(db: Executor, id: string): Promise<void> {
 /** compute/clusters: the clusters of the workspaces in question (the ws+name unique index counts them). */
 export const clusterUsage: UsageCounter = (db, inWorkspaces) =>
   db.selectFrom('clusters').select((eb) => eb.fn.countAll().as('n')).where(inWorkspaces('clusters.workspace_id')).$asScalar();
-
-/** compute/machines: the nodes their last capabilities observations reported. */
-export const machineUsage: UsageCounter = (db, inWorkspaces) =>
-  db.selectFrom('clusters').select((eb) => eb.fn.sum('node_count').as('n')).where(inWorkspaces('clusters.workspace_id')).$asScalar();

@@ -75,7 +75,7 @@ export function clusterRoutes(app: App, s: Services): void {
         'the operations running on it are cancelled and drained, the cluster is released through its driver (a kubernetes cluster ' +
         'is only unregistered: nothing was created on it; a release that keeps failing is skipped) and then removed. ' +
         'While a deletion runs, another DELETE returns that same operation, whatever its if-match. Not cancellable. ' +
-        'A cluster with installs (in any state) is 422 (reason CLUSTER_HAS_INSTALLS): delete them first.',
+        'A cluster with installs (in any state) is 422 (reason CLUSTER_HAS_INSTALLS), one with machines 422 (CLUSTER_HAS_MACHINES): delete them first.',
       params: IdParams, headers: requestHeaders({ ifMatch: 'required' }),
       response: responses({ 202: OperationRef }, [400, 403, 404, 409, 422]),
     },

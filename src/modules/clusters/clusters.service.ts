@@ -17,6 +17,7 @@ import { actorOf, type OperationService } from '../operations/operations.service
 import type { OperationT } from '../operations/operations.schemas.js';
 import * as repo from './clusters.repo.js';
 import { clusterHasInstalls } from '../installs/installs.repo.js';
+import { clusterHasMachines } from '../machines/machines.repo.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import type { ClusterCapabilitiesViewT, ClusterT, CreateClusterBodyT } from './clusters.schemas.js';
 import {
@@ -156,6 +157,9 @@ export function createClusterService(deps: ClusterServiceDeps) {
       // committed by now (and is counted) or will find the cluster deleting (see createInstall).
       if (await clusterHasInstalls(tx, id)) {
         throw new ApiError('FAILED_PRECONDITION', `cluster ${id} still has installs; delete them first`, { reason: 'CLUSTER_HAS_INSTALLS' });
+      }
+      if (await clusterHasMachines(tx, id)) {
+        throw new ApiError('FAILED_PRECONDITION', `cluster ${id} still has machines; delete them first`, { reason: 'CLUSTER_HAS_MACHINES' });
       }
       return operations.start(tx, {
         type: CLUSTER_DELETE, workspaceId: scope.workspaceId, ownerType: 'cluster', ownerId: id, clusterId: id,

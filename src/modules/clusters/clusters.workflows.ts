@@ -9,7 +9,6 @@ import {
 import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
 import type { Keyring } from '../../platform/keyring.js';
-import { ApiError } from '../../platform/errors.js';
 import type { QuotaService } from '../quotas/quotas.service.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { drainOperationsStep, releaseEach } from '../operations/operation-steps.js';
@@ -84,17 +83,6 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
     },
     async apply(tx: Executor, ctx: Ctx, result: Json | null): Promise<void> {
       const nodes = (result as { nodes?: unknown[] } | null)?.nodes?.length ?? 0;
-      const row = await clusterOf(tx, ctx);
-      // compute/machines counts observed nodes: more of them than last time need room in the
-      // quota; past it the operation fails (a create or refresh then leaves the cluster suspended).
-      if (nodes > row.node_count) {
-        try {
-          await deps.quotas.enforce(tx, { workspaceId: row.workspace_id }, 'compute/machines', nodes - row.node_count);
-        } catch (err) {
-          if (err instanceof ApiError) throw new StepError(err.message, false);
-          throw err;
-        }
-      }
       await repo.storeCapabilities(tx, ctx.ownerId, JSON.stringify(result), nodes, clock.now());
     },
   };

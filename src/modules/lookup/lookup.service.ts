@@ -78,6 +78,7 @@ function typeOf(id: string): LookupType | null {
 /** Whether `principal` may read a resource of `row`'s workspace now. */
 function mayRead(principal: Principal, row: Row & { requested_by_user?: string | null; live_workspace?: string | null }): boolean {
   if (principal.kind === 'workspace') return row.workspace_id === principal.workspaceId;
+  if (principal.kind === 'machine') return false;
   if (row.role !== null) return true;
   return row.live_workspace === null && row.requested_by_user === principal.userId;
 }

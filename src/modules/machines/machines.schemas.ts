@@ -1,7 +1,7 @@
 // Machines and worker bootstraps (API.md 8.5): the records, the bodies of their routes, and the
 // two calls of the machine agent (join, heartbeat).
 import { Type, type Static } from 'typebox';
-import { StringEnum } from '../../platform/http.js';
+import { refTo, StringEnum } from '../../platform/http.js';
 
 export const MACHINE_STATES = ['PROVISIONING', 'JOINING', 'ACTIVE', 'UNREACHABLE', 'SUSPENDED', 'DELETING'] as const;
 export type MachineState = (typeof MACHINE_STATES)[number];
@@ -110,7 +110,7 @@ export const Machine = Type.Object(
         'DELETING (its machine.delete operation runs; it disappears when that ends)',
     }),
     node_name: Type.Union([Type.String(), Type.Null()], { description: 'its node\'s name in the cluster, once it joined' }),
-    facts: Type.Union([MachineFacts, Type.Null()], { description: 'what its agent last reported, or null before it joined' }),
+    facts: Type.Union([refTo(MachineFacts), Type.Null()], { description: 'what its agent last reported, or null before it joined' }),
     last_heartbeat_at: unixOrNull('the last heartbeat of its agent'),
     expires_at: unixOrNull('when the service deletes it (machine_expiry notifications go out 72 h and 24 h before)'),
     reconciling: Type.Boolean({ description: 'true while an operation acts on the machine' }),
@@ -169,7 +169,7 @@ export const ListMachinesQuery = Type.Object(
 export const MachineJoinBody = Type.Object(
   {
     token: Type.String({ minLength: 1, maxLength: 100, description: 'the worker bootstrap\'s one-time token (`svcb_...`)' }),
-    facts: MachineFacts,
+    facts: refTo(MachineFacts),
   },
   { additionalProperties: false },
 );
@@ -190,7 +190,7 @@ export type MachineJoinT = Static<typeof MachineJoin>;
 
 export const MachineHeartbeatBody = Type.Object(
   {
-    facts: Type.Optional(MachineFacts),
+    facts: Type.Optional(refTo(MachineFacts)),
   },
   { additionalProperties: false },
 );
@@ -205,3 +205,6 @@ export const MachineHeartbeat = Type.Object(
   { $id: 'MachineHeartbeat', description: 'The service\'s answer to a heartbeat.' },
 );
 export type MachineHeartbeatT = Static<typeof MachineHeartbeat>;
+
+/** Registered once on the app (src/schemas.ts). */
+export const MACHINE_SCHEMAS = [MachineFacts, WorkerBootstrap, CreatedWorkerBootstrap, Machine, MachineJoin, MachineHeartbeat];

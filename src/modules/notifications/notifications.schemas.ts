@@ -11,6 +11,7 @@ export const NOTIFICATION_TYPES = [
   'api_token_expiring',
   'secret_purge_scheduled',
   'machine_expiry',
+  'machine_unreachable',
 ] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
@@ -36,7 +37,8 @@ export const Notification = Type.Object(
         'subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan\'s limits), ' +
         'quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), ' +
         'secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), ' +
-        'machine_expiry (machines, later)',
+        'machine_expiry (a machine is deleted at its expires_at: sent to the workspace\'s owners and admins 72 h and 24 h before, once each), ' +
+        'machine_unreachable (a machine\'s agent missed 3 heartbeats; superseded when it heartbeats again or is deleted)',
     }),
     resource_type: StringEnum(NOTIFICATION_RESOURCE_TYPES, { description: 'the kind of resource the notification is about' }),
     resource_id: Type.String({ description: 'prefixed id of that resource (it may be gone since)' }),

@@ -120,3 +120,42 @@ export function secretPurgeScheduled(tx: Executor, e: { workspaceId: string; sec
 export function secretPurgeSuperseded(tx: Executor, e: { secretId: string; by: 'secret.undelete' | 'secret.delete' | 'secret.purge' }): Promise<void> {
   return supersede(tx, { type: 'secret_purge_scheduled', resourceId: e.secretId, by: e.by });
 }
+
+/** A machine's agent stopped heartbeating: the workspace's owners and admins, once per silence. */
+export function machineUnreachable(tx: Executor, e: { workspaceId: string; machineId: string; name: string | null; lastHeartbeatAt: number | null }): Promise<number> {
+  const label = e.name ? `${e.name} (${e.machineId})` : e.machineId;
+  return notify(tx, { adminsOf: e.workspaceId }, {
+    type: 'machine_unreachable', key: `${e.machineId}:${e.lastHeartbeatAt ?? 0}`, resourceType: 'machine', resourceId: e.machineId,
+    workspaceId: e.workspaceId,
+    title: `Machine ${label} is unreachable`,
+    body: `The agent of machine ${label} missed 3 heartbeats` +
+      (e.lastHeartbeatAt === null ? '' : ` (last one at ${isoFromSeconds(e.lastHeartbeatAt)})`) +
+      '. Check that the server runs and can reach the service; the machine becomes ACTIVE again with its next heartbeat.',
+    severity: 'warning',
+    context: { machine_id: e.machineId, last_heartbeat_at: String(e.lastHeartbeatAt ?? '') },
+  });
+}
+
+/** The machine heartbeats again or is gone: its unreachable notices no longer hold. */
+export function machineReachable(tx: Executor, machineId: string, by: string): Promise<void> {
+  return supersede(tx, { type: 'machine_unreachable', resourceId: machineId, by });
+}
+
+/** A machine will be deleted at its expires_at: owners and admins, `notice` (72h or 24h) before, once each. */
+export function machineExpiry(tx: Executor, e: { workspaceId: string; machineId: string; name: string | null; expiresAt: number; notice: '72h' | '24h' }): Promise<number> {
+  const label = e.name ? `${e.name} (${e.machineId})` : e.machineId;
+  return notify(tx, { adminsOf: e.workspaceId }, {
+    type: 'machine_expiry', key: `${e.machineId}:${e.notice}:${e.expiresAt}`, resourceType: 'machine', resourceId: e.machineId,
+    workspaceId: e.workspaceId,
+    title: `Machine ${label} expires ${e.notice === '72h' ? 'within 3 days' : 'within 24 hours'}`,
+    body: `Machine ${label} will be deleted at ${isoFromSeconds(e.expiresAt)}. To keep it, change or clear its expires_at (PATCH /v1/machines/${e.machineId}).`,
+    severity: e.notice === '24h' ? 'critical' : 'warning',
+    context: { machine_id: e.machineId, expires_at: String(e.expiresAt), notice: e.notice },
+  });
+}
+
+/** The machine is gone: what its notices announced no longer holds. */
+export async function supersedeMachineNotices(tx: Executor, machineId: string, by: string): Promise<void> {
+  await supersede(tx, { type: 'machine_unreachable', resourceId: machineId, by });
+  await supersede(tx, { type: 'machine_expiry', resourceId: machineId, by });
+}

@@ -31,7 +31,7 @@ export const METRICS = [
   },
   {
     key: 'compute/machines', type: 'allocation', subject: 'workspace', display_name: 'Machines', unit: 'count',
-    counts: 'nodes over the workspace\'s clusters, as their last capabilities observation reported them (a simulated local cluster has 3)',
+    counts: 'machines in the workspace, in any state (a provisioned one counts from its request on); checked where a worker bootstrap is used and where POST /v1/machines is called',
   },
   {
     key: 'installs/installs', type: 'allocation', subject: 'workspace', display_name: 'Installs', unit: 'count',

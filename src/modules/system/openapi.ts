@@ -18,6 +18,8 @@ export const OPENAPI_TAGS = [
   { name: 'oauth clients', description: 'OAuth clients of a workspace for the client-credentials grant (JWT access tokens).' },
   { name: 'operations', description: 'Long-running operations: read their steps, wait for the end without polling, cancel.' },
   { name: 'clusters', description: 'Clusters of a workspace (a simulated local one, or a Kubernetes cluster by kubeconfig) and their capabilities.' },
+  { name: 'machines', description: 'Servers that work as nodes of a cluster: brought by their owner through a worker bootstrap, or provisioned through the compute provider; each runs the machine agent.' },
+  { name: 'machine agent', description: 'The two calls of the machine agent (`svc machine join`): trade a bootstrap token for a machine credential, then heartbeat with it. Not for people: the CLI runs them as `svc machine join`.' },
   { name: 'packages', description: 'Packages and their immutable versions: semver, a JSON Schema of the install values, and a manifest of routes and Kubernetes objects.' },
   { name: 'installs', description: 'Installs of package versions on clusters, their renders and their reachable URLs.' },
   { name: 'preview hostnames', description: 'Hostnames under the preview domain bound to a render of an install: floating (follow a track) or pinned (one render).' },
@@ -48,7 +50,8 @@ const DESCRIPTION = [
     'workspace in the `svc-context` header on workspace-scoped routes.',
   '- **`x-svc-auth`** on each operation tells how the caller is resolved: `none` (public), `user` (a user credential), ' +
     '`any` (any credential), `workspace` (credential\'s workspace or `svc-context`), `workspace-path` (the `{id}` in the path), ' +
-    '`workspace-or-user` (as `workspace`, except that a user credential without `svc-context` acts for the user across workspaces).',
+    '`workspace-or-user` (as `workspace`, except that a user credential without `svc-context` acts for the user across workspaces), ' +
+    '`machine` (a machine agent\'s credential, `svcm_...`, which no other route accepts).',
   '- **Custom methods** are `POST /resource/{id}:verb`; the colon may be sent percent-encoded (`%3A`).',
   '- **Long-running work** answers 202 with an `Operation` and `Location: /v1/operations/{id}`; its `metadata` and `response` ' +
     'are discriminated by `type`, one schema per workflow. A 201 carries the new resource\'s path in `Location`.',

@@ -31,6 +31,8 @@ export interface WorkspaceDeletionDeps {
   operations: OperationService;
   /** undeploys every install of the workspace through its cluster's driver and deletes the rows; idempotent */
   releaseInstalls(workspaceId: string, ctx: StepContext<unknown>): Promise<void>;
+  /** destroys the servers of the workspace's provisioned machines and deletes every machine; idempotent */
+  releaseMachines(workspaceId: string, ctx: StepContext<unknown>): Promise<void>;
   /** destroys every cluster of the workspace through its driver and deletes the rows; idempotent */
   releaseClusters(workspaceId: string, ctx: StepContext<unknown>): Promise<void>;
 }
@@ -98,6 +100,15 @@ export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
         skippable: true,
         async run(ctx) {
           await deps.releaseInstalls(ctx.workspaceId, ctx as StepContext<unknown>);
+        },
+      },
+      {
+        name: 'delete_machines',
+        // Provisioned servers cost money: each is destroyed at its provider. One that keeps failing
+        // is given up after a few attempts, as a cluster is; the agents' credentials go with the workspace.
+        skippable: true,
+        async run(ctx) {
+          await deps.releaseMachines(ctx.workspaceId, ctx as StepContext<unknown>);
         },
       },
       {

@@ -1,0 +1,59 @@
+// The machines' periodic work, run by the workers of every instance every heartbeat interval:
+// ACTIVE machines whose agent missed 3 heartbeats become UNREACHABLE (owners and admins are told);
+// machines nearing their expires_at announce it 72 h and 24 h before (once each); expired ones
+// start machine.delete. Safe on several instances at once: each change is one conditional
+// statement and each notice has a unique key.
+import type { Db } from '../../db/database.js';
+import { clock } from '../../platform/clock.js';
+import { recordAuditEvent } from '../audit/audit.js';
+import { machineExpiry, machineUnreachable } from '../notifications/sources.js';
+import type { OperationService } from '../operations/operations.service.js';
+import { syncClusterNodes } from './machine-nodes.js';
+import * as repo from './machines.repo.js';
+import { startMachineDeletion, SYSTEM_ACTOR } from './machines.workflows.js';
+
+export interface MachineSweepResult {
+  unreachable: number;
+  expiry_notices: number;
+  expired: number;
+}
+
+const HOUR = 3600;
+/** expiring machines looked at per run; the rest wait for the next run */
+const BATCH = 500;
+
+export async function sweepMachines(deps: { db: Db; operations: Pick<OperationService, 'start'>; heartbeatSeconds: number }): Promise<MachineSweepResult> {
+  const { db } = deps;
+  const out: MachineSweepResult = { unreachable: 0, expiry_notices: 0, expired: 0 };
+  const now = clock.now();
+  await db.transaction().execute(async (tx) => {
+    const silent = await repo.markUnreachable(tx, now - 3 * deps.heartbeatSeconds, now);
+    for (const row of silent) {
+      await machineUnreachable(tx, { workspaceId: row.workspace_id, machineId: row.id, name: row.name, lastHeartbeatAt: row.last_heartbeat_at });
+    }
+    for (const clusterId of new Set(silent.map((r) => r.cluster_id))) await syncClusterNodes(tx, clusterId);
+    out.unreachable = silent.length;
+  });
+  for (const row of await repo.expiringMachines(db, now + 72 * HOUR, BATCH)) {
+    const expiresAt = row.expires_at!;
+    await db.transaction().execute(async (tx) => {
+      if (expiresAt > now) {
+        const notice = expiresAt - now <= 24 * HOUR ? '24h' : '72h';
+        out.expiry_notices += await machineExpiry(tx, { workspaceId: row.workspace_id, machineId: row.id, name: row.name, expiresAt, notice });
+        return;
+      }
+      // Conditional on the expiry still being the one read: a PATCH that moved it wins.
+      const marked = await tx.updateTable('machines')
+        .set((eb) => ({ state: 'DELETING', reconciling: 1, updated_at: now, revision: eb('revision', '+', 1) }))
+        .where('id', '=', row.id).where('expires_at', '=', expiresAt).where('state', '!=', 'DELETING')
+        .returningAll().executeTakeFirst();
+      if (!marked) return;
+      await recordAuditEvent(tx, { workspaceId: row.workspace_id, actor: { type: 'system', id: 'machine-expiry' }, requestId: null }, {
+        action: 'machine.delete', resourceType: 'machine', resourceId: row.id, metadata: { reason: 'expired', expires_at: String(expiresAt) },
+      });
+      await startMachineDeletion(deps.operations, tx, marked, SYSTEM_ACTOR, 'expired');
+      out.expired++;
+    });
+  }
+  return out;
+}
