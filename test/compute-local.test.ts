@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import pino from 'pino';
-import { createLocalComputeProvider, joinCommandFromUserData, joinTokenFromUserData, type LocalComputeProvider } from '../src/drivers/compute/local.js';
+import { createLocalComputeProvider, joinCommandFromUserData, type LocalComputeProvider } from '../src/drivers/compute/local.js';
+import { cloudInit, joinCommand } from '../src/modules/machines/join-tokens.js';
 import { ComputeProviderError } from '../src/drivers/compute/driver.js';
 import { clock } from '../src/platform/clock.js';
 import { Keyring } from '../src/platform/keyring.js';
@@ -58,7 +59,7 @@ function provider(opts: { attached?: boolean; keyring?: Keyring } = {}): LocalCo
 let machines = 0;
 function request(token = routes.newToken()) {
   const machineId = `mch_local${++machines}`;
-  const userData = `#cloud-config\nruncmd:\n  - [sh, -c, "SVC_JOIN_TOKEN='${token}' npx -y svc machine join --server ${url}/ --state-dir /var/lib/svc-machine"]\n`;
+  const userData = cloudInit({ agentCommand: 'svc', server: `${url}/` }, token);
   return { machineId, name: `svc-${machineId}`, instanceType: 'local-small', userData, token };
 }
 
@@ -197,16 +198,12 @@ describe('local compute provider', () => {
 });
 
 describe('join command in user data', () => {
-  test('finds the token and the server wherever the command puts them', () => {
-    const token = 'svcb_4Zq0YvT1nJb8mW2xKc6Lr9Ps3Df7Gh5Aa1Bb2Cc3Dd4';
-    for (const text of [
-      `svc machine join --server https://svc.example.com --token ${token}`,
-      `#cloud-config\nruncmd:\n  - [sh, -c, "npx -y svc machine join --server=https://svc.example.com/ --token=${token}"]\n`,
-      `write_files:\n  - path: /etc/svc-machine.env\n    content: SVC_JOIN_TOKEN=${token}\nruncmd:\n  - svc machine join --server 'https://svc.example.com'\n`,
-    ]) {
+  test('finds the token and the server in the cloud-init and the command the service writes', () => {
+    const token = 'svcb_4Zq0YvT1nJb8mW2-Kc6Lr9Ps3Df7Gh5Aa1Bb2Cc3_d4';
+    const launch = { agentCommand: 'npx -y svc', server: 'https://svc.example.com' };
+    for (const text of [cloudInit(launch, token), joinCommand(launch, token), `svc machine join --server=https://svc.example.com/ --token ${token}`]) {
       assert.deepEqual(joinCommandFromUserData(text), { server: 'https://svc.example.com', token });
     }
-    assert.equal(joinTokenFromUserData('#cloud-config\n'), null);
-    assert.equal(joinTokenFromUserData('xsvcb_4Zq0YvT1nJb8mW2xKc6Lr9Ps3Df7Gh5Aa1Bb2Cc3Dd4'), null);
+    assert.deepEqual(joinCommandFromUserData('#cloud-config\n'), { server: null, token: null });
   });
 });

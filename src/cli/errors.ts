@@ -1,14 +1,7 @@
 // The client's failures: one line on stderr (plus detail lines) and an exit code (API.md 8.4).
 
-/**
- * Exit codes (API.md 8.4). MACHINE_GONE and JOIN_REFUSED are `svc machine join`'s: its machine was
- * deleted or its credential revoked; its token was refused (used, revoked, expired, a full quota).
- * A supervisor must not restart the agent on either (systemd: RestartPreventExitStatus=10 11).
- */
-export const EXIT = {
-  OK: 0, ERROR: 1, USAGE: 2, UNAUTHENTICATED: 3, PERMISSION_DENIED: 4, CONFLICT: 5, RETRYABLE: 6,
-  MACHINE_GONE: 10, JOIN_REFUSED: 11, INTERRUPTED: 130,
-} as const;
+/** Exit codes (API.md 8.4). */
+export const EXIT = { OK: 0, ERROR: 1, USAGE: 2, UNAUTHENTICATED: 3, PERMISSION_DENIED: 4, CONFLICT: 5, RETRYABLE: 6, INTERRUPTED: 130 } as const;
 
 /** A failure the CLI reports as one line on stderr (plus detail lines) and an exit code. */
 export class CliError extends Error {

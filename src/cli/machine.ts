@@ -26,11 +26,11 @@ Exit codes:
   0   stopped by SIGTERM or SIGINT
   1   could not run (e.g. the state dir is not writable)
   2   usage (no --server; no token and no kept credential)
-  10  the machine was deleted or its credential revoked (the kept credential is
+  3   the machine was deleted or its credential revoked (the kept credential is
       removed)
-  11  the join was refused: the token is unknown, used, revoked or expired, the
+  4   the join was refused: the token is unknown, used, revoked or expired, the
       quota is full, or the cluster is being deleted
-Do not restart the agent on 10 or 11 (systemd: RestartPreventExitStatus=10 11).
+Do not restart the agent on 3 or 4 (systemd: RestartPreventExitStatus=3 4).
 
 Example:
   SVC_JOIN_TOKEN=svcb_... svc machine join --server https://svc.example.com`;
@@ -73,8 +73,10 @@ export async function machineJoin(o: Output, flags: MachineJoinFlags, env: NodeJ
   process.on('SIGINT', onSignal);
   try {
     const outcome = await runMachineAgent({ server: server.toString().replace(/\/+$/, ''), token, stateDir, fetch, logger, signal: controller.signal });
-    if (outcome.kind === 'credential_refused') return EXIT.MACHINE_GONE;
-    if (outcome.kind === 'join_refused') return EXIT.JOIN_REFUSED;
+    // The client's codes for "not authenticated" and "permission denied" (API.md 8.4), which is
+    // what these are; a supervisor must not restart the agent on either (there is nothing to retry).
+    if (outcome.kind === 'credential_refused') return EXIT.UNAUTHENTICATED;
+    if (outcome.kind === 'join_refused') return EXIT.PERMISSION_DENIED;
     return EXIT.OK;
   } catch (err) {
     if (err instanceof AgentSetupError) {

@@ -24,7 +24,7 @@ import type { Keyring } from '../../platform/keyring.js';
 import { ComputeProviderError, type ComputeProvider, type CreateServerRequest, type ServerInfo } from './driver.js';
 import { joinCommandFromUserData } from './user-data.js';
 
-export { joinTokenFromUserData, joinCommandFromUserData } from './user-data.js';
+export { joinCommandFromUserData } from './user-data.js';
 
 /** The simulated servers' sizes: what their agents report as facts. */
 export const LOCAL_INSTANCE_TYPES = {
@@ -193,13 +193,13 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
     instanceTypes: Object.keys(LOCAL_INSTANCE_TYPES),
     instanceId,
 
-    async createServer(req: CreateServerRequest): Promise<ServerInfo> {
+    async createServer(req: CreateServerRequest, ctx): Promise<ServerInfo> {
       if (!(req.instanceType in LOCAL_INSTANCE_TYPES)) {
         throw new ComputeProviderError(`instance type ${req.instanceType} is not offered by the local provider (${Object.keys(LOCAL_INSTANCE_TYPES).join(', ')})`, false);
       }
       if (!joinCommandFromUserData(req.userData).token) throw new ComputeProviderError('the user data holds no `svc machine join` token for the local server to join with', false);
-      const existing = await db.selectFrom('local_servers').select(['id', 'power']).where('machine_id', '=', req.machineId).executeTakeFirst();
-      if (existing) return { serverId: existing.id, status: statusOf(existing.power) };
+      const existing = await this.findServer(req.machineId, ctx);
+      if (existing) return existing;
       const id = newId('localServer');
       await db.insertInto('local_servers').values({
         id, machine_id: req.machineId, name: req.name, instance_type: req.instanceType, power: 'on',
@@ -210,6 +210,11 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
       const row = await db.selectFrom('local_servers').select(['id', 'power']).where('machine_id', '=', req.machineId).executeTakeFirstOrThrow();
       if (row.id === id) boot(id);
       return { serverId: row.id, status: statusOf(row.power) };
+    },
+
+    async findServer(machineId) {
+      const row = await db.selectFrom('local_servers').select(['id', 'power']).where('machine_id', '=', machineId).executeTakeFirst();
+      return row ? { serverId: row.id, status: statusOf(row.power) } : null;
     },
 
     async getServer(serverId) {
