@@ -124,7 +124,7 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
       // No transport yet: wait for attach(), or for a stop.
       await Promise.race([ready, new Promise((resolve) => controller.signal.addEventListener('abort', resolve, { once: true }))]);
       if (controller.signal.aborted) return void agents.delete(id);
-      const log = logger.child({ local_server_id: id, machine_id: row.machine_id });
+      const log = logger.child({ local_server_id: id });
       log.info(`local server ${row.name} booted: its machine agent starts`);
       const outcome = await runMachineAgent({
         ...opts.agent,
