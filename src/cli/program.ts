@@ -13,6 +13,7 @@ import type { CommonFlags } from './execute.js';
 import { CliError, EXIT } from './errors.js';
 import { createOutput, type Output } from './output.js';
 import { presenterFor } from './presenters.js';
+import { MACHINE_JOIN_HELP, machineJoin, type MachineJoinFlags } from './machine.js';
 import { commandTree, firstSentence, withoutApiProse, type CommandSpec, type Flag } from './spec.js';
 
 const ENV_HELP = `
@@ -223,6 +224,18 @@ export function buildProgram(o: Output, only?: string): Command {
         .action(async (id: string) => { exitCode = await (await import('./auth.js')).useWorkspace(o, id); });
     }
   }
+
+  program.commandsGroup('Machine agent:');
+  const machine = configure(program.command('machine').summary('run the machine agent on a server: svc machine join')
+    .description('the machine agent: run `svc machine join` on a server to make it a machine (a node) of a cluster'));
+  machine.command('join')
+    .summary('join this server to a cluster with a worker bootstrap\'s token, then heartbeat (runs in the foreground)')
+    .description('join this server to a cluster: trade a worker bootstrap\'s one-time token for a machine credential, then heartbeat until stopped (a long-running foreground process)')
+    .requiredOption('--server <url>', 'the svc service (e.g. https://svc.example.com)')
+    .option('--token <token>', 'the worker bootstrap\'s one-time token (svcb_...); better: SVC_JOIN_TOKEN')
+    .option('--state-dir <dir>', 'where the machine credential is kept (default $XDG_STATE_HOME/svc/machine)')
+    .addHelpText('after', MACHINE_JOIN_HELP)
+    .action(async (opts: MachineJoinFlags) => { exitCode = await machineJoin(o, opts); });
 
   program.commandsGroup('Server:');
   for (const [name, description] of SERVER_COMMANDS) program.addCommand(new Command(name).description(description));

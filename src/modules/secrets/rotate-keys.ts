@@ -1,7 +1,8 @@
 // `svc admin rotate-keys`: brings everything the keyring sealed under the current SVC_SECRET_KEY.
 // Secret versions have their data key re-wrapped (the ciphertext stays as it is); one-string sealed
-// values (cluster kubeconfigs, JWT signing keys) are re-sealed, those from before the keyring
-// included. Afterwards the keys in SVC_PREVIOUS_SECRET_KEYS can be dropped.
+// values (cluster kubeconfigs, JWT signing keys, the local compute provider's server user data and
+// credentials) are re-sealed, those from before the keyring included. Afterwards the keys in
+// SVC_PREVIOUS_SECRET_KEYS can be dropped.
 //
 // - Resumable: rows are walked in id order in batches, each batch committed on its own; a run that
 //   is stopped leaves finished batches finished, and the next run only sees what is left (rows
@@ -15,6 +16,7 @@ import type { Db } from '../../db/database.js';
 import { preparedQuery } from '../../db/prepared.js';
 import { KeyringError, type Keyring } from '../../platform/keyring.js';
 import { KUBECONFIG_SEAL } from '../clusters/clusters.repo.js';
+import { LOCAL_SERVER_SEALS } from '../../drivers/compute/local.js';
 import { SIGNING_KEY_SEAL } from '../oauth/signing-keys.js';
 import { versionContext } from './secret-values.js';
 
@@ -39,6 +41,22 @@ export const SEALED_COLUMNS = [
   { what: 'cluster kubeconfigs', table: 'clusters', column: 'kubeconfig_sealed', seal: KUBECONFIG_SEAL },
   { what: 'signing keys', table: 'signing_keys', column: 'private_jwk_sealed', seal: SIGNING_KEY_SEAL },
 ] as const;
+
+interface SealedColumn {
+  what: string;
+  table: string;
+  column: string;
+  seal: { context(id: string): string; legacyPurpose: string | undefined };
+}
+
+/**
+ * Also re-sealed, but not counted by the start check (key-census.ts), which reads key ids from
+ * expression indexes these columns do not have: the local compute provider's few servers.
+ */
+const ROTATED_ONLY: readonly SealedColumn[] = [
+  { what: 'local server user data', table: 'local_servers', column: 'user_data_sealed', seal: LOCAL_SERVER_SEALS.userData },
+  { what: 'local server credentials', table: 'local_servers', column: 'credential_sealed', seal: LOCAL_SERVER_SEALS.credential },
+];
 
 // Prepared: built once, not once per row (10,000 rows are a few seconds of query building otherwise).
 const rewrapVersion = preparedQuery((db, p: { id: string; oldKeyId: string; keyId: string; wrappedKey: string }) =>
@@ -77,7 +95,7 @@ async function rewrapSecretVersions(db: Db, keyring: Keyring, batchSize: number,
   }
 }
 
-async function resealColumn(db: Db, keyring: Keyring, target: (typeof SEALED_COLUMNS)[number], batchSize: number, onBatch: RotationOptions['onBatch']): Promise<RotationCount> {
+async function resealColumn(db: Db, keyring: Keyring, target: SealedColumn, batchSize: number, onBatch: RotationOptions['onBatch']): Promise<RotationCount> {
   const total: RotationCount = { rewrapped: 0, failed: 0 };
   const column = sql.ref(target.column);
   const table = sql.table(target.table);
@@ -117,6 +135,6 @@ export async function rotateKeys(db: Db, keyring: Keyring, options: RotationOpti
   const batchSize = options.batchSize ?? 500;
   const report: RotationReport = {};
   report['secret versions'] = await rewrapSecretVersions(db, keyring, batchSize, options.onBatch);
-  for (const target of SEALED_COLUMNS) report[target.what] = await resealColumn(db, keyring, target, batchSize, options.onBatch);
+  for (const target of [...SEALED_COLUMNS, ...ROTATED_ONLY]) report[target.what] = await resealColumn(db, keyring, target, batchSize, options.onBatch);
   return report;
 }

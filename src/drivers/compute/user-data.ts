@@ -1,0 +1,12 @@
+// Where the service the agent joins is named in a server's cloud-init user data (join-tokens.ts
+// writes it: `SVC_SERVER=URL` in the agent's environment file, or `--server URL` on the command
+// line of a worker bootstrap's `command`). The local compute provider reads the token with
+// join-tokens.ts's joinTokenFromUserData and the server here, as a real server's cloud-init runs them.
+import { joinTokenFromUserData } from '../../modules/machines/join-tokens.js';
+
+const SERVER = /(?:--server(?:=|\s+)|SVC_SERVER=)["']?(https?:\/\/[^\s"'\\]+)/;
+
+/** The server and token of the user data's join command (each null when absent). */
+export function joinCommandFromUserData(userData: string): { server: string | null; token: string | null } {
+  return { server: SERVER.exec(userData)?.[1]?.replace(/\/+$/, '') ?? null, token: joinTokenFromUserData(userData) };
+}
