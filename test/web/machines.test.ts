@@ -5,7 +5,8 @@
 // shows the server's facts; a rename with a stale etag shows the conflict and applies again;
 // suspend and resume are followed live; a second bootstrap is revoked; keyboard only, axe and
 // 360 px dark on the new pages; a member sees no owner-and-admin actions; delete -> gone, and the
-// agent's next heartbeat is told its machine was deleted.
+// agent's next heartbeat is told its machine was deleted; a machine is provisioned (its server type
+// refused first, then machine.create followed live) and is ACTIVE with its facts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -254,5 +255,29 @@ describe('web journey: machines', { skip: skipReason }, () => {
     const beat = await agentCall(web.base, '/v1/machine_heartbeats', {}, credential);
     assert.equal(beat.status, 401);
     assert.equal(beat.body.error.reason, 'MACHINE_DELETED');
+  });
+
+  test('provisioning a machine: a type the provider lacks is refused at its field with those it has; machine.create is followed live', async () => {
+    await open(page, `/clusters/${clusterId}`, 'dev');
+    const machines = page.getByRole('region', { name: 'Machines' });
+    await machines.getByRole('button', { name: 'Provision a machine' }).click();
+    const form = machines.getByRole('form', { name: 'Provision a machine' });
+    await form.getByLabel('Server type').fill('huge');
+    await form.getByLabel('Name', { exact: true }).fill('ci-runner');
+    await form.getByRole('button', { name: 'Provision machine' }).click();
+    await form.getByText('the local compute provider offers local-small, local-medium, local-large', { exact: true }).waitFor();
+    assert.equal(await form.getByLabel('Server type').getAttribute('aria-invalid'), 'true');
+    await checkA11y(page, 'provisioning form with a refused server type');
+    await form.getByLabel('Server type').fill('local-small');
+    await form.getByRole('button', { name: 'Provision machine' }).click();
+    await machines.getByRole('region', { name: /Provisioning/ }).getByText('Succeeded').waitFor({ timeout: 90_000 });
+    await machines.getByRole('table', { name: 'Machines' }).getByRole('row').filter({ hasText: 'ci-runner' }).getByText('Active').waitFor();
+    await machines.getByRole('link', { name: 'Open the new machine' }).click();
+    await page.getByRole('heading', { level: 1, name: 'ci-runner' }).waitFor();
+    const details = page.getByRole('region', { name: 'Details' });
+    await details.getByText('Provisioned by the service').waitFor();
+    await details.getByText('local-small').waitFor();
+    await page.getByRole('region', { name: 'Server' }).getByText('2.0 GiB').waitFor();
+    await checkA11y(page, 'provisioned machine');
   });
 });

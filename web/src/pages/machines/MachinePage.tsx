@@ -55,8 +55,7 @@ export function MachinePage(props: { id?: string; path?: string }) {
   usePoll(machine.reload, MACHINE_POLL_MS, !machine.error);
 
   const finished = (done: Operation) => {
-    // (machine.* is not among the OpenAPI document's typed operation variants, hence the widening)
-    if ((done.metadata.type as string) === 'machine.delete' && done.state === 'SUCCEEDED') return route('/machines');
+    if (done.metadata.type === 'machine.delete' && done.state === 'SUCCEEDED') return route('/machines');
     setReloadKey((k) => k + 1);
     void machine.reload();
   };

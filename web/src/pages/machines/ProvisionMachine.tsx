@@ -1,7 +1,7 @@
 // "Provision a machine" on a cluster's page: POST /v1/machines (machine.create) with the compute
-// provider's server type, a name and an optional expiry. The API does not list the server types
-// apart from its OpenAPI description; a type its provider does not offer is refused at the field
-// with the list of those it does, so the field's error names them.
+// provider's server type, a name and an optional expiry. The API lists the server types only in
+// its OpenAPI description, so the hint names the usual ones; a type the service's provider does
+// not offer is refused at the field with the list of those it does, shown there.
 import { useState } from 'preact/hooks';
 import { client, ok, type Schemas } from '../../lib/api.ts';
 import { expiresAt } from '../../lib/expiry.ts';
@@ -40,7 +40,7 @@ export function ProvisionMachine(props: { clusterId: string; onStarted: (op: Sch
         maxLength={40}
         value={instanceType}
         onValue={setInstanceType}
-        hint="The compute provider's server type, e.g. cx23 or cax11 on Hetzner Cloud. A type it does not offer is refused with the list of those it does."
+        hint="The compute provider's server type: local-small, local-medium or local-large with the built-in local provider; e.g. cx23 or cax11 on Hetzner Cloud. A type it does not offer is refused with the list of those it does."
         error={violationOf(action.error, 'body.instance_type')}
       />
       <TextField label="Name" maxLength={120} value={name} onValue={setName} hint="Optional, for people." error={violationOf(action.error, 'body.name')} />
