@@ -12,7 +12,7 @@
 // taken elsewhere) stops its agent there. So when an instance dies, another picks its servers up
 // within a lease and a re-check.
 import { hostname } from 'node:os';
-import type { Logger } from 'pino';
+import pino, { type Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import { runMachineAgent, type AgentFetch, type AgentOutcome, type CredentialStore, type MachineAgentOptions } from '../../machine-agent/agent.js';
 import { AGENT_VERSION } from '../../machine-agent/facts.js';
@@ -42,7 +42,8 @@ export const LOCAL_SERVER_SEALS = {
 export interface LocalComputeOptions {
   db: Db;
   keyring: Keyring;
-  logger: Logger;
+  /** the provider's and its agents' log (or given to attach(), when the process logger comes later) */
+  logger?: Logger;
   /** the service the agents join when the user data names none */
   publicUrl: string;
   /** this process in leases (default host:pid:random) */
@@ -57,8 +58,8 @@ export interface LocalComputeOptions {
 
 export interface LocalComputeProvider extends ComputeProvider {
   readonly instanceId: string;
-  /** the transport the agents call the service through; agents wait for it before their first call */
-  attach(transport: { fetch: AgentFetch }): void;
+  /** the transport the agents call the service through (and the log, if not given before); agents wait for it before their first call */
+  attach(transport: { fetch: AgentFetch; logger?: Logger }): void;
   /** boots the powered-on servers whose lease is free or expired, then re-checks every `recheckMs` */
   start(): Promise<void>;
   /** renews the leases of this process's agents, stops those whose lease was lost, takes free ones */
@@ -79,7 +80,8 @@ interface Running {
 const statusOf = (power: string): ServerInfo['status'] => (power === 'on' ? 'running' : 'off');
 
 export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComputeProvider {
-  const { db, keyring, logger } = opts;
+  const { db, keyring } = opts;
+  let logger = opts.logger ?? pino({ level: 'silent' });
   const instanceId = opts.instanceId ?? `${hostname()}:${process.pid}:${randomString(6)}`;
   const leaseMs = opts.leaseMs ?? 30_000;
   const recheckMs = opts.recheckMs ?? 10_000;
@@ -242,6 +244,7 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
 
     attach(t) {
       transport = t;
+      if (t.logger) logger = t.logger;
       attached();
     },
 
