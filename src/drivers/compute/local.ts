@@ -117,15 +117,17 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
     const controller = new AbortController();
     const entry: Running = { controller, outcome: null, done: Promise.resolve() };
     agents.set(id, entry);
+    // Only this boot's entry: a server powered off and on again has a new one.
+    const forget = () => { if (agents.get(id) === entry) agents.delete(id); };
     entry.done = (async () => {
       const row = await db.selectFrom('local_servers').selectAll().where('id', '=', id).executeTakeFirst();
-      if (!row) return void agents.delete(id);
+      if (!row) return forget();
       const { server, token } = joinCommandFromUserData(keyring.open(row.user_data_sealed, LOCAL_SERVER_SEALS.userData.context(id)));
       const size = LOCAL_INSTANCE_TYPES[row.instance_type as keyof typeof LOCAL_INSTANCE_TYPES] ?? LOCAL_INSTANCE_TYPES['local-small'];
       const facts: MachineFactsT = { hostname: row.name, os: 'linux', arch: 'x64', ...size, kernel: '6.1.0-svc-local', agent_version: AGENT_VERSION };
       // No transport yet: wait for attach(), or for a stop.
       await Promise.race([ready, new Promise((resolve) => controller.signal.addEventListener('abort', resolve, { once: true }))]);
-      if (controller.signal.aborted) return void agents.delete(id);
+      if (controller.signal.aborted) return forget();
       const log = logger.child({ local_server_id: id });
       log.info(`local server ${row.name} booted: its machine agent starts`);
       const outcome = await runMachineAgent({
@@ -138,11 +140,11 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
         signal: controller.signal,
         facts: () => facts,
       });
-      if (outcome.kind === 'stopped') agents.delete(id);
+      if (outcome.kind === 'stopped') forget();
       else entry.outcome = outcome;
     })().catch((err: Error) => {
       // Its lease is no longer renewed: after it expires the server boots again (here or elsewhere).
-      agents.delete(id);
+      forget();
       logger.error({ err, local_server_id: id }, `local server ${id}: its machine agent failed; it boots again once its lease expires`);
     });
   }
@@ -152,7 +154,7 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
     if (!entry) return;
     entry.controller.abort();
     await entry.done;
-    agents.delete(id);
+    if (agents.get(id) === entry) agents.delete(id);
   }
 
   /** Takes the server's lease if it is powered on and its lease free or expired; true when taken. */
