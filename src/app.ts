@@ -38,6 +38,8 @@ import { quotaRoutes } from './modules/quotas/quotas.routes.js';
 import { notificationRoutes } from './modules/notifications/notifications.routes.js';
 import { snippetRoutes } from './modules/snippets/snippets.routes.js';
 import { machineRoutes } from './modules/machines/machines.routes.js';
+import { injectTransport } from './drivers/compute/inject-transport.js';
+import type { LocalComputeProvider } from './drivers/compute/local.js';
 import { isRunCredentialRequest } from './modules/snippets/snippet-bridge.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -193,6 +195,9 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   operationRoutes(app, services, { waitSafetyPollMs: services.dialect === 'sqlite' ? 250 : 1000 });
   clusterRoutes(app, services);
   machineRoutes(app, services);
+  // The local compute provider's in-process agents call the API through this app.
+  const localCompute = services.computeProviders.get('local');
+  if (localCompute && 'attach' in localCompute) (localCompute as LocalComputeProvider).attach(injectTransport(app));
   packageRoutes(app, services);
   installRoutes(app, services);
   previewHostnameRoutes(app, services);

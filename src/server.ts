@@ -84,6 +84,8 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
       logger.info('shutting down: draining in-flight requests');
       beginShutdown();
       clearInterval(purge);
+      // The in-process machine agents call the API: they stop before it does.
+      await runtime.localCompute.stop();
       const force = setTimeout(() => {
         logger.warn('grace period over; closing remaining connections');
         app.server.closeAllConnections();

@@ -62,6 +62,14 @@ export class InstallFixtures {
   }
 
   /** A cluster that reached `active` (faults as `local.faults`). */
+  /** Joins a server to the cluster through a worker bootstrap (as the machine agent does): the join's answer, or its refusal's. */
+  async joinMachine(c: Caller, clusterId: string): Promise<{ status: number; body: any; text: string }> {
+    const b = await this.t.request('POST', `/v1/clusters/${clusterId}/worker_bootstraps`, this.opts(c, { body: {} }));
+    assert.equal(b.status, 201, b.text);
+    const facts = { hostname: `host-${++this.names}`, os: 'linux', arch: 'x64', cpu_count: 2, memory_bytes: 4 * 1024 ** 3, kernel: '6.1.0', agent_version: '0.1.0' };
+    return this.t.request('POST', '/v1/machine_joins', { body: { token: b.body.token, facts } });
+  }
+
   async cluster(c: Caller, faults: unknown[] = []): Promise<string> {
     const res = await this.t.request('POST', '/v1/clusters', this.opts(c, { body: { name: `c${++this.names}`, ...(faults.length ? { local: { faults } } : {}) } }));
     assert.equal(res.status, 202, res.text);

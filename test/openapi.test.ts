@@ -163,7 +163,7 @@ describe('OpenAPI document', () => {
     for (const o of ops) {
       assert.ok(Array.isArray(o.op.security), `${label(o)} declares no security`);
       const auth = o.op['x-svc-auth'];
-      assert.ok(['none', 'user', 'any', 'workspace', 'workspace-path', 'workspace-or-user'].includes(auth), `${label(o)} x-svc-auth ${auth}`);
+      assert.ok(['none', 'user', 'any', 'workspace', 'workspace-path', 'workspace-or-user', 'machine'].includes(auth), `${label(o)} x-svc-auth ${auth}`);
       if (auth === 'none') {
         // Public: no requirement, or (POST /oauth/token) an optional one, `{}` first, for its HTTP Basic client authentication.
         if (o.op.security.length) assert.deepEqual(o.op.security[0], {}, label(o));
@@ -231,7 +231,8 @@ describe('OpenAPI document', () => {
   test('creating POSTs document idempotency-key (1-64); writes to versioned resources require if-match (1-256)', () => {
     // Shown-once secrets cannot be replayed (API.md section 3); sign-in and OAuth endpoints create no resource;
     // cancelling an operation starts nothing new, and repeating it is harmless.
-    const noIdempotency = new Set(['createApiToken', 'createOAuthClient', 'createSession', 'createBrowserSession', 'cancelOperation']);
+    // A machine join spends a one-time token: a retry with the same token is refused, never replayed.
+    const noIdempotency = new Set(['createApiToken', 'createOAuthClient', 'createSession', 'createBrowserSession', 'cancelOperation', 'joinMachine']);
     for (const o of ops) {
       const key = param(o, 'header', 'idempotency-key');
       if (key) assert.equal(key.schema.maxLength, 64, label(o));

@@ -77,9 +77,11 @@ describe('plans and GET /v1/quotas', () => {
     const cluster = await f.cluster(A);
     const pkg = (await f.packageWithVersion(A)).pkgId;
     await f.healthyInstall(A, pkg, cluster);
+    assert.equal(byMetric((await t.request('GET', '/v1/quotas', { token: tokenA })).body)['compute/machines']!.usage, 0, 'a cluster\'s own nodes are not machines');
+    assert.equal((await f.joinMachine(A, cluster)).status, 201);
     const now = byMetric((await t.request('GET', `/v1/quotas?cluster_id=${cluster}`, { token: tokenA })).body);
     assert.equal(now['compute/clusters']!.usage, 1);
-    assert.equal(now['compute/machines']!.usage, 3, 'a simulated local cluster has 3 nodes');
+    assert.equal(now['compute/machines']!.usage, 1, 'the machine that joined');
     assert.equal(now['installs/installs']!.usage, 1);
     assert.deepEqual(now['operations/running'], {
       metric: 'operations/running', type: 'concurrency', display_name: 'Running operations per cluster', unit: 'count',
@@ -110,8 +112,9 @@ describe('plans and GET /v1/quotas', () => {
     const solo = await t.user('solo');
     const one: Caller = { user: solo, ws: (await t.workspace(solo, 'Solo one')).id };
     const two: Caller = { user: solo, ws: (await t.workspace(solo, 'Solo two')).id };
-    await f.cluster(one);
+    assert.equal((await f.joinMachine(one, await f.cluster(one))).status, 201);
     const c2 = await f.cluster(two);
+    assert.equal((await f.joinMachine(two, c2)).status, 201);
     // A workspace solo only belongs to (as a member) does not count.
     const boss = await t.user('boss');
     const foreign: Caller = { user: boss, ws: (await t.workspace(boss, 'Not solo')).id };
@@ -124,7 +127,7 @@ describe('plans and GET /v1/quotas', () => {
       ['workspaces/owned', 'compute/clusters', 'compute/machines', 'installs/installs', 'secrets/secrets', 'snippets/runs']);
     assert.deepEqual([q['workspaces/owned']!.usage, q['workspaces/owned']!.limit], [2, 10]);
     assert.deepEqual([q['compute/clusters']!.usage, q['compute/clusters']!.limit], [2, 6], 'limits summed over two free workspaces');
-    assert.deepEqual([q['compute/machines']!.usage, q['compute/machines']!.limit], [6, 18]);
+    assert.deepEqual([q['compute/machines']!.usage, q['compute/machines']!.limit], [2, 18]);
     // cluster_id in the user-wide view: any cluster of a workspace the user belongs to.
     const withCluster = byMetric((await t.request('GET', `/v1/quotas?cluster_id=${c2}`, { token: solo.token })).body);
     assert.equal(withCluster['operations/running']!.limit, 10);
@@ -177,7 +180,6 @@ describe('quota enforcement', () => {
     for (const op of accepted) await f.waitOp(A, op.body.id);
     const q = byMetric((await t.request('GET', '/v1/quotas', f.opts(A))).body);
     assert.deepEqual([q['compute/clusters']!.usage, q['compute/clusters']!.remaining], [5, 0]);
-    assert.equal(q['compute/machines']!.usage, 15);
   });
 
   test('reaching 80 % and 100 % notifies the owners and admins once per threshold and day, not members', async () => {
@@ -201,8 +203,8 @@ describe('quota enforcement', () => {
     assert.deepEqual(both.map((n: any) => n.context.percent), ['100', '80'], 'newest first');
     assert.equal(both[0].severity, 'critical');
     assert.deepEqual(await unread(member), [], 'members are not told');
-    // Machines follow the clusters: 12 of 15 at the fourth, 15 of 15 at the fifth.
-    assert.deepEqual((await unread(owner, 'compute/machines')).map((n: any) => n.context.usage), ['15', '12']);
+    // A cluster's own nodes are not machines: nothing about compute/machines.
+    assert.deepEqual(await unread(owner, 'compute/machines'), []);
     // Down and up again the same day: no second notification.
     const last = ids.pop()!;
     const etag = (await t.request('GET', `/v1/clusters/${last}`, f.opts(A))).body.etag;
@@ -300,23 +302,20 @@ describe('quota enforcement', () => {
 });
 
 describe('quota enforcement: machines, and the benchmark switch', () => {
-  test('a cluster whose nodes pass compute/machines fails its create and ends suspended, counting no nodes', async () => {
-    const t = await startTestApp({ SVC_PLANS_FILE: plansFile({ 'compute/machines': 4 }) });
+  test('compute/machines counts machines, not a cluster\'s own nodes: a join past the limit is 429', async () => {
+    const t = await startTestApp({ SVC_PLANS_FILE: plansFile({ 'compute/machines': 2 }) });
     try {
       const f = new InstallFixtures(t);
       const owner = await t.user('owner');
       const A: Caller = { user: owner, ws: (await t.workspace(owner, 'Machines')).id };
+      const cluster = await f.cluster(A);
       await f.cluster(A);
-      const second = await t.request('POST', '/v1/clusters', f.opts(A, { body: { name: 'too-many-nodes' } }));
-      assert.equal(second.status, 202, second.text);
-      const done = await f.waitOp(A, second.body.id);
-      assert.equal(done.state, 'FAILED');
-      assert.match(done.error.message, /step read_capabilities failed: quota compute\/machines exceeded: 3 of 4 in use/);
-      const step = done.steps.find((x: { name: string }) => x.name === 'read_capabilities');
-      assert.equal(step.attempts, 1, 'not retried');
-      assert.equal((await t.request('GET', `/v1/clusters/${second.body.owner_id}`, f.opts(A))).body.state, 'suspended');
+      assert.equal((await f.joinMachine(A, cluster)).status, 201);
+      assert.equal((await f.joinMachine(A, cluster)).status, 201);
+      const third = await f.joinMachine(A, cluster);
+      assertQuotaExceeded(third, 'compute/machines', 2);
       const q = byMetric((await t.request('GET', '/v1/quotas', f.opts(A))).body);
-      assert.deepEqual([q['compute/clusters']!.usage, q['compute/machines']!.usage], [2, 3]);
+      assert.deepEqual([q['compute/clusters']!.usage, q['compute/machines']!.usage], [2, 2]);
     } finally {
       await t.close();
     }

@@ -337,6 +337,14 @@ describe('README.md followed top to bottom in two terminals', () => {
     assert.match(outputOf('svc audit-events list --resource-id'), /secret\.version\.access/);
   });
 
+  test('bring your own server: the agent joined, the machine was ACTIVE and a node, and the agent stopped by itself when it was deleted', () => {
+    assert.match(outputOf('$JOIN --state-dir'), /ACTIVE/);
+    const end = outputOf('wait $AGENT');
+    assert.match(end, /\S+-[0-9a-z]{5}\n/, 'the machine\'s node among the cluster\'s');
+    assert.match(end, /the agent stopped with exit status 3/);
+    assert.doesNotMatch(end, /svcb_|svcm_/, 'the agent logs no token or credential');
+  });
+
   test('the walkthroughs: secrets, audit log, snippets, plans and quotas', () => {
     const secrets = outputOf('"value": "first-password"');
     assert.match(secrets, /"value":"second-password"/);

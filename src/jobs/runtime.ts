@@ -9,6 +9,7 @@ import { sweepAccount, type AccountSweepResult } from '../modules/account/accoun
 import { sweepMachines, type MachineSweepResult } from '../modules/machines/machines-sweep.js';
 import type { Services } from '../services.js';
 import { WorkerPool } from './worker.js';
+import { createLocalComputeProvider, type LocalComputeProvider } from '../drivers/compute/local.js';
 
 export interface Runtime {
   workerId: string;
@@ -34,6 +35,8 @@ export interface Runtime {
    * expired ones (see machines-sweep.ts). Runs every heartbeat interval in worker processes; tests call it.
    */
   sweepMachines(): Promise<MachineSweepResult>;
+  /** the local compute provider's simulated servers, whose agents run in the processes that serve the API */
+  localCompute: LocalComputeProvider;
   /** stops claiming, lets running steps drain for up to `graceMs`, then closes the listener */
   stop(graceMs: number): Promise<void>;
 }
@@ -41,6 +44,11 @@ export interface Runtime {
 export async function startRuntime(services: Services, logger: Logger): Promise<Runtime> {
   const { config } = services;
   await services.notifier.start();
+  // The local compute provider: its servers' agents call the API in-process (the app attaches its
+  // transport once built), so they run where the API is served; leases keep each on one process.
+  const localCompute = createLocalComputeProvider({ db: services.db, keyring: services.keyring, logger, publicUrl: config.publicUrl });
+  services.computeProviders.set('local', localCompute);
+  if (config.role !== 'worker') await localCompute.start();
   const workerId = `${hostname()}:${process.pid}:${randomString(6)}`;
   let pool: WorkerPool | null = null;
   if (config.role !== 'api') {
@@ -88,7 +96,9 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     sweepSecrets,
     sweepAccount: accountSweep,
     sweepMachines: machineSweep,
+    localCompute,
     async stop(graceMs: number) {
+      await localCompute.stop();
       for (const timer of sweeps) clearInterval(timer);
       if (account) clearInterval(account);
       await accountRun;

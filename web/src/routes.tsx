@@ -21,6 +21,8 @@ import { SecretPage } from './pages/secrets/SecretPage.tsx';
 import { NewSnippet, SnippetList } from './pages/snippets/Snippets.tsx';
 import { SnippetPage } from './pages/snippets/SnippetPage.tsx';
 import { RunPage } from './pages/snippets/RunPage.tsx';
+import { MachineList } from './pages/machines/Machines.tsx';
+import { MachinePage } from './pages/machines/MachinePage.tsx';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Routed = FunctionComponent<any>;
@@ -32,6 +34,9 @@ export const ROUTES: [path: string, page: Routed][] = [
   ['/clusters', ClusterList],
   ['/clusters/new', NewCluster],
   ['/clusters/:id', ClusterPage],
+  // machines (html_url /machines/{id})
+  ['/machines', MachineList],
+  ['/machines/:id', MachinePage],
   // operations
   ['/operations', OperationList],
   ['/operations/:id', OperationPage],

@@ -1707,9 +1707,9 @@ export interface components {
             };
         };
         /** @description what the operation does, by workflow (`type`) */
-        OperationMetadata: components["schemas"]["WorkspaceDeleteMetadata"] | components["schemas"]["ClusterCreateMetadata"] | components["schemas"]["ClusterCapabilitiesRefreshMetadata"] | components["schemas"]["ClusterDeleteMetadata"] | components["schemas"]["InstallCreateMetadata"] | components["schemas"]["InstallUpdateMetadata"] | components["schemas"]["InstallDeleteMetadata"] | components["schemas"]["PreviewHostnameBindFloatingMetadata"] | components["schemas"]["PreviewHostnameBindPinnedMetadata"] | components["schemas"]["PreviewHostnameReleaseMetadata"] | components["schemas"]["SubscriptionChangeTierMetadata"] | components["schemas"]["SubscriptionCancelMetadata"] | components["schemas"]["SubscriptionReactivateMetadata"];
+        OperationMetadata: components["schemas"]["WorkspaceDeleteMetadata"] | components["schemas"]["ClusterCreateMetadata"] | components["schemas"]["ClusterCapabilitiesRefreshMetadata"] | components["schemas"]["ClusterDeleteMetadata"] | components["schemas"]["InstallCreateMetadata"] | components["schemas"]["InstallUpdateMetadata"] | components["schemas"]["MachineCreateMetadata"] | components["schemas"]["MachineDeleteMetadata"] | components["schemas"]["MachineSuspendMetadata"] | components["schemas"]["MachineResumeMetadata"] | components["schemas"]["InstallDeleteMetadata"] | components["schemas"]["PreviewHostnameBindFloatingMetadata"] | components["schemas"]["PreviewHostnameBindPinnedMetadata"] | components["schemas"]["PreviewHostnameReleaseMetadata"] | components["schemas"]["SubscriptionChangeTierMetadata"] | components["schemas"]["SubscriptionCancelMetadata"] | components["schemas"]["SubscriptionReactivateMetadata"];
         /** @description the result of a SUCCEEDED operation, by workflow (`type`) */
-        OperationResult: components["schemas"]["WorkspaceDeleteResult"] | components["schemas"]["ClusterCreateResult"] | components["schemas"]["ClusterCapabilitiesRefreshResult"] | components["schemas"]["ClusterDeleteResult"] | components["schemas"]["InstallCreateResult"] | components["schemas"]["InstallUpdateResult"] | components["schemas"]["InstallDeleteResult"] | components["schemas"]["PreviewHostnameBindFloatingResult"] | components["schemas"]["PreviewHostnameBindPinnedResult"] | components["schemas"]["PreviewHostnameReleaseResult"] | components["schemas"]["SubscriptionChangeTierResult"] | components["schemas"]["SubscriptionCancelResult"] | components["schemas"]["SubscriptionReactivateResult"];
+        OperationResult: components["schemas"]["WorkspaceDeleteResult"] | components["schemas"]["ClusterCreateResult"] | components["schemas"]["ClusterCapabilitiesRefreshResult"] | components["schemas"]["ClusterDeleteResult"] | components["schemas"]["InstallCreateResult"] | components["schemas"]["InstallUpdateResult"] | components["schemas"]["MachineCreateResult"] | components["schemas"]["MachineDeleteResult"] | components["schemas"]["MachineSuspendResult"] | components["schemas"]["MachineResumeResult"] | components["schemas"]["InstallDeleteResult"] | components["schemas"]["PreviewHostnameBindFloatingResult"] | components["schemas"]["PreviewHostnameBindPinnedResult"] | components["schemas"]["PreviewHostnameReleaseResult"] | components["schemas"]["SubscriptionChangeTierResult"] | components["schemas"]["SubscriptionCancelResult"] | components["schemas"]["SubscriptionReactivateResult"];
         /**
          * @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done`
          * @example {
@@ -2504,7 +2504,17 @@ export interface components {
             /** @description changes on every write, also on state changes; heartbeats alone do not change it */
             etag: string;
         };
-        /** @description What a server receives for its one-time token: its machine and the credential its agent keeps. */
+        /**
+         * @description What a server receives for its one-time token: its machine and the credential its agent keeps.
+         * @example {
+         *       "machine_id": "mch_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "node_name": "build-01-n3m2k",
+         *       "credential": "svcm_3fQk9ZrT2mW8xLc5Np7Hs1Dv4Gb6Jy0Ka2Pe9Ru3Tw",
+         *       "heartbeat_interval_seconds": 15
+         *     }
+         */
         MachineJoin: {
             /** @description the machine this server now is (mch_ id) */
             machine_id: string;
@@ -2519,7 +2529,15 @@ export interface components {
             /** @description send a heartbeat this often; 3 missed make the machine UNREACHABLE */
             heartbeat_interval_seconds: number;
         };
-        /** @description The service's answer to a heartbeat. */
+        /**
+         * @description The service's answer to a heartbeat.
+         * @example {
+         *       "machine_id": "mch_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "state": "ACTIVE",
+         *       "schedulable": true,
+         *       "heartbeat_interval_seconds": 15
+         *     }
+         */
         MachineHeartbeat: {
             /** @description mch_ id */
             machine_id: string;
@@ -4028,6 +4046,94 @@ export interface components {
             semver: string;
         };
         /**
+         * @description metadata of a machine.create operation
+         * @example {
+         *       "type": "machine.create",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "machine_name": "build-01",
+         *       "provider": "local",
+         *       "instance_type": "local-small"
+         *     }
+         */
+        MachineCreateMetadata: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "machine.create";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description the machine's name, or null */
+            machine_name: string | null;
+            /** @description the compute provider: local or hcloud */
+            provider: string;
+            /** @description the provider's server type */
+            instance_type: string;
+        };
+        /**
+         * @description metadata of a machine.delete operation
+         * @example {
+         *       "type": "machine.delete",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "machine_name": "build-01",
+         *       "provider": "local",
+         *       "reason": "requested"
+         *     }
+         */
+        MachineDeleteMetadata: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "machine.delete";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description the machine's name, or null */
+            machine_name: string | null;
+            /** @description byo, local or hcloud */
+            provider: string;
+            /** @description requested (a person), expired (its expires_at passed) or machine.create failed / cancelled (its cleanup) */
+            reason: string;
+        };
+        /**
+         * @description metadata of a machine.suspend operation
+         * @example {
+         *       "type": "machine.suspend",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "machine_name": "build-01"
+         *     }
+         */
+        MachineSuspendMetadata: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "machine.suspend";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description the machine's name, or null */
+            machine_name: string | null;
+        };
+        /**
+         * @description metadata of a machine.resume operation
+         * @example {
+         *       "type": "machine.resume",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "machine_name": "build-01"
+         *     }
+         */
+        MachineResumeMetadata: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "machine.resume";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description the machine's name, or null */
+            machine_name: string | null;
+        };
+        /**
          * @description metadata of a install.delete operation
          * @example {
          *       "type": "install.delete",
@@ -4329,6 +4435,70 @@ export interface components {
                 /** @description where it is reachable */
                 url: string;
             }[];
+        };
+        /**
+         * @description response of a machine.create operation that SUCCEEDED
+         * @example {
+         *       "type": "machine.create",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        MachineCreateResult: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "machine.create";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+        };
+        /**
+         * @description response of a machine.delete operation that SUCCEEDED
+         * @example {
+         *       "type": "machine.delete",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        MachineDeleteResult: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "machine.delete";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+        };
+        /**
+         * @description response of a machine.suspend operation that SUCCEEDED
+         * @example {
+         *       "type": "machine.suspend",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        MachineSuspendResult: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "machine.suspend";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+        };
+        /**
+         * @description response of a machine.resume operation that SUCCEEDED
+         * @example {
+         *       "type": "machine.resume",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        MachineResumeResult: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "machine.resume";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
         };
         /**
          * @description response of a install.delete operation that SUCCEEDED
@@ -9305,6 +9475,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "svcb_4Zq0YvT1nJb8mW2xKc6Lr9Ps3Df7Gh5Aa1Bb2Cc3Dd4",
+                 *       "facts": {
+                 *         "hostname": "build-01",
+                 *         "os": "linux",
+                 *         "arch": "x64",
+                 *         "cpu_count": 4,
+                 *         "memory_bytes": 8254390272,
+                 *         "kernel": "6.1.0-28-amd64",
+                 *         "agent_version": "0.1.0"
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     /** @description the worker bootstrap's one-time token (`svcb_...`) */
                     token: string;
@@ -9407,6 +9591,7 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /** @example {} */
                 "application/json": {
                     facts?: components["schemas"]["MachineFacts"];
                 };

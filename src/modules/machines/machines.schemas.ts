@@ -171,7 +171,13 @@ export const MachineJoinBody = Type.Object(
     token: Type.String({ minLength: 1, maxLength: 100, description: 'the worker bootstrap\'s one-time token (`svcb_...`)' }),
     facts: refTo(MachineFacts),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [{
+      token: 'svcb_4Zq0YvT1nJb8mW2xKc6Lr9Ps3Df7Gh5Aa1Bb2Cc3Dd4',
+      facts: { hostname: 'build-01', os: 'linux', arch: 'x64', cpu_count: 4, memory_bytes: 8_254_390_272, kernel: '6.1.0-28-amd64', agent_version: '0.1.0' },
+    }],
+  },
 );
 export type MachineJoinBodyT = Static<typeof MachineJoinBody>;
 
@@ -184,7 +190,13 @@ export const MachineJoin = Type.Object(
     credential: Type.String({ description: 'the machine credential (`svcm_...`), shown once: it authenticates the agent\'s heartbeats and nothing else' }),
     heartbeat_interval_seconds: Type.Integer({ minimum: 1, description: 'send a heartbeat this often; 3 missed make the machine UNREACHABLE' }),
   },
-  { $id: 'MachineJoin', description: 'What a server receives for its one-time token: its machine and the credential its agent keeps.' },
+  {
+    $id: 'MachineJoin', description: 'What a server receives for its one-time token: its machine and the credential its agent keeps.',
+    examples: [{
+      machine_id: 'mch_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', cluster_id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k',
+      node_name: 'build-01-n3m2k', credential: 'svcm_3fQk9ZrT2mW8xLc5Np7Hs1Dv4Gb6Jy0Ka2Pe9Ru3Tw', heartbeat_interval_seconds: 15,
+    }],
+  },
 );
 export type MachineJoinT = Static<typeof MachineJoin>;
 
@@ -192,7 +204,7 @@ export const MachineHeartbeatBody = Type.Object(
   {
     facts: Type.Optional(refTo(MachineFacts)),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{}] },
 );
 
 export const MachineHeartbeat = Type.Object(
@@ -202,7 +214,10 @@ export const MachineHeartbeat = Type.Object(
     schedulable: Type.Boolean({ description: 'false while the machine is cordoned (SUSPENDED or DELETING): no new work lands on it' }),
     heartbeat_interval_seconds: Type.Integer({ minimum: 1, description: 'send the next heartbeat after this many seconds' }),
   },
-  { $id: 'MachineHeartbeat', description: 'The service\'s answer to a heartbeat.' },
+  {
+    $id: 'MachineHeartbeat', description: 'The service\'s answer to a heartbeat.',
+    examples: [{ machine_id: 'mch_01kaxq3m7y0c9v8t6r5p4n3m2k', state: 'ACTIVE', schedulable: true, heartbeat_interval_seconds: 15 }],
+  },
 );
 export type MachineHeartbeatT = Static<typeof MachineHeartbeat>;
 

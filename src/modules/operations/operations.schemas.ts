@@ -31,6 +31,7 @@ export const OperationStep = Type.Object({
 });
 
 const Str = (description: string) => Type.String({ description });
+const NullableStr = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 const ClusterIdField = Type.Union([Type.String(), Type.Null()], { description: 'the cluster the operation acts on; null for workspace.delete' });
 const UrlList = Type.Array(Type.Object({ route_key: Str('the route of the package'), url: Str('where it is reachable') }), { description: 'the install\'s reachable URLs after this render' });
 
@@ -49,6 +50,13 @@ const WORKFLOWS: { type: string; name: string; metadata: Record<string, TSchema>
     metadata: { install_id: Str('inst_ id'), package_id: Str('pkg_ id'), package_version_id: Str('pkv_ id being deployed'), semver: Str('its version') },
     response: { install_id: Str('inst_ id'), render_id: Str('rnd_ id of the render now current'), urls: UrlList },
   })),
+  { type: 'machine.create', name: 'MachineCreate', metadata: { machine_name: NullableStr('the machine\'s name, or null'), provider: Str('the compute provider: local or hcloud'), instance_type: Str('the provider\'s server type') }, response: {} },
+  { type: 'machine.delete', name: 'MachineDelete', metadata: {
+    machine_name: NullableStr('the machine\'s name, or null'), provider: Str('byo, local or hcloud'),
+    reason: Str('requested (a person), expired (its expires_at passed) or machine.create failed / cancelled (its cleanup)'),
+  }, response: {} },
+  { type: 'machine.suspend', name: 'MachineSuspend', metadata: { machine_name: NullableStr('the machine\'s name, or null') }, response: {} },
+  { type: 'machine.resume', name: 'MachineResume', metadata: { machine_name: NullableStr('the machine\'s name, or null') }, response: {} },
   { type: 'install.delete', name: 'InstallDelete', metadata: { install_id: Str('inst_ id'), package_id: Str('pkg_ id') }, response: { install_id: Str('the deleted install') } },
   ...(['floating', 'pinned'] as const).map((kind) => ({
     type: `preview_hostname.bind_${kind}`,
@@ -86,6 +94,7 @@ function variant(w: (typeof WORKFLOWS)[number], part: 'metadata' | 'response') {
 function exampleOf(key: string, schema: TSchema): unknown {
   if ((schema as { type?: string }).type === 'array') return [{ route_key: 'web', url: 'https://web--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com' }];
   const samples: Record<string, string> = {
+    machine_name: 'build-01', instance_type: 'local-small', reason: 'requested',
     workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', cluster_name: 'dev', provider: 'local', install_id: 'inst_01kaxq3m7y0c9v8t6r5p4n3m2k',
     package_id: 'pkg_01kaxq3m7y0c9v8t6r5p4n3m2k', package_version_id: 'pkv_01kaxq3m7y0c9v8t6r5p4n3m2k', semver: '1.2.0',
     render_id: 'rnd_01kaxq3m7y0c9v8t6r5p4n3m2k', preview_hostname_id: 'phn_01kaxq3m7y0c9v8t6r5p4n3m2k', hostname: 'main--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com', track: 'main',

@@ -1,7 +1,7 @@
 // A confirmation before an action that cannot be taken back (or that is audited, like revealing a
-// secret): a native <dialog>, so focus moves into it, Escape cancels and focus returns after.
+// secret): a Dialog with the action's button and Cancel (Escape cancels too).
 import type { ComponentChildren } from 'preact';
-import { useEffect, useId, useRef } from 'preact/hooks';
+import { Dialog } from './Dialog.tsx';
 
 export function Confirm(props: {
   open: boolean;
@@ -12,18 +12,8 @@ export function Confirm(props: {
   onConfirm: () => void;
   onCancel: () => void;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  // One id per dialog: a page may hold several (change a role, remove a member).
-  const titleId = useId();
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (props.open && !d.open) d.showModal();
-    if (!props.open && d.open) d.close();
-  }, [props.open]);
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby={titleId} onCancel={(e) => (e.preventDefault(), props.onCancel())}>
-      <h2 id={titleId}>{props.title}</h2>
+    <Dialog open={props.open} title={props.title} onClose={props.onCancel}>
       {props.children}
       <div class="actions">
         <button type="button" class={props.danger ? 'danger' : 'primary'} onClick={props.onConfirm}>
@@ -33,6 +23,6 @@ export function Confirm(props: {
           Cancel
         </button>
       </div>
-    </dialog>
+    </Dialog>
   );
 }

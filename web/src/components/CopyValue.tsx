@@ -1,10 +1,11 @@
 // A value shown once (a new API token, a client secret) or revealed on request (a secret version):
 // selectable, read-only, with a Copy button; `once` adds the warning that it cannot be shown again,
-// `onHide` a Hide button (the page then drops the value), `children` a note above it.
+// `onHide` a Hide button (the page then drops the value), `children` a note above it; `rows` shows a
+// multi-line value (a cloud-init file) in a read-only text area with its lines kept.
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 
-export function CopyValue(props: { label: string; value: string; once?: boolean; onHide?: () => void; children?: ComponentChildren }) {
+export function CopyValue(props: { label: string; value: string; once?: boolean; onHide?: () => void; children?: ComponentChildren; rows?: number }) {
   const [copied, setCopied] = useState(false);
   async function copy() {
     try {
@@ -21,7 +22,11 @@ export function CopyValue(props: { label: string; value: string; once?: boolean;
       <label class="field">
         <span>{props.label}</span>
         <span class="copy-row">
-          <input readOnly value={props.value} class="code" onFocus={(e) => e.currentTarget.select()} />
+          {props.rows ? (
+            <textarea readOnly rows={props.rows} value={props.value} class="code" spellcheck={false} wrap="off" onFocus={(e) => e.currentTarget.select()} />
+          ) : (
+            <input readOnly value={props.value} class="code" onFocus={(e) => e.currentTarget.select()} />
+          )}
           <button type="button" onClick={copy}>
             {copied ? 'Copied' : 'Copy'}
           </button>

@@ -21,6 +21,7 @@ export const NAV: { title: string; items: NavItem[] }[] = [
       { href: '/installs', label: 'Installs' },
       { href: '/packages', label: 'Packages' },
       { href: '/clusters', label: 'Clusters' },
+      { href: '/machines', label: 'Machines' },
       { href: '/operations', label: 'Operations' },
     ],
   },

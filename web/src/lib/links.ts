@@ -20,12 +20,20 @@ const SETTINGS_PAGES: Record<string, string> = {
   user: '/settings/plan',
 };
 
+/** Resources shown on their parent's page, by the metadata key that names the parent (as audit events carry it). */
+const PARENT_PAGES: Record<string, [key: string, base: string]> = {
+  secret_version: ['secret_id', 'secrets'],
+  worker_bootstrap: ['cluster_id', 'clusters'],
+};
+
 /**
- * Where `type`/`id` is shown, or null. A secret version opens its secret (`metadata.secret_id`,
- * as audit events carry it).
+ * Where `type`/`id` is shown, or null. A secret version opens its secret (`metadata.secret_id`), a
+ * worker bootstrap its cluster (`metadata.cluster_id`); a machine (mch_, also the subject of the
+ * machine_unreachable and machine_expiry notifications) its own page.
  */
 export function resourceHref(type: string, id: string, metadata: Record<string, string> = {}): string | null {
-  if (type === 'secret_version') return metadata.secret_id ? `/secrets/${metadata.secret_id}` : null;
+  const parent = PARENT_PAGES[type];
+  if (parent) return metadata[parent[0]] ? `/${parent[1]}/${metadata[parent[0]]}` : null;
   const base = RECORD_PAGES[type];
   if (base) return `/${base}/${id}`;
   return SETTINGS_PAGES[type] ?? null;

@@ -35,6 +35,11 @@ const ACTIONS: Record<Action, string> = {
   'workspace.member.update': 'Member role changed',
   'workspace.member.remove': 'Member removed',
   'workspace.delete': 'Workspace deletion requested',
+  'worker_bootstrap.create': 'Join token made for a server',
+  'worker_bootstrap.use': 'Server joined with a join token',
+  'worker_bootstrap.revoke': 'Join token revoked',
+  'machine.create': 'Machine provisioned',
+  'machine.delete': 'Machine deleted',
 };
 const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   secret: 'Secret',
@@ -43,15 +48,18 @@ const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   oauth_client: 'OAuth client',
   workspace_member: 'Member',
   workspace: 'Workspace',
+  machine: 'Machine',
+  worker_bootstrap: 'Worker bootstrap',
 };
 const ACTION_OPTIONS: [string, string][] = [['', 'Every action'], ...(Object.entries(ACTIONS) as [string, string][])];
 
-/** Who acted, in words: a member by e-mail (when still a member), a token or client, or svc itself. */
+/** Who acted, in words: a member by e-mail (when still a member), a token, client or machine agent, or svc itself. */
 function Actor(props: { actor: AuditEvent['actor']; emails: Map<string, string> }) {
   const { type, id } = props.actor;
   if (type === 'user') return <>{props.emails.get(id) ?? <Code>{id}</Code>}</>;
   if (type === 'api_token') return <>API token <a href="/settings/tokens">{id}</a></>;
   if (type === 'oauth_client') return <>OAuth client <a href="/settings/oauth-clients">{id}</a></>;
+  if (type === 'machine') return <>Machine <a href={`/machines/${id}`}>{id}</a></>;
   return <>svc ({id})</>;
 }
 
@@ -87,7 +95,7 @@ export function Audit(_props: { path?: string }) {
         }}
       >
         <SelectField label="Action" value={action} onValue={setAction} options={ACTION_OPTIONS} />
-        <TextField label="Resource ID" value={resourceText} onValue={setResourceText} maxLength={64} placeholder="sec_…, tok_…, wsm_…" />
+        <TextField label="Resource ID" value={resourceText} onValue={setResourceText} maxLength={64} placeholder="sec_…, tok_…, mch_…" />
         <button type="submit">Filter</button>
       </form>
       <ListView<AuditEvent>

@@ -1,5 +1,6 @@
 // Clusters: the list, registering one (its create operation followed live on the page), and a
-// cluster's page with its capabilities, nodes, operations and the actions refresh and delete.
+// cluster's page with its capabilities, nodes, machines (ClusterMachines), installs, operations and
+// the actions refresh and delete.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { client, ok, type Schemas } from '../../lib/api.ts';
@@ -17,6 +18,7 @@ import { InstallsTable } from '../installs/Installs.tsx';
 import { Confirm } from '../../components/Confirm.tsx';
 import { Conflict, isConflict } from '../../components/Conflict.tsx';
 import { useRecord } from '../../lib/useRecord.ts';
+import { ClusterMachines } from './ClusterMachines.tsx';
 
 type Cluster = Schemas['Cluster'];
 
@@ -182,6 +184,7 @@ export function ClusterPage(props: { id?: string; path?: string }) {
           </>
         )}
       </Section>
+      <ClusterMachines cluster={c} />
       <Section title="Installs" actions={<a href={`/installs/new?cluster=${c.id}`}>Install a package here</a>}>
         <InstallsTable filters={{ cluster_id: c.id }} empty={<p class="muted">Nothing is installed on this cluster.</p>} />
       </Section>

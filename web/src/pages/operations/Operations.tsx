@@ -42,6 +42,7 @@ const ownerColumn = { label: 'On', cell: (o: Operation) => (ownerHref(o) ? <a hr
 const OWNER_TYPES: [string, string][] = [
   ['', 'Everything'],
   ['cluster', 'Clusters'],
+  ['machine', 'Machines'],
   ['install', 'Installs'],
   ['package', 'Packages'],
   ['workspace', 'The workspace'],

@@ -12,6 +12,7 @@ import { Code } from '../../components/Fields.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { SelectField, TextField, useAction, violationOf } from '../../components/Form.tsx';
 import { CopyValue } from '../../components/CopyValue.tsx';
+import { ExpiryFields } from '../../components/ExpiryFields.tsx';
 import { NeedsRole } from '../../components/RoleNote.tsx';
 import { RemovableList } from '../../components/RemovableList.tsx';
 
@@ -45,8 +46,7 @@ function CreateToken(props: { onCreated: (t: Created) => void }) {
       <ErrorNotice error={action.error} shownFields={['body.name', 'body.expires_at']} title="The token was not created." />
       <TextField label="Name" required maxLength={100} value={name} onValue={setName} hint="What uses it, e.g. ci or deploy-bot." error={violationOf(action.error, 'body.name')} />
       <SelectField label="Role" value={role} onValue={(v) => setRole(v as TokenRole)} options={grantable(ws.role, ['member', 'admin'] as const)} hint="What the token may do, as a member with that role; never above yours." />
-      <SelectField label="Expires" value={expiry} onValue={setExpiry} options={EXPIRY_CHOICES} error={expiry === 'date' ? undefined : violationOf(action.error, 'body.expires_at')} />
-      {expiry === 'date' && <TextField label="Expiry date" type="datetime-local" required value={date} onValue={setDate} hint="In your time zone; at most 10 years ahead." error={dateError ?? violationOf(action.error, 'body.expires_at')} />}
+      <ExpiryFields choices={EXPIRY_CHOICES} choice={expiry} onChoice={setExpiry} date={date} onDate={setDate} dateLabel="Expiry date" dateHint="In your time zone; at most 10 years ahead." dateError={dateError} error={violationOf(action.error, 'body.expires_at')} />
       <button class="primary" type="submit" disabled={action.busy}>
         Create token
       </button>

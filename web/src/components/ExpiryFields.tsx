@@ -1,0 +1,28 @@
+// When something stops or goes away (an API token, a machine): a choice of common lifetimes and,
+// for "On a date…", a date-and-time field in the person's time zone. lib/expiry.ts turns the
+// choice and the date into the expires_at to send; `error` is the API's violation for it.
+import type { ComponentChildren } from 'preact';
+import { SelectField, TextField } from './Form.tsx';
+
+export function ExpiryFields(props: {
+  choices: [value: string, label: string][];
+  choice: string;
+  onChoice: (v: string) => void;
+  date: string;
+  onDate: (v: string) => void;
+  dateLabel: string;
+  hint?: ComponentChildren;
+  dateHint?: ComponentChildren;
+  /** the API's violation of expires_at */
+  error?: string;
+  /** why the picked date cannot be used, found before sending */
+  dateError?: string;
+}) {
+  const onDate = props.choice === 'date';
+  return (
+    <>
+      <SelectField label="Expires" value={props.choice} onValue={props.onChoice} options={props.choices} hint={props.hint} error={onDate ? undefined : props.error} />
+      {onDate && <TextField label={props.dateLabel} type="datetime-local" required value={props.date} onValue={props.onDate} hint={props.dateHint ?? 'In your time zone.'} error={props.dateError ?? props.error} />}
+    </>
+  );
+}
