@@ -63,6 +63,15 @@ function request(token = routes.newToken()) {
   return { machineId, name: `svc-${machineId}`, instanceType: 'local-small', userData, token };
 }
 
+/** A server created through `p`, once its agent joined: the server, the request and the stand-in's machine. */
+async function booted(p: LocalComputeProvider) {
+  const req = request();
+  const { serverId } = await p.createServer(req, ctx);
+  let machine: AgentRoutesStandIn['machines'][number] | undefined;
+  await until('the machine joined', () => Boolean(machine = routes.machines.find((m) => m.token === req.token)));
+  return { serverId, req, machine: machine! };
+}
+
 const row = (id: string) => t.services.db.selectFrom('local_servers').selectAll().where('id', '=', id).executeTakeFirst();
 const beatsOf = (credential: string) => routes.requests.filter((r) => r.path === '/v1/machine_heartbeats' && r.authorization === `Bearer ${credential}`).length;
 
@@ -73,8 +82,8 @@ describe('local compute provider', () => {
     const joinsBefore = routes.count('/v1/machine_joins');
     const server = await p.createServer(req, ctx);
     assert.equal(server.status, 'running');
-    await until('the machine joined', () => routes.machines.length > 0 && routes.usedTokens.has(req.token));
-    const machine = routes.machines.at(-1)!;
+    await until('the machine joined', () => routes.usedTokens.has(req.token));
+    const machine = routes.machines.find((m) => m.token === req.token)!;
     await until('two heartbeats', () => beatsOf(machine.credential) >= 2);
     const join = routes.requests.filter((r) => r.path === '/v1/machine_joins').at(-1)!;
     assert.deepEqual(join.body.facts, { hostname: req.name, os: 'linux', arch: 'x64', cpu_count: 1, memory_bytes: 2 ** 31, kernel: '6.1.0-svc-local', agent_version: join.body.facts.agent_version });
@@ -96,10 +105,7 @@ describe('local compute provider', () => {
 
   test('power off stops the agent; power on starts it again with the kept credential, without a second join', async () => {
     const p = provider();
-    const req = request();
-    const { serverId } = await p.createServer(req, ctx);
-    await until('the machine joined', () => routes.usedTokens.has(req.token));
-    const machine = routes.machines.at(-1)!;
+    const { serverId, machine } = await booted(p);
     await until('a heartbeat', () => beatsOf(machine.credential) >= 1);
     await p.powerOff(serverId, ctx);
     await p.powerOff(serverId, ctx);
@@ -147,10 +153,7 @@ describe('local compute provider', () => {
 
   test('stop() frees the leases, so another instance boots the servers at once', async () => {
     const a = provider();
-    const req = request();
-    const { serverId } = await a.createServer(req, ctx);
-    await until('the machine joined', () => routes.usedTokens.has(req.token));
-    const machine = routes.machines.at(-1)!;
+    const { serverId, machine } = await booted(a);
     await a.stop();
     assert.deepEqual(a.running(), []);
     const b = provider();
@@ -163,10 +166,7 @@ describe('local compute provider', () => {
 
   test('an agent told its machine was deleted stops for good: the lease is kept, the credential forgotten, nothing reboots it', async () => {
     const p = provider();
-    const req = request();
-    const { serverId } = await p.createServer(req, ctx);
-    await until('the machine joined', () => routes.usedTokens.has(req.token));
-    const machine = routes.machines.at(-1)!;
+    const { serverId, machine } = await booted(p);
     machine.revokedReason = 'MACHINE_DELETED';
     await until('the credential forgotten', async () => (await row(serverId))!.credential_sealed === null);
     const joins = routes.count('/v1/machine_joins');

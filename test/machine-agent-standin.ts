@@ -15,6 +15,8 @@ export interface Recorded {
 
 interface MachineEntry {
   id: string;
+  /** the token it joined with */
+  token: string;
   credential: string;
   revokedReason: string | null;
   state: string;
@@ -115,6 +117,7 @@ export class AgentRoutesStandIn {
     this.usedTokens.add(token);
     const machine: MachineEntry = {
       id: `mch_${randomBytes(13).toString('hex').slice(0, 26)}`,
+      token,
       credential: `svcm_${randomBytes(32).toString('base64url').replace(/[-_]/g, 'y').slice(0, 43)}`,
       revokedReason: null,
       state: 'JOINING',

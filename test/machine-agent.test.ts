@@ -5,12 +5,12 @@
 // leaves on its signal after finishing the request in flight. Its sleeps are shortened (the waits it
 // asks for are recorded), so nothing here waits the real intervals; nothing asserts a duration.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
-import { runMachineAgent, type AgentOutcome, type MachineAgentOptions } from '../src/machine-agent/agent.js';
+import { runMachineAgent, type AgentOutcome, type CredentialStore, type MachineAgentOptions } from '../src/machine-agent/agent.js';
 import { backoffDelay } from '../src/machine-agent/transport.js';
 import { freePort } from './harness.js';
 import { AgentRoutesStandIn } from './machine-agent-standin.js';
@@ -237,6 +237,18 @@ describe('machine agent', () => {
   test('no credential and no token: a setup error before any request', async () => {
     const { routes, url } = await standIn();
     await assert.rejects(start({ server: url, stateDir: stateDir() }).done, { name: 'AgentSetupError', missingToken: true, message: /no machine credential in .*credential and no join token/ });
+    assert.equal(routes.requests.length, 0);
+  });
+
+  test('a state dir that cannot hold the credential stops it before the token is spent', async () => {
+    const { routes, url } = await standIn();
+    const dir = stateDir();
+    mkdirSync(dirname(dir), { recursive: true });
+    writeFileSync(dir, 'a file where the state dir should be');
+    await assert.rejects(start({ server: url, token: routes.newToken(), stateDir: join(dir, 'state') }).done, { name: 'AgentSetupError', missingToken: false, message: /^cannot read the machine credential: ENOTDIR/ });
+    // Readable but not writable (a read-only disk; root ignores file modes, so a store says so here).
+    const readOnly: CredentialStore = { where: '/ro/credential', load: async () => null, prepare: async () => { throw new Error('EROFS: read-only file system'); }, save: async () => undefined, remove: async () => undefined };
+    await assert.rejects(start({ server: url, token: routes.newToken(), store: readOnly }).done, { name: 'AgentSetupError', message: 'cannot keep a machine credential in /ro/credential: EROFS: read-only file system' });
     assert.equal(routes.requests.length, 0);
   });
 

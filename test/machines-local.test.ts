@@ -46,9 +46,9 @@ describe('machines on the local compute provider', () => {
     t = await startTestApp({ ...roomyPlans(), SVC_MACHINE_HEARTBEAT_S: '1' });
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
     // What services.ts and the runtime do with it (see the report): the provider under `local`, the app's transport, start/stop.
-    provider = createLocalComputeProvider({ db: t.services.db, keyring: t.services.keyring, logger, publicUrl: t.config.publicUrl });
+    provider = createLocalComputeProvider({ db: t.services.db, keyring: t.services.keyring, publicUrl: t.config.publicUrl });
     t.services.computeProviders.set('local', provider);
-    provider.attach(injectTransport(t.app));
+    provider.attach({ ...injectTransport(t.app), logger });
     await provider.start();
     owner = await t.user('owner');
     ws = (await t.workspace(owner, 'L')).id;

@@ -138,7 +138,7 @@ export async function runMachineAgent(opts: MachineAgentOptions): Promise<AgentO
     try {
       saved = await store.load();
     } catch (err) {
-      throw new AgentSetupError((err as Error).message);
+      throw new AgentSetupError(`cannot read the machine credential: ${(err as Error).message}`);
     }
     if (saved) logger.info({ machine_id: saved.machine_id }, `using the machine credential kept in ${store.where}${saved.machine_id ? ` (machine ${saved.machine_id})` : ''}; no join token needed`);
   }
@@ -149,6 +149,12 @@ export async function runMachineAgent(opts: MachineAgentOptions): Promise<AgentO
   if (!saved) {
     if (!opts.token) throw new AgentSetupError(`no machine credential${store ? ` in ${store.where}` : ''} and no join token: give the token of a worker bootstrap`, true);
     const token = opts.token;
+    // A state dir that cannot hold the credential is found out before the token is spent.
+    try {
+      await store?.prepare?.();
+    } catch (err) {
+      throw new AgentSetupError(`cannot keep a machine credential in ${store!.where}: ${(err as Error).message}`);
+    }
     const joinFacts = facts();
     logger.info({ server: opts.server }, `joining ${opts.server} as ${joinFacts.hostname}`);
     // A 4xx other than a rate limit is the service's final word on this token.

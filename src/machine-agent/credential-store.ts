@@ -19,6 +19,8 @@ export interface CredentialStore {
   /** where the credential is kept, for messages (a path, "the service's database") */
   readonly where: string;
   load(): Promise<SavedCredential | null>;
+  /** throws when a credential could not be saved (checked before the token is spent) */
+  prepare?(): Promise<void>;
   save(saved: SavedCredential): Promise<void>;
   /** forgets it (its machine was deleted or it was revoked); nothing when there is none */
   remove(): Promise<void>;
@@ -40,16 +42,11 @@ export function fileCredentialStore(stateDir: string): CredentialStore {
       }
       return parseSaved(text, path);
     },
+    async prepare() {
+      await rm(await writeTemporary(stateDir, ''), { force: true });
+    },
     async save(saved) {
-      await mkdir(stateDir, { recursive: true, mode: 0o700 });
-      const tmp = join(stateDir, `.${CREDENTIAL_FILE}.${randomBytes(6).toString('hex')}.tmp`);
-      const file = await open(tmp, 'wx', 0o600);
-      try {
-        await file.writeFile(`${JSON.stringify(saved)}\n`);
-        await file.sync();
-      } finally {
-        await file.close();
-      }
+      const tmp = await writeTemporary(stateDir, `${JSON.stringify(saved)}\n`);
       try {
         await rename(tmp, path);
       } catch (err) {
@@ -61,6 +58,20 @@ export function fileCredentialStore(stateDir: string): CredentialStore {
       await rm(path, { force: true });
     },
   };
+}
+
+/** A new file (0600) in the state dir (made 0700 if missing), flushed to disk; its path. */
+async function writeTemporary(stateDir: string, text: string): Promise<string> {
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  const tmp = join(stateDir, `.${CREDENTIAL_FILE}.${randomBytes(6).toString('hex')}.tmp`);
+  const file = await open(tmp, 'wx', 0o600);
+  try {
+    await file.writeFile(text);
+    await file.sync();
+  } finally {
+    await file.close();
+  }
+  return tmp;
 }
 
 /** The file's JSON; a bare `svcm_...` line (written by hand) is accepted too. */

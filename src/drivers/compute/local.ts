@@ -12,7 +12,7 @@
 // taken elsewhere) stops its agent there. So when an instance dies, another picks its servers up
 // within a lease and a re-check.
 import { hostname } from 'node:os';
-import type { Logger } from 'pino';
+import pino, { type Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import { runMachineAgent, type AgentFetch, type AgentOutcome, type CredentialStore, type MachineAgentOptions } from '../../machine-agent/agent.js';
 import { AGENT_VERSION } from '../../machine-agent/facts.js';
@@ -42,7 +42,8 @@ export const LOCAL_SERVER_SEALS = {
 export interface LocalComputeOptions {
   db: Db;
   keyring: Keyring;
-  logger: Logger;
+  /** the provider's and its agents' log (or given to attach(), when the process logger comes later) */
+  logger?: Logger;
   /** the service the agents join when the user data names none */
   publicUrl: string;
   /** this process in leases (default host:pid:random) */
@@ -57,8 +58,8 @@ export interface LocalComputeOptions {
 
 export interface LocalComputeProvider extends ComputeProvider {
   readonly instanceId: string;
-  /** the transport the agents call the service through; agents wait for it before their first call */
-  attach(transport: { fetch: AgentFetch }): void;
+  /** the transport the agents call the service through (and the log, if not given before); agents wait for it before their first call */
+  attach(transport: { fetch: AgentFetch; logger?: Logger }): void;
   /** boots the powered-on servers whose lease is free or expired, then re-checks every `recheckMs` */
   start(): Promise<void>;
   /** renews the leases of this process's agents, stops those whose lease was lost, takes free ones */
@@ -79,7 +80,8 @@ interface Running {
 const statusOf = (power: string): ServerInfo['status'] => (power === 'on' ? 'running' : 'off');
 
 export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComputeProvider {
-  const { db, keyring, logger } = opts;
+  const { db, keyring } = opts;
+  let logger = opts.logger ?? pino({ level: 'silent' });
   const instanceId = opts.instanceId ?? `${hostname()}:${process.pid}:${randomString(6)}`;
   const leaseMs = opts.leaseMs ?? 30_000;
   const recheckMs = opts.recheckMs ?? 10_000;
@@ -115,15 +117,17 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
     const controller = new AbortController();
     const entry: Running = { controller, outcome: null, done: Promise.resolve() };
     agents.set(id, entry);
+    // Only this boot's entry: a server powered off and on again has a new one.
+    const forget = () => { if (agents.get(id) === entry) agents.delete(id); };
     entry.done = (async () => {
       const row = await db.selectFrom('local_servers').selectAll().where('id', '=', id).executeTakeFirst();
-      if (!row) return void agents.delete(id);
+      if (!row) return forget();
       const { server, token } = joinCommandFromUserData(keyring.open(row.user_data_sealed, LOCAL_SERVER_SEALS.userData.context(id)));
       const size = LOCAL_INSTANCE_TYPES[row.instance_type as keyof typeof LOCAL_INSTANCE_TYPES] ?? LOCAL_INSTANCE_TYPES['local-small'];
       const facts: MachineFactsT = { hostname: row.name, os: 'linux', arch: 'x64', ...size, kernel: '6.1.0-svc-local', agent_version: AGENT_VERSION };
       // No transport yet: wait for attach(), or for a stop.
       await Promise.race([ready, new Promise((resolve) => controller.signal.addEventListener('abort', resolve, { once: true }))]);
-      if (controller.signal.aborted) return void agents.delete(id);
+      if (controller.signal.aborted) return forget();
       const log = logger.child({ local_server_id: id });
       log.info(`local server ${row.name} booted: its machine agent starts`);
       const outcome = await runMachineAgent({
@@ -136,11 +140,11 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
         signal: controller.signal,
         facts: () => facts,
       });
-      if (outcome.kind === 'stopped') agents.delete(id);
+      if (outcome.kind === 'stopped') forget();
       else entry.outcome = outcome;
     })().catch((err: Error) => {
       // Its lease is no longer renewed: after it expires the server boots again (here or elsewhere).
-      agents.delete(id);
+      forget();
       logger.error({ err, local_server_id: id }, `local server ${id}: its machine agent failed; it boots again once its lease expires`);
     });
   }
@@ -150,7 +154,7 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
     if (!entry) return;
     entry.controller.abort();
     await entry.done;
-    agents.delete(id);
+    if (agents.get(id) === entry) agents.delete(id);
   }
 
   /** Takes the server's lease if it is powered on and its lease free or expired; true when taken. */
@@ -242,6 +246,7 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
 
     attach(t) {
       transport = t;
+      if (t.logger) logger = t.logger;
       attached();
     },
 
