@@ -13,7 +13,7 @@ export type BootstrapStatus = (typeof BOOTSTRAP_STATUSES)[number];
 
 /** The machine token a heartbeat (and every agent route) authenticates with: `svcm_` + 43 base62 characters. */
 export const MACHINE_CREDENTIAL_PREFIX = 'svcm_';
-/** A worker bootstrap's one-time join token: `svcb_` + 43 base62 characters. */
+/** A worker bootstrap's one-time join token: `svcb_` + 43 URL-safe base64 characters (an HMAC of its id, see join-tokens.ts). */
 export const BOOTSTRAP_TOKEN_PREFIX = 'svcb_';
 export const TOKEN_RANDOM_LENGTH = 43;
 
