@@ -56,6 +56,13 @@ function provider(opts: { attached?: boolean; keyring?: Keyring } = {}): LocalCo
   return p;
 }
 
+/** A provider that runs agents (started; it re-checks only when a test says). */
+async function started(opts: Parameters<typeof provider>[0] = {}): Promise<LocalComputeProvider> {
+  const p = provider(opts);
+  await p.start();
+  return p;
+}
+
 let machines = 0;
 function request(token = routes.newToken()) {
   const machineId = `mch_local${++machines}`;
@@ -77,7 +84,7 @@ const beatsOf = (credential: string) => routes.requests.filter((r) => r.path ===
 
 describe('local compute provider', () => {
   test('a created server boots an agent that joins with its user data\'s token; its credential is kept sealed on the row', async () => {
-    const p = provider();
+    const p = await started();
     const req = request();
     const joinsBefore = routes.count('/v1/machine_joins');
     const server = await p.createServer(req, ctx);
@@ -104,7 +111,7 @@ describe('local compute provider', () => {
   });
 
   test('power off stops the agent; power on starts it again with the kept credential, without a second join', async () => {
-    const p = provider();
+    const p = await started();
     const { serverId, machine } = await booted(p);
     await until('a heartbeat', () => beatsOf(machine.credential) >= 1);
     await p.powerOff(serverId, ctx);
@@ -127,10 +134,10 @@ describe('local compute provider', () => {
   });
 
   test('a dead instance\'s server is taken over once its lease expired, by one instance only', async () => {
-    const dead = provider({ attached: false });
+    const dead = await started({ attached: false });
     const req = request();
     const { serverId } = await dead.createServer(req, ctx);
-    const [b, c] = [provider(), provider()];
+    const [b, c] = await Promise.all([started(), started()]);
     await Promise.all([b.recheck(), c.recheck()]);
     assert.deepEqual([...b.running(), ...c.running()], [], 'the lease is still held');
     clock.offsetMs += LEASE_MS + 1000;
@@ -152,7 +159,7 @@ describe('local compute provider', () => {
   });
 
   test('stop() frees the leases, so another instance boots the servers at once', async () => {
-    const a = provider();
+    const a = await started();
     const { serverId, machine } = await booted(a);
     await a.stop();
     assert.deepEqual(a.running(), []);
@@ -165,7 +172,7 @@ describe('local compute provider', () => {
   });
 
   test('an agent told its machine was deleted stops for good: the lease is kept, the credential forgotten, nothing reboots it', async () => {
-    const p = provider();
+    const p = await started();
     const { serverId, machine } = await booted(p);
     machine.revokedReason = 'MACHINE_DELETED';
     await until('the credential forgotten', async () => (await row(serverId))!.credential_sealed === null);
@@ -176,8 +183,20 @@ describe('local compute provider', () => {
     await p.deleteServer(serverId, ctx);
   });
 
+  test('a provider that was not started (a worker-only process) leaves new servers to one that runs agents', async () => {
+    const worker = provider();
+    const req = request();
+    const { serverId } = await worker.createServer(req, ctx);
+    assert.deepEqual(worker.running(), []);
+    assert.equal((await row(serverId))!.lease_owner, null);
+    const api = await started();
+    assert.deepEqual(api.running(), [serverId]);
+    await until('the machine joined', () => routes.usedTokens.has(req.token));
+    await api.deleteServer(serverId, ctx);
+  });
+
   test('refuses an instance type it does not offer and user data without a token', async () => {
-    const p = provider();
+    const p = await started();
     assert.deepEqual(p.instanceTypes, ['local-small', 'local-medium', 'local-large']);
     for (const bad of [{ ...request(), instanceType: 'cx22' }, { ...request(), userData: '#cloud-config\n' }]) {
       await assert.rejects(p.createServer(bad, ctx), (err: ComputeProviderError) => err instanceof ComputeProviderError && !err.retryable);
@@ -186,7 +205,7 @@ describe('local compute provider', () => {
 
   test('svc admin rotate-keys re-seals the servers\' user data and credentials', async () => {
     const old = new Keyring(Buffer.alloc(32, 7));
-    const p = provider({ keyring: old, attached: false });
+    const p = await started({ keyring: old, attached: false });
     const { serverId } = await p.createServer(request(), ctx);
     const fresh = new Keyring(Buffer.alloc(32, 9), [Buffer.alloc(32, 7)]);
     const report = await rotateKeys(t.services.db, fresh);

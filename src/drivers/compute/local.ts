@@ -10,7 +10,8 @@
 // expired, with one conditional update, and renews the leases of the agents it runs on every
 // re-check (one update for all); a lease it finds lost (the server was powered off, deleted or
 // taken elsewhere) stops its agent there. So when an instance dies, another picks its servers up
-// within a lease and a re-check.
+// within a lease and a re-check. Only a started provider runs agents: one in a process that never
+// calls start() (a worker-only process) creates and powers on servers but leaves their leases free.
 import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import type { Db } from '../../db/database.js';
@@ -92,6 +93,8 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
   let timer: NodeJS.Timeout | null = null;
   let rechecking: Promise<void> | null = null;
   let stopping = false;
+  /** start() was called: only then does this process run agents (and renew their leases) */
+  let started = false;
 
   /** The server's kept credential, as a real server keeps it on its disk. */
   function rowStore(id: string): CredentialStore {
@@ -113,7 +116,7 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
 
   /** Runs the server's agent here; the caller holds its lease. */
   function boot(id: string): void {
-    if (agents.has(id) || stopping) return;
+    if (agents.has(id) || stopping || !started) return;
     const controller = new AbortController();
     const entry: Running = { controller, outcome: null, done: Promise.resolve() };
     agents.set(id, entry);
@@ -208,7 +211,8 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
       await db.insertInto('local_servers').values({
         id, machine_id: req.machineId, name: req.name, instance_type: req.instanceType, power: 'on',
         user_data_sealed: keyring.seal(req.userData, LOCAL_SERVER_SEALS.userData.context(id)), credential_sealed: null,
-        lease_owner: instanceId, lease_expires_at: clock.nowMs() + leaseMs, created_at: clock.now(),
+        // Not started here (a worker-only process): left free, an instance that runs agents boots it at its next re-check.
+        lease_owner: started ? instanceId : null, lease_expires_at: started ? clock.nowMs() + leaseMs : null, created_at: clock.now(),
       }).onConflict((oc) => oc.column('machine_id').doNothing()).execute();
       // A concurrent call for the same machine may have won: report the one row there is.
       const row = await db.selectFrom('local_servers').select(['id', 'power']).where('machine_id', '=', req.machineId).executeTakeFirstOrThrow();
@@ -236,7 +240,7 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
     async powerOn(serverId) {
       if (!(await findServer(serverId))) throw new ComputeProviderError(`local server ${serverId} does not exist`, false);
       await db.updateTable('local_servers').set({ power: 'on' }).where('id', '=', serverId).where('power', '=', 'off').execute();
-      if (await claim(serverId, clock.nowMs())) boot(serverId);
+      if (started && (await claim(serverId, clock.nowMs()))) boot(serverId);
     },
 
     async deleteServer(serverId) {
@@ -252,6 +256,7 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
 
     async start() {
       stopping = false;
+      started = true;
       await recheck();
       timer ??= setInterval(() => void recheck().catch((err: Error) => logger.warn({ err }, 'local servers: re-check failed')), recheckMs);
       timer.unref();
@@ -261,6 +266,7 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
 
     async stop() {
       stopping = true;
+      started = false;
       if (timer) clearInterval(timer);
       timer = null;
       await rechecking;
