@@ -17,6 +17,8 @@ interface Operation {
   parameters: { name: string; in: string; required?: boolean; schema?: Schema }[];
   body: Schema | null;
   secured: boolean;
+  /** the route's x-svc-auth: `machine` routes take a machine agent's credential */
+  auth?: string;
 }
 
 // OAuth endpoints answer in the RFC 6749 error shape, not ours; their own tests cover them.
@@ -54,6 +56,7 @@ function operationsOf(doc: Schema): Operation[] {
         parameters: [...(item.parameters ?? []), ...(op.parameters ?? [])],
         body: op.requestBody?.content?.['application/json']?.schema ?? null,
         secured: Array.isArray(op.security) ? op.security.length > 0 : Array.isArray(doc.security) && doc.security.length > 0,
+        auth: op['x-svc-auth'],
       });
     }
   }
@@ -70,6 +73,9 @@ describe('bad input over every route of the OpenAPI document', () => {
   let mallory: TestUser;
   let ws: string;
   const pathValues = new Map<string, string>();
+  let machineCredential = '';
+  /** The credential a secured route takes: the machine's on the agent's routes, else carol's session. */
+  const tokenFor = (op: Operation) => (op.auth === 'machine' ? machineCredential : carol.token);
 
   before(async () => {
     t = await startTestApp();
@@ -81,6 +87,12 @@ describe('bad input over every route of the OpenAPI document', () => {
     // A snippet with a run: the runs routes are probed with real ids.
     const snippet = await t.request('POST', '/v1/snippets', { token: carol.token, headers: { 'svc-context': ws }, body: { name: 's', code: 'return 1', display_type: 'json' } });
     await t.request('POST', `/v1/snippets/${snippet.body.id}/runs`, { token: carol.token, headers: { 'svc-context': ws }, body: {} });
+    // A machine that joined a cluster: the agent's heartbeat route is probed with its credential.
+    const cluster = await t.request('POST', '/v1/clusters', { token: carol.token, headers: { 'svc-context': ws }, body: { name: 'inputs' } });
+    await t.request('POST', `/v1/operations/${cluster.body.id}:wait?timeout=30`, { token: carol.token, headers: { 'svc-context': ws } });
+    const bootstrap = await t.request('POST', `/v1/clusters/${cluster.body.owner_id}/worker_bootstraps`, { token: carol.token, headers: { 'svc-context': ws }, body: {} });
+    const facts = { hostname: 'h', os: 'linux', arch: 'x64', cpu_count: 1, memory_bytes: 1, kernel: 'k', agent_version: '0.1.0' };
+    machineCredential = (await t.request('POST', '/v1/machine_joins', { body: { token: bootstrap.body.token, facts } })).body.credential;
     doc = (await t.request('GET', '/v1/openapi.json')).body;
     ops = operationsOf(doc);
   });
@@ -185,7 +197,7 @@ describe('bad input over every route of the OpenAPI document', () => {
       const valid = sampleValue(schema, doc) as Record<string, unknown>;
       const send = async (label: string, body: unknown, reason?: string) => {
         sent++;
-        const res = await t.request(op.method, url, { ...(op.secured ? { token: carol.token } : {}), headers: headersFor(op), payload: JSON.stringify(body) });
+        const res = await t.request(op.method, url, { ...(op.secured ? { token: tokenFor(op) } : {}), headers: headersFor(op), payload: JSON.stringify(body) });
         assertInvalid(`${op.method} ${op.path} ${label}`, res, failures, reason);
         return res;
       };
@@ -265,7 +277,7 @@ describe('bad input over every route of the OpenAPI document', () => {
     for (const op of ops) {
       const label = `${op.method} ${op.path}`;
       const base = await fill(op.path);
-      const auth = op.secured ? { token: carol.token } : {};
+      const auth = op.secured ? { token: tokenFor(op) } : {};
       const valid = op.body ? sampleValue(op.body, doc) : undefined;
       const send = async (what: string, url: string, body: unknown, accept: number[]) => {
         sent++;
@@ -347,7 +359,7 @@ describe('bad input over every route of the OpenAPI document', () => {
     for (const op of every) {
       if (op.method === 'GET' || op.method === 'DELETE') continue;
       const url = await fill(op.path);
-      const auth = op.secured ? { token: carol.token } : {};
+      const auth = op.secured ? { token: tokenFor(op) } : {};
       const valid = op.body ? (sampleValue(op.body, doc) as Record<string, unknown>) : {};
       // At the top of the body, and inside a field (free-form values, snippet inputs, manifests: wherever it lands).
       const inner = JSON.stringify({ ...valid, zz: '__DEEP__' }).replace('"__DEEP__"', deep(5000));
@@ -379,7 +391,7 @@ describe('bad input over every route of the OpenAPI document', () => {
     for (const op of bodyOps()) {
       const url = await fill(op.path);
       const valid = JSON.stringify(sampleValue(op.body!, doc));
-      const auth = op.secured ? { token: carol.token } : {};
+      const auth = op.secured ? { token: tokenFor(op) } : {};
       const label = `${op.method} ${op.path}`;
       for (const payload of ['{"name": ', '{', "{'a': 1}", '[1, 2', '{"a": 1}}', 'nul', '{"a": 01}', '{"__proto__": {"x": 1}}', '']) {
         assertInvalid(`${label} malformed ${JSON.stringify(payload)}`, await t.request(op.method, url, { ...auth, headers: headersFor(op), payload }), failures, 'MALFORMED_JSON');
@@ -394,7 +406,7 @@ describe('bad input over every route of the OpenAPI document', () => {
       // No content-type at all.
       const bare = await t.app.inject({
         method: op.method as 'POST', url, payload: valid,
-        headers: { ...headersFor(op), ...(op.secured ? { authorization: `Bearer ${carol.token}` } : {}) },
+        headers: { ...headersFor(op), ...(op.secured ? { authorization: `Bearer ${tokenFor(op)}` } : {}) },
       });
       const bareRes = { status: bare.statusCode, text: bare.body, headers: bare.headers, body: JSON.parse(bare.body) } as Response;
       assertInvalid(`${label} without content-type`, bareRes, failures);

@@ -84,7 +84,7 @@ describe('provisioned machines on the hcloud provider (stand-in)', () => {
     assert.equal(post.body.server_type, 'cx23');
     assert.deepEqual(post.body.labels, { 'svc-machine': id });
     assert.match(post.body.user_data, /^#cloud-config\n/);
-    assert.ok(post.body.user_data.includes('SVC_SERVER=http://svc.test') && post.body.user_data.includes('svc machine join --server'), post.body.user_data);
+    assert.ok(post.body.user_data.includes('svc machine join --server http://svc.test --state-dir'), post.body.user_data);
     kept.set(id, await bootServer(id));
     const done = await waitOp(op.id);
     assert.equal(done.state, 'SUCCEEDED', JSON.stringify(done));

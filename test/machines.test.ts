@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { clock } from '../src/platform/clock.js';
+import { maskTokens } from '../src/platform/logging.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { plansFile, roomyPlans } from './plans-fixtures.js';
 
@@ -344,6 +345,11 @@ describe('machines', () => {
     assert.equal((await t.request('DELETE', `/v1/machines/${id}`, { token: stranger.token, headers: { ...theirs, 'if-match': '*' } })).status, 404);
     assert.equal((await t.request('GET', `/v1/machines/${id}`, { token: stranger.token, headers: ctx() })).status, 403);
   });
+});
+
+test('log lines never carry a bootstrap token or a machine credential', () => {
+  const line = '{"msg":"x svcb_4Zq0YvT1nJb8mW2x-Kc6Lr9Ps3Df7Gh5Aa1Bb2Cc3Dd4 and svcm_3fQk9ZrT2mW8xLc5Np7Hs1Dv4Gb6Jy0Ka2Pe9Ru3Tw"}';
+  assert.equal(maskTokens(line), '{"msg":"x svcb_[masked] and svcm_[masked]"}');
 });
 
 describe('machines: the compute/machines quota', () => {

@@ -29,14 +29,15 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, q)}?${params.join('&')}`;
 }
 
-// API tokens (sk_svc_), OAuth client secrets (svc_cs_) and JWTs (three base64url parts, the first
+// API tokens (sk_svc_), OAuth client secrets (svc_cs_), worker bootstrap tokens (svcb_), machine
+// credentials (svcm_) and JWTs (three base64url parts, the first
 // a JSON header `{"...` = `eyJ`). Session tokens have no prefix; they travel only in the
 // Authorization header (redacted above) and, refused, in a query string (redacted above).
-const TOKEN_FORMS = /\b(sk_svc_|svc_cs_)[A-Za-z0-9_-]{8,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g;
+const TOKEN_FORMS = /\b(sk_svc_|svc_cs_|svcb_|svcm_)[A-Za-z0-9_-]{8,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g;
 
 export function maskTokens(line: string): string {
   // Cheap test first: almost no line holds a token form.
-  if (!line.includes('sk_svc_') && !line.includes('svc_cs_') && !line.includes('eyJ')) return line;
+  if (!line.includes('sk_svc_') && !line.includes('svc_cs_') && !line.includes('svcb_') && !line.includes('svcm_') && !line.includes('eyJ')) return line;
   return line.replace(TOKEN_FORMS, (m, prefix: string | undefined) => `${prefix ?? 'eyJ'}[masked]`);
 }
 
