@@ -153,7 +153,6 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     /** the credentials of running snippets' platform.request calls */
     runCredentials,
     computeProviders,
-    computeProvider,
     workerBootstraps,
     machines,
     snippets: createSnippetService({ db, cursors, quotas, runner: snippetRunner, credentials: runCredentials, publicUrl: config.publicUrl }),

@@ -42,11 +42,7 @@ export async function sweepMachines(deps: { db: Db; operations: Pick<OperationSe
         out.expiry_notices += await machineExpiry(tx, { workspaceId: row.workspace_id, machineId: row.id, name: row.name, expiresAt, notice });
         return;
       }
-      // Conditional on the expiry still being the one read: a PATCH that moved it wins.
-      const marked = await tx.updateTable('machines')
-        .set((eb) => ({ state: 'DELETING', reconciling: 1, updated_at: now, revision: eb('revision', '+', 1) }))
-        .where('id', '=', row.id).where('expires_at', '=', expiresAt).where('state', '!=', 'DELETING')
-        .returningAll().executeTakeFirst();
+      const marked = await repo.markExpiredDeleting(tx, row.id, expiresAt, now);
       if (!marked) return;
       await recordAuditEvent(tx, { workspaceId: row.workspace_id, actor: { type: 'system', id: 'machine-expiry' }, requestId: null }, {
         action: 'machine.delete', resourceType: 'machine', resourceId: row.id, metadata: { reason: 'expired', expires_at: String(expiresAt) },

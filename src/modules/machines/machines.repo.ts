@@ -111,6 +111,38 @@ export async function setMachineState(
   return q.returningAll().executeTakeFirst();
 }
 
+/** machine.create's server exists: recorded, and the machine waits for its agent (PROVISIONING -> JOINING). */
+export async function recordServer(db: Executor, id: string, serverId: string, now: number): Promise<void> {
+  await db.updateTable('machines')
+    .set((eb) => ({ provider_server_id: serverId, state: 'JOINING', updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id).where('state', '=', 'PROVISIONING').execute();
+}
+
+/** A provisioned machine's server joined: its node name (kept if it had one) and the facts it reported. */
+export async function recordJoin(db: Executor, id: string, nodeName: string, facts: string, now: number): Promise<void> {
+  await db.updateTable('machines').set({ node_name: nodeName, facts, updated_at: now }).where('id', '=', id).execute();
+}
+
+/** machine.delete removed the node: the machine is no longer one of its cluster's nodes. */
+export async function clearNode(db: Executor, id: string): Promise<void> {
+  await db.updateTable('machines').set({ node_name: null }).where('id', '=', id).execute();
+}
+
+/** A deletion that ended without removing the machine hands it back, SUSPENDED (still cordoned). */
+export async function abandonDeletion(db: Executor, id: string, now: number): Promise<void> {
+  await db.updateTable('machines')
+    .set((eb) => ({ state: 'SUSPENDED', reconciling: 0, updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id).where('state', '=', 'DELETING').execute();
+}
+
+/** The expiry sweep's DELETING mark, conditional on the expiry it read: a PATCH that moved it wins. */
+export function markExpiredDeleting(db: Executor, id: string, expiresAt: number, now: number) {
+  return db.updateTable('machines')
+    .set((eb) => ({ state: 'DELETING', reconciling: 1, updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id).where('expires_at', '=', expiresAt).where('state', '!=', 'DELETING')
+    .returningAll().executeTakeFirst();
+}
+
 export async function deleteMachine(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('machines').where('id', '=', id).execute();
 }
@@ -169,6 +201,11 @@ export function findBootstrap(db: Executor, workspaceId: string, clusterId: stri
 
 export function findBootstrapByHash(db: Executor, tokenHash: string): Promise<BootstrapRow | undefined> {
   return db.selectFrom('worker_bootstraps').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+/** The bootstrap a provisioned machine's server joins with. */
+export async function bootstrapIdOfMachine(db: Executor, machineId: string): Promise<string | undefined> {
+  return (await db.selectFrom('worker_bootstraps').select('id').where('for_machine_id', '=', machineId).executeTakeFirst())?.id;
 }
 
 /** The bootstraps people made for a cluster (not those of provisioned machines). */

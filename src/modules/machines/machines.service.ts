@@ -25,7 +25,7 @@ import {
   MACHINE_CREDENTIAL_PREFIX, type CreateMachineBodyT, type MachineFactsT, type MachineHeartbeatT, type MachineState, type MachineT,
   type PatchMachineBodyT,
 } from './machines.schemas.js';
-import { MACHINE_CREATE, MACHINE_RESUME, MACHINE_SUSPEND, startMachineDeletion } from './machines.workflows.js';
+import { MACHINE_CREATE, MACHINE_DELETE, MACHINE_RESUME, MACHINE_SUSPEND, startMachineDeletion } from './machines.workflows.js';
 import { assertClusterTakesMachines, type WorkerBootstrapService } from './worker-bootstraps.service.js';
 
 export interface MachineServiceDeps {
@@ -129,13 +129,13 @@ export function createMachineService(deps: MachineServiceDeps) {
     requireRole(scope, 'admin');
     if (!isId('machine', id)) throw notFound('machine');
     return db.transaction().execute(async (tx) => {
-      const running = await operations.findRunning(tx, id, 'machine.delete');
+      const running = await operations.findRunning(tx, id, MACHINE_DELETE);
       if (running && running.workspace_id === scope.workspaceId) return running;
       const row = await repo.markDeletingIfRevision(tx, scope.workspaceId, id, revision, clock.now());
       if (!row) {
         const current = await findOr404(tx, scope, id);
         if (current.state === 'DELETING') {
-          const winner = await operations.findRunning(tx, id, 'machine.delete');
+          const winner = await operations.findRunning(tx, id, MACHINE_DELETE);
           if (winner) return winner;
           throw machineDeleting(id);
         }

@@ -44,11 +44,28 @@ function waitPolicy(seconds: number): RetryPolicy {
   return { maxAttempts: Math.ceil(seconds / 5) + 4, initialDelayMs: 1000, maxDelayMs: 5000 };
 }
 
-/** A DNS-safe server name for the machine (underscores are not allowed in host names). */
 /** Who starts what the service does on its own (a failed create's cleanup, an expiry). */
 export const SYSTEM_ACTOR = { actorId: 'system', userId: null } as const;
 
+/** A DNS-safe server name for the machine (underscores are not allowed in host names). */
 export const serverNameOf = (machineId: string) => `svc-${machineId.replace('_', '-')}`;
+
+/** The compute provider of a provisioned machine; none configured is final. */
+function providerFor(compute: ReadonlyMap<string, ComputeProvider>, row: repo.MachineRow): ComputeProvider {
+  const provider = compute.get(row.provider);
+  if (!provider) throw new StepError(`no compute provider ${row.provider} is configured in this service`, false);
+  return provider;
+}
+
+/**
+ * Destroys a provisioned machine's server, found by its label when its id was never recorded (a
+ * creation interrupted before it); returns the server's id, or null when there was none.
+ */
+async function destroyServer(provider: ComputeProvider, row: repo.MachineRow, call: ComputeCallContext): Promise<string | null> {
+  const serverId = row.provider_server_id ?? (await provider.findServer(row.id, call))?.serverId ?? null;
+  if (serverId) await provider.deleteServer(serverId, call);
+  return serverId;
+}
 
 async function machineOf(db: Executor, ctx: Ctx): Promise<repo.MachineRow> {
   const row = await repo.findMachineById(db, ctx.ownerId);
@@ -59,27 +76,15 @@ async function machineOf(db: Executor, ctx: Ctx): Promise<repo.MachineRow> {
 export function machineWorkflows(deps: MachineWorkflowDeps): WorkflowDefinition[] {
   const { db } = deps;
 
-  function providerOf(row: repo.MachineRow): ComputeProvider {
-    const provider = deps.compute.get(row.provider);
-    if (!provider) throw new StepError(`no compute provider ${row.provider} is configured in this service`, false);
-    return provider;
-  }
-
   /** A provider call from a step: a 429's retry-after is waited out inside the step, then it is retried. */
   async function providerStep<T>(ctx: Ctx, fn: (provider: ComputeProvider, call: ComputeCallContext) => Promise<T>, row: repo.MachineRow): Promise<T> {
     try {
-      return await fn(providerOf(row), { signal: ctx.signal });
+      return await fn(providerFor(deps.compute, row), { signal: ctx.signal });
     } catch (err) {
       if (!(err instanceof ComputeProviderError)) throw err;
       if (err.retryable && err.retryAfterMs) await sleep(Math.min(err.retryAfterMs, 60_000), undefined, { signal: ctx.signal }).catch(() => {});
       throw new StepError(err.message, err.retryable);
     }
-  }
-
-  async function serverIdOf(ctx: Ctx, row: repo.MachineRow): Promise<string | null> {
-    if (row.provider_server_id) return row.provider_server_id;
-    const found = await providerStep(ctx, (p, call) => p.findServer(row.id, call), row);
-    return found?.serverId ?? null;
   }
 
   const create: WorkflowDefinition = {
@@ -92,18 +97,16 @@ export function machineWorkflows(deps: MachineWorkflowDeps): WorkflowDefinition[
         async run(ctx) {
           const row = await machineOf(db, ctx);
           if (row.provider_server_id) return { server_id: row.provider_server_id };
-          const bootstrap = await db.selectFrom('worker_bootstraps').select('id').where('for_machine_id', '=', row.id).executeTakeFirst();
-          if (!bootstrap) throw new StepError(`machine ${row.id} has no bootstrap to join with`, false);
-          const userData = cloudInit(deps.launch, bootstrapToken(deps.tokenKey, bootstrap.id));
+          const bootstrapId = await repo.bootstrapIdOfMachine(db, row.id);
+          if (!bootstrapId) throw new StepError(`machine ${row.id} has no bootstrap to join with`, false);
+          const userData = cloudInit(deps.launch, bootstrapToken(deps.tokenKey, bootstrapId));
           const server = await providerStep(ctx, (p, call) => p.createServer({
             machineId: row.id, name: serverNameOf(row.id), instanceType: row.instance_type ?? '', userData,
           }, call), row);
           return { server_id: server.serverId };
         },
         async apply(tx, ctx, result) {
-          const serverId = (result as { server_id: string }).server_id;
-          await tx.updateTable('machines').set((eb) => ({ provider_server_id: serverId, state: 'JOINING', updated_at: clock.now(), revision: eb('revision', '+', 1) }))
-            .where('id', '=', ctx.ownerId).where('state', '=', 'PROVISIONING').execute();
+          await repo.recordServer(tx, ctx.ownerId, (result as { server_id: string }).server_id, clock.now());
         },
       },
       {
@@ -159,9 +162,7 @@ export function machineWorkflows(deps: MachineWorkflowDeps): WorkflowDefinition[
         async run(ctx) {
           const row = await repo.findMachineById(db, ctx.ownerId);
           if (!row || row.origin !== 'provisioned') return { destroyed: null };
-          const serverId = await serverIdOf(ctx, row);
-          if (serverId) await providerStep(ctx, (p, call) => p.deleteServer(serverId, call), row);
-          return { destroyed: serverId };
+          return { destroyed: await providerStep(ctx, (p, call) => destroyServer(p, row, call), row) };
         },
       },
       {
@@ -169,7 +170,7 @@ export function machineWorkflows(deps: MachineWorkflowDeps): WorkflowDefinition[
         async apply(tx, ctx) {
           const row = await repo.findMachineById(tx, ctx.ownerId);
           if (!row) return;
-          await tx.updateTable('machines').set({ node_name: null }).where('id', '=', row.id).execute();
+          await repo.clearNode(tx, row.id);
           await syncClusterNodes(tx, row.cluster_id);
         },
       },
@@ -189,10 +190,7 @@ export function machineWorkflows(deps: MachineWorkflowDeps): WorkflowDefinition[
     ],
     async onEnd(tx, ctx, outcome) {
       // The server could not be destroyed: the machine stays, cordoned, for another DELETE.
-      if (outcome !== 'SUCCEEDED') {
-        await tx.updateTable('machines').set((eb) => ({ state: 'SUSPENDED', reconciling: 0, updated_at: clock.now(), revision: eb('revision', '+', 1) }))
-          .where('id', '=', ctx.ownerId).where('state', '=', 'DELETING').execute();
-      }
+      if (outcome !== 'SUCCEEDED') await repo.abandonDeletion(tx, ctx.ownerId, clock.now());
     },
   };
 
@@ -295,11 +293,7 @@ export async function releaseWorkspaceMachines(
   const rows = await repo.machinesOfWorkspace(deps.db, workspaceId);
   return releaseEach(rows, ctx, abandonFrom, 'machine',
     async (row) => {
-      if (row.origin !== 'provisioned') return;
-      const provider = deps.compute.get(row.provider);
-      if (!provider) throw new StepError(`no compute provider ${row.provider} is configured in this service`, false);
-      const serverId = row.provider_server_id ?? (await provider.findServer(row.id, { signal: ctx.signal }))?.serverId ?? null;
-      if (serverId) await provider.deleteServer(serverId, { signal: ctx.signal });
+      if (row.origin === 'provisioned') await destroyServer(providerFor(deps.compute, row), row, { signal: ctx.signal });
     },
     async (row) => {
       await repo.revokeCredentials(deps.db, row.id, 'machine_deleted', clock.now());

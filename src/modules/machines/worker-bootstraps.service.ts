@@ -43,6 +43,9 @@ export function assertClusterTakesMachines(cluster: ClusterRow): void {
   }
 }
 
+/** What a second use of a token hears, whether it lost a race or came later. */
+const USED = 'it was used already (a token joins one server once)';
+
 function rejected(why: string): ApiError {
   return new ApiError('UNAUTHENTICATED', `the join token was rejected: ${why}`, { reason: 'JOIN_TOKEN_REJECTED' });
 }
@@ -151,7 +154,7 @@ export function createWorkerBootstrapService(deps: WorkerBootstrapDeps) {
     return db.transaction().execute(async (tx) => {
       const now = clock.now();
       const status = statusOf(found, now);
-      if (status === 'used') throw rejected('it was used already (a token joins one server once)');
+      if (status === 'used') throw rejected(USED);
       if (status === 'revoked') throw rejected('it was revoked');
       if (status === 'expired') throw rejected('it expired; create a new worker bootstrap');
       const cluster = await findClusterById(tx, found.cluster_id);
@@ -163,16 +166,15 @@ export function createWorkerBootstrapService(deps: WorkerBootstrapDeps) {
       if (found.for_machine_id !== null) {
         const existing = await repo.findMachineById(tx, found.for_machine_id);
         if (!existing || existing.state === 'DELETING') throw rejected('the machine it was made for is being deleted');
-        if (!(await repo.consumeBootstrap(tx, found.id, existing.id, now))) throw rejected('it was used already (a token joins one server once)');
+        if (!(await repo.consumeBootstrap(tx, found.id, existing.id, now))) throw rejected(USED);
         machine = { ...existing, node_name: existing.node_name ?? nodeNameOf(body.facts.hostname, existing.id), facts };
-        await tx.updateTable('machines').set({ node_name: machine.node_name, facts, updated_at: now })
-          .where('id', '=', existing.id).execute();
+        await repo.recordJoin(tx, existing.id, machine.node_name!, facts, now);
         await repo.revokeCredentials(tx, existing.id, 'replaced', now);
       } else {
         // Counted under the workspace's row lock, before the token is spent: refused, it stays usable.
         await deps.quotas.enforce(tx, { workspaceId: found.workspace_id }, 'compute/machines');
         const id = newId('machine');
-        if (!(await repo.consumeBootstrap(tx, found.id, id, now))) throw rejected('it was used already (a token joins one server once)');
+        if (!(await repo.consumeBootstrap(tx, found.id, id, now))) throw rejected(USED);
         machine = {
           id, workspace_id: found.workspace_id, cluster_id: found.cluster_id, name: null, origin: 'joined', provider: 'byo',
           instance_type: null, state: 'JOINING', node_name: nodeNameOf(body.facts.hostname, id), facts, last_heartbeat_at: null,
