@@ -120,7 +120,7 @@ export async function recordServer(db: Executor, id: string, serverId: string, n
 
 /** A provisioned machine's server joined: its node name (kept if it had one) and the facts it reported. */
 export async function recordJoin(db: Executor, id: string, nodeName: string, facts: string, now: number): Promise<void> {
-  await db.updateTable('machines').set({ node_name: nodeName, facts, updated_at: now }).where('id', '=', id).execute();
+  await db.updateTable('machines').set((eb) => ({ node_name: nodeName, facts, updated_at: now, revision: eb('revision', '+', 1) })).where('id', '=', id).execute();
 }
 
 /** machine.delete removed the node: the machine is no longer one of its cluster's nodes. */
