@@ -2,7 +2,26 @@
 // for "On a date…", a date-and-time field in the person's time zone. lib/expiry.ts turns the
 // choice and the date into the expires_at to send; `error` is the API's violation for it.
 import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { expiresAt } from '../lib/expiry.ts';
 import { SelectField, TextField } from './Form.tsx';
+
+/**
+ * The state of an ExpiryFields in a form: the choice, the date, and why the date was refused.
+ * `read()` gives the expires_at to send (undefined: never), or null after showing the refusal at
+ * the date field.
+ */
+export function useExpiry(initialChoice: string) {
+  const [choice, setChoice] = useState(initialChoice);
+  const [date, setDate] = useState('');
+  const [dateError, setDateError] = useState<string | undefined>(undefined);
+  function read(): { value: number | undefined } | null {
+    const at = expiresAt(choice, date, Date.now());
+    setDateError(at.ok ? undefined : at.error);
+    return at.ok ? { value: at.value } : null;
+  }
+  return { fields: { choice, onChoice: setChoice, date, onDate: setDate, dateError }, read };
+}
 
 export function ExpiryFields(props: {
   choices: [value: string, label: string][];

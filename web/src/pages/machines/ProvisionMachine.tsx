@@ -4,11 +4,10 @@
 // not offer is refused at the field with the list of those it does, shown there.
 import { useState } from 'preact/hooks';
 import { client, ok, type Schemas } from '../../lib/api.ts';
-import { expiresAt } from '../../lib/expiry.ts';
 import { idempotencyKey } from '../../lib/idempotency.ts';
 import { MACHINE_EXPIRY_CHOICES } from '../../lib/machines.ts';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { ExpiryFields } from '../../components/ExpiryFields.tsx';
+import { ExpiryFields, useExpiry } from '../../components/ExpiryFields.tsx';
 import { TextField, useAction, violationOf } from '../../components/Form.tsx';
 
 const FIELDS = ['body.instance_type', 'body.name', 'body.expires_at'];
@@ -16,16 +15,13 @@ const FIELDS = ['body.instance_type', 'body.name', 'body.expires_at'];
 export function ProvisionMachine(props: { clusterId: string; onStarted: (op: Schemas['Operation']) => void; onCancel: () => void }) {
   const [instanceType, setInstanceType] = useState('');
   const [name, setName] = useState('');
-  const [expiry, setExpiry] = useState('never');
-  const [date, setDate] = useState('');
-  const [dateError, setDateError] = useState<string | undefined>(undefined);
+  const expiry = useExpiry('never');
   const action = useAction();
 
   async function submit(e: Event) {
     e.preventDefault();
-    const at = expiresAt(expiry, date, Date.now());
-    setDateError(at.ok ? undefined : at.error);
-    if (!at.ok) return;
+    const at = expiry.read();
+    if (!at) return;
     const body = { cluster_id: props.clusterId, instance_type: instanceType.trim(), ...(name.trim() ? { name: name.trim() } : {}), ...(at.value === undefined ? {} : { expires_at: at.value }) };
     const started = await action.run(() => ok(client.POST('/v1/machines', { params: { header: { 'idempotency-key': idempotencyKey() } }, body })));
     if (started) props.onStarted(started);
@@ -44,7 +40,7 @@ export function ProvisionMachine(props: { clusterId: string; onStarted: (op: Sch
         error={violationOf(action.error, 'body.instance_type')}
       />
       <TextField label="Name" maxLength={120} value={name} onValue={setName} hint="Optional, for people." error={violationOf(action.error, 'body.name')} />
-      <ExpiryFields choices={MACHINE_EXPIRY_CHOICES} choice={expiry} onChoice={setExpiry} date={date} onDate={setDate} dateLabel="Deletion date" hint="At its expiry the service deletes the machine and its server." dateError={dateError} error={violationOf(action.error, 'body.expires_at')} />
+      <ExpiryFields choices={MACHINE_EXPIRY_CHOICES} {...expiry.fields} dateLabel="Deletion date" hint="At its expiry the service deletes the machine and its server." error={violationOf(action.error, 'body.expires_at')} />
       <div class="actions">
         <button class="primary" type="submit" disabled={action.busy}>
           Provision machine

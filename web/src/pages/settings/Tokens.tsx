@@ -5,14 +5,14 @@ import { useState } from 'preact/hooks';
 import { client, ok, type Schemas } from '../../lib/api.ts';
 import { useWorkspace } from '../../lib/session.tsx';
 import { grantable, roleAtLeast, ROLE_WORDS } from '../../lib/roles.ts';
-import { EXPIRY_CHOICES, expiresAt } from '../../lib/expiry.ts';
+import { EXPIRY_CHOICES } from '../../lib/expiry.ts';
 import { Page, Section } from '../../components/Page.tsx';
 import { Time } from '../../components/Time.tsx';
 import { Code } from '../../components/Fields.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { SelectField, TextField, useAction, violationOf } from '../../components/Form.tsx';
 import { CopyValue } from '../../components/CopyValue.tsx';
-import { ExpiryFields } from '../../components/ExpiryFields.tsx';
+import { ExpiryFields, useExpiry } from '../../components/ExpiryFields.tsx';
 import { NeedsRole } from '../../components/RoleNote.tsx';
 import { RemovableList } from '../../components/RemovableList.tsx';
 
@@ -24,16 +24,13 @@ function CreateToken(props: { onCreated: (t: Created) => void }) {
   const ws = useWorkspace();
   const [name, setName] = useState('');
   const [role, setRole] = useState<TokenRole>('member');
-  const [expiry, setExpiry] = useState('90');
-  const [date, setDate] = useState('');
-  const [dateError, setDateError] = useState<string | undefined>(undefined);
+  const expiry = useExpiry('90');
   const action = useAction();
 
   async function submit(e: Event) {
     e.preventDefault();
-    const at = expiresAt(expiry, date, Date.now());
-    setDateError(at.ok ? undefined : at.error);
-    if (!at.ok) return;
+    const at = expiry.read();
+    if (!at) return;
     const body = at.value === undefined ? { name, role } : { name, role, expires_at: at.value };
     const created = await action.run(() => ok(client.POST('/v1/api_tokens', { body })));
     if (!created) return;
@@ -46,7 +43,7 @@ function CreateToken(props: { onCreated: (t: Created) => void }) {
       <ErrorNotice error={action.error} shownFields={['body.name', 'body.expires_at']} title="The token was not created." />
       <TextField label="Name" required maxLength={100} value={name} onValue={setName} hint="What uses it, e.g. ci or deploy-bot." error={violationOf(action.error, 'body.name')} />
       <SelectField label="Role" value={role} onValue={(v) => setRole(v as TokenRole)} options={grantable(ws.role, ['member', 'admin'] as const)} hint="What the token may do, as a member with that role; never above yours." />
-      <ExpiryFields choices={EXPIRY_CHOICES} choice={expiry} onChoice={setExpiry} date={date} onDate={setDate} dateLabel="Expiry date" dateHint="In your time zone; at most 10 years ahead." dateError={dateError} error={violationOf(action.error, 'body.expires_at')} />
+      <ExpiryFields choices={EXPIRY_CHOICES} {...expiry.fields} dateLabel="Expiry date" dateHint="In your time zone; at most 10 years ahead." error={violationOf(action.error, 'body.expires_at')} />
       <button class="primary" type="submit" disabled={action.busy}>
         Create token
       </button>
