@@ -1,6 +1,7 @@
 // How the machine agent talks to the service: one POST of JSON through a fetch-like function (the
 // global fetch in `svc machine join`; an in-process transport for the local compute provider),
 // each answer sorted into what the agent does with it, and the backoff between attempts.
+import { retryAfterMs } from '../platform/retry-after.js';
 
 /** The part of the global fetch the agent uses; anything that answers like it will do. */
 export type AgentFetch = (
@@ -23,15 +24,6 @@ function errorOf(text: string): { reason: string | null; message: string | null 
   } catch {
     return { reason: null, message: null };
   }
-}
-
-/** `retry-after` in seconds (or an HTTP date), as milliseconds. */
-function retryAfter(value: string | null, nowMs: number): number | null {
-  if (!value) return null;
-  const secs = Number(value);
-  if (Number.isFinite(secs) && secs >= 0) return secs * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
 }
 
 /** A network failure in a few words; never the request (its body holds the token). */
@@ -77,7 +69,7 @@ export async function callService(
   }
   const { reason, message } = errorOf(text);
   if (status >= 500 || status === 408 || (status === 429 && reason !== 'QUOTA_EXCEEDED')) {
-    return { kind: 'unreachable', why: `${status}${message ? ` ${message}` : ''}`.slice(0, 300), retryAfterMs: retryAfter(retryAfterHeader, Date.now()) };
+    return { kind: 'unreachable', why: `${status}${message ? ` ${message}` : ''}`.slice(0, 300), retryAfterMs: retryAfterMs(retryAfterHeader, Date.now()) };
   }
   return { kind: 'refused', status, reason, message: message ?? `the service answered ${status}` };
 }

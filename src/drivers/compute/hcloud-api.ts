@@ -4,6 +4,7 @@
 // waiting may help, with the wait a 429 asks for). The API token goes into the Authorization header
 // and nowhere else: no message built here quotes it, and Hetzner's messages are scrubbed of it.
 import { clock } from '../../platform/clock.js';
+import { retryAfterMs as parseRetryAfter } from '../../platform/retry-after.js';
 import { ComputeProviderError, type ComputeCallContext } from './driver.js';
 
 export interface HcloudAnswer {
@@ -121,12 +122,8 @@ async function readCapped(res: Response, controller: AbortController): Promise<s
  */
 export function retryAfterMs(headers: Headers, rateLimitReset = true): number | undefined {
   const clamp = (ms: number) => Math.min(MAX_RETRY_AFTER_MS, Math.max(0, Math.ceil(ms)));
-  const retryAfter = headers.get('retry-after')?.trim();
-  if (retryAfter) {
-    if (/^\d+(\.\d+)?$/.test(retryAfter)) return clamp(Number(retryAfter) * 1000);
-    const at = Date.parse(retryAfter);
-    if (!Number.isNaN(at)) return clamp(at - clock.nowMs());
-  }
+  const retryAfter = parseRetryAfter(headers.get('retry-after'), clock.nowMs());
+  if (retryAfter !== null) return clamp(retryAfter);
   const reset = rateLimitReset ? headers.get('ratelimit-reset')?.trim() : undefined;
   if (reset && /^\d+$/.test(reset)) {
     const n = Number(reset);
