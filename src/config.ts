@@ -9,6 +9,7 @@ import { preparePrivateDir } from './platform/data-dir.js';
 import { BUILT_IN_PLANS, parsePlans, PlanCatalog, PlansFileError } from './modules/plans/plans.js';
 import { COMPUTE_PROVIDERS } from './drivers/compute/driver.js';
 import { HCLOUD_DEFAULT_ENDPOINT, type HcloudOptions } from './drivers/compute/hcloud.js';
+import { parseAgents, type AgentsConfig } from './config-agents.js';
 
 export interface TrustedIssuer {
   /** exact `iss` value of accepted tokens */
@@ -140,6 +141,8 @@ export interface Config {
    * the service process) or `hcloud` (Hetzner Cloud, `createHcloudProvider(compute.hcloud)`)
    */
   compute: { provider: 'local'; hcloud: null } | { provider: 'hcloud'; hcloud: HcloudOptions };
+  /** agents and their model providers (API.md 8.6; parsed in config-agents.ts) */
+  agents: AgentsConfig;
 }
 
 export const SERVE_ROLES = ['all', 'api', 'worker'] as const;
@@ -427,5 +430,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     webDir: resolve(env.SVC_WEB_DIR || DEFAULT_WEB_DIR),
     compute: parseCompute(env),
+    agents: parseAgents(env, (name, fallback, min, max) => numberSetting(env, name, fallback, min, max)),
   };
 }

@@ -18,6 +18,7 @@ import { Install, InstallDetail, Render, RenderDetail } from './modules/installs
 import { PreviewHostname } from './modules/preview-hostnames/preview-hostnames.schemas.js';
 import { ACCOUNT_SCHEMAS } from './modules/account/account-schemas.js';
 import { SNIPPET_SCHEMAS } from './modules/snippets/snippets.schemas.js';
+import { AGENT_SCHEMAS } from './modules/agents/agents.schemas.js';
 import { IdLookup } from './modules/lookup/lookup.routes.js';
 
 export const NAMED_SCHEMAS: TSchema[] = [
@@ -34,4 +35,5 @@ export const NAMED_SCHEMAS: TSchema[] = [
   PreviewHostname,
   ...ACCOUNT_SCHEMAS,
   ...SNIPPET_SCHEMAS,
+  ...AGENT_SCHEMAS,
 ];

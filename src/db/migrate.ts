@@ -15,6 +15,7 @@ import * as m009 from './migrations/009_idempotency_owners.js';
 import * as m010 from './migrations/010_secret_lookups.js';
 import * as m011 from './migrations/011_list_filters.js';
 import * as m012 from './migrations/012_machines.js';
+import * as m013 from './migrations/013_agents.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '010_secret_lookups': m010,
   '011_list_filters': m011,
   '012_machines': m012,
+  '013_agents': m013,
 };
 
 class StaticProvider implements MigrationProvider {

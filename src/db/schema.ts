@@ -176,6 +176,8 @@ export interface JobsTable {
   /** milliseconds */
   locked_until: number | null;
   created_at: number;
+  /** set for a job that runs an agent turn (kind agent_turn) */
+  agent_turn_id: string | null;
 }
 
 export interface ClustersTable {
@@ -485,6 +487,12 @@ export interface Database {
   snippets: SnippetsTable;
   snippet_runs: SnippetRunsTable;
   machines: MachinesTable;
+  agents: AgentsTable;
+  agent_sessions: AgentSessionsTable;
+  agent_turns: AgentTurnsTable;
+  agent_turn_steps: AgentTurnStepsTable;
+  agent_approval_requests: AgentApprovalRequestsTable;
+  agent_events: AgentEventsTable;
   worker_bootstraps: WorkerBootstrapsTable;
   machine_credentials: MachineCredentialsTable;
   local_servers: LocalServersTable;
@@ -548,5 +556,118 @@ export interface LocalServersTable {
   credential_sealed: string | null;
   lease_owner: string | null;
   lease_expires_at: number | null;
+  created_at: number;
+}
+
+export interface AgentsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string | null;
+  instructions: string;
+  capabilities: string;
+  model_policy: string;
+  tool_policy: string;
+  state: string;
+  origin: string;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+  archived_at: number | null;
+  revision: number;
+}
+
+export interface AgentSessionsTable {
+  id: string;
+  workspace_id: string;
+  agent_id: string;
+  state: string;
+  archived: number;
+  origin: string;
+  title: string | null;
+  created_by: string;
+  event_seq: number;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface AgentTurnsTable {
+  id: string;
+  workspace_id: string;
+  agent_id: string;
+  session_id: string;
+  state: string;
+  origin: string;
+  input_content: string;
+  runtime_hint: string;
+  model: string | null;
+  provider: string | null;
+  created_by: string;
+  writer_user_id: string | null;
+  writer_role_cap: string | null;
+  started_at: number | null;
+  completed_at: number | null;
+  runtime_decision: string | null;
+  decision_reason: string | null;
+  resolved_execution_mode: string | null;
+  admission_error_code: string | null;
+  admission_error_message: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  cost_microcents: number;
+  token_count: number;
+  compute_ms: number;
+  api_call_count: number;
+  output_text: string | null;
+  cancel_requested: number;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface AgentTurnStepsTable {
+  id: string;
+  turn_id: string;
+  position: number;
+  kind: string;
+  call_id: string | null;
+  tool: string | null;
+  state: string;
+  request: string | null;
+  result: string | null;
+  started_at: number;
+  completed_at: number | null;
+}
+
+export interface AgentApprovalRequestsTable {
+  id: string;
+  workspace_id: string;
+  agent_id: string;
+  session_id: string;
+  turn_id: string;
+  step_id: string | null;
+  kind: string;
+  code: string | null;
+  summary: string;
+  state: string;
+  reason: string | null;
+  resolved_by: string | null;
+  resolved_at: number | null;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface AgentEventsTable {
+  id: string;
+  workspace_id: string;
+  agent_id: string;
+  session_id: string;
+  turn_id: string;
+  sequence: number;
+  type: string;
+  data: string;
   created_at: number;
 }

@@ -41,6 +41,9 @@ export const ID_PREFIXES = {
   workerBootstrap: 'wbs',
   machineCredential: 'mcr',
   localServer: 'lsrv',
+  agentEvent: 'agev',
+  approvalRequest: 'apr',
+  agentStep: 'agst',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
