@@ -23,6 +23,10 @@ import { SnippetPage } from './pages/snippets/SnippetPage.tsx';
 import { RunPage } from './pages/snippets/RunPage.tsx';
 import { MachineList } from './pages/machines/Machines.tsx';
 import { MachinePage } from './pages/machines/MachinePage.tsx';
+import { AgentList, NewAgent } from './pages/agents/Agents.tsx';
+import { AgentPage } from './pages/agents/AgentPage.tsx';
+import { SessionList } from './pages/agents/Sessions.tsx';
+import { ChatPage, NewChat } from './pages/agents/ChatPage.tsx';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Routed = FunctionComponent<any>;
@@ -37,6 +41,13 @@ export const ROUTES: [path: string, page: Routed][] = [
   // machines (html_url /machines/{id})
   ['/machines', MachineList],
   ['/machines/:id', MachinePage],
+  // agents and their chats (html_url /agents/{id}, /agent_sessions/{id})
+  ['/agents', AgentList],
+  ['/agents/new', NewAgent],
+  ['/agents/:id', AgentPage],
+  ['/agents/:id/chat', NewChat],
+  ['/agent_sessions', SessionList],
+  ['/agent_sessions/:id', ChatPage],
   // operations
   ['/operations', OperationList],
   ['/operations/:id', OperationPage],

@@ -33,6 +33,13 @@ export const NAV: { title: string; items: NavItem[] }[] = [
     ],
   },
   {
+    title: 'Assist',
+    items: [
+      { href: '/agents', label: 'Agents' },
+      { href: '/agent_sessions', label: 'Chats' },
+    ],
+  },
+  {
     title: 'Workspace',
     items: [
       { href: '/settings/members', label: 'Members' },

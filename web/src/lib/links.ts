@@ -9,6 +9,8 @@ const RECORD_PAGES: Record<string, string> = {
   package: 'packages',
   snippet: 'snippets',
   machine: 'machines',
+  agent: 'agents',
+  agent_session: 'agent_sessions',
 };
 
 const SETTINGS_PAGES: Record<string, string> = {
@@ -24,12 +26,15 @@ const SETTINGS_PAGES: Record<string, string> = {
 const PARENT_PAGES: Record<string, [key: string, base: string]> = {
   secret_version: ['secret_id', 'secrets'],
   worker_bootstrap: ['cluster_id', 'clusters'],
+  // agent_turn_waiting notifications name the turn; its chat is its session's page
+  agent_turn: ['session_id', 'agent_sessions'],
 };
 
 /**
  * Where `type`/`id` is shown, or null. A secret version opens its secret (`metadata.secret_id`), a
  * worker bootstrap its cluster (`metadata.cluster_id`); a machine (mch_, also the subject of the
- * machine_unreachable and machine_expiry notifications) its own page.
+ * machine_unreachable and machine_expiry notifications) its own page, an agent turn (the subject of
+ * agent_turn_waiting notifications) the chat of its session (`context.session_id`).
  */
 export function resourceHref(type: string, id: string, metadata: Record<string, string> = {}): string | null {
   const parent = PARENT_PAGES[type];

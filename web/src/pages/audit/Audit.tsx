@@ -40,6 +40,12 @@ const ACTIONS: Record<Action, string> = {
   'worker_bootstrap.revoke': 'Join token revoked',
   'machine.create': 'Machine provisioned',
   'machine.delete': 'Machine deleted',
+  'agent.create': 'Agent created',
+  'agent.update': 'Agent changed',
+  'agent.delete': 'Agent archived',
+  'agent.undelete': 'Agent restored',
+  'approval_request.approve': 'Agent change approved',
+  'approval_request.reject': 'Agent change rejected',
 };
 const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   secret: 'Secret',
@@ -50,6 +56,8 @@ const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   workspace: 'Workspace',
   machine: 'Machine',
   worker_bootstrap: 'Worker bootstrap',
+  agent: 'Agent',
+  approval_request: 'Approval request',
 };
 const ACTION_OPTIONS: [string, string][] = [['', 'Every action'], ...(Object.entries(ACTIONS) as [string, string][])];
 
