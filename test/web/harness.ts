@@ -177,3 +177,15 @@ export async function expectValue(locator: Locator, value: string, what: string)
   }
   assert.equal(last, value, what);
 }
+
+/** Tabs until the focused element's text is `text` (a keyboard user moving through the page). */
+export async function tabTo(page: Page, text: string, max = 60): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press('Tab');
+    if ((await page.evaluate(() => document.activeElement?.textContent?.trim())) === text) return;
+  }
+  assert.fail(`no focusable "${text}" within ${max} tabs`);
+}
+
+/** How far the page scrolls sideways (0: it fits its viewport, as a 360 px screen needs). */
+export const noOverflow = (p: Page): Promise<number> => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

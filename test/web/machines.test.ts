@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { api, checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
+import { api, checkA11y, noOverflow, open, shot, skipReason, startWeb, tabTo, type Web, type WebUser } from './harness.js';
 
 const FACTS = { hostname: 'build-host', os: 'linux', arch: 'x64', cpu_count: 4, memory_bytes: 8_254_390_272, kernel: '6.1.0-28-amd64', agent_version: '0.1.0' };
 
@@ -21,17 +21,6 @@ async function agentCall(base: string, path: string, body: unknown, credential?:
   const res = await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
   return { status: res.status, body: await res.json() };
 }
-
-/** Tabs until the focused element's text is `text` (a keyboard user moving through the page). */
-async function tabTo(page: Page, text: string, max = 60): Promise<void> {
-  for (let i = 0; i < max; i++) {
-    await page.keyboard.press('Tab');
-    if ((await page.evaluate(() => document.activeElement?.textContent?.trim())) === text) return;
-  }
-  assert.fail(`no focusable "${text}" within ${max} tabs`);
-}
-
-const noOverflow = (p: Page) => p.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
 describe('web journey: machines', { skip: skipReason }, () => {
   let web: Web;

@@ -127,7 +127,7 @@ function TurnEnd(props: { turn: ChatTurn }) {
         </div>
       )}
       <p class="turn-meta small muted">
-        {t.state !== 'COMPLETED' && (
+        {t.state !== 'COMPLETED' && !t.failure && (
           <>
             <StateBadge state={t.state} label={STATE_WORDS[t.state]} />{' '}
           </>

