@@ -161,5 +161,66 @@ describe('web journey: agents', { skip: skipReason }, () => {
     const names = (await api(page, 'GET', '/v1/secrets', undefined, ws)).body.data.map((x: { name: string }) => x.name);
     assert.deepEqual(names, ['db-password']);
   });
+
+  test('the chats list shows the chat; a member sees only their own, and an admin reads theirs without writing', async () => {
+    await open(page, '/agent_sessions', 'Chats');
+    const table = page.getByRole('table', { name: 'Chats' });
+    await table.getByRole('link', { name: 'how many installs are there?' }).waitFor();
+    await table.getByRole('link', { name: 'ops' }).first().waitFor();
+    await checkA11y(page, 'chats');
+
+    const bob = await web.user('Bob');
+    assert.equal((await api(page, 'POST', `/v1/workspaces/${ws}/members`, { email: bob.email, role: 'member' }, ws)).status, 201);
+    const asBob = await web.signIn(bob);
+    await open(asBob, '/agents', 'Agents');
+    await asBob.getByText('Creating agents needs the admin or owner role.').waitFor();
+    await open(asBob, '/agent_sessions', 'Chats');
+    await asBob.getByText('No chats yet.').waitFor();
+    await open(asBob, chatUrl, 'Chat');
+    await asBob.getByText('The chat could not be loaded.').waitFor();
+
+    await open(asBob, `/agents/${agentId}/chat`, 'New chat with ops');
+    const box = asBob.getByRole('textbox', { name: 'Message to ops' });
+    await box.fill('hello');
+    await box.press('Enter');
+    await asBob.getByRole('heading', { level: 1, name: 'hello' }).waitFor();
+    const bobsChat = new URL(asBob.url()).pathname;
+    await turnEnded(asBob);
+
+    await open(page, bobsChat, 'hello');
+    await page.getByText('This chat was started by someone else').waitFor();
+    assert.equal(await page.getByRole('textbox', { name: /^Message to/ }).count(), 0);
+    await checkA11y(page, 'another member\'s chat');
+  });
+
+  test('keyboard only: a message is written and sent without the mouse', async () => {
+    await open(page, chatUrl, 'how many installs are there?');
+    await page.getByRole('textbox', { name: 'Message to ops' }).waitFor();
+    let found = false;
+    for (let i = 0; i < 80 && !found; i++) {
+      await page.keyboard.press('Tab');
+      found = await page.evaluate(() => document.activeElement?.tagName === 'TEXTAREA');
+    }
+    assert.ok(found, 'the message field is reachable with Tab');
+    await page.keyboard.type('how many installs are there?');
+    await page.keyboard.press('Shift+Enter');
+    await page.keyboard.type('thanks');
+    assert.equal(await page.getByRole('textbox', { name: 'Message to ops' }).inputValue(), 'how many installs are there?\nthanks', 'Shift+Enter starts a new line');
+    await page.keyboard.press('Enter');
+    await lastTurn(page).getByText('how many installs are there?\nthanks').waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.tagName), 'TEXTAREA', 'the focus stays in the message field');
+    await turnEnded(page);
+  });
+
+  test('readable at 360 px wide, in dark mode', async () => {
+    const narrow = await web.signIn(ada, { width: 360, colorScheme: 'dark' });
+    for (const [path, heading, ready] of [['/agents', 'Agents', 'table'], [`/agents/${agentId}`, 'ops', 'table'], ['/agent_sessions', 'Chats', 'table'], [chatUrl, 'how many installs are there?', 'list']] as const) {
+      await open(narrow, path, heading);
+      await narrow.getByRole(ready).first().waitFor();
+      assert.equal(await noOverflow(narrow), 0, `no horizontal scrolling at 360 px on ${path}`);
+      await checkA11y(narrow, `${heading} at 360 px, dark`);
+    }
+    await shot(narrow, 'agent-chat-narrow-dark');
+  });
 });
 
