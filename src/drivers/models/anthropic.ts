@@ -1,0 +1,154 @@
+// The `anthropic` model provider (API.md 8.6): the Messages API, streamed, through the official
+// `@anthropic-ai/sdk`. Our system messages become the `system` prompt, tool calls become tool_use
+// blocks of the assistant and tool results tool_result blocks of the next user message (the
+// results of one assistant turn together, as the API requires); streamed input_json_delta
+// fragments are assembled per content block and a call is yielded when its block stops. Usage is
+// read from message_start and message_delta; a stream without message_stop was cut. A client is
+// made per call, so a key lives only as long as its call.
+import Anthropic from '@anthropic-ai/sdk';
+import type { ContentBlockParam, MessageCreateParamsStreaming, MessageParam } from '@anthropic-ai/sdk/resources/messages/messages';
+import { ModelProviderError, type ModelEndpoint, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './driver.js';
+import { aborted, CallGuard, connectionFailure, estimatedUsage, failureOf, parseArguments, PLACEHOLDER_KEY, serverName } from './remote.js';
+
+/** Anthropic's tool_use ids match ^[a-zA-Z0-9_-]+$; ids made by another provider may not. */
+const safeId = (id: string) => id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'call';
+
+/** Our conversation as the Messages API's system prompt and alternating user/assistant messages. */
+export function toAnthropicMessages(messages: ModelMessage[]): { system: string; messages: MessageParam[] } {
+  const system: string[] = [];
+  const out: { role: 'user' | 'assistant'; content: ContentBlockParam[] }[] = [];
+  // Consecutive blocks of one role go in one message: the API wants the roles to alternate, and
+  // every tool result of an assistant turn in the one user message that follows it.
+  const push = (role: 'user' | 'assistant', blocks: ContentBlockParam[]) => {
+    const last = out[out.length - 1];
+    if (last?.role === role) last.content.push(...blocks);
+    else out.push({ role, content: blocks });
+  };
+  for (const m of messages) {
+    if (m.role === 'system') system.push(m.content);
+    else if (m.role === 'user') push('user', [{ type: 'text', text: m.content || '(empty message)' }]);
+    else if (m.role === 'tool') push('user', [{ type: 'tool_result', tool_use_id: safeId(m.tool_call_id), content: m.content || '(no output)' }]);
+    else {
+      const blocks: ContentBlockParam[] = m.content ? [{ type: 'text', text: m.content }] : [];
+      for (const c of m.tool_calls ?? []) blocks.push({ type: 'tool_use', id: safeId(c.id), name: c.name, input: c.arguments });
+      // The API refuses an empty text block; an answer that said nothing still takes its place.
+      push('assistant', blocks.length ? blocks : [{ type: 'text', text: '(no answer)' }]);
+    }
+  }
+  return { system: system.join('\n\n'), messages: out };
+}
+
+function stopReason(reason: string | null, calls: number): 'end' | 'tool_calls' | 'length' {
+  if (reason === 'max_tokens' || reason === 'model_context_window_exceeded') return 'length';
+  if (reason === 'tool_use' || calls > 0) return 'tool_calls';
+  return 'end'; // end_turn, stop_sequence, refusal, pause_turn
+}
+
+/** Reads an SDK error's body `{type: "error", error: {type, message}}` without quoting the SDK's own message. */
+function describe(err: InstanceType<typeof Anthropic.APIError>) {
+  const inner = ((err.error ?? {}) as { error?: { type?: unknown; message?: unknown } }).error ?? {};
+  return {
+    status: err.status,
+    headers: err.headers,
+    code: typeof inner.type === 'string' ? inner.type : undefined,
+    message: typeof inner.message === 'string' ? inner.message : undefined,
+  };
+}
+
+export function createAnthropicProvider(endpoint: ModelEndpoint): ModelProvider {
+  const server = serverName('the Anthropic API', endpoint.baseUrl);
+
+  async function* stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+    if (request.signal.aborted) throw aborted();
+    const key = request.apiKey ?? endpoint.apiKey;
+    const client = new Anthropic({
+      // Always a key: without one the SDK would look for credentials in the environment and in profile files.
+      apiKey: key ?? PLACEHOLDER_KEY,
+      baseURL: endpoint.baseUrl,
+      maxRetries: 0, // the turn runner retries, with its own backoff and budget checks
+      timeout: endpoint.timeoutMs,
+      logLevel: 'off', // ANTHROPIC_LOG in the environment must not log requests
+    });
+    const { system, messages } = toAnthropicMessages(request.messages);
+    const body: MessageCreateParamsStreaming = {
+      model: request.model,
+      max_tokens: request.maxOutputTokens,
+      messages,
+      stream: true,
+      ...(system ? { system } : {}),
+      ...(request.tools.length
+        ? { tools: request.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters as { type: 'object' } })) }
+        : {}),
+    };
+
+    const guard = new CallGuard(request.signal, endpoint.timeoutMs);
+    const blocks = new Map<number, { id: string; name: string; json: string }>();
+    const calls: { id: string; name: string; arguments: Record<string, unknown> }[] = [];
+    let text = '';
+    let input: number | null = null;
+    let output: number | null = null;
+    let reason: string | null = null;
+    let stopped = false;
+    let streaming = false;
+    try {
+      const events = await client.messages.create(body, { signal: guard.signal });
+      streaming = true;
+      for await (const event of events) {
+        guard.touch();
+        if (event.type === 'message_start') {
+          const u = event.message.usage;
+          // Cached prompt tokens are input too (billed at other rates the price table does not know).
+          input = (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
+          output = u.output_tokens ?? null;
+        } else if (event.type === 'content_block_start') {
+          const block = event.content_block;
+          if (block.type === 'tool_use') blocks.set(event.index, { id: block.id, name: block.name, json: '' });
+        } else if (event.type === 'content_block_delta') {
+          const delta = event.delta;
+          if (delta.type === 'text_delta' && delta.text) {
+            text += delta.text;
+            yield { type: 'text', text: delta.text };
+          } else if (delta.type === 'input_json_delta') {
+            const block = blocks.get(event.index);
+            if (block) block.json += delta.partial_json;
+          } // thinking and signature deltas are not the answer: dropped
+        } else if (event.type === 'content_block_stop') {
+          const block = blocks.get(event.index);
+          if (block) {
+            blocks.delete(event.index);
+            const call = { id: block.id, name: block.name, arguments: parseArguments(block.json) };
+            calls.push(call);
+            yield { type: 'tool_call', call };
+          }
+        } else if (event.type === 'message_delta') {
+          reason = event.delta.stop_reason ?? reason;
+          // message_delta's counts are totals so far, not increments.
+          if (typeof event.usage.output_tokens === 'number') output = event.usage.output_tokens;
+          if (typeof event.usage.input_tokens === 'number') {
+            input = event.usage.input_tokens + (event.usage.cache_creation_input_tokens ?? 0) + (event.usage.cache_read_input_tokens ?? 0);
+          }
+        } else if (event.type === 'message_stop') {
+          stopped = true;
+        }
+      }
+    } catch (err) {
+      if (request.signal.aborted) throw aborted();
+      if (err instanceof ModelProviderError) throw err;
+      if (err instanceof Anthropic.APIError && !(err instanceof Anthropic.APIConnectionError) && !(err instanceof Anthropic.APIUserAbortError)) {
+        throw failureOf(server, describe(err), key);
+      }
+      const timedOut = guard.stalled || err instanceof Anthropic.APIConnectionTimeoutError;
+      throw connectionFailure(server, err, streaming, timedOut ? endpoint.timeoutMs : null);
+    } finally {
+      guard.dispose();
+    }
+    // The SDK ends the iteration quietly when its signal aborts: the caller's, or the stall deadline.
+    if (request.signal.aborted) throw aborted();
+    if (guard.stalled) throw connectionFailure(server, null, true, endpoint.timeoutMs);
+    if (!stopped) throw new ModelProviderError('stream_cut', `${server} ended its answer before the end (no message_stop)`);
+    const estimate = estimatedUsage(request.messages, text, calls);
+    yield { type: 'done', usage: { input_tokens: input ?? estimate.input_tokens, output_tokens: output ?? estimate.output_tokens }, stop_reason: stopReason(reason, calls.length) };
+  }
+
+  return { name: 'anthropic', stream };
+}
