@@ -3,11 +3,17 @@
 // order as it arrives, tool calls assembled from fragments, usage reported or estimated, the
 // differences of Ollama and llama.cpp, and every failure mapped to its kind: rate limited (with the
 // wait asked for), server errors, a refused key, a context too long, a stream cut or stopped, an
-// abort that closes the connection at once. No message ever quotes the key. No database here.
+// abort that closes the connection at once. No message ever quotes the key. Also the registry of
+// providers built from the SVC_OPENAI_* settings. No database here.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
+import { loadConfig } from '../src/config.js';
 import type { ModelEndpoint, ModelMessage, ModelRequest, ModelStreamEvent } from '../src/drivers/models/driver.js';
 import { createOpenAiProvider } from '../src/drivers/models/openai.js';
+import { createModelProviders } from '../src/drivers/models/registry.js';
 import { AGENT_TOOLS } from '../src/drivers/models/tools.js';
 import { estimateTokens } from '../src/modules/agents/agent-usage.js';
 import { freePort } from './harness.js';
@@ -242,5 +248,31 @@ describe('openai model provider', () => {
     assert.match(stalled.message, /stopped sending/);
     assert.deepEqual(texts(stalled.events), ['a']);
     await standin.requests[1]!.closed;
+  });
+});
+
+describe('the providers registry', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-models-config-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test('holds openai and anthropic, configured by SVC_OPENAI_* and SVC_ANTHROPIC_*', async () => {
+    const standin = await startOpenAiStandin();
+    try {
+      const config = loadConfig({ SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: 'ab'.repeat(32), SVC_OPENAI_BASE_URL: standin.baseUrl, SVC_OPENAI_API_KEY: OPENAI_STANDIN_KEY });
+      const providers = createModelProviders(config.agents);
+      assert.deepEqual([...providers.keys()].sort(), ['anthropic', 'openai']);
+      assert.equal(providers.get('anthropic')!.name, 'anthropic');
+      const openai = providers.get('openai')!;
+      assert.equal(openai.name, 'openai');
+      standin.replies.push({ text: ['configured'] });
+      // The runner passes the operator's key when the agent brings none.
+      const { events, error } = await collect(openai.stream({ model: 'llama3.2', messages: CONVERSATION, tools: [], maxOutputTokens: 64, apiKey: config.agents.openai.apiKey, signal: new AbortController().signal }));
+      assert.equal(error, null);
+      assert.deepEqual(texts(events), ['configured']);
+      assert.equal(standin.requests[0]!.headers.authorization, `Bearer ${OPENAI_STANDIN_KEY}`);
+      assert.equal(standin.requests[0]!.body.tools, undefined, 'no tools, no tools field');
+    } finally {
+      await standin.close();
+    }
   });
 });

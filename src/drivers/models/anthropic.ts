@@ -7,8 +7,8 @@
 // made per call, so a key lives only as long as its call.
 import Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlockParam, MessageCreateParamsStreaming, MessageParam } from '@anthropic-ai/sdk/resources/messages/messages';
-import { ModelProviderError, type ModelEndpoint, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent } from './driver.js';
-import { aborted, CallGuard, connectionFailure, estimatedUsage, failureOf, parseArguments, PLACEHOLDER_KEY, serverName } from './remote.js';
+import { ModelProviderError, type ModelEndpoint, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent, type ToolCall } from './driver.js';
+import { aborted, estimatedUsage, parseArguments, PLACEHOLDER_KEY, RemoteCall, serverName } from './remote.js';
 
 /** Anthropic's tool_use ids match ^[a-zA-Z0-9_-]+$; ids made by another provider may not. */
 const safeId = (id: string) => id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'call';
@@ -36,6 +36,11 @@ export function toAnthropicMessages(messages: ModelMessage[]): { system: string;
     }
   }
   return { system: system.join('\n\n'), messages: out };
+}
+
+/** Cached prompt tokens are input too (billed at other rates, which the price table does not know). */
+function inputTokens(u: { input_tokens: number | null; cache_creation_input_tokens: number | null; cache_read_input_tokens: number | null }): number {
+  return (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
 }
 
 function stopReason(reason: string | null, calls: number): 'end' | 'tool_calls' | 'length' {
@@ -81,25 +86,22 @@ export function createAnthropicProvider(endpoint: ModelEndpoint): ModelProvider 
         : {}),
     };
 
-    const guard = new CallGuard(request.signal, endpoint.timeoutMs);
+    const remote = new RemoteCall(request.signal, endpoint.timeoutMs, server, key);
     const blocks = new Map<number, { id: string; name: string; json: string }>();
-    const calls: { id: string; name: string; arguments: Record<string, unknown> }[] = [];
+    const calls: ToolCall[] = [];
     let text = '';
     let input: number | null = null;
     let output: number | null = null;
     let reason: string | null = null;
     let stopped = false;
-    let streaming = false;
     try {
-      const events = await client.messages.create(body, { signal: guard.signal });
-      streaming = true;
+      const events = await client.messages.create(body, { signal: remote.signal });
+      remote.streaming = true;
       for await (const event of events) {
-        guard.touch();
+        remote.touch();
         if (event.type === 'message_start') {
-          const u = event.message.usage;
-          // Cached prompt tokens are input too (billed at other rates the price table does not know).
-          input = (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0);
-          output = u.output_tokens ?? null;
+          input = inputTokens(event.message.usage);
+          output = event.message.usage.output_tokens ?? null;
         } else if (event.type === 'content_block_start') {
           const block = event.content_block;
           if (block.type === 'tool_use') blocks.set(event.index, { id: block.id, name: block.name, json: '' });
@@ -116,36 +118,26 @@ export function createAnthropicProvider(endpoint: ModelEndpoint): ModelProvider 
           const block = blocks.get(event.index);
           if (block) {
             blocks.delete(event.index);
-            const call = { id: block.id, name: block.name, arguments: parseArguments(block.json) };
-            calls.push(call);
-            yield { type: 'tool_call', call };
+            const made = { id: block.id, name: block.name, arguments: parseArguments(block.json) };
+            calls.push(made);
+            yield { type: 'tool_call', call: made };
           }
         } else if (event.type === 'message_delta') {
           reason = event.delta.stop_reason ?? reason;
           // message_delta's counts are totals so far, not increments.
           if (typeof event.usage.output_tokens === 'number') output = event.usage.output_tokens;
-          if (typeof event.usage.input_tokens === 'number') {
-            input = event.usage.input_tokens + (event.usage.cache_creation_input_tokens ?? 0) + (event.usage.cache_read_input_tokens ?? 0);
-          }
+          if (typeof event.usage.input_tokens === 'number') input = inputTokens(event.usage);
         } else if (event.type === 'message_stop') {
           stopped = true;
         }
       }
     } catch (err) {
-      if (request.signal.aborted) throw aborted();
-      if (err instanceof ModelProviderError) throw err;
-      if (err instanceof Anthropic.APIError && !(err instanceof Anthropic.APIConnectionError) && !(err instanceof Anthropic.APIUserAbortError)) {
-        throw failureOf(server, describe(err), key);
-      }
-      const timedOut = guard.stalled || err instanceof Anthropic.APIConnectionTimeoutError;
-      throw connectionFailure(server, err, streaming, timedOut ? endpoint.timeoutMs : null);
+      const answered = err instanceof Anthropic.APIError && !(err instanceof Anthropic.APIConnectionError) && !(err instanceof Anthropic.APIUserAbortError);
+      throw remote.failure(err, answered ? describe(err) : null, err instanceof Anthropic.APIConnectionTimeoutError);
     } finally {
-      guard.dispose();
+      remote.dispose();
     }
-    // The SDK ends the iteration quietly when its signal aborts: the caller's, or the stall deadline.
-    if (request.signal.aborted) throw aborted();
-    if (guard.stalled) throw connectionFailure(server, null, true, endpoint.timeoutMs);
-    if (!stopped) throw new ModelProviderError('stream_cut', `${server} ended its answer before the end (no message_stop)`);
+    remote.assertComplete(stopped, 'message_stop');
     const estimate = estimatedUsage(request.messages, text, calls);
     yield { type: 'done', usage: { input_tokens: input ?? estimate.input_tokens, output_tokens: output ?? estimate.output_tokens }, stop_reason: stopReason(reason, calls.length) };
   }

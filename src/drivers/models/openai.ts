@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { ModelProviderError, type ModelEndpoint, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent, type ToolCall } from './driver.js';
-import { aborted, CallGuard, connectionFailure, estimatedUsage, failureOf, parseArguments, PLACEHOLDER_KEY, serverName } from './remote.js';
+import { aborted, estimatedUsage, parseArguments, PLACEHOLDER_KEY, RemoteCall, serverName } from './remote.js';
 
 /** A tool call being assembled from its streamed fragments. */
 interface PartialCall {
@@ -33,7 +33,7 @@ export function toOpenAiMessages(messages: ModelMessage[]): ChatCompletionMessag
   });
 }
 
-function stopReason(finish: string, calls: number): 'end' | 'tool_calls' | 'length' {
+function stopReason(finish: string | null, calls: number): 'end' | 'tool_calls' | 'length' {
   if (finish === 'length') return 'length';
   // Ollama (before 0.5) and some llama.cpp builds answer "stop" on a message that calls tools.
   if (finish === 'tool_calls' || finish === 'function_call' || calls > 0) return 'tool_calls';
@@ -79,17 +79,16 @@ export function createOpenAiProvider(endpoint: ModelEndpoint): ModelProvider {
         : {}),
     } as ChatCompletionCreateParamsStreaming;
 
-    const guard = new CallGuard(request.signal, endpoint.timeoutMs);
+    const remote = new RemoteCall(request.signal, endpoint.timeoutMs, server, key);
     const partials = new Map<number, PartialCall>();
     let text = '';
     let finish: string | null = null;
     let usage: { prompt_tokens?: number | null; completion_tokens?: number | null } | null = null;
-    let streaming = false;
     try {
-      const chunks = await client.chat.completions.create(body, { signal: guard.signal });
-      streaming = true;
+      const chunks = await client.chat.completions.create(body, { signal: remote.signal });
+      remote.streaming = true;
       for await (const chunk of chunks) {
-        guard.touch();
+        remote.touch();
         if (chunk.usage) usage = chunk.usage;
         // One choice is asked for (no `n`); a server that sends more is read for the first only.
         const choice = chunk.choices?.find((c) => (c.index ?? 0) === 0);
@@ -102,37 +101,28 @@ export function createOpenAiProvider(endpoint: ModelEndpoint): ModelProvider {
         }
         for (const [position, part] of (delta.tool_calls ?? []).entries()) {
           const index = typeof part.index === 'number' ? part.index : position;
-          let call = partials.get(index);
-          if (!call) partials.set(index, (call = { id: '', name: '', args: '' }));
-          if (part.id) call.id = part.id;
+          let partial = partials.get(index);
+          if (!partial) partials.set(index, (partial = { id: '', name: '', args: '' }));
+          if (part.id) partial.id = part.id;
           const name = part.function?.name;
-          if (name && call.name !== name) call.name += name;
+          if (name && partial.name !== name) partial.name += name;
           const args: unknown = part.function?.arguments;
-          if (typeof args === 'string') call.args += args;
-          else if (args !== undefined && args !== null) call.args += JSON.stringify(args); // a server that sends the object itself
+          if (typeof args === 'string') partial.args += args;
+          else if (args !== undefined && args !== null) partial.args += JSON.stringify(args); // a server that sends the object itself
         }
         if (choice.finish_reason) finish = choice.finish_reason;
       }
     } catch (err) {
-      if (request.signal.aborted) throw aborted();
-      if (err instanceof ModelProviderError) throw err;
-      if (err instanceof OpenAI.APIError && !(err instanceof OpenAI.APIConnectionError) && !(err instanceof OpenAI.APIUserAbortError)) {
-        throw failureOf(server, describe(err), key);
-      }
-      const timedOut = guard.stalled || err instanceof OpenAI.APIConnectionTimeoutError;
-      throw connectionFailure(server, err, streaming, timedOut ? endpoint.timeoutMs : null);
+      const answered = err instanceof OpenAI.APIError && !(err instanceof OpenAI.APIConnectionError) && !(err instanceof OpenAI.APIUserAbortError);
+      throw remote.failure(err, answered ? describe(err) : null, err instanceof OpenAI.APIConnectionTimeoutError);
     } finally {
-      guard.dispose();
+      remote.dispose();
     }
-    // The SDK ends the iteration quietly when its signal aborts: the caller's, or the stall deadline.
-    if (request.signal.aborted) throw aborted();
-    if (guard.stalled) throw connectionFailure(server, null, true, endpoint.timeoutMs);
-    if (finish === null) throw new ModelProviderError('stream_cut', `${server} ended its answer before the end (no finish_reason)`);
-
+    remote.assertComplete(finish !== null, 'finish_reason');
     const calls: ToolCall[] = [...partials.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, p]) => ({ id: p.id || `call_${randomBytes(12).toString('hex')}`, name: p.name, arguments: parseArguments(p.args) }));
-    for (const call of calls) yield { type: 'tool_call', call };
+    for (const made of calls) yield { type: 'tool_call', call: made };
     const estimate = estimatedUsage(request.messages, text, calls);
     yield {
       type: 'done',

@@ -1,5 +1,5 @@
-// What the two HTTP model adapters (openai.ts, anthropic.ts) share: the guard around one streamed
-// call (the caller's abort signal plus a stall deadline), the mapping of a failed call onto
+// What the two HTTP model adapters (openai.ts, anthropic.ts) share: one streamed call's guard (the
+// caller's abort signal plus a stall deadline, and what its end means), the mapping of failures onto
 // ModelProviderError, the scrubbing of the API key out of anything a server said, the parsing of a
 // tool call's streamed JSON arguments, and the usage estimated when a server reports none.
 // The SDKs' own error messages are never passed on: they may quote parts of the request.
@@ -14,44 +14,6 @@ const MAX_RETRY_AFTER_MS = 600_000;
 const MAX_QUOTED = 300;
 /** The key the SDKs are given when there is none (Ollama, llama.cpp): both refuse to send a request without one. */
 export const PLACEHOLDER_KEY = 'no-key';
-
-/**
- * One call's abort signal for the SDK: aborted when the caller's signal aborts, and when no byte
- * has arrived for `stallMs` (the SDKs' own timeout stops at the response headers, so a server that
- * stops mid-answer would otherwise hold the turn until it times out as a whole). A plain timer, not
- * AbortSignal.timeout(): on Node 20 a garbage collection can drop that signal before it fires.
- */
-export class CallGuard {
-  private readonly controller = new AbortController();
-  private timer: NodeJS.Timeout | null = null;
-  /** the stall deadline passed (the caller did not abort) */
-  stalled = false;
-  private readonly onAbort = () => this.controller.abort(this.caller.reason);
-
-  constructor(private readonly caller: AbortSignal, private readonly stallMs: number) {
-    caller.addEventListener('abort', this.onAbort, { once: true });
-    if (caller.aborted) this.controller.abort(caller.reason);
-    this.touch();
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  /** Something arrived: the stall deadline starts again. */
-  touch(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.stalled = true;
-      this.controller.abort(new DOMException('the model server stopped sending', 'TimeoutError'));
-    }, this.stallMs);
-  }
-
-  dispose(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.caller.removeEventListener('abort', this.onAbort);
-  }
-}
 
 /**
  * Removes the key from text a server sent. Besides the key itself, providers quote keys masked in
@@ -85,7 +47,6 @@ export interface Failure {
 
 const CONTEXT_TOO_LONG = /context[_ ]length|context (size|window)|maximum context|prompt is too long|too many tokens|exceed_context_size|input is too long/i;
 const RATE_LIMITED = /rate[_ ]?limit/i;
-const UNAVAILABLE = /overloaded|server_error|api_error|unavailable|timeout/i;
 
 /** The retry-after-ms header (OpenAI; milliseconds), else retry-after (seconds or a date), capped. */
 function retryAfter(headers: Headers | undefined): number | undefined {
@@ -98,7 +59,7 @@ function retryAfter(headers: Headers | undefined): number | undefined {
  * The ModelProviderError of an answer or in-stream error. `server` names who answered in messages
  * ("the OpenAI-compatible server at 127.0.0.1:11434"); the key is scrubbed out of what it said.
  */
-export function failureOf(server: string, f: Failure, key: string | null): ModelProviderError {
+function failureOf(server: string, f: Failure, key: string | null): ModelProviderError {
   const said = f.message ? `: ${scrub(f.message.replace(/\s+/g, ' ').trim(), key).slice(0, MAX_QUOTED)}` : '';
   const code = f.code ? ` ${scrub(f.code, key).slice(0, 64)}` : '';
   const what = f.status === undefined ? `an error in its answer${code ? ` (${code.trim()})` : ''}` : `HTTP ${f.status}${code}`;
@@ -118,26 +79,12 @@ export function failureOf(server: string, f: Failure, key: string | null): Model
   if (s === 413 || ((s === 400 || s === 422 || s === undefined) && CONTEXT_TOO_LONG.test(text))) {
     return make('context_too_long', `the conversation is too long for the model (${what})${said}`);
   }
-  if (s === undefined || s >= 500 || s === 408 || s === 409 || UNAVAILABLE.test(f.code ?? '')) {
+  // An error inside a stream of any other kind is a server failing while it answered. A code is
+  // not enough beside a 4xx status: Ollama answers 404 api_error for a model it does not have.
+  if (s === undefined || s >= 500 || s === 408 || s === 409) {
     return make('unavailable', `${server} failed (${what})${said}`);
   }
   return make('bad_request', `${server} refused the request (${what})${said}`);
-}
-
-/**
- * An error without an HTTP answer: the connection failed before the answer (unavailable) or during
- * it (stream_cut). `timedOutMs` is the deadline that passed, when one did (ours or the SDK's).
- */
-export function connectionFailure(server: string, err: unknown, streaming: boolean, timedOutMs: number | null): ModelProviderError {
-  if (timedOutMs !== null) {
-    const seconds = Math.round(timedOutMs / 100) / 10;
-    return streaming
-      ? new ModelProviderError('stream_cut', `${server} stopped sending its answer (nothing for ${seconds} s)`)
-      : new ModelProviderError('unavailable', `${server} did not answer within ${seconds} s`);
-  }
-  const code = systemCode(err);
-  if (streaming) return new ModelProviderError('stream_cut', `${server} broke off its answer before the end${code}`);
-  return new ModelProviderError('unavailable', `could not reach ${server}${code}`);
 }
 
 /** The system error code (ECONNREFUSED, UND_ERR_SOCKET...) somewhere down an error's causes, as " (CODE)". */
@@ -146,6 +93,83 @@ function systemCode(err: unknown): string {
     if (typeof e.code === 'string' && /^[A-Z_]{3,40}$/.test(e.code)) return ` (${e.code})`;
   }
   return '';
+}
+
+/**
+ * One streamed call to a model server, around the SDK: the SDK's abort signal (aborted when the
+ * caller's aborts, and when nothing has arrived for `stallMs`: the SDKs' own timeout stops at the
+ * response headers, so a server that stops mid-answer would otherwise hold the turn until it times
+ * out as a whole), and what the call's end means: the ModelProviderError of whatever the SDK threw,
+ * or of an iteration that ended quietly (the SDKs end it without an error when their signal aborts)
+ * before the answer was complete. A plain timer, not AbortSignal.timeout(): on Node 20 a garbage
+ * collection can drop that signal before it fires.
+ */
+export class RemoteCall {
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | null = null;
+  private stalled = false;
+  /** the answer's headers came: a connection lost from now on cut the answer */
+  streaming = false;
+  private readonly onAbort = () => this.controller.abort(this.caller.reason);
+
+  constructor(
+    private readonly caller: AbortSignal,
+    private readonly stallMs: number,
+    /** who answers, in messages: "the Anthropic API at api.anthropic.com" */
+    private readonly server: string,
+    private readonly key: string | null,
+  ) {
+    caller.addEventListener('abort', this.onAbort, { once: true });
+    if (caller.aborted) this.controller.abort(caller.reason);
+    this.touch();
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Something arrived: the stall deadline starts again. */
+  touch(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.stalled = true;
+      this.controller.abort(new DOMException('the model server stopped sending', 'TimeoutError'));
+    }, this.stallMs);
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.caller.removeEventListener('abort', this.onAbort);
+  }
+
+  /**
+   * The error to throw for what the SDK threw: `answered` is what the server said when it answered
+   * with an error (the adapter reads it from the SDK's error), null for a connection that failed;
+   * `sdkTimedOut` when the SDK's own deadline passed.
+   */
+  failure(err: unknown, answered: Failure | null, sdkTimedOut: boolean): ModelProviderError {
+    if (this.caller.aborted) return aborted();
+    if (err instanceof ModelProviderError) return err;
+    if (answered) return failureOf(this.server, answered, this.key);
+    if (this.stalled || sdkTimedOut) return this.timedOut();
+    const code = systemCode(err);
+    if (this.streaming) return new ModelProviderError('stream_cut', `${this.server} broke off its answer before the end${code}`);
+    return new ModelProviderError('unavailable', `could not reach ${this.server}${code}`);
+  }
+
+  /** Throws unless the iteration that ended quietly ended with the whole answer (`missing` names its last event). */
+  assertComplete(complete: boolean, missing: string): void {
+    if (this.caller.aborted) throw aborted();
+    if (this.stalled) throw this.timedOut();
+    if (!complete) throw new ModelProviderError('stream_cut', `${this.server} ended its answer before the end (no ${missing})`);
+  }
+
+  private timedOut(): ModelProviderError {
+    const seconds = Math.round(this.stallMs / 100) / 10;
+    return this.streaming
+      ? new ModelProviderError('stream_cut', `${this.server} stopped sending its answer (nothing for ${seconds} s)`)
+      : new ModelProviderError('unavailable', `${this.server} did not answer within ${seconds} s`);
+  }
 }
 
 export function aborted(): ModelProviderError {
