@@ -8,22 +8,16 @@
 // key (401), "prompt is too long" (400), an error event inside the stream, a stream cut or ended
 // before message_stop, a hang.
 import type { IncomingHttpHeaders } from 'node:http';
-import { startModelStandin, type ModelStandin, type Plan } from './model-standin.js';
+import { ssePlan, startModelStandin, type ModelStandin, type Plan, type StreamShape } from './model-standin.js';
 
 export const ANTHROPIC_STANDIN_KEY = 'sk-ant-api03-Standin0123456789abcdefghijKLMNOPQRSTuvwxyz-AA';
 
-export interface AnthropicAnswer {
+export interface AnthropicAnswer extends StreamShape {
   text?: string[];
   calls?: { id?: string; name: string; fragments: string[] }[];
   /** default: tool_use when there are calls, else end_turn */
   stopReason?: string;
   usage?: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number };
-  /** pause after this many frames until release() */
-  holdAfter?: number;
-  /** destroy the socket after this many frames */
-  cutAfter?: number;
-  /** end the answer cleanly after this many frames (no message_stop) */
-  endAfter?: number;
   /** after the content, an `event: error` instead of the end */
   streamError?: { type: string; message: string };
 }
@@ -74,10 +68,7 @@ function answerPlan(a: AnthropicAnswer, body: any): Plan {
     frames.push(event('message_delta', { delta: { stop_reason: a.stopReason ?? (a.calls?.length ? 'tool_use' : 'end_turn'), stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }));
     frames.push(event('message_stop', {}));
   }
-  const cut = a.cutAfter ?? a.endAfter;
-  const sent: (string | 'hold')[] = cut === undefined ? frames : frames.slice(0, cut);
-  if (a.holdAfter !== undefined) sent.splice(a.holdAfter, 0, 'hold');
-  return { kind: 'sse', frames: sent, end: a.cutAfter !== undefined ? 'cut' : 'end', headers: { 'request-id': 'req_011standin' } };
+  return ssePlan(frames, a, { 'request-id': 'req_011standin' });
 }
 
 function plan(reply: AnthropicReply, body: any): Plan {

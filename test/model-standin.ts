@@ -3,8 +3,8 @@
 // connection closed), scripted replies consumed in order, each planned by the protocol module as a
 // JSON answer, a stream of Server-Sent Events frames, or a hang. A stream may pause at `hold`
 // until the test calls release() (so a test can see the first pieces arrive before the rest are
-// sent), end cleanly, or end with its socket destroyed (a cut in the middle). Also the two
-// readers of a model call the tests share (collect, failure).
+// sent), end cleanly, or end with its socket destroyed (a cut in the middle). Also the readers
+// of a model call's events the tests share (collect, failure, texts, calls, done).
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -165,4 +165,31 @@ export async function failure(stream: AsyncIterable<ModelStreamEvent>, keys: str
   }
   assert.doesNotMatch(error.message, /\*\*\*/);
   return Object.assign(error, { events });
+}
+
+export const texts = (events: ModelStreamEvent[]) => events.flatMap((e) => (e.type === 'text' ? [e.text] : []));
+export const calls = (events: ModelStreamEvent[]) => events.flatMap((e) => (e.type === 'tool_call' ? [e.call] : []));
+/** The `done` that must end the events. */
+export function done(events: ModelStreamEvent[]): Extract<ModelStreamEvent, { type: 'done' }> {
+  const last = events[events.length - 1];
+  assert.equal(last?.type, 'done');
+  return last as Extract<ModelStreamEvent, { type: 'done' }>;
+}
+
+/** Where a scripted stream pauses or ends early, counted in frames (as both stand-ins' replies say it). */
+export interface StreamShape {
+  /** pause after this many frames until release() */
+  holdAfter?: number;
+  /** destroy the socket after this many frames */
+  cutAfter?: number;
+  /** end the answer cleanly after this many frames (without its final events) */
+  endAfter?: number;
+}
+
+/** The plan of a stream of `frames`, paused, cut or ended early as `shape` says. */
+export function ssePlan(frames: string[], shape: StreamShape, headers: Record<string, string>): Plan {
+  const stop = shape.cutAfter ?? shape.endAfter;
+  const sent: (string | 'hold')[] = stop === undefined ? [...frames] : frames.slice(0, stop);
+  if (shape.holdAfter !== undefined) sent.splice(shape.holdAfter, 0, 'hold');
+  return { kind: 'sse', frames: sent, end: shape.cutAfter !== undefined ? 'cut' : 'end', headers };
 }

@@ -12,7 +12,7 @@ import { createAnthropicProvider } from '../src/drivers/models/anthropic.js';
 import type { ModelEndpoint, ModelMessage, ModelRequest, ModelStreamEvent } from '../src/drivers/models/driver.js';
 import { AGENT_TOOLS } from '../src/drivers/models/tools.js';
 import { ANTHROPIC_STANDIN_KEY, startAnthropicStandin, type AnthropicStandin } from './anthropic-standin.js';
-import { collect, failure } from './model-standin.js';
+import { calls, collect, done, failure, texts } from './model-standin.js';
 
 const WRONG_KEY = 'sk-ant-api03-WrongKey9876543210zyxwvutsrqpONMLKJIHgfedcba-ZZ';
 const KEYS = [ANTHROPIC_STANDIN_KEY, WRONG_KEY];
@@ -26,14 +26,6 @@ const CONVERSATION: ModelMessage[] = [
   { role: 'tool', tool_call_id: 'call_1', name: 'search', content: '{"operations":[]}' },
   { role: 'tool', tool_call_id: 'local.call:2', name: 'execute', content: '{"ok":true,"output":1,"logs":[]}' },
 ];
-
-const texts = (events: ModelStreamEvent[]) => events.flatMap((e) => (e.type === 'text' ? [e.text] : []));
-const calls = (events: ModelStreamEvent[]) => events.flatMap((e) => (e.type === 'tool_call' ? [e.call] : []));
-const done = (events: ModelStreamEvent[]) => {
-  const last = events[events.length - 1];
-  assert.equal(last?.type, 'done');
-  return last as Extract<ModelStreamEvent, { type: 'done' }>;
-};
 
 describe('anthropic model provider', () => {
   let standin: AnthropicStandin;

@@ -17,7 +17,7 @@ import { createModelProviders } from '../src/drivers/models/registry.js';
 import { AGENT_TOOLS } from '../src/drivers/models/tools.js';
 import { estimateTokens } from '../src/modules/agents/agent-usage.js';
 import { freePort } from './harness.js';
-import { collect, failure } from './model-standin.js';
+import { calls, collect, done, failure, texts } from './model-standin.js';
 import { OPENAI_STANDIN_KEY, startOpenAiStandin, type OpenAiStandin } from './openai-standin.js';
 
 const WRONG_KEY = 'sk-proj-WrongKey9876543210zyxwvutsrqpONMLKJIHgfedcba';
@@ -28,14 +28,6 @@ const CONVERSATION: ModelMessage[] = [
   { role: 'assistant', content: '', tool_calls: [{ id: 'call_a1', name: 'execute', arguments: { code: 'return 3;' } }] },
   { role: 'tool', tool_call_id: 'call_a1', name: 'execute', content: '{"ok":true,"output":3,"logs":[]}' },
 ];
-
-const texts = (events: ModelStreamEvent[]) => events.flatMap((e) => (e.type === 'text' ? [e.text] : []));
-const calls = (events: ModelStreamEvent[]) => events.flatMap((e) => (e.type === 'tool_call' ? [e.call] : []));
-const done = (events: ModelStreamEvent[]) => {
-  const last = events[events.length - 1];
-  assert.equal(last?.type, 'done');
-  return last as Extract<ModelStreamEvent, { type: 'done' }>;
-};
 
 describe('openai model provider', () => {
   let standin: OpenAiStandin;

@@ -10,7 +10,7 @@
 // (401, quoting the key masked as OpenAI does), an error inside the stream (OpenRouter), a stream
 // cut or ended before its final chunk, a hang.
 import type { IncomingHttpHeaders } from 'node:http';
-import { startModelStandin, type ModelStandin, type Plan } from './model-standin.js';
+import { ssePlan, startModelStandin, type ModelStandin, type Plan, type StreamShape } from './model-standin.js';
 
 export const OPENAI_STANDIN_KEY = 'sk-proj-Standin0123456789abcdefghijKLMNOPQRSTuvwxyz';
 
@@ -22,7 +22,7 @@ export interface ScriptedCall {
   fragments: string[];
 }
 
-export interface OpenAiAnswer {
+export interface OpenAiAnswer extends StreamShape {
   text?: string[];
   calls?: ScriptedCall[];
   /** default: tool_calls when there are calls, else stop */
@@ -31,12 +31,6 @@ export interface OpenAiAnswer {
   usage?: { prompt_tokens: number; completion_tokens: number } | null;
   /** every tool call whole in one chunk, without `index` (Ollama before 0.5): fragments are joined */
   wholeCalls?: boolean;
-  /** pause after this many data frames until release() */
-  holdAfter?: number;
-  /** destroy the socket after this many data frames */
-  cutAfter?: number;
-  /** end the answer cleanly after this many data frames (no finish chunk, no [DONE]) */
-  endAfter?: number;
   /** after the content, an error object inside the stream instead of the finish (OpenRouter) */
   streamError?: { code?: number | string; message: string; type?: string };
 }
@@ -82,10 +76,7 @@ function answerPlan(a: OpenAiAnswer, body: any): Plan {
     }
     frames.push('data: [DONE]\n\n');
   }
-  const cut = a.cutAfter ?? a.endAfter;
-  const sent: (string | 'hold')[] = cut === undefined ? frames : frames.slice(0, cut);
-  if (a.holdAfter !== undefined) sent.splice(a.holdAfter, 0, 'hold');
-  return { kind: 'sse', frames: sent, end: a.cutAfter !== undefined ? 'cut' : 'end', headers: { 'x-request-id': 'req_standin0001' } };
+  return ssePlan(frames, a, { 'x-request-id': 'req_standin0001' });
 }
 
 function plan(reply: OpenAiReply, body: any): Plan {

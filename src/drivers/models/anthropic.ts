@@ -8,7 +8,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlockParam, MessageCreateParamsStreaming, MessageParam } from '@anthropic-ai/sdk/resources/messages/messages';
 import { ModelProviderError, type ModelEndpoint, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent, type ToolCall } from './driver.js';
-import { aborted, estimatedUsage, parseArguments, PLACEHOLDER_KEY, RemoteCall, serverName } from './remote.js';
+import { aborted, clientOptions, estimatedUsage, parseArguments, RemoteCall, serverName } from './remote.js';
 
 /** Anthropic's tool_use ids match ^[a-zA-Z0-9_-]+$; ids made by another provider may not. */
 const safeId = (id: string) => id.replace(/[^a-zA-Z0-9_-]/g, '_') || 'call';
@@ -66,14 +66,7 @@ export function createAnthropicProvider(endpoint: ModelEndpoint): ModelProvider 
   async function* stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
     if (request.signal.aborted) throw aborted();
     const key = request.apiKey ?? endpoint.apiKey;
-    const client = new Anthropic({
-      // Always a key: without one the SDK would look for credentials in the environment and in profile files.
-      apiKey: key ?? PLACEHOLDER_KEY,
-      baseURL: endpoint.baseUrl,
-      maxRetries: 0, // the turn runner retries, with its own backoff and budget checks
-      timeout: endpoint.timeoutMs,
-      logLevel: 'off', // ANTHROPIC_LOG in the environment must not log requests
-    });
+    const client = new Anthropic(clientOptions(endpoint, key));
     const { system, messages } = toAnthropicMessages(request.messages);
     const body: MessageCreateParamsStreaming = {
       model: request.model,

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { ModelProviderError, type ModelEndpoint, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent, type ToolCall } from './driver.js';
-import { aborted, estimatedUsage, parseArguments, PLACEHOLDER_KEY, RemoteCall, serverName } from './remote.js';
+import { aborted, clientOptions, estimatedUsage, parseArguments, RemoteCall, serverName } from './remote.js';
 
 /** A tool call being assembled from its streamed fragments. */
 interface PartialCall {
@@ -57,17 +57,8 @@ export function createOpenAiProvider(endpoint: ModelEndpoint): ModelProvider {
   async function* stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
     if (request.signal.aborted) throw aborted();
     const key = request.apiKey ?? endpoint.apiKey;
-    const client = new OpenAI({
-      // Ollama, vLLM and llama.cpp may need no key, but the SDK sends none without one.
-      apiKey: key ?? PLACEHOLDER_KEY,
-      baseURL: endpoint.baseUrl,
-      maxRetries: 0, // the turn runner retries, with its own backoff and budget checks
-      timeout: endpoint.timeoutMs,
-      // Explicit, so OPENAI_ORG_ID, OPENAI_PROJECT_ID or OPENAI_LOG in the environment change nothing.
-      organization: null,
-      project: null,
-      logLevel: 'off',
-    });
+    // organization and project explicit, so OPENAI_ORG_ID or OPENAI_PROJECT_ID in the environment are not sent.
+    const client = new OpenAI({ ...clientOptions(endpoint, key), organization: null, project: null });
     const body = {
       model: request.model,
       messages: toOpenAiMessages(request.messages),

@@ -6,14 +6,24 @@
 import { clock } from '../../platform/clock.js';
 import { retryAfterMs as parseRetryAfter } from '../../platform/retry-after.js';
 import { estimateTokens } from '../../modules/agents/agent-usage.js';
-import { ModelProviderError, type ModelErrorKind, type ModelMessage, type ModelUsage, type ToolCall } from './driver.js';
+import { ModelProviderError, type ModelEndpoint, type ModelErrorKind, type ModelMessage, type ModelUsage, type ToolCall } from './driver.js';
 
 /** Longest wait taken from a retry-after header: a bogus header must not park a turn for hours. */
 const MAX_RETRY_AFTER_MS = 600_000;
 /** How much of a server's error message is quoted. */
 const MAX_QUOTED = 300;
 /** The key the SDKs are given when there is none (Ollama, llama.cpp): both refuse to send a request without one. */
-export const PLACEHOLDER_KEY = 'no-key';
+const PLACEHOLDER_KEY = 'no-key';
+
+/**
+ * The client options both SDKs take alike. Always a key: without one the openai SDK refuses to
+ * send, and the Anthropic SDK looks for credentials in the environment and in profile files.
+ * No retries: the turn runner retries, with its own backoff and budget checks. Logging off, so
+ * OPENAI_LOG or ANTHROPIC_LOG in the environment cannot make them log requests.
+ */
+export function clientOptions(endpoint: ModelEndpoint, key: string | null) {
+  return { apiKey: key ?? PLACEHOLDER_KEY, baseURL: endpoint.baseUrl, maxRetries: 0, timeout: endpoint.timeoutMs, logLevel: 'off' as const };
+}
 
 /**
  * Removes the key from text a server sent. Besides the key itself, providers quote keys masked in
