@@ -34,6 +34,7 @@ describe('web journey: agents', { skip: skipReason }, () => {
   let ws: string;
   let agentId: string;
   let chatUrl: string;
+  let bob: WebUser;
 
   before(async () => {
     web = await startWeb();
@@ -169,7 +170,7 @@ describe('web journey: agents', { skip: skipReason }, () => {
     await table.getByRole('link', { name: 'ops' }).first().waitFor();
     await checkA11y(page, 'chats');
 
-    const bob = await web.user('Bob');
+    bob = await web.user('Bob');
     assert.equal((await api(page, 'POST', `/v1/workspaces/${ws}/members`, { email: bob.email, role: 'member' }, ws)).status, 201);
     const asBob = await web.signIn(bob);
     await open(asBob, '/agents', 'Agents');
@@ -191,6 +192,29 @@ describe('web journey: agents', { skip: skipReason }, () => {
     await page.getByText('This chat was started by someone else').waitFor();
     assert.equal(await page.getByRole('textbox', { name: /^Message to/ }).count(), 0);
     await checkA11y(page, 'another member\'s chat');
+  });
+
+  test('a member\'s turn on an agent that writes without asking waits for an admin, who approves it from the chat', async () => {
+    const free = await api(page, 'POST', '/v1/agents', { name: 'free', instructions: 'Act.', capabilities: ['CHAT'], tool_policy: { writes: 'ALLOWED' } }, ws);
+    assert.equal(free.status, 201, JSON.stringify(free.body));
+    const asBob = await web.signIn(bob);
+    await open(asBob, `/agents/${free.body.id}/chat`, 'New chat with free');
+    const box = asBob.getByRole('textbox', { name: 'Message to free' });
+    await box.fill('how many installs are there?');
+    await box.press('Enter');
+    const card = lastTurn(asBob).getByRole('region', { name: 'This turn needs an owner’s or admin’s approval' });
+    await card.getByText('Waiting for an owner or admin to decide.').waitFor();
+    assert.equal(await card.getByRole('button').count(), 0, 'a member cannot approve their own turn');
+    const bobsChat = new URL(asBob.url()).pathname;
+
+    await open(page, bobsChat, 'how many installs are there?');
+    const adminCard = lastTurn(page).getByRole('region', { name: 'This turn needs an owner’s or admin’s approval' });
+    await checkA11y(page, 'a member\'s turn waiting for an admin');
+    await adminCard.getByRole('button', { name: 'Approve' }).click();
+    await adminCard.getByText('Approved by you.').waitFor();
+    // The member's page follows live: the turn runs and ends.
+    await card.getByText(/^Approved by /).waitFor();
+    await turnEnded(asBob);
   });
 
   test('keyboard only: a message is written and sent without the mouse', async () => {
