@@ -68,6 +68,8 @@ export function ChatPage(props: { id?: string; path?: string }) {
   const mine = s.created_by === me.id;
   const active = activeTurn(chat.conversation);
   const agentName = agent.data?.name ?? 'the agent';
+  // The session as last read says how its latest turn ended; a turn under way is newer than that.
+  const shown = active && s.state !== 'ARCHIVED' ? active.state : s.state;
   const closed = s.state === 'ARCHIVED' ? 'This chat is archived: it takes no new messages.' : agent.data?.state === 'ARCHIVED' ? `${agentName} is archived: it takes no new messages.` : undefined;
 
   async function send(message: string): Promise<boolean> {
@@ -86,7 +88,7 @@ export function ChatPage(props: { id?: string; path?: string }) {
       title={sessionTitle(s)}
       subtitle={
         <>
-          Chat with <a href={`/agents/${s.agent_id}`}>{agentName}</a> · <StateBadge state={s.state} label={STATE_WORDS[s.state]} />
+          Chat with <a href={`/agents/${s.agent_id}`}>{agentName}</a> · <StateBadge state={shown} label={STATE_WORDS[shown]} />
         </>
       }
       breadcrumb={['Chats', '/agent_sessions']}
