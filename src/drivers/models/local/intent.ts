@@ -42,10 +42,15 @@ const STOP = new Set([
   'version', 'value', 'as', 'at', 'by', 'from', 'something', 'one',
 ]);
 
-/** A name as written: quotes and trailing punctuation removed; null when it is a filler word. */
+/** A name as written, without the quotes around it or the punctuation after it ("`db-password`." -> db-password). */
+export function bareName(raw: string): string {
+  const trail = /[.,;:!?]+$/;
+  return raw.trim().replace(trail, '').replace(/^["'`]+|["'`]+$/g, '').replace(trail, '').trim();
+}
+
+/** A name of a message, or null when it is a filler word ("deploy it to the cluster"). */
 function nameOrNull(raw: string | undefined): string | null {
-  if (!raw) return null;
-  const name = raw.replace(/^["'`]+|["'`]+$/g, '').replace(/[.,;:!?]+$/, '');
+  const name = raw ? bareName(raw) : '';
   return name && !STOP.has(name.toLowerCase()) ? name : null;
 }
 
@@ -57,7 +62,8 @@ const OTHER_CHANGES = [
   'restore', 'undelete', 'pause', 'patch', 'modify', 'rollback', 'retry', 'create', 'add', 'make', 'register', 'set', 'grant', 'provision',
 ];
 const COUNT = /\b(how many|count|number of|total)\b/;
-const LIST = /\b(list|show|display|give me|which|what|who|are there|do (i|we) have|get|see|tell me|enumerate)\b/;
+/** Asks for a list even without naming what ("list them"); a bare "what" or "which" does not. */
+const LIST = /\b(list|show|display|enumerate)\b/;
 const REFERS_BACK = ['them', 'those', 'these', 'they', 'ones'];
 
 /** A question about what exists ("which installs failed to start?"), not a request to change something. */
@@ -80,7 +86,7 @@ export function parseIntent(message: string, earlier: string[] = []): Intent {
 
   const operationId = OPERATION_ID.exec(lower)?.[0] ?? null;
   const why = phrase(lower, /\b(why|explain|reason|cause|what went wrong|what happened|what broke)\b/);
-  const failure = words.some((w) => /^(fail|failed|fails|failing|failure|error|errors|errored|wrong|broke|broken|crash|crashed)$/.test(w));
+  const failure = words.some((w) => /^(fail|failed|fails|failing|failure|error|errors|errored|wrong|broke|broken|crash|crashed|degraded|unhealthy)$/.test(w));
   if (why && (failure || operationId)) return explainOf(lower, words, operationId);
 
   const verbAt = question ? -1 : words.findIndex((w) => CREATE.includes(w));
@@ -95,16 +101,18 @@ export function parseIntent(message: string, earlier: string[] = []): Intent {
 
   const resource = resourceIn(words);
   const installId = INSTALL_ID.exec(lower)?.[0] ?? null;
-  const wantsUrls = has(words, 'url', 'urls', 'link', 'links', 'address', 'addresses', 'reachable', 'endpoint', 'endpoints', 'hostname', 'hostnames', 'where');
-  if (installId || (resource === 'installs' && wantsUrls)) return { kind: 'install', installId, words };
+  // only installs have URLs: "where is hello reachable?" asks about one
+  const urls = has(words, 'url', 'urls', 'link', 'links', 'address', 'addresses', 'reachable', 'endpoint', 'endpoints', 'hostname', 'hostnames');
+  if (installId || (urls && (resource === 'installs' || resource === null)) || (resource === 'installs' && has(words, 'where'))) return { kind: 'install', installId, words };
 
   const count = COUNT.test(lower);
   if (resource) return { kind: 'list', resource, count, state: stateIn(resource, words), cluster: clusterFilterOf(text, resource) };
 
   if (isHelp(lower, words)) return { kind: 'help', thanks: has(words, 'thanks', 'thank', 'thx') };
-  if (count || LIST.test(lower)) {
+  const refersBack = has(words, ...REFERS_BACK);
+  if (count || LIST.test(lower) || refersBack) {
     // "list them": the resource of the person's previous message
-    const back = has(words, ...REFERS_BACK) ? earlier.map((m) => resourceIn(wordsOf(m))).filter((r) => r !== null).pop() ?? null : null;
+    const back = refersBack ? earlier.map((m) => resourceIn(wordsOf(m))).filter((r) => r !== null).pop() ?? null : null;
     return { kind: 'list', resource: back, count, state: back ? stateIn(back, words) : null, cluster: null };
   }
   return { kind: 'search', query: searchWords(words) };
@@ -125,7 +133,7 @@ function isHelp(lower: string, words: string[]): boolean {
 
 /** The request's meaningful words, for a search of the API. */
 function searchWords(words: string[]): string {
-  const kept = words.filter((w) => !STOP.has(w) || w === 'cluster' || w === 'package' || w === 'secret' || w === 'snippet');
+  const kept = words.filter((w) => w.length > 1 && (!STOP.has(w) || w === 'cluster' || w === 'package' || w === 'secret' || w === 'snippet'));
   return (kept.length ? kept : words).join(' ').slice(0, 500) || 'help';
 }
 

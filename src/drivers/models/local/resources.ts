@@ -71,7 +71,7 @@ export const RESOURCES: Record<ResourceKey, ResourceKind> = {
     describe: (x) => `${s(x.name)} (${s(x.display_type)}, ${s(x.id)})`,
   },
   operations: {
-    key: 'operations', singular: 'operation', plural: 'operations', words: ['operation', 'op', 'job', 'task', 'workflow'],
+    key: 'operations', singular: 'operation', plural: 'operations', words: ['operation', 'op', 'ops', 'job', 'task', 'workflow'],
     path: () => '/v1/operations', serverStateFilter: true, byCluster: false,
     states: {
       running: 'RUNNING', ongoing: 'RUNNING', active: 'RUNNING', pending: 'RUNNING', progress: 'RUNNING',

@@ -3,7 +3,7 @@
 // (propose_change: the person may have to approve it), then tells how it went.
 import { answerTo, asked, lastCall, type TurnView } from './conversation.js';
 import { catalogCode, createInstallCode, createSecretCode, createSnippetCode, listCode } from './code.js';
-import { behaviourOf, wordsOf, type Intent } from './intent.js';
+import { bareName, behaviourOf, wordsOf, type Intent } from './intent.js';
 import { outputOf, trouble } from './replies.js';
 import { RESOURCES } from './resources.js';
 import { act, ask, execute, MAY_NEED_APPROVAL, propose, Q, say, type Step } from './steps.js';
@@ -13,9 +13,7 @@ const str = (v: unknown): string => (v === null || v === undefined ? '' : String
 /** A name given as an answer: "call it db-password" or just "db-password" (quotes and end punctuation dropped). */
 function nameFromAnswer(answer: string | null): string | null {
   if (!answer) return null;
-  const said = /\b(?:named|called|call it|name it|name is)\s+(.+)$/i.exec(answer)?.[1] ?? answer;
-  const name = said.trim().replace(/^["'`]+|["'`]+$/g, '').replace(/[.,;:!?]+$/, '').trim();
-  return name || null;
+  return bareName(/\b(?:named|called|call it|name it|name is)\s+(.+)$/i.exec(answer)?.[1] ?? answer) || null;
 }
 
 export function secretPlan(intent: Extract<Intent, { kind: 'secret' }>, view: TurnView): Step {
