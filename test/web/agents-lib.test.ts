@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { reconnectDelay, SseParser } from '../../web/src/lib/sse.js';
 import { activeTurn, announcement, applyEvents, EMPTY, toolLine, toolOutcome, withTurn, type AgentEvent } from '../../web/src/lib/chat.js';
-import { agentBody, agentChanges, dollarsText, fieldsOfAgent, formatCents, NEW_AGENT, parseDollars, titleFrom, usageWords, type Agent } from '../../web/src/lib/agents.js';
+import { agentBody, agentChanges, busyWords, dollarsText, fieldsOfAgent, formatCents, NEW_AGENT, parseDollars, titleFrom, usageWords, type Agent } from '../../web/src/lib/agents.js';
 import { resourceHref } from '../../web/src/lib/links.js';
 
 test('the SSE parser reads events split anywhere, CRLF or LF, skips comments and keeps the last id', () => {
@@ -205,4 +205,11 @@ test('a chat is titled by its first message; agent records link to their pages',
   assert.equal(resourceHref('agent_session', 'ags_1'), '/agent_sessions/ags_1');
   // agent_turn_waiting notifications name the turn, with its session in their context.
   assert.equal(resourceHref('agent_turn', 'agtt_1', { session_id: 'ags_1', turn_id: 'agtt_1' }), '/agent_sessions/ags_1');
+});
+
+test('the composer says what a turn under way waits on', () => {
+  assert.equal(busyWords('WAITING_FOR_INPUT', 'ops'), 'ops asked you something above: answer it there to go on.');
+  assert.equal(busyWords('WAITING_FOR_PERMISSION', 'ops'), 'ops waits for a decision above before it goes on.');
+  assert.match(busyWords('RUNNING', 'ops'), /^ops is working/);
+  assert.match(busyWords('QUEUED', 'ops'), /^Your message waits for ops/);
 });

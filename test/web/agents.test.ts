@@ -4,11 +4,14 @@
 // Then a chat: "how many installs are there?" streams its answer with a tool row that opens to its
 // code; creating a secret shows an approval card with the exact code, approved, and the secret
 // exists; another is rejected with a reason; an ambiguous deploy asks which cluster and is answered
-// by a choice; a [slow] turn is cancelled; a message is sent with the keyboard only; the chats
-// list, axe on every page, and 360 px in dark mode.
+// by a choice and the deploy approved; a [slow] turn is cancelled while it writes; a [fail] turn
+// shows its failure; the chats list (a member's own only; an admin reads another's without
+// writing, and approves a member's turn that needs it); keyboard-only sending; axe on every page,
+// and 360 px in dark mode.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { MANIFEST, SCHEMA } from '../installs-fixtures.js';
 import { api, checkA11y, noOverflow, open, shot, skipReason, startWeb, tabTo, type Web, type WebUser } from './harness.js';
 
 /** The last turn of the chat's conversation (its list item). */
@@ -121,6 +124,8 @@ describe('web journey: agents', { skip: skipReason }, () => {
     assert.match(chatUrl, /^\/agent_sessions\/ags_/);
     const turn = lastTurn(page);
     await turnEnded(page);
+    await turn.locator('.msg-agent').getByText(/no installs|0 installs/i).waitFor();
+    assert.equal(await turn.locator('.notice-error').count(), 0, 'the turn did not fail');
     await shot(page, 'agent-chat');
     const tool = turn.locator('details.tool').first();
     await tool.locator('summary').click();
@@ -144,6 +149,7 @@ describe('web journey: agents', { skip: skipReason }, () => {
     await card.getByRole('button', { name: 'Approve' }).click();
     await card.getByText('Approved by you.').waitFor();
     await turnEnded(page);
+    await lastTurn(page).getByText(/^Created secret db-password \(sec_/).waitFor();
     const secrets = (await api(page, 'GET', '/v1/secrets', undefined, ws)).body.data;
     assert.deepEqual(secrets.map((x: { name: string }) => x.name), ['db-password']);
     const audit = (await api(page, 'GET', '/v1/audit_events?action=approval_request.approve', undefined, ws)).body.data;
@@ -159,8 +165,60 @@ describe('web journey: agents', { skip: skipReason }, () => {
     await card.getByRole('button', { name: 'Reject change' }).click();
     await card.getByText('Rejected by you: “not today”').waitFor();
     await turnEnded(page);
+    await lastTurn(page).getByText(/you said: not today/).waitFor();
     const names = (await api(page, 'GET', '/v1/secrets', undefined, ws)).body.data.map((x: { name: string }) => x.name);
     assert.deepEqual(names, ['db-password']);
+  });
+
+  test('an ambiguous deploy asks which cluster; a choice answers it, and the deploy is approved', async () => {
+    const pkg = await api(page, 'POST', '/v1/packages', { name: 'hello' }, ws);
+    assert.equal(pkg.status, 201, JSON.stringify(pkg.body));
+    const version = await api(page, 'POST', `/v1/packages/${pkg.body.id}/versions`, { semver: '1.0.0', input_schema: SCHEMA, manifest: MANIFEST }, ws);
+    assert.equal(version.status, 201, JSON.stringify(version.body));
+    for (const name of ['staging', 'prod']) {
+      const op = await api(page, 'POST', '/v1/clusters', { name }, ws);
+      assert.equal(op.status, 202, JSON.stringify(op.body));
+      assert.equal((await api(page, 'POST', `/v1/operations/${op.body.id}:wait?timeout=60`, undefined, ws)).body.state, 'SUCCEEDED');
+    }
+    await open(page, chatUrl, 'how many installs are there?');
+    await say(page, 'deploy hello');
+    const question = lastTurn(page).getByRole('region', { name: 'The agent asks: Which cluster should I deploy to?' });
+    await question.waitFor({ timeout: 60_000 });
+    await page.getByRole('status').getByText(/^The agent asks: Which cluster should I deploy to\?/).waitFor();
+    await checkA11y(page, 'chat with a question');
+    await shot(page, 'agent-question');
+    await question.getByRole('group', { name: 'Choices' }).getByRole('button', { name: 'staging' }).click();
+    await question.getByText('Answered: staging').waitFor();
+    const card = lastTurn(page).getByRole('region', { name: /^Approve this change\? Deploy hello/ });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await turnEnded(page);
+    await lastTurn(page).getByText(/^Deploying hello .* to staging/).waitFor();
+    const installs = (await api(page, 'GET', '/v1/installs', undefined, ws)).body.data;
+    assert.equal(installs.length, 1);
+  });
+
+  test('Cancel stops a turn while the model writes; the turn ends CANCELLED', async () => {
+    await open(page, chatUrl, 'how many installs are there?');
+    await say(page, 'how many installs are there? [slow]');
+    const turn = lastTurn(page);
+    // The answer is being written ([slow]: a piece a second) when the person cancels.
+    await turn.locator('.msg-agent[aria-busy="true"]').waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Cancel turn' }).click();
+    await turn.getByText('Cancelled', { exact: true }).waitFor();
+    await page.getByRole('status').getByText('The turn was cancelled.').waitFor();
+    await turnEnded(page);
+    const sessionId = chatUrl.split('/').pop();
+    const turns = (await api(page, 'GET', `/v1/agent_turns?session_id=${sessionId}`, undefined, ws)).body.data;
+    assert.equal(turns[0].state, 'CANCELLED');
+    assert.equal(await page.getByRole('button', { name: 'Cancel turn' }).count(), 0);
+  });
+
+  test('a failed turn shows its code and message', async () => {
+    await open(page, chatUrl, 'how many installs are there?');
+    await say(page, 'how many installs are there? [fail]');
+    await lastTurn(page).getByText('The turn failed (MODEL_UNAVAILABLE).').waitFor({ timeout: 60_000 });
+    await lastTurn(page).getByText(/the local model failed on purpose/).waitFor();
+    await turnEnded(page);
   });
 
   test('the chats list shows the chat; a member sees only their own, and an admin reads theirs without writing', async () => {

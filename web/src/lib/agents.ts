@@ -181,3 +181,11 @@ export const STATE_WORDS: Record<string, string> = {
   ACTIVE: 'Active',
   ARCHIVED: 'Archived',
 };
+
+/** Why nothing new can be sent while a turn is under way, as the composer says it. */
+export function busyWords(state: string, agentName: string): string {
+  if (state === 'WAITING_FOR_INPUT') return `${agentName} asked you something above: answer it there to go on.`;
+  if (state === 'WAITING_FOR_PERMISSION') return `${agentName} waits for a decision above before it goes on.`;
+  if (state === 'QUEUED') return `Your message waits for ${agentName}; you can send the next one when it is answered.`;
+  return `${agentName} is working; you can send your next message when it is done.`;
+}

@@ -14,7 +14,7 @@ import { useSession, useWorkspace } from '../../lib/session.tsx';
 import { roleAtLeast } from '../../lib/roles.ts';
 import { useChat, type Link } from '../../lib/useChat.ts';
 import { activeTurn } from '../../lib/chat.ts';
-import { sessionTitle, STATE_WORDS, titleFrom, usageWords } from '../../lib/agents.ts';
+import { busyWords, sessionTitle, STATE_WORDS, titleFrom, usageWords } from '../../lib/agents.ts';
 import { Page } from '../../components/Page.tsx';
 import { StateBadge } from '../../components/StateBadge.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
@@ -102,7 +102,7 @@ export function ChatPage(props: { id?: string; path?: string }) {
       {mine ? (
         <Composer
           agentName={agentName}
-          busy={Boolean(active)}
+          busy={active ? busyWords(active.state, agentName) : null}
           closed={closed}
           sending={sending.busy}
           error={sending.error ?? cancelling.error}
@@ -154,7 +154,7 @@ export function NewChat(props: { id?: string; path?: string }) {
       {a.description && <p class="muted">{a.description}</p>}
       <Composer
         agentName={a.name}
-        busy={false}
+        busy={null}
         closed={a.state === 'ARCHIVED' ? `${a.name} is archived: restore it to chat with it.` : undefined}
         sending={action.busy}
         error={action.error}

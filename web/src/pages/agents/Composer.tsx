@@ -7,8 +7,8 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 
 export function Composer(props: {
   agentName: string;
-  /** a turn is running or waiting: nothing new can be sent */
-  busy: boolean;
+  /** a turn is running or waiting, and why in words: nothing new can be sent */
+  busy: string | null;
   /** why nothing can be sent at all (an archived agent or chat), if so */
   closed?: string;
   sending: boolean;
@@ -20,14 +20,14 @@ export function Composer(props: {
 }) {
   const [text, setText] = useState('');
   const id = useId();
-  const blocked = props.busy || props.sending || Boolean(props.closed);
+  const blocked = props.busy !== null || props.sending || Boolean(props.closed);
 
   async function send() {
     if (blocked || !text.trim()) return;
     if (await props.onSend(text)) setText('');
   }
 
-  const hint = props.closed ?? (props.busy ? `${props.agentName} is working; you can send your next message when it is done.` : 'Enter sends; Shift+Enter starts a new line.');
+  const hint = props.closed ?? props.busy ?? 'Enter sends; Shift+Enter starts a new line.';
   return (
     <form
       class="composer card"
