@@ -40,7 +40,8 @@ describe('web journey: agents', { skip: skipReason }, () => {
   let bob: WebUser;
 
   before(async () => {
-    web = await startWeb();
+    // Streams end every 5 s (the least allowed): the chat resumes them all along the journey.
+    web = await startWeb({ SVC_AGENT_STREAM_MAX_S: '5' });
     ada = await web.user('Ada');
     page = await web.signIn(ada);
     const created = await api(page, 'POST', '/v1/workspaces', { name: 'Acme' });
@@ -211,6 +212,29 @@ describe('web journey: agents', { skip: skipReason }, () => {
     const turns = (await api(page, 'GET', `/v1/agent_turns?session_id=${sessionId}`, undefined, ws)).body.data;
     assert.equal(turns[0].state, 'CANCELLED');
     assert.equal(await page.getByRole('button', { name: 'Cancel turn' }).count(), 0);
+  });
+
+  test('a turn whose stream is cut reads exactly as stored, live and after a reload', async () => {
+    await open(page, chatUrl, 'how many installs are there?');
+    await page.getByText('Live', { exact: true }).waitFor();
+    await say(page, 'list the clusters [slow]');
+    // The connection drops while the answer is written: the page resumes after the last event it had.
+    await lastTurn(page).locator('.msg-agent[aria-busy="true"]').waitFor({ timeout: 60_000 });
+    await page.context().setOffline(true);
+    await page.getByText('Connection lost; reconnecting…').waitFor();
+    await page.context().setOffline(false);
+    await turnEnded(page);
+    const sessionId = chatUrl.split('/').pop()!;
+    const turnId = (await api(page, 'GET', `/v1/agent_turns?session_id=${sessionId}&limit=1`, undefined, ws)).body.data[0].id;
+    const events = (await api(page, 'GET', `/v1/agent_events?turn_id=${turnId}&limit=100`, undefined, ws)).body.data as { type: string; data: any }[];
+    const said = events.filter((e) => e.type === 'message.created').map((e) => e.data.content);
+    const tools = events.filter((e) => e.type === 'tool.started').length;
+    assert.match(said.at(-1), /^There are 2 clusters:[\s\S]*prod[\s\S]*staging/);
+    const shown = async () => ({ said: await lastTurn(page).locator('.msg-agent .prose').allTextContents(), tools: await lastTurn(page).locator('details.tool').count() });
+    assert.deepEqual(await shown(), { said, tools }, 'no piece missing or repeated, each tool call once');
+    await page.reload();
+    await lastTurn(page).locator('.msg-agent').last().getByText(/staging: active/).waitFor();
+    assert.deepEqual(await shown(), { said, tools }, 'the replay after a reload reads the same');
   });
 
   test('a failed turn shows its code and message', async () => {
