@@ -147,6 +147,10 @@ describe('web journey: agents', { skip: skipReason }, () => {
     await checkA11y(page, 'chat with an approval card');
     await shot(page, 'agent-approval');
     assert.equal((await api(page, 'GET', '/v1/secrets', undefined, ws)).body.data.length, 0, 'nothing is written before the approval');
+    // The waiting turn notifies its creator; the notification opens the chat, its card replayed there.
+    await open(page, '/notifications', 'Notifications');
+    await page.getByRole('link', { name: 'An agent turn waits for approval' }).click();
+    await page.getByRole('heading', { level: 1, name: 'how many installs are there?' }).waitFor();
     await card.getByRole('button', { name: 'Approve' }).click();
     await card.getByText('Approved by you.').waitFor();
     await turnEnded(page);
