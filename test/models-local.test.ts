@@ -102,7 +102,7 @@ describe('the local model writes answers from results', () => {
     }));
     assert.equal(conv.answer, 'Operation op_1 (install.create of inst_1) failed in the step wait_healthy after 3 attempts: wait_healthy: not ready in 120 s. ' +
       'The last error, in the step wait_healthy, was: pod crashed: exit code 1. Details: https://svc.example.com/operations/op_1');
-    assert.equal((await answerWith('why did the last deploy fail?', () => ok({ found: false }))).answer, 'I found no failed operation, so there is nothing to explain.');
+    assert.equal((await answerWith('why did the last deploy fail?', () => ok({ found: false }))).answer, 'I found no failed operation of an install, so there is nothing to explain.');
   });
 
   test('refusals and failed runs are told honestly', async () => {

@@ -64,7 +64,7 @@ function explainPlan(intent: Extract<Intent, { kind: 'explain' }>, view: TurnVie
     const what = intent.operationId ? `the operation ${intent.operationId}` : 'the newest failed operation';
     return act(`Let me read ${what}.`, execute(operationCode(intent.operationId, intent), `Read ${what} with its steps`));
   }
-  return say(failureReply(intent.operationId, read.result));
+  return say(failureReply(intent, read.result));
 }
 
 function installPlan(intent: Extract<Intent, { kind: 'install' }>, view: TurnView): Step {
