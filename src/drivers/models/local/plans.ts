@@ -53,7 +53,8 @@ function listPlan(intent: Extract<Intent, { kind: 'list' }>, view: TurnView): St
   const read = lastCall(view, 'execute');
   if (!read) {
     const code = listCode(resource, { state, cluster: intent.cluster, workspaceId: view.workspaceId ?? '', mode: count ? 'count' : 'answer' });
-    return act(`Let me ${count ? 'count' : 'look up'} the ${kind.plural}.`, execute(code, `${count ? 'Count' : 'List'} the ${state ? `${state.toLowerCase()} ` : ''}${kind.plural}`));
+    const what = `the ${state ? `${state.toLowerCase().replace('_', ' ')} ` : ''}${kind.plural}`;
+    return act(`Let me ${count ? 'count' : 'look up'} ${what}.`, execute(code, `${count ? 'Count' : 'List'} ${what}`));
   }
   return say(listReply(resource, count, state, intent.cluster, read.result));
 }
@@ -71,7 +72,7 @@ function installPlan(intent: Extract<Intent, { kind: 'install' }>, view: TurnVie
   const read = lastCall(view, 'execute');
   if (!read) {
     const what = intent.installId ? `the install ${intent.installId}` : 'the installs';
-    return act(`Let me read ${what}.`, execute(installCode(intent.installId, intent.words), `Read ${what} with their URLs`));
+    return act(`Let me read ${what}.`, execute(installCode(intent.installId, intent.words), `Read ${what} with URLs`));
   }
   return say(installReply(intent.installId, read.result));
 }

@@ -16,7 +16,7 @@ export const HELP =
   '- "How many installs are there?" or "list my clusters" (also machines, secrets, snippets, operations, packages, agents, members, API tokens)\n' +
   '- "Which operations failed?" or "why did the last deploy fail?"\n' +
   '- "Show the URLs of install inst_..."\n' +
-  '- "Create a secret named db-password with value ..." (you approve it first)\n' +
+  '- "Create a secret named db-password with value ..." (you may be asked to approve it)\n' +
   '- "Create a snippet named installs-table that lists installs"\n' +
   '- "Deploy hello to dev"\n' +
   'For anything else I search the API and tell you which operations could do it.';
