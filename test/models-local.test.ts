@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ModelProviderError, type ModelMessage, type ToolCall } from '../src/drivers/models/driver.js';
 import { createLocalModelProvider } from '../src/drivers/models/local.js';
+import { readTurn } from '../src/drivers/models/local/conversation.js';
+import { plan } from '../src/drivers/models/local/plans.js';
 import { AGENT_TOOLS } from '../src/drivers/models/tools.js';
 import { callModel, converse, system, WS } from './models-local-fixtures.js';
 
@@ -217,5 +219,28 @@ describe('the local model test triggers', () => {
     const conv = await answerWith('[sleep-tool]', () => ({ ok: false, error: { code: 'CANCELLED', message: 'the run was cancelled' }, logs: [] }));
     assert.match(code(conv.calls[0]!.call), /for \(;;\) \{\}/);
     assert.equal(conv.answer, 'The long task ended: CANCELLED.');
+  });
+});
+
+describe('the local model reads messages of any size and shape', () => {
+  test('long runs of spaces, punctuation, quotes and keywords after each kind of request plan a step (the reading is linear)', () => {
+    const prefixes = ['', 'create a secret named x with value ', 'create a snippet named ', 'deploy ', 'create secret a=', 'store ', 'how many '];
+    const runs = [' ', '.', '"', "'", '=', '-', 'value ', 'named ', 'v1.1.1-', 'to ', 'that '];
+    for (const prefix of prefixes) {
+      for (const run of runs) {
+        for (const suffix of ['', 'a', ' that lists installs']) {
+          const message = `${prefix}${run.repeat(Math.ceil(20_000 / run.length))}${suffix}`;
+          const step = plan(readTurn([system(), { role: 'user', content: 'how many clusters?' }, { role: 'assistant', content: 'Two.' }, { role: 'user', content: message }]));
+          assert.ok(step.text || step.calls.length, JSON.stringify([prefix, run, suffix]));
+        }
+      }
+    }
+  });
+
+  test('a long quoted value is taken whole; an unclosed quote does not break the reading', async () => {
+    const value = 'k'.repeat(40_000);
+    assert.match(code((await firstCalls(`create a secret named kube with value "${value}"`))[0]), new RegExp(`value: '${value}'`));
+    const [ask] = await firstCalls('create a snippet named "');
+    assert.equal(ask!.name, 'ask_user');
   });
 });

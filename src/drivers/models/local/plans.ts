@@ -3,7 +3,8 @@
 // `execute` and an answer; writes are in writes.ts; anything else is a `search` and an answer.
 import { answerTo, asked, lastCall, type TurnView } from './conversation.js';
 import { LOOP_CODE, SLEEP_CODE, installCode, listCode, operationCode } from './code.js';
-import { behaviourOf, parseIntent, triggersOf, type Intent } from './intent.js';
+import { behaviourOf } from './extract.js';
+import { parseIntent, triggersOf, type Intent } from './intent.js';
 import { failureReply, HELP, installReply, listReply, searchReply } from './replies.js';
 import { RESOURCES, RESOURCE_KEYS } from './resources.js';
 import { act, ask, execute, Q, say, search, type Step } from './steps.js';
