@@ -76,6 +76,18 @@ describe('the local model plans reads as execute code', () => {
   });
 });
 
+describe('the local model counts several kinds at once', () => {
+  test('"how many installs, clusters and secrets?" reads each kind in one step (three execute calls), then says each count', async () => {
+    const calls = await firstCalls('How many installs, clusters and secrets are there?');
+    assert.deepEqual(calls.map((c) => c.name), ['execute', 'execute', 'execute']);
+    assert.deepEqual(calls.map((c) => /'\/v1\/(\w+)'/.exec(code(c))?.[1]), ['installs', 'clusters', 'secrets']);
+    const counts: Record<string, number> = { installs: 0, clusters: 1, secrets: 4 };
+    const answer = await answerWith('count installs, clusters and secrets', (call) => ok({ count: counts[/'\/v1\/(\w+)'/.exec(code(call))![1]!], more: false }));
+    assert.equal(answer.answer, 'There are no installs. There is 1 cluster. There are 4 secrets.');
+    assert.deepEqual((await firstCalls('how many clusters and api tokens')).map((c) => /'\/v1\/(\w+)'/.exec(code(c))?.[1]), ['clusters', 'api_tokens']);
+  });
+});
+
 describe('the local model writes answers from results', () => {
   test('counts and lists in sentences, never more than twenty lines', async () => {
     assert.equal((await answerWith('How many installs are there?', () => ok({ count: 3, more: false }))).answer, 'There are 3 installs.');

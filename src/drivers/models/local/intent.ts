@@ -3,11 +3,13 @@
 // same. Names and values (a secret's, a package's) are taken from the message as written, with
 // their case (extract.ts). Anything outside the repertoire becomes a search of the API.
 import { clusterNamed, deployOf, FILLERS, secretOf, snippetOf, wordsOf } from './extract.js';
-import { resourceIn, stateIn, type ResourceKey } from './resources.js';
+import { resourceIn, resourcesIn, stateIn, type ResourceKey } from './resources.js';
 
 export type Intent =
   | { kind: 'help'; thanks: boolean }
   | { kind: 'list'; resource: ResourceKey | null; count: boolean; state: string | null; cluster: string | null }
+  /** "how many installs, clusters and secrets are there?": one count per kind */
+  | { kind: 'counts'; resources: ResourceKey[] }
   | { kind: 'explain'; operationId: string | null; ownerId: string | null; ownerType: string | null }
   | { kind: 'install'; installId: string | null; words: string[] }
   | { kind: 'secret'; name: string | null; value: string | null }
@@ -83,6 +85,9 @@ export function parseIntent(message: string, earlier: string[] = []): Intent {
   if (installId || (urls && (resource === 'installs' || resource === null)) || (resource === 'installs' && has(words, 'where'))) return { kind: 'install', installId, words };
 
   const count = COUNT.test(lower);
+  // "installs, clusters and secrets" (a list of kinds), not "installs on the cluster staging"
+  const several = resource && /,|\band\b/.test(lower) && !clusterNamed(text) ? resourcesIn(words) : [];
+  if (several.length > 1 && (count || LIST.test(lower))) return { kind: 'counts', resources: several };
   if (resource) return { kind: 'list', resource, count, state: stateIn(resource, words), cluster: resource === 'installs' || resource === 'machines' ? clusterNamed(text) : null };
 
   if (isHelp(lower, words)) return { kind: 'help', thanks: has(words, 'thanks', 'thank', 'thx') };

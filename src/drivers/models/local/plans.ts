@@ -22,6 +22,8 @@ export function plan(view: TurnView): Step {
       return say(intent.thanks ? 'You are welcome. Ask me anything else about this workspace, or say "help".' : HELP);
     case 'list':
       return listPlan(intent, view);
+    case 'counts':
+      return countsPlan(intent, view);
     case 'explain':
       return explainPlan(intent, view);
     case 'install':
@@ -58,6 +60,17 @@ function listPlan(intent: Extract<Intent, { kind: 'list' }>, view: TurnView): St
     return act(`Let me ${count ? 'count' : 'look up'} ${what}.`, execute(code, `${count ? 'Count' : 'List'} ${what}`));
   }
   return say(listReply(resource, count, state, intent.cluster, read.result));
+}
+
+/** Several kinds counted at once: one read per kind in one step, then one sentence each. */
+function countsPlan(intent: Extract<Intent, { kind: 'counts' }>, view: TurnView): Step {
+  const reads = view.calls.filter((c) => c.name === 'execute');
+  if (reads.length < intent.resources.length) {
+    const names = intent.resources.map((r) => RESOURCES[r].plural);
+    const calls = intent.resources.map((r) => execute(listCode(r, { state: null, cluster: null, workspaceId: view.workspaceId ?? '', mode: 'count' }), `Count the ${RESOURCES[r].plural}`));
+    return act(`Let me count the ${names.slice(0, -1).join(', ')} and ${names.at(-1)}.`, ...calls);
+  }
+  return say(intent.resources.map((r, i) => listReply(r, true, null, null, reads[i]!.result)).join(' '));
 }
 
 function explainPlan(intent: Extract<Intent, { kind: 'explain' }>, view: TurnView): Step {
