@@ -233,6 +233,7 @@ export async function executeCommand(api: Api, o: Output, inv: Invocation): Prom
   const presenter = presenterFor(spec.resource, spec.action);
   const prepared = presenter.prepare ? await presenter.prepare({ api, inv, path: Object.fromEntries(spec.args.map((a, i) => [a.name, inv.positional[i]!])) }) : undefined;
   const req = buildRequest(inv);
+  if (presenter.follow) return presenter.follow({ api, o, inv, req });
   if (spec.operationId === 'waitOperation') return waitFor(api, o, inv, req.path.id!, undefined, req.header['svc-context']);
   if (spec.destructive && !inv.common.yes) {
     const what = `${spec.action} ${spec.resource} ${inv.positional.join(' ')}`.trim();

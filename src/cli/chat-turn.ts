@@ -1,0 +1,269 @@
+// One turn of `svc chat` (API.md 8.6): submitted, then followed on the event stream to its end.
+// The model's text goes to stdout as it is written; tool calls, prompts and the outcome go to
+// stderr, so `svc chat ops "…" > answer.txt` keeps only the answer. A turn that waits on a person
+// is answered here: an approval request is read (its etag) and resolved, a question is answered
+// with the turn's etag. Interrupted (Ctrl-C), the turn is cancelled on the server.
+import { randomUUID } from 'node:crypto';
+import { CliError, EXIT } from './errors.js';
+import type { Api } from './http.js';
+import { terminalText, truncate, visibleWidth, type Output } from './output.js';
+import { codeBlock, resultText, TERMINAL_EVENTS, toolText, usageText, type AgentEvent, type UsageSummary } from './agent-view.js';
+import { followEvents } from './agent-events.js';
+import type { LineInput } from './chat-input.js';
+
+export interface TurnSettings {
+  api: Api;
+  o: Output;
+  input: LineInput;
+  /** svc-context, when given */
+  header: Record<string, string>;
+  /** aborted by Ctrl-C */
+  signal: AbortSignal;
+  json: boolean;
+  /** the answer to every approval request: --approve / --reject; null: ask */
+  decision: 'APPROVE' | 'REJECT' | null;
+  /** prompts may read stdin (a terminal, or the conversation piped in) */
+  canAsk: boolean;
+}
+
+export type TurnOutcome = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'INTERRUPTED';
+
+/**
+ * Where the terminal's cursor is: the model's text is written without a newline until its message
+ * ends, and a tool's line waits for its ✓; whatever comes next first ends the open line.
+ */
+function transcript(o: Output) {
+  let open: 'out' | 'err' | null = null;
+  let width = 0;
+  const close = () => {
+    if (open) o[open].write('\n');
+    open = null;
+  };
+  return {
+    text(s: string) {
+      if (!s) return;
+      if (open === 'err') close();
+      o.out.write(s);
+      open = s.endsWith('\n') ? null : 'out';
+    },
+    endText: () => void (open === 'out' && close()),
+    line(s: string) {
+      close();
+      o.err.write(`${s}\n`);
+    },
+    /** a line that a later `finish` completes */
+    start(s: string) {
+      close();
+      o.err.write(s);
+      open = 'err';
+      width = visibleWidth(s);
+    },
+    finish(s: string) {
+      const room = o.errTty ? Math.max(12, o.errWidth() - 2 - (open === 'err' ? width : 2)) : 100;
+      if (open === 'err') o.err.write(` ${truncate(s, room)}\n`);
+      else o.err.write(`  ${truncate(s, room)}\n`);
+      open = null;
+    },
+  };
+}
+
+/** The model's text for a terminal: newlines and tabs kept, other control characters (escape sequences) not. */
+const shownText = (o: Output, s: string) => (o.tty ? s.replace(/\r/g, '').replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '?') : s);
+
+const TERMINAL_STATE: Record<string, TurnOutcome> = { 'turn.completed': 'COMPLETED', 'turn.failed': 'FAILED', 'turn.cancelled': 'CANCELLED' };
+
+/** Submits `message` to the session and follows the turn to its end. */
+export async function runTurn(s: TurnSettings, sessionId: string, message: string): Promise<TurnOutcome> {
+  const { api, o, header } = s;
+  const c = o.errColor;
+  const submitted = await api.call('POST', '/v1/agent_turns', {
+    body: { session_id: sessionId, message }, header: { ...header, 'idempotency-key': randomUUID() }, auth: 'workspace', signal: s.signal,
+  }).catch((err: unknown) => {
+    // Ctrl-C before the turn's id is known: nothing to cancel that this client can name
+    if (s.signal.aborted) throw new CliError('interrupted before the turn was submitted', EXIT.INTERRUPTED);
+    throw err;
+  });
+  const turnId = (submitted.body as { id: string }).id;
+  const t = transcript(o);
+  let printed = false;
+  let deltas = false;
+  let openCall: unknown = null;
+  let usage: UsageSummary | null = null;
+  let outcome = 'FAILED' as TurnOutcome;
+  const ours = new Set<string>();
+
+  const show = async (ev: AgentEvent): Promise<boolean> => {
+    const d = ev.data;
+    switch (ev.type) {
+      case 'message.delta':
+        if (typeof d.text === 'string') t.text(shownText(o, d.text));
+        printed = deltas = true;
+        break;
+      case 'message.created':
+        // a provider that does not stream gives the whole text only here
+        if (!deltas && typeof d.content === 'string' && d.content) {
+          t.text(shownText(o, d.content));
+          printed = true;
+        }
+        t.endText();
+        deltas = false;
+        break;
+      case 'tool.started':
+        if (d.tool === 'ask_user') break;
+        t.start(`${c.cyan('▸')} ${o.errTty ? truncate(terminalText(toolText(d.tool, d.arguments)), Math.max(20, o.errWidth() - 24)) : toolText(d.tool, d.arguments)}`);
+        openCall = d.call_id;
+        break;
+      case 'tool.completed': {
+        if (d.tool === 'ask_user') break;
+        const r = resultText(d.tool, d.result);
+        const text = o.errTty ? terminalText(r.text) : r.text.replace(/\n/g, ' ');
+        if (openCall !== d.call_id) t.start(`${c.cyan('▸')} ${String(d.tool)}`);
+        t.finish(`${r.ok ? c.green('✓') : c.red('✗')} ${text}`);
+        openCall = null;
+        break;
+      }
+      case 'approval.requested':
+        await approval(s, t, d, ours);
+        break;
+      case 'approval.resolved':
+        if (!ours.has(String(d.approval_request_id))) t.line(c.dim(`  ${d.decision === 'APPROVE' ? 'approved' : 'rejected'} by ${String(d.resolved_by)}`));
+        break;
+      case 'input.requested':
+        await answer(s, t, turnId, d, ours);
+        break;
+      case 'input.received':
+        // answered here (already shown), or elsewhere (the web app): then say what
+        if (!ours.delete('input')) t.line(c.dim(`  ↳ ${firstLineOf(d.content)}`));
+        break;
+      case 'usage.updated':
+        usage = d.usage_summary as UsageSummary;
+        break;
+      case 'turn.completed':
+        if (!printed && typeof d.content === 'string') t.text(shownText(o, d.content));
+        t.endText();
+        break;
+      case 'turn.failed': {
+        const f = (d.failure ?? {}) as { code?: string; message?: string };
+        t.line(`${c.red('✗')} turn failed: ${f.code ?? 'FAILED'}: ${f.message ?? ''}`);
+        break;
+      }
+      case 'turn.cancelled':
+        t.line(`${c.yellow('✗')} turn cancelled`);
+        break;
+      default:
+    }
+    return false;
+  };
+
+  try {
+    await followEvents(api, {
+      query: { turn_id: turnId },
+      header,
+      signal: s.signal,
+      onEvent: async (ev, raw) => {
+        if (s.json) o.out.write(`${raw}\n`);
+        if (!s.json || ev.type === 'approval.requested' || ev.type === 'input.requested') await show(ev);
+        if (!TERMINAL_EVENTS.has(ev.type)) return false;
+        outcome = TERMINAL_STATE[ev.type]!;
+        return true;
+      },
+      onResume: (why) => {
+        t.endText();
+        if (!s.json) t.line(c.dim(`  (stream interrupted: ${why}; resuming)`));
+      },
+    });
+  } catch (err) {
+    if (!s.signal.aborted) throw err;
+    t.endText();
+    const state = await cancelTurn(api, turnId, header);
+    t.line(`${c.yellow('✗')} ${state === 'CANCELLED' ? 'cancelled' : `not cancelled: it is ${state}`} ${c.dim(turnId)}`);
+    return 'INTERRUPTED';
+  }
+  if (outcome === 'COMPLETED' && !s.json) t.line(c.dim(`✓ ${turnId}${usage ? ` · ${usageText(usage)}` : ''}`));
+  return outcome;
+}
+
+const firstLineOf = (v: unknown) => (typeof v === 'string' ? v.split('\n')[0]! : '');
+
+type Transcript = ReturnType<typeof transcript>;
+
+async function approval(s: TurnSettings, t: Transcript, d: Record<string, unknown>, ours: Set<string>): Promise<void> {
+  const { o } = s;
+  const c = o.errColor;
+  const id = String(d.approval_request_id);
+  // A member's turn on an agent that writes freely waits for an admin, not for the member.
+  if (d.kind === 'TURN') return void t.line(`${c.yellow('…')} this turn waits for an admin's approval (${id})`);
+  t.line(`${c.yellow('?')} ${c.bold('approval needed')}: ${o.errTty ? terminalText(String(d.summary ?? '')) : String(d.summary ?? '')} ${c.dim(id)}`);
+  if (typeof d.code === 'string') t.line(codeBlock(c, o.errTty, d.code));
+  let decision = s.decision;
+  if (decision) t.line(c.dim(`  ${decision === 'APPROVE' ? 'approved (--approve)' : 'rejected (--reject)'}`));
+  else {
+    const line = s.canAsk ? await s.input.next('Approve? [y/N] ', s.signal) : null;
+    if (line === null) {
+      throw new CliError(`${id} waits for your approval and ${s.canAsk ? 'the input has ended' : 'stdin is not a terminal'}: run again with --approve or --reject, or answer it in the web app or with \`svc approval-requests resolve ${id} --decision APPROVE\``, EXIT.ERROR);
+    }
+    decision = /^\s*y(es)?\s*$/i.test(line) ? 'APPROVE' : 'REJECT';
+  }
+  ours.add(id);
+  const key = randomUUID();
+  await withCurrent(s.api, '/v1/approval_requests/{id}', id, s.header, async (cur) => {
+    if (cur.state !== 'PENDING') return t.line(c.dim(`  already ${cur.state.toLowerCase()}${cur.resolved_by ? ` by ${cur.resolved_by}` : ''}`));
+    await s.api.call('POST', '/v1/approval_requests/{id}:resolve', {
+      path: { id }, body: { decision }, header: { ...s.header, 'if-match': cur.etag, 'idempotency-key': key }, auth: 'workspace',
+    });
+  });
+}
+
+async function answer(s: TurnSettings, t: Transcript, turnId: string, d: Record<string, unknown>, ours: Set<string>): Promise<void> {
+  const { o } = s;
+  const c = o.errColor;
+  const safe = (v: unknown) => (o.errTty ? terminalText(String(v)) : String(v));
+  const choices = Array.isArray(d.choices) ? d.choices.map(String) : [];
+  t.line(`${c.yellow('?')} ${safe(d.question)}`);
+  if (choices.length) t.line(choices.map((ch, i) => `  ${c.bold(String(i + 1))}. ${safe(ch)}`).join('\n'));
+  let content = '';
+  while (!content) {
+    const line = s.canAsk ? await s.input.next(choices.length ? `answer (1-${choices.length} or text): ` : 'answer: ', s.signal) : null;
+    if (line === null) {
+      throw new CliError(`${turnId} waits for your answer and ${s.canAsk ? 'the input has ended' : 'stdin is not a terminal'}: answer it in the web app or with \`svc agent-turns respond ${turnId} --content '…'\``, EXIT.ERROR);
+    }
+    const n = Number(line.trim());
+    content = Number.isInteger(n) && n >= 1 && n <= choices.length ? choices[n - 1]! : line.trim();
+  }
+  ours.add('input');
+  await withCurrent(s.api, '/v1/agent_turns/{id}', turnId, s.header, async (cur) => {
+    if (cur.state !== 'WAITING_FOR_INPUT') return t.line(c.dim(`  already answered (the turn is ${cur.state})`));
+    await s.api.call('POST', '/v1/agent_turns/{id}:respond', { path: { id: turnId }, body: { content }, header: { ...s.header, 'if-match': cur.etag }, auth: 'workspace' });
+  });
+}
+
+interface Current {
+  state: string;
+  etag: string;
+  resolved_by?: string | null;
+}
+
+/**
+ * Reads the resource at `path` and acts on it with its etag as if-match; when it moved in between
+ * (409), or `retryError` and it may have ended meanwhile (422), it is read again (three times at most).
+ */
+async function withCurrent<T>(api: Api, path: string, id: string, header: Record<string, string>, act: (cur: Current) => Promise<T>, retryError = false): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    const cur = (await api.call('GET', path, { path: { id }, header, auth: 'workspace' })).body as Current;
+    try {
+      return await act(cur);
+    } catch (err) {
+      const again = err instanceof CliError && (err.exitCode === EXIT.CONFLICT || (retryError && err.exitCode === EXIT.ERROR));
+      if (!again || attempt >= 3) throw err;
+    }
+  }
+}
+
+/** Cancels the turn; resolves with the state it ends in (already ended: that state). */
+export function cancelTurn(api: Api, turnId: string, header: Record<string, string>): Promise<string> {
+  return withCurrent(api, '/v1/agent_turns/{id}', turnId, header, async (cur) => {
+    if (['COMPLETED', 'FAILED', 'CANCELLED'].includes(cur.state)) return cur.state;
+    const res = await api.call('POST', '/v1/agent_turns/{id}:cancel', { path: { id: turnId }, header: { ...header, 'if-match': cur.etag }, auth: 'workspace' });
+    return (res.body as { state: string }).state;
+  }, true);
+}
