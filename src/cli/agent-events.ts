@@ -76,11 +76,14 @@ export async function streamEventsCommand(api: Api, o: Output, inv: Invocation, 
   const abort = new AbortController();
   const onSigint = () => abort.abort();
   process.once('SIGINT', onSigint);
-  const q = req.query as FollowOptions['query'];
+  // --last-event-id is --after by another name: the follower sends it again on every reconnection
+  const { 'last-event-id': lastEventId, ...header } = req.header;
+  const q = { ...(req.query as FollowOptions['query']) };
+  if (lastEventId && q.after === undefined) q.after = lastEventId;
   try {
     await followEvents(api, {
       query: q,
-      header: req.header,
+      header,
       signal: abort.signal,
       onEvent: (event, raw) => {
         if (inv.common.json) o.out.write(`${raw}\n`);

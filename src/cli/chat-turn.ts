@@ -245,25 +245,26 @@ interface Current {
 
 /**
  * Reads the resource at `path` and acts on it with its etag as if-match; when it moved in between
- * (409), or `retryError` and it may have ended meanwhile (422), it is read again (three times at most).
+ * (409), it is read again (three times at most).
  */
-async function withCurrent<T>(api: Api, path: string, id: string, header: Record<string, string>, act: (cur: Current) => Promise<T>, retryError = false): Promise<T> {
+async function withCurrent<T>(api: Api, path: string, id: string, header: Record<string, string>, act: (cur: Current) => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     const cur = (await api.call('GET', path, { path: { id }, header, auth: 'workspace' })).body as Current;
     try {
       return await act(cur);
     } catch (err) {
-      const again = err instanceof CliError && (err.exitCode === EXIT.CONFLICT || (retryError && err.exitCode === EXIT.ERROR));
-      if (!again || attempt >= 3) throw err;
+      if (!(err instanceof CliError && err.exitCode === EXIT.CONFLICT) || attempt >= 3) throw err;
     }
   }
 }
 
-/** Cancels the turn; resolves with the state it ends in (already ended: that state). */
-export function cancelTurn(api: Api, turnId: string, header: Record<string, string>): Promise<string> {
-  return withCurrent(api, '/v1/agent_turns/{id}', turnId, header, async (cur) => {
-    if (['COMPLETED', 'FAILED', 'CANCELLED'].includes(cur.state)) return cur.state;
-    const res = await api.call('POST', '/v1/agent_turns/{id}:cancel', { path: { id: turnId }, header: { ...header, 'if-match': cur.etag }, auth: 'workspace' });
-    return (res.body as { state: string }).state;
-  }, true);
+/** Cancels the turn; resolves with the state it ends in (one that ended meanwhile, 422: that state). */
+export async function cancelTurn(api: Api, turnId: string, header: Record<string, string>): Promise<string> {
+  const at = { path: { id: turnId }, header, auth: 'workspace' };
+  try {
+    return ((await api.call('POST', '/v1/agent_turns/{id}:cancel', at)).body as { state: string }).state;
+  } catch (err) {
+    if (!(err instanceof CliError && err.exitCode === EXIT.ERROR)) throw err;
+    return ((await api.call('GET', '/v1/agent_turns/{id}', at)).body as { state: string }).state;
+  }
 }
