@@ -74,16 +74,20 @@ const TERMINAL_STATE: Record<string, TurnOutcome> = { 'turn.completed': 'COMPLET
 
 /** Submits `message` to the session and follows the turn to its end. */
 export async function runTurn(s: TurnSettings, sessionId: string, message: string): Promise<TurnOutcome> {
-  const { api, o, header } = s;
-  const c = o.errColor;
-  const submitted = await api.call('POST', '/v1/agent_turns', {
-    body: { session_id: sessionId, message }, header: { ...header, 'idempotency-key': randomUUID() }, auth: 'workspace', signal: s.signal,
+  const submitted = await s.api.call('POST', '/v1/agent_turns', {
+    body: { session_id: sessionId, message }, header: { ...s.header, 'idempotency-key': randomUUID() }, auth: 'workspace', signal: s.signal,
   }).catch((err: unknown) => {
     // Ctrl-C before the turn's id is known: nothing to cancel that this client can name
     if (s.signal.aborted) throw new CliError('interrupted before the turn was submitted', EXIT.INTERRUPTED);
     throw err;
   });
-  const turnId = (submitted.body as { id: string }).id;
+  return followTurn(s, (submitted.body as { id: string }).id);
+}
+
+/** Shows the turn's events from its first (a turn already under way is shown from its start) to its end, answering what it asks. */
+export async function followTurn(s: TurnSettings, turnId: string): Promise<TurnOutcome> {
+  const { api, o, header } = s;
+  const c = o.errColor;
   const t = transcript(o);
   let printed = false;
   let deltas = false;
@@ -181,6 +185,18 @@ export async function runTurn(s: TurnSettings, sessionId: string, message: strin
   }
   if (outcome === 'COMPLETED' && !s.json) t.line(c.dim(`✓ ${turnId}${usage ? ` · ${usageText(usage)}` : ''}`));
   return outcome;
+}
+
+/**
+ * A session picked with --session whose latest turn waits on a person: that turn is shown from its
+ * start and its question asked here, before anything new is said (a new turn would queue behind it).
+ */
+export async function attachWaiting(s: TurnSettings, sessionId: string): Promise<TurnOutcome | null> {
+  const page = (await s.api.call('GET', '/v1/agent_turns', { query: { session_id: sessionId, limit: 1 }, header: s.header, auth: 'workspace' })).body as { data: { id: string; state: string }[] };
+  const latest = page.data[0];
+  if (!latest || !latest.state.startsWith('WAITING_')) return null;
+  s.o.err.write(`${s.o.errColor.dim(`${latest.id} waits for you:`)}\n`);
+  return followTurn(s, latest.id);
 }
 
 const firstLineOf = (v: unknown) => (typeof v === 'string' ? v.split('\n')[0]! : '');

@@ -28,7 +28,9 @@ at the prompt. Ctrl-C cancels the running turn on the server and exits 130.
 
 Session: the newest session of yours with the agent that is not archived and
 not waiting on a person (ACTIVE, COMPLETED, FAILED or CANCELLED) goes on, so the
-agent remembers the conversation; --new starts another, --session picks one.
+agent remembers the conversation; --new starts another, --session picks one
+(and when its latest turn waits for an approval or an answer, shows that turn
+and asks first).
 
 Without a terminal:
   - with a message, stdin is not read: --approve or --reject answers approval
@@ -138,7 +140,7 @@ export async function chat(o: Output, agentRef: string, words: string[], flags: 
   if (flags.approve && flags.reject) throw new CliError('--approve and --reject exclude each other', EXIT.USAGE);
   if (flags.session && flags.new) throw new CliError('--session and --new exclude each other', EXIT.USAGE);
   const message = words.join(' ').trim();
-  const [{ createApi }, { lineInput }, { runTurn }] = await Promise.all([import('./http.js'), import('./chat-input.js'), import('./chat-turn.js')]);
+  const [{ createApi }, { lineInput }, { runTurn, attachWaiting }] = await Promise.all([import('./http.js'), import('./chat-input.js'), import('./chat-turn.js')]);
   const api = createApi(loadSettings());
   const header: Record<string, string> = flags.svcContext ? { 'svc-context': flags.svcContext } : {};
 
@@ -159,13 +161,15 @@ export async function chat(o: Output, agentRef: string, words: string[], flags: 
       // with a message, a pipe is not read (a script's stdin may never end); without, it is the conversation
       canAsk: Boolean(process.stdin.isTTY) || !message,
     };
+    let sessionId = flags.session ? await chooseSession(api, o, agent, flags, header, '') : null;
+    const waited = sessionId ? await attachWaiting(settings, sessionId) : null;
+    if (waited && waited !== 'COMPLETED') return exitCodeOf(waited);
     if (message) {
-      const sessionId = await chooseSession(api, o, agent, flags, header, message);
+      sessionId ??= await chooseSession(api, o, agent, flags, header, message);
       return exitCodeOf(await runTurn(settings, sessionId, message));
     }
     const terminal = Boolean(process.stdin.isTTY);
     if (terminal) o.err.write(`${o.errColor.dim(`chatting with ${terminalText(agent.name)} (${agent.id}); Ctrl-D ends, Ctrl-C cancels a turn`)}\n`);
-    let sessionId: string | null = null;
     let code: number = EXIT.OK;
     for (;;) {
       const line = await input.next(terminal ? `${o.errColor.bold('you')} › ` : '› ', interrupt.signal);

@@ -232,7 +232,7 @@ export function buildProgram(o: Output, only?: string): Command {
     .description('talk to an agent of the workspace: each message is a turn, streamed as it runs, until it ends')
     .argument('<agent>', 'the agent: its id (agt_...) or its name')
     .argument('[message...]', 'what to say (the words are joined); none: a conversation read line by line from stdin')
-    .option('--session <id>', 'go on in this session (ags_...) instead of the newest one of yours')
+    .option('--session <id>', 'go on in this session (ags_...) instead of the newest one of yours; a turn of it waiting for you is shown and asked first')
     .option('--new', 'start a new session')
     .option('--approve', 'approve every change the agent proposes, without asking')
     .option('--reject', 'reject every change the agent proposes, without asking')
