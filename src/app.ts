@@ -39,6 +39,11 @@ import { notificationRoutes } from './modules/notifications/notifications.routes
 import { snippetRoutes } from './modules/snippets/snippets.routes.js';
 import { machineRoutes } from './modules/machines/machines.routes.js';
 import { injectTransport } from './drivers/compute/inject-transport.js';
+import lightMyRequest from 'light-my-request';
+import { Socket } from 'node:net';
+import { agentRoutes } from './modules/agents/agents.routes.js';
+import { agentTurnRoutes } from './modules/agents/agent-turns.routes.js';
+import { agentEventRoutes } from './modules/agents/agent-events.routes.js';
 import type { LocalComputeProvider } from './drivers/compute/local.js';
 import { isRunCredentialRequest } from './modules/snippets/snippet-bridge.js';
 
@@ -175,6 +180,20 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
 
   await app.register(fastifySwagger, openApiOptions(config));
 
+  // A worker-only process serves the probes and metrics over HTTP. It builds the API's routes too,
+  // but they answer only in-process calls (the platform.request of agent tool calls it runs): a
+  // request from a socket to any other route is 404, as if the route were not there.
+  const probeRoutes = new Set<string>();
+  let collectingProbes = config.role === 'worker';
+  if (config.role === 'worker') {
+    app.addHook('onRoute', (route) => {
+      if (collectingProbes) probeRoutes.add(route.url);
+    });
+    app.addHook('onRequest', (request, _reply, done) => {
+      const fromSocket = request.raw.socket instanceof Socket;
+      done(fromSocket && !probeRoutes.has(request.routeOptions.url ?? '') ? new ApiError('NOT_FOUND', 'a worker process serves no API; send it to an API process', { reason: 'NOT_FOUND' }) : undefined);
+    });
+  }
 
   registerAuth(app, {
     verifiers: [services.sessions.verifier, services.apiTokens.verifier, services.oauth.verifier, services.runCredentials.verifier, services.machines.verifier],
@@ -183,11 +202,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   });
 
   systemRoutes(app, services);
-  // A worker-only process serves the probes and metrics, not the API.
-  if (config.role === 'worker') {
-    await app.ready();
-    return { app, beginShutdown: () => { closing = true; } };
-  }
+  collectingProbes = false;
   sessionRoutes(app, services);
   workspaceRoutes(app, services);
   apiTokenRoutes(app, services);
@@ -208,7 +223,14 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   quotaRoutes(app, services);
   notificationRoutes(app, services);
   snippetRoutes(app, services);
+  agentRoutes(app, services);
+  agentTurnRoutes(app, services);
+  agentEventRoutes(app, services);
+  // Agent tool calls serve their platform.request calls through this app, as snippet runs do.
+  services.apiDispatch.current = (options) => lightMyRequest(app.routing, options);
   lookupRoutes(app, services);
+  // Event streams do not end on their own: end them when the app starts closing.
+  app.addHook('preClose', async () => services.agentStreams.closeAll());
   // After the in-flight requests ended (a run is one): stop the sandbox's workers.
   app.addHook('onClose', async () => services.snippetRunner.close());
   // The OAuth endpoints (RFC 6749 and 8628 use forms) and the device approval pages, in their own
@@ -230,6 +252,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
       closing = true;
       // Pending :wait calls answer now with the current state instead of holding the drain.
       services.operations.releaseWaiters();
+      services.agentTurns.releaseWaiters();
     },
   };
 }

@@ -46,6 +46,9 @@ import { bootstrapTokenKey } from './modules/machines/join-tokens.js';
 import { createWorkerBootstrapService } from './modules/machines/worker-bootstraps.service.js';
 import { createMachineService } from './modules/machines/machines.service.js';
 import { registerMachineWorkflows, releaseWorkspaceMachines } from './modules/machines/machines.workflows.js';
+import type { Dispatch } from './modules/snippets/snippet-bridge.js';
+import type { JobHandler } from './jobs/worker.js';
+import { createAgentModule } from './modules/agents/agent-module.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
   const { db, config } = deps;
@@ -116,6 +119,13 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const machines = createMachineService({
     ...machineDeps, cursors, operations, quotas, bootstraps: workerBootstraps, compute: computeProvider, publicUrl: config.publicUrl,
   });
+  /** jobs that are not operations', by kind (agent turns) */
+  const jobHandlers = new Map<string, JobHandler>();
+  /** serves the platform.request calls of agent tool runs: the app sets it once its routes exist */
+  const apiDispatch: { current: Dispatch | null } = { current: null };
+  const agentModule = createAgentModule({
+    db, dialect: deps.dialect, cursors, notifier, quotas, keyring, config, snippetRunner, runCredentials, apiDispatch, jobHandlers,
+  });
   return {
     db,
     dialect: deps.dialect,
@@ -156,6 +166,9 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     workerBootstraps,
     machines,
     snippets: createSnippetService({ db, cursors, quotas, runner: snippetRunner, credentials: runCredentials, publicUrl: config.publicUrl }),
+    jobHandlers,
+    apiDispatch,
+    ...agentModule,
   };
 }
 

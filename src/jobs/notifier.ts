@@ -8,8 +8,13 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { Executor } from '../db/database.js';
 
-export type Channel = 'svc_jobs' | 'svc_operations';
-const CHANNELS: Channel[] = ['svc_jobs', 'svc_operations'];
+/**
+ * svc_jobs: a job is due; svc_operations: an operation ended (payload its id); svc_agent_events:
+ * a session has new events (payload the session id); svc_agent_turns: a turn ended, waits on a
+ * person or was cancelled (payload the turn id).
+ */
+export type Channel = 'svc_jobs' | 'svc_operations' | 'svc_agent_events' | 'svc_agent_turns';
+const CHANNELS: Channel[] = ['svc_jobs', 'svc_operations', 'svc_agent_events', 'svc_agent_turns'];
 /** sent to every listener after a reconnect: anything may have happened meanwhile */
 export const RESYNC = '*';
 /** how long announcements gather before they go out as one notification */

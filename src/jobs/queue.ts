@@ -102,3 +102,10 @@ export async function fenceJob(tx: Executor, dialect: Dialect, job: ClaimedJob):
 export async function expediteOperationJob(tx: Executor, operationId: string): Promise<void> {
   await tx.updateTable('jobs').set({ run_at: clock.nowMs() }).where('operation_id', '=', operationId).where('lease_token', 'is', null).execute();
 }
+
+/** The fence of a job that is not an operation's (an agent turn): locks the job's row; false when another worker holds it now. */
+export async function holdsJob(tx: Executor, dialect: Dialect, job: ClaimedJob): Promise<boolean> {
+  let q = tx.selectFrom('jobs').select('id').where('id', '=', job.id).where('lease_token', '=', job.leaseToken);
+  if (dialect === 'postgres') q = q.forUpdate();
+  return (await q.executeTakeFirst()) !== undefined;
+}

@@ -53,7 +53,7 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
   let pool: WorkerPool | null = null;
   if (config.role !== 'api') {
     pool = new WorkerPool(
-      { db: services.db, dialect: services.dialect, notifier: services.notifier, workflows: services.workflows, logger },
+      { db: services.db, dialect: services.dialect, notifier: services.notifier, workflows: services.workflows, logger, handlers: services.jobHandlers },
       { workerId, ...config.jobs },
     );
     pool.start();

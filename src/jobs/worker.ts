@@ -10,6 +10,9 @@ import { claimNextJob, renewLease, rescheduleJob, type ClaimedJob } from './queu
 import { runOperationJob } from './runner.js';
 import type { WorkflowRegistry } from './workflows.js';
 
+/** Runs a claimed job of another kind than an operation's (an agent turn); the pool keeps its lease alive. */
+export type JobHandler = (job: ClaimedJob, signal: AbortSignal, logger: Logger) => Promise<void>;
+
 export interface WorkerPoolOptions {
   workerId: string;
   concurrency: number;
@@ -29,7 +32,7 @@ export class WorkerPool {
   private unsubscribe: (() => void) | null = null;
 
   constructor(
-    private readonly deps: { db: Db; dialect: Dialect; notifier: Notifier; workflows: WorkflowRegistry; logger: Logger },
+    private readonly deps: { db: Db; dialect: Dialect; notifier: Notifier; workflows: WorkflowRegistry; logger: Logger; handlers: Map<string, JobHandler> },
     private readonly options: WorkerPoolOptions,
   ) {}
 
@@ -90,14 +93,18 @@ export class WorkerPool {
       );
     }, Math.max(100, Math.floor(leaseMs / 3)));
     heartbeat.unref();
-    const done = runOperationJob(
-      {
-        db: this.deps.db, dialect: this.deps.dialect, notifier: this.deps.notifier, workflows: this.deps.workflows,
-        backoffScale: this.options.backoffScale, wakeAt: (ms) => this.wakeAt(ms),
-      },
-      job,
-      abort.signal,
-    )
+    const handler = this.deps.handlers.get(job.kind);
+    const run = handler
+      ? handler(job, abort.signal, this.deps.logger)
+      : runOperationJob(
+        {
+          db: this.deps.db, dialect: this.deps.dialect, notifier: this.deps.notifier, workflows: this.deps.workflows,
+          backoffScale: this.options.backoffScale, wakeAt: (ms) => this.wakeAt(ms),
+        },
+        job,
+        abort.signal,
+      );
+    const done = run
       .then(async () => {
         // Aborted for shutdown: hand the job back now rather than after the lease runs out.
         if (abort.signal.aborted && this.stopping) await rescheduleJob(this.deps.db, job, clock.nowMs());

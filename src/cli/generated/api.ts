@@ -1601,6 +1601,350 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agents
+         * @description Newest first, with each agent's usage_summary (all its turns). Any member may list them.
+         */
+        get: operations["listAgents"];
+        put?: never;
+        /**
+         * Create an agent
+         * @description Needs the admin or owner role. 201 with the agent. Defaults: model_policy.provider the operator's (SVC_AGENT_PROVIDER, `local` unless set), default_model the operator's (SVC_AGENT_MODEL), allowed_models [] (only default_model), budget_period MONTH, tool_policy.writes APPROVAL_REQUIRED. A credential_secret_id must name a secret of the workspace: its enabled latest version is the provider API key, read at each model call and never shown. Recorded in the audit log (`agent.create`). Accepts idempotency-key.
+         */
+        post: operations["createAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an agent
+         * @description Any member may read it. Sends the etag in the ETag header.
+         */
+        get: operations["getAgent"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive an agent
+         * @description Needs the admin or owner role and if-match. 200 with the agent ARCHIVED: it takes no new turns (they are admitted DENIED, AGENT_ARCHIVED); turns already running finish. Its sessions, turns and usage stay. :undelete restores it. Audited (`agent.delete`).
+         */
+        delete: operations["deleteAgent"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an agent
+         * @description Needs the admin or owner role and if-match (409 ABORTED with the current etag when it moved). Changes apply to the next model call of every turn, running ones included. model_policy and tool_policy are replaced whole (defaults fill what they omit). Recorded in the audit log (`agent.update`).
+         */
+        patch: operations["updateAgent"];
+        trace?: never;
+    };
+    "/v1/agents/{id}:undelete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore an archived agent
+         * @description Needs the admin or owner role and if-match. 200 with the agent ENABLED. Audited (`agent.undelete`).
+         */
+        post: operations["undeleteAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent_sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List agent sessions
+         * @description Newest first: a member's own sessions; owners and admins see every session of the workspace. Filters combine.
+         */
+        get: operations["listAgentSessions"];
+        put?: never;
+        /**
+         * Start a session with an agent
+         * @description Any member may start one. 201 with the session, ACTIVE and without turns; send messages with POST /v1/agent_turns. The session is yours: another member gets 404 for it; owners and admins may read it but not post to it. An unknown agent is 400 (AGENT_NOT_FOUND), an archived one 422 (AGENT_ARCHIVED). Accepts idempotency-key.
+         */
+        post: operations["createAgentSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent_sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an agent session
+         * @description Its creator, owners and admins may read it; another member gets 404.
+         */
+        get: operations["getAgentSession"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive an agent session
+         * @description Only its creator, with if-match. 200 with the session ARCHIVED: it takes no new turns (admitted DENIED, SESSION_ARCHIVED). :undelete restores it.
+         */
+        delete: operations["deleteAgentSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent_sessions/{id}:undelete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore an archived agent session
+         * @description Only its creator, with if-match. 200 with the session and its latest turn's state.
+         */
+        post: operations["undeleteAgentSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent_turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the turns of a session
+         * @description Newest first. The session must be one you may read (yours, or any as an owner or admin).
+         */
+        get: operations["listAgentTurns"];
+        put?: never;
+        /**
+         * Send a message to an agent
+         * @description Submits `message` to the session (yours: another member's is 404, and an owner or admin who may read it gets 403 SESSION_NOT_YOURS). 201 with the turn, processed asynchronously: follow it with :wait or GET /v1/agent_events:stream?turn_id=. Admission is decided now and recorded on the turn: `runtime_decision` ALLOWED (QUEUED: a session runs one turn at a time, in order), DENIED (the turn is FAILED at once, with admission_error and failure: AGENT_ARCHIVED, SESSION_ARCHIVED, QUOTA_EXCEEDED, BUDGET_EXHAUSTED, MODEL_NOT_ALLOWED, RUNTIME_UNAVAILABLE, CREDENTIAL_UNAVAILABLE) or APPROVAL_REQUIRED (WAITING_FOR_PERMISSION: a member's turn on an agent whose tool_policy.writes is ALLOWED waits for an owner or admin to resolve its approval request of kind TURN). runtime_hint AUTO resolves to CODE_MODE: the agent acts only through the sandbox, as you, with your rights at each call; RETAINED_RUNTIME is DENIED (RUNTIME_UNAVAILABLE) as no retained runtime is configured. Each admitted turn counts against the daily `agents/turns` quota. Then the turn runs: before every model call the budgets are checked (the turn's and the agent's max, the workspace's `agents/cost_cents`); the model streams text and asks for tools (search, execute: reads only, propose_change: writes after your approval unless the agent's policy says otherwise, ask_user); the turn ends COMPLETED, FAILED (failure.code BUDGET_EXHAUSTED, MODEL_ERROR, MODEL_UNAVAILABLE, STEP_LIMIT, TIMEOUT, CONTEXT_TOO_LONG, INTERNAL) or CANCELLED. Accepts idempotency-key: a retry returns the same turn. Code running in the sandbox cannot submit turns (403).
+         */
+        post: operations["createAgentTurn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent_turns/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an agent turn
+         * @description The turn, field by field as spec 2.4 has it. Sends the etag in the ETag header.
+         */
+        get: operations["getAgentTurn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent_turns/{id}:respond": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer the agent's question
+         * @description Only the session's creator, with if-match (the turn's etag). The turn must be WAITING_FOR_INPUT (else 422 TURN_NOT_WAITING); 200 with the turn RUNNING again: the model gets `content` as the answer to its ask_user call.
+         */
+        post: operations["respondAgentTurn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent_turns/{id}:cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an agent turn
+         * @description Only the session's creator. 200 with the turn CANCELLED at once: a model call in progress and a sandbox run in progress are aborted on whichever instance runs them; what already happened stays recorded (its events, a tool call that was running is recorded as cancelled, its pending approval requests become CANCELLED). A turn that already ended is 422 (TURN_ENDED). The session's next queued turn starts. No body.
+         */
+        post: operations["cancelAgentTurn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent_turns/{id}:wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Wait for an agent turn to end or need you
+         * @description Returns the turn as soon as it is COMPLETED, FAILED or CANCELLED, or waits on a person (WAITING_FOR_INPUT, WAITING_FOR_PERMISSION) (pushed to every instance, not polled), or as it is when `timeout` seconds (1-60, default 30) pass. No body.
+         */
+        post: operations["waitAgentTurn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approval_requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List approval requests
+         * @description Newest first. Owners and admins see every request of the workspace; a member those of their own sessions (kind CHANGE).
+         */
+        get: operations["listApprovalRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approval_requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an approval request
+         * @description With the exact code that runs if it is approved. Sends the etag in the ETag header.
+         */
+        get: operations["getApprovalRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approval_requests/{id}:resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or reject
+         * @description With if-match (the request's etag). A CHANGE request is decided by the session's creator: APPROVE runs the exact code shown (with the creator's rights at that moment), REJECT tells the model, with the reason; either way the turn is RUNNING again. A TURN request is decided by an owner or admin: APPROVE queues the member's turn, REJECT ends it CANCELLED. Only a PENDING request can be resolved (else 422 APPROVAL_NOT_PENDING). Recorded in the audit log (`approval_request.approve` or `.reject`). Accepts idempotency-key.
+         */
+        post: operations["resolveApprovalRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the events of a session or turn
+         * @description Oldest first, after `after` (a cursor; default from the start). Event types: turn.queued, turn.started, message.delta, message.created, tool.started, tool.completed, approval.requested, approval.resolved, input.requested, input.received, usage.updated, turn.completed, turn.failed, turn.cancelled. The session must be one you may read.
+         */
+        get: operations["listAgentEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent_events:stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the events of a session or turn (SSE)
+         * @description Server-Sent Events (text/event-stream) of a session's or a turn's events. Each event is `id: <cursor>`, `event: <type>`, `data: <the AgentEvent as JSON>` and a blank line. The stream first replays the stored events after `after` or the `Last-Event-ID` header (which wins; an EventSource sends it when it reconnects), then follows new ones as they are appended, on whichever instance, with no gap and no duplicate. A `: keepalive` comment comes every SVC_AGENT_STREAM_HEARTBEAT_S seconds (15) while idle. A stream following a turn (`turn_id`) ends after the turn's terminal event (turn.completed, turn.failed, turn.cancelled); a session's stream continues. A connection ends after SVC_AGENT_STREAM_MAX_S (3600) and at shutdown; reconnect with the last id. Event types and their data: turn.queued {state, content}, turn.started {state, model}, message.delta {text} (a piece of the model's text as it is written; if a model call is retried after a cut, its pieces may repeat: message.created holds the whole text), message.created {content}, tool.started {call_id, tool, arguments}, tool.completed {call_id, tool, result}, approval.requested {approval_request_id, kind, call_id, code, summary}, approval.resolved {approval_request_id, decision, reason, resolved_by}, input.requested {call_id, question, choices}, input.received {content}, usage.updated {usage_summary}, turn.completed {state, content}, turn.failed {state, failure}, turn.cancelled {state}.
+         */
+        get: operations["streamAgentEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/lookup/{id}": {
         parameters: {
             query?: never;
@@ -3049,6 +3393,8 @@ export interface components {
          *         "installs/installs": 10,
          *         "secrets/secrets": 50,
          *         "snippets/runs": 1000,
+         *         "agents/turns": 200,
+         *         "agents/cost_cents": 500,
          *         "operations/running": 10
          *       }
          *     }
@@ -3072,6 +3418,10 @@ export interface components {
                 "secrets/secrets": number;
                 /** @description the limit of snippets/runs */
                 "snippets/runs": number;
+                /** @description the limit of agents/turns */
+                "agents/turns": number;
+                /** @description the limit of agents/cost_cents */
+                "agents/cost_cents": number;
                 /** @description the limit of operations/running */
                 "operations/running": number;
             };
@@ -3224,10 +3574,10 @@ export interface components {
          */
         QuotaEntry: {
             /**
-             * @description <group>/<name>: `workspaces/owned` (workspaces in which the user is an owner; checked when the user creates a workspace); `compute/clusters` (clusters registered in the workspace, in any state); `compute/machines` (machines in the workspace, in any state (a provisioned one counts from its request on); checked where a worker bootstrap is used and where POST /v1/machines is called); `installs/installs` (installs in the workspace, in any state); `secrets/secrets` (secrets in the workspace, soft-deleted ones included until they are purged); `snippets/runs` (snippet runs started in the workspace during the current UTC day); `operations/running` (operations running on one cluster at once; deletions are always admitted (a quota never blocks removing things) but count while they run)
+             * @description <group>/<name>: `workspaces/owned` (workspaces in which the user is an owner; checked when the user creates a workspace); `compute/clusters` (clusters registered in the workspace, in any state); `compute/machines` (machines in the workspace, in any state (a provisioned one counts from its request on); checked where a worker bootstrap is used and where POST /v1/machines is called); `installs/installs` (installs in the workspace, in any state); `secrets/secrets` (secrets in the workspace, soft-deleted ones included until they are purged); `snippets/runs` (snippet runs started in the workspace during the current UTC day); `agents/turns` (agent turns admitted in the workspace during the current UTC day; a turn past it is refused at submit (admission_error QUOTA_EXCEEDED)); `agents/cost_cents` (what the model calls of agent turns cost in the workspace during the current UTC month, in cents (each turn rounded up); checked before every model call); `operations/running` (operations running on one cluster at once; deletions are always admitted (a quota never blocks removing things) but count while they run)
              * @enum {string}
              */
-            metric: "workspaces/owned" | "compute/clusters" | "compute/machines" | "installs/installs" | "secrets/secrets" | "snippets/runs" | "operations/running";
+            metric: "workspaces/owned" | "compute/clusters" | "compute/machines" | "installs/installs" | "secrets/secrets" | "snippets/runs" | "agents/turns" | "agents/cost_cents" | "operations/running";
             /**
              * @description allocation (things that exist), rate (uses per UTC day; see resets_at) or concurrency (running at once, per cluster)
              * @enum {string}
@@ -3273,15 +3623,15 @@ export interface components {
             /** @description ntf_ id */
             id: string;
             /**
-             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (a machine is deleted at its expires_at: sent to the workspace's owners and admins 72 h and 24 h before, once each), machine_unreachable (a machine's agent missed 3 heartbeats; superseded when it heartbeats again or is deleted)
+             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (a machine is deleted at its expires_at: sent to the workspace's owners and admins 72 h and 24 h before, once each), machine_unreachable (a machine's agent missed 3 heartbeats; superseded when it heartbeats again or is deleted), agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn's creator, and for a member's turn that needs an admin's approval to the owners and admins; superseded once answered or ended)
              * @enum {string}
              */
-            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry" | "machine_unreachable";
+            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry" | "machine_unreachable" | "agent_turn_waiting";
             /**
              * @description the kind of resource the notification is about
              * @enum {string}
              */
-            resource_type: "operation" | "install" | "subscription_change_request" | "workspace" | "user" | "api_token" | "secret" | "machine";
+            resource_type: "operation" | "install" | "subscription_change_request" | "workspace" | "user" | "api_token" | "secret" | "machine" | "agent_turn";
             /** @description prefixed id of that resource (it may be gone since) */
             resource_id: string;
             /** @description the workspace concerned; null for notifications about the user alone */
@@ -3730,6 +4080,460 @@ export interface components {
             };
         };
         /**
+         * @description What a turn, a session (its turns) or an agent (its turns) used, in seven integer members.
+         * @example {
+         *       "provider_cost_cents": 2,
+         *       "provider_token_count": 1840,
+         *       "runtime_compute_seconds": 1,
+         *       "runtime_storage_gb_hours": 0,
+         *       "mcp_call_count": 0,
+         *       "api_call_count": 3,
+         *       "ambient_trigger_count": 0
+         *     }
+         */
+        UsageSummary: {
+            /** @description what the model calls cost, in cents: the provider's reported tokens times the operator's price table, rounded up */
+            provider_cost_cents: number;
+            /** @description input and output tokens the provider reported */
+            provider_token_count: number;
+            /** @description CPU seconds of the sandbox runs of tool calls, rounded up */
+            runtime_compute_seconds: number;
+            /** @description always 0: code mode keeps no storage between tool calls */
+            runtime_storage_gb_hours: number;
+            /** @description always 0: agents act through the sandbox, not MCP */
+            mcp_call_count: number;
+            /** @description platform.request calls made by tool calls */
+            api_call_count: number;
+            /** @description always 0: no ambient triggers yet */
+            ambient_trigger_count: number;
+        };
+        /** @description Which model provider and model an agent's turns use, whose key, and what they may cost. */
+        ModelPolicy: {
+            /**
+             * @description local (built in, offline), openai (OpenAI-compatible: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic; default the operator's SVC_AGENT_PROVIDER
+             * @enum {string}
+             */
+            provider?: "local" | "openai" | "anthropic";
+            /** @description the model turns use, e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-5 */
+            default_model: string;
+            /** @description models the agent may use; default_model must be one of them when given (else MODEL_NOT_ALLOWED at admission) */
+            allowed_models?: string[];
+            /** @description a workspace secret (sec_) whose enabled latest version holds the provider API key (bring your own key); read when each model call is made, never shown */
+            credential_secret_id?: string | null;
+            /** @description the most one turn may cost; checked before every model call */
+            max_turn_budget_cents?: number | null;
+            /** @description the most the agent's turns may cost per budget_period; checked before every model call */
+            max_budget_cents?: number | null;
+            /**
+             * @description the period of max_budget_cents (calendar day, ISO week, month; UTC); default MONTH
+             * @enum {string}
+             */
+            budget_period?: "DAY" | "WEEK" | "MONTH";
+        };
+        /** @description What the agent's tool calls may do. They never do more than the turn's creator may. */
+        ToolPolicy: {
+            /**
+             * @description propose_change (code that writes): APPROVAL_REQUIRED (default: runs only after a person approves the exact code), ALLOWED (runs at once), DENIED (refused; the model is told)
+             * @default APPROVAL_REQUIRED
+             * @enum {string}
+             */
+            writes: "APPROVAL_REQUIRED" | "ALLOWED" | "DENIED";
+        };
+        /**
+         * @description An assistant of the workspace: instructions, a model and what its tool calls may do. Members talk to it in sessions; admins manage it.
+         * @example {
+         *       "id": "agt_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "organization_id": null,
+         *       "name": "ops",
+         *       "description": "Answers questions about the workspace",
+         *       "instructions": "You help the team run their workspace.",
+         *       "capabilities": [
+         *         "CHAT"
+         *       ],
+         *       "model_policy": {
+         *         "provider": "local",
+         *         "default_model": "local-1",
+         *         "allowed_models": [],
+         *         "credential_secret_id": null,
+         *         "max_turn_budget_cents": null,
+         *         "max_budget_cents": 500,
+         *         "budget_period": "MONTH"
+         *       },
+         *       "tool_policy": {
+         *         "writes": "APPROVAL_REQUIRED"
+         *       },
+         *       "state": "ENABLED",
+         *       "origin": "USER",
+         *       "created_by": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "usage_summary": {
+         *         "provider_cost_cents": 0,
+         *         "provider_token_count": 0,
+         *         "runtime_compute_seconds": 0,
+         *         "runtime_storage_gb_hours": 0,
+         *         "mcp_call_count": 0,
+         *         "api_call_count": 0,
+         *         "ambient_trigger_count": 0
+         *       },
+         *       "html_url": "https://svc.example.com/agents/agt_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225600,
+         *       "archived_at": null,
+         *       "etag": "1"
+         *     }
+         */
+        Agent: {
+            /** @description agt_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description always null: no organizations yet */
+            organization_id: string | null;
+            /** @description its name */
+            name: string;
+            /** @description what it is for, or null */
+            description: string | null;
+            /** @description the system instructions of its turns */
+            instructions: string;
+            /** @description CHAT, CODING, AMBIENT */
+            capabilities: ("CHAT" | "CODING" | "AMBIENT")[];
+            /** @description the model policy with its defaults filled in */
+            model_policy: {
+                /**
+                 * @description the provider its turns call
+                 * @enum {string}
+                 */
+                provider: "local" | "openai" | "anthropic";
+                /** @description the model its turns use */
+                default_model: string;
+                /** @description models it may use (empty: only default_model) */
+                allowed_models: string[];
+                /** @description the secret holding its provider API key, or null for the operator's */
+                credential_secret_id: string | null;
+                /** @description the most one turn may cost, or null */
+                max_turn_budget_cents: number | null;
+                /** @description the most its turns may cost per budget_period, or null */
+                max_budget_cents: number | null;
+                /**
+                 * @description the period of max_budget_cents
+                 * @enum {string}
+                 */
+                budget_period: "DAY" | "WEEK" | "MONTH";
+            };
+            /** @description the tool policy with its defaults filled in */
+            tool_policy: {
+                /**
+                 * @description what propose_change does
+                 * @enum {string}
+                 */
+                writes: "APPROVAL_REQUIRED" | "ALLOWED" | "DENIED";
+            };
+            /**
+             * @description ENABLED, or ARCHIVED (DELETE; takes no new turns; :undelete restores it)
+             * @enum {string}
+             */
+            state: "ENABLED" | "ARCHIVED";
+            /**
+             * @description who made it: USER
+             * @enum {string}
+             */
+            origin: "USER";
+            /** @description usr_, tok_ or oac_ id */
+            created_by: string;
+            usage_summary: components["schemas"]["UsageSummary"];
+            /**
+             * Format: uri
+             * @description the dashboard view of the agent
+             */
+            html_url: string;
+            /** @description created (Unix seconds) */
+            created_at: number;
+            /** @description last changed (Unix seconds) */
+            updated_at: number;
+            /** @description archived (Unix seconds), or null */
+            archived_at: number | null;
+            /** @description changes on every write; send it in if-match */
+            etag: string;
+        };
+        /**
+         * @description A conversation of one person with an agent: its turns run one at a time, in order. Another member gets 404; admins and owners may read it.
+         * @example {
+         *       "id": "ags_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "organization_id": null,
+         *       "agent_id": "agt_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "state": "COMPLETED",
+         *       "origin": "API",
+         *       "title": "What runs where",
+         *       "created_by": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "usage_summary": {
+         *         "provider_cost_cents": 0,
+         *         "provider_token_count": 412,
+         *         "runtime_compute_seconds": 1,
+         *         "runtime_storage_gb_hours": 0,
+         *         "mcp_call_count": 0,
+         *         "api_call_count": 1,
+         *         "ambient_trigger_count": 0
+         *       },
+         *       "html_url": "https://svc.example.com/agent_sessions/ags_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225603,
+         *       "etag": "3"
+         *     }
+         */
+        AgentSession: {
+            /** @description ags_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description always null */
+            organization_id: string | null;
+            /** @description agt_ id */
+            agent_id: string;
+            /**
+             * @description its latest turn's state (ACTIVE while one is queued or running; ACTIVE when it has none yet), or ARCHIVED
+             * @enum {string}
+             */
+            state: "ACTIVE" | "WAITING_FOR_INPUT" | "WAITING_FOR_PERMISSION" | "COMPLETED" | "FAILED" | "CANCELLED" | "ARCHIVED";
+            /**
+             * @description where it was started: API, DASHBOARD (the web app), ...
+             * @enum {string}
+             */
+            origin: "DASHBOARD" | "API" | "MCP" | "ACP" | "AMBIENT" | "SYSTEM";
+            /** @description a title, or null */
+            title: string | null;
+            /** @description its owner: usr_, tok_ or oac_ id; only they post to it */
+            created_by: string;
+            usage_summary: components["schemas"]["UsageSummary"];
+            /**
+             * Format: uri
+             * @description the dashboard chat of the session
+             */
+            html_url: string;
+            /** @description created (Unix seconds) */
+            created_at: number;
+            /** @description last changed (Unix seconds) */
+            updated_at: number;
+            /** @description changes on every write */
+            etag: string;
+        };
+        /**
+         * @description One message to an agent and the work it does to answer. Processed asynchronously: follow it with :wait or the event stream.
+         * @example {
+         *       "id": "agtt_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "organization_id": null,
+         *       "agent_id": "agt_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "session_id": "ags_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "state": "QUEUED",
+         *       "origin": "API",
+         *       "input": {
+         *         "content": "How many installs are there?"
+         *       },
+         *       "runtime_hint": "AUTO",
+         *       "model": "local-1",
+         *       "created_by": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "started_at": null,
+         *       "completed_at": null,
+         *       "runtime_decision": "ALLOWED",
+         *       "decision_reason": "code mode: the agent acts through the sandbox",
+         *       "resolved_execution_mode": "CODE_MODE",
+         *       "admission_error": {
+         *         "code": "",
+         *         "message": ""
+         *       },
+         *       "usage_summary": {
+         *         "provider_cost_cents": 0,
+         *         "provider_token_count": 0,
+         *         "runtime_compute_seconds": 0,
+         *         "runtime_storage_gb_hours": 0,
+         *         "mcp_call_count": 0,
+         *         "api_call_count": 0,
+         *         "ambient_trigger_count": 0
+         *       },
+         *       "failure": {
+         *         "code": "",
+         *         "message": ""
+         *       },
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225600,
+         *       "etag": "1"
+         *     }
+         */
+        AgentTurn: {
+            /** @description agtt_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description always null: no organizations yet */
+            organization_id: string | null;
+            /** @description agt_ id */
+            agent_id: string;
+            /** @description ags_ id */
+            session_id: string;
+            /**
+             * @description QUEUED (admitted; waits for the session's earlier turns), RUNNING, WAITING_FOR_INPUT (the model asked a question: :respond), WAITING_FOR_PERMISSION (an approval request waits: resolve it), then one of COMPLETED, FAILED (see failure or admission_error), CANCELLED
+             * @enum {string}
+             */
+            state: "QUEUED" | "RUNNING" | "WAITING_FOR_INPUT" | "WAITING_FOR_PERMISSION" | "COMPLETED" | "FAILED" | "CANCELLED";
+            /**
+             * @description DASHBOARD (the web app), API, MCP, ACP, AMBIENT, SYSTEM
+             * @enum {string}
+             */
+            origin: "DASHBOARD" | "API" | "MCP" | "ACP" | "AMBIENT" | "SYSTEM";
+            /** @description what the person said */
+            input: {
+                /** @description the message, 1-50,000 characters */
+                content: string;
+            };
+            /**
+             * @description as submitted
+             * @enum {string}
+             */
+            runtime_hint: "AUTO" | "CODE_MODE" | "RETAINED_RUNTIME";
+            /** @description the model the turn uses, once admitted */
+            model: string | null;
+            /** @description who submitted it (usr_, tok_ or oac_ id); its tool calls act as them, with their rights at each call */
+            created_by: string;
+            /** @description when a worker first started it (Unix seconds), or null */
+            started_at: number | null;
+            /** @description when it ended (Unix seconds), or null */
+            completed_at: number | null;
+            /** @description the admission at submit: ALLOWED, DENIED (the turn ended FAILED with admission_error) or APPROVAL_REQUIRED (an admin must approve the turn first) */
+            runtime_decision: ("ALLOWED" | "DENIED" | "APPROVAL_REQUIRED") | null;
+            /** @description why, in words */
+            decision_reason: string | null;
+            /** @description CODE_MODE (AUTO resolves to it), or null when DENIED */
+            resolved_execution_mode: ("CODE_MODE" | "RETAINED_RUNTIME") | null;
+            /** @description why admission refused the turn: AGENT_ARCHIVED, SESSION_ARCHIVED, QUOTA_EXCEEDED, BUDGET_EXHAUSTED, MODEL_NOT_ALLOWED, RUNTIME_UNAVAILABLE, CREDENTIAL_UNAVAILABLE; both members are empty strings when there is none */
+            admission_error: {
+                /** @description an UPPER_SNAKE code, or "" when there is none */
+                code: string;
+                /** @description what happened, or "" when there is none */
+                message: string;
+            };
+            usage_summary: components["schemas"]["UsageSummary"];
+            /** @description why the turn failed: BUDGET_EXHAUSTED, MODEL_ERROR, MODEL_UNAVAILABLE, STEP_LIMIT, TIMEOUT, CONTEXT_TOO_LONG, INTERNAL (and the admission_error code when DENIED); both members are empty strings when there is none */
+            failure: {
+                /** @description an UPPER_SNAKE code, or "" when there is none */
+                code: string;
+                /** @description what happened, or "" when there is none */
+                message: string;
+            };
+            /** @description submitted (Unix seconds) */
+            created_at: number;
+            /** @description last changed (Unix seconds) */
+            updated_at: number;
+            /** @description changes on every state change; send it in if-match to :respond */
+            etag: string;
+        };
+        /**
+         * @description A pause of an agent turn until a person approves or rejects what it would do.
+         * @example {
+         *       "id": "apr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "agent_id": "agt_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "session_id": "ags_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "turn_id": "agtt_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "kind": "CHANGE",
+         *       "code": "return (await platform.request({ method: 'POST', path: '/v1/secrets', body: { name: 'db-password', value: inputs.value } })).body;",
+         *       "summary": "Create the secret db-password",
+         *       "state": "PENDING",
+         *       "reason": null,
+         *       "resolved_by": null,
+         *       "resolved_at": null,
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225600,
+         *       "etag": "1"
+         *     }
+         */
+        ApprovalRequest: {
+            /** @description apr_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description agt_ id */
+            agent_id: string;
+            /** @description ags_ id */
+            session_id: string;
+            /** @description agtt_ id */
+            turn_id: string;
+            /**
+             * @description CHANGE (code that writes, proposed by the model: the session's owner approves) or TURN (a member's turn on an agent that writes without approval: an admin approves)
+             * @enum {string}
+             */
+            kind: "CHANGE" | "TURN";
+            /** @description CHANGE: the exact code that runs if approved (secret values masked) */
+            code: string | null;
+            /** @description what the model says the code does, or the turn's message */
+            summary: string;
+            /**
+             * @description PENDING, APPROVED, REJECTED, or CANCELLED (its turn ended first)
+             * @enum {string}
+             */
+            state: "PENDING" | "APPROVED" | "REJECTED" | "CANCELLED";
+            /** @description the reason given with the decision */
+            reason: string | null;
+            /** @description who decided */
+            resolved_by: string | null;
+            /** @description decided (Unix seconds), or null */
+            resolved_at: number | null;
+            /** @description requested (Unix seconds) */
+            created_at: number;
+            /** @description last changed (Unix seconds) */
+            updated_at: number;
+            /** @description send it in if-match to resolve */
+            etag: string;
+        };
+        /**
+         * @description One step of a turn, in order. Events are kept and numbered per session, so a reader resumes from any of them.
+         * @example {
+         *       "id": "agev_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "agent_id": "agt_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "session_id": "ags_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "turn_id": "agtt_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "sequence": 4,
+         *       "cursor": "4",
+         *       "type": "tool.started",
+         *       "data": {
+         *         "call_id": "call_1",
+         *         "tool": "execute",
+         *         "arguments": {
+         *           "code": "return (await platform.request({ method: 'GET', path: '/v1/installs' })).body.items.length;"
+         *         }
+         *       },
+         *       "created_at": 1767225601
+         *     }
+         */
+        AgentEvent: {
+            /** @description agev_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description agt_ id */
+            agent_id: string;
+            /** @description ags_ id */
+            session_id: string;
+            /** @description agtt_ id */
+            turn_id: string;
+            /** @description 1, 2, 3... within the session, without gaps */
+            sequence: number;
+            /** @description resume after this event: `after=` or the SSE Last-Event-ID */
+            cursor: string;
+            /**
+             * @description what happened (see the stream route for each type's data)
+             * @enum {string}
+             */
+            type: "turn.queued" | "turn.started" | "message.delta" | "message.created" | "tool.started" | "tool.completed" | "approval.requested" | "approval.resolved" | "input.requested" | "input.received" | "usage.updated" | "turn.completed" | "turn.failed" | "turn.cancelled";
+            /** @description the event's details, by type */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @description appended (Unix seconds) */
+            created_at: number;
+        };
+        /**
          * @description A secret: metadata and versioned values. Never carries a value; read one with `POST /v1/secrets/{id}/versions/{vid}:access`.
          * @example {
          *       "id": "sec_01jf8x3q6m2c4y7n0k5t9r1b3f",
@@ -3893,15 +4697,15 @@ export interface components {
                 id: string;
             };
             /**
-             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at)
+             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection)
              * @enum {string}
              */
-            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete";
+            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject";
             /**
              * @description the kind of resource acted on
              * @enum {string}
              */
-            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace" | "worker_bootstrap" | "machine";
+            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace" | "worker_bootstrap" | "machine" | "agent" | "approval_request";
             /** @description its id (sec_, secv_, tok_, oac_, wsm_, ws_, wbs_ or mch_) */
             resource_id: string;
             /** @description the x-request-id of the request that did it (match it with the server log); null for work the service did on its own (purge, a deploy resolving a secret) */
@@ -13326,7 +14130,7 @@ export interface operations {
                 /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_ or ws_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
                 resource_id?: string;
                 /** @description only events of this action */
-                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete";
+                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject";
             };
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
@@ -15745,6 +16549,2444 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SnippetRun"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAgents: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only agents in this state */
+                state?: "ENABLED" | "ARCHIVED";
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of agents */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["Agent"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAgent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "ops",
+                 *       "instructions": "You help the team run their workspace.",
+                 *       "capabilities": [
+                 *         "CHAT"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description a name, 1-120 characters */
+                    name: string;
+                    /** @description up to 500 characters */
+                    description?: string;
+                    /** @description the system instructions of every turn, 1-20,000 characters */
+                    instructions: string;
+                    /** @description CHAT, CODING, AMBIENT (1-10, unique) */
+                    capabilities: ("CHAT" | "CODING" | "AMBIENT")[];
+                    /** @description Which model provider and model an agent's turns use, whose key, and what they may cost. */
+                    model_policy?: {
+                        /**
+                         * @description local (built in, offline), openai (OpenAI-compatible: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic; default the operator's SVC_AGENT_PROVIDER
+                         * @enum {string}
+                         */
+                        provider?: "local" | "openai" | "anthropic";
+                        /** @description the model turns use, e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-5 */
+                        default_model: string;
+                        /** @description models the agent may use; default_model must be one of them when given (else MODEL_NOT_ALLOWED at admission) */
+                        allowed_models?: string[];
+                        /** @description a workspace secret (sec_) whose enabled latest version holds the provider API key (bring your own key); read when each model call is made, never shown */
+                        credential_secret_id?: string | null;
+                        /** @description the most one turn may cost; checked before every model call */
+                        max_turn_budget_cents?: number | null;
+                        /** @description the most the agent's turns may cost per budget_period; checked before every model call */
+                        max_budget_cents?: number | null;
+                        /**
+                         * @description the period of max_budget_cents (calendar day, ISO week, month; UTC); default MONTH
+                         * @enum {string}
+                         */
+                        budget_period?: "DAY" | "WEEK" | "MONTH";
+                    };
+                    /** @description What the agent's tool calls may do. They never do more than the turn's creator may. */
+                    tool_policy?: {
+                        /**
+                         * @description propose_change (code that writes): APPROVAL_REQUIRED (default: runs only after a person approves the exact code), ALLOWED (runs at once), DENIED (refused; the model is told)
+                         * @default APPROVAL_REQUIRED
+                         * @enum {string}
+                         */
+                        writes?: "APPROVAL_REQUIRED" | "ALLOWED" | "DENIED";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description An assistant of the workspace: instructions, a model and what its tool calls may do. Members talk to it in sessions; admins manage it. */
+            201: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAgent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description agent id (agt_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An assistant of the workspace: instructions, a model and what its tool calls may do. Members talk to it in sessions; admins manage it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAgent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description agent id (agt_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An assistant of the workspace: instructions, a model and what its tool calls may do. Members talk to it in sessions; admins manage it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateAgent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description agent id (agt_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tool_policy": {
+                 *         "writes": "DENIED"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description a name, 1-120 characters */
+                    name?: string;
+                    description?: string | null;
+                    /** @description the system instructions of every turn, 1-20,000 characters */
+                    instructions?: string;
+                    /** @description CHAT, CODING, AMBIENT (1-10, unique) */
+                    capabilities?: ("CHAT" | "CODING" | "AMBIENT")[];
+                    /** @description Which model provider and model an agent's turns use, whose key, and what they may cost. */
+                    model_policy?: {
+                        /**
+                         * @description local (built in, offline), openai (OpenAI-compatible: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic; default the operator's SVC_AGENT_PROVIDER
+                         * @enum {string}
+                         */
+                        provider?: "local" | "openai" | "anthropic";
+                        /** @description the model turns use, e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-5 */
+                        default_model: string;
+                        /** @description models the agent may use; default_model must be one of them when given (else MODEL_NOT_ALLOWED at admission) */
+                        allowed_models?: string[];
+                        /** @description a workspace secret (sec_) whose enabled latest version holds the provider API key (bring your own key); read when each model call is made, never shown */
+                        credential_secret_id?: string | null;
+                        /** @description the most one turn may cost; checked before every model call */
+                        max_turn_budget_cents?: number | null;
+                        /** @description the most the agent's turns may cost per budget_period; checked before every model call */
+                        max_budget_cents?: number | null;
+                        /**
+                         * @description the period of max_budget_cents (calendar day, ISO week, month; UTC); default MONTH
+                         * @enum {string}
+                         */
+                        budget_period?: "DAY" | "WEEK" | "MONTH";
+                    };
+                    /** @description What the agent's tool calls may do. They never do more than the turn's creator may. */
+                    tool_policy?: {
+                        /**
+                         * @description propose_change (code that writes): APPROVAL_REQUIRED (default: runs only after a person approves the exact code), ALLOWED (runs at once), DENIED (refused; the model is told)
+                         * @default APPROVAL_REQUIRED
+                         * @enum {string}
+                         */
+                        writes?: "APPROVAL_REQUIRED" | "ALLOWED" | "DENIED";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description An assistant of the workspace: instructions, a model and what its tool calls may do. Members talk to it in sessions; admins manage it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    undeleteAgent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description agent id (agt_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An assistant of the workspace: instructions, a model and what its tool calls may do. Members talk to it in sessions; admins manage it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAgentSessions: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only the sessions with this agent */
+                agent_id?: string;
+                /** @description only sessions in this state */
+                state?: "ACTIVE" | "WAITING_FOR_INPUT" | "WAITING_FOR_PERMISSION" | "COMPLETED" | "FAILED" | "CANCELLED" | "ARCHIVED";
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of agent sessions */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["AgentSession"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAgentSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "agent_id": "agt_01kaxq3m7y0c9v8t6r5p4n3m2k",
+                 *       "title": "What runs where"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description agent id (agt_...) */
+                    agent_id: string;
+                    /** @description a title, 1-200 characters */
+                    title?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A conversation of one person with an agent: its turns run one at a time, in order. Another member gets 404; admins and owners may read it. */
+            201: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSession"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAgentSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description agent session id (ags_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A conversation of one person with an agent: its turns run one at a time, in order. Another member gets 404; admins and owners may read it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSession"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAgentSession: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description agent session id (ags_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A conversation of one person with an agent: its turns run one at a time, in order. Another member gets 404; admins and owners may read it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSession"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    undeleteAgentSession: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description agent session id (ags_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A conversation of one person with an agent: its turns run one at a time, in order. Another member gets 404; admins and owners may read it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSession"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAgentTurns: {
+        parameters: {
+            query: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description the session (ags_ id) */
+                session_id: string;
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of agent turns */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["AgentTurn"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAgentTurn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "session_id": "ags_01kaxq3m7y0c9v8t6r5p4n3m2k",
+                 *       "message": "How many installs are there?"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the session (ags_ id); it must be yours */
+                    session_id: string;
+                    /** @description what you say to the agent, 1-50,000 characters */
+                    message: string;
+                    /**
+                     * @description AUTO (default; resolves to CODE_MODE), CODE_MODE, RETAINED_RUNTIME
+                     * @default AUTO
+                     * @enum {string}
+                     */
+                    runtime_hint?: "AUTO" | "CODE_MODE" | "RETAINED_RUNTIME";
+                };
+            };
+        };
+        responses: {
+            /** @description One message to an agent and the work it does to answer. Processed asynchronously: follow it with :wait or the event stream. */
+            201: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTurn"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAgentTurn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description agent turn id (agtt_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One message to an agent and the work it does to answer. Processed asynchronously: follow it with :wait or the event stream. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTurn"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    respondAgentTurn: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description agent turn id (agtt_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "the staging cluster"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description your answer to the question, 1-50,000 characters */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description One message to an agent and the work it does to answer. Processed asynchronously: follow it with :wait or the event stream. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTurn"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelAgentTurn: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description agent turn id (agtt_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One message to an agent and the work it does to answer. Processed asynchronously: follow it with :wait or the event stream. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTurn"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    waitAgentTurn: {
+        parameters: {
+            query?: {
+                /** @description seconds to wait at most, 1-60 */
+                timeout?: number;
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description agent turn id (agtt_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One message to an agent and the work it does to answer. Processed asynchronously: follow it with :wait or the event stream. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentTurn"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listApprovalRequests: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only requests in this state (PENDING: those waiting) */
+                state?: "PENDING" | "APPROVED" | "REJECTED" | "CANCELLED";
+                /** @description only the requests of this session */
+                session_id?: string;
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of approval requests */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["ApprovalRequest"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApprovalRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description approval request id (apr_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A pause of an agent turn until a person approves or rejects what it would do. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRequest"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resolveApprovalRequest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description approval request id (apr_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "decision": "APPROVE"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description APPROVE (the code runs, or the turn starts) or REJECT (the model is told, with the reason)
+                     * @enum {string}
+                     */
+                    decision: "APPROVE" | "REJECT";
+                    /** @description why, up to 2,000 characters */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A pause of an agent turn until a person approves or rejects what it would do. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalRequest"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAgentEvents: {
+        parameters: {
+            query?: {
+                /** @description the session's events (ags_ id); this or turn_id */
+                session_id?: string;
+                /** @description one turn's events (agtt_ id); this or session_id */
+                turn_id?: string;
+                /** @description an event's cursor: the events after it */
+                after?: string;
+                /** @description events per page, 1-100 */
+                limit?: number;
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of agent events */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the events, oldest first */
+                        data: components["schemas"]["AgentEvent"][];
+                        /** @description true when more events were stored after this page */
+                        has_more: boolean;
+                        /** @description the last event's cursor: send it as `after` for the next page (null when the page is empty) */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    streamAgentEvents: {
+        parameters: {
+            query?: {
+                /** @description the session's events (ags_ id); this or turn_id */
+                session_id?: string;
+                /** @description one turn's events (agtt_ id); this or session_id */
+                turn_id?: string;
+                /** @description an event's cursor: the events after it */
+                after?: string;
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description resume after this event (what an EventSource sends when it reconnects) */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the event stream */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
                 };
             };
             /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */

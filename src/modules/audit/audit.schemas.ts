@@ -11,7 +11,9 @@ const ACTIONS_DESCRIPTION =
   'deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, ' +
   '`workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), ' +
   '`worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, ' +
-  '`machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine\'s expires_at)';
+  '`machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine\'s expires_at), ' +
+  '`agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` ' +
+  '(a person decided on code an agent proposed, or on a member\'s turn; metadata: turn_id, kind, and the reason of a rejection)';
 
 export const AuditEvent = Type.Object(
   {

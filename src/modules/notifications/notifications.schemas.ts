@@ -12,11 +12,12 @@ export const NOTIFICATION_TYPES = [
   'secret_purge_scheduled',
   'machine_expiry',
   'machine_unreachable',
+  'agent_turn_waiting',
 ] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 export const NOTIFICATION_RESOURCE_TYPES = [
-  'operation', 'install', 'subscription_change_request', 'workspace', 'user', 'api_token', 'secret', 'machine',
+  'operation', 'install', 'subscription_change_request', 'workspace', 'user', 'api_token', 'secret', 'machine', 'agent_turn',
 ] as const;
 export type NotificationResourceType = (typeof NOTIFICATION_RESOURCE_TYPES)[number];
 
@@ -38,7 +39,8 @@ export const Notification = Type.Object(
         'quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), ' +
         'secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), ' +
         'machine_expiry (a machine is deleted at its expires_at: sent to the workspace\'s owners and admins 72 h and 24 h before, once each), ' +
-        'machine_unreachable (a machine\'s agent missed 3 heartbeats; superseded when it heartbeats again or is deleted)',
+        'machine_unreachable (a machine\'s agent missed 3 heartbeats; superseded when it heartbeats again or is deleted), ' +
+        'agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn\'s creator, and for a member\'s turn that needs an admin\'s approval to the owners and admins; superseded once answered or ended)',
     }),
     resource_type: StringEnum(NOTIFICATION_RESOURCE_TYPES, { description: 'the kind of resource the notification is about' }),
     resource_id: Type.String({ description: 'prefixed id of that resource (it may be gone since)' }),

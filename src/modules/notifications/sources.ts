@@ -159,3 +159,24 @@ export async function supersedeMachineNotices(tx: Executor, machineId: string, b
   await supersede(tx, { type: 'machine_unreachable', resourceId: machineId, by });
   await supersede(tx, { type: 'machine_expiry', resourceId: machineId, by });
 }
+
+/**
+ * An agent turn waits on a person: its creator for a question or proposed code (`users`), or the
+ * workspace's owners and admins for a member's turn that needs their approval to start.
+ */
+export function agentTurnWaiting(tx: Executor, e: {
+  workspaceId: string; turnId: string; sessionId: string; waitingFor: 'input' | 'approval'; stepKey: string; what: string; to: { users: string[] } | { adminsOf: string };
+}): Promise<number> {
+  return notify(tx, e.to, {
+    type: 'agent_turn_waiting', key: `${e.turnId}:${e.stepKey}`, resourceType: 'agent_turn', resourceId: e.turnId, workspaceId: e.workspaceId,
+    title: e.waitingFor === 'input' ? 'An agent has a question for you' : 'An agent turn waits for approval',
+    body: `${e.what.slice(0, 1500)} Open the session to ${e.waitingFor === 'input' ? 'answer' : 'approve or reject'}.`,
+    severity: 'info',
+    context: { turn_id: e.turnId, session_id: e.sessionId, waiting_for: e.waitingFor },
+  });
+}
+
+/** The turn no longer waits (answered, resolved, cancelled or ended): its notices no longer hold. */
+export function agentTurnAnswered(tx: Executor, turnId: string, by: string): Promise<void> {
+  return supersede(tx, { type: 'agent_turn_waiting', resourceId: turnId, by });
+}

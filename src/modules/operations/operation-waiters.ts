@@ -1,7 +1,7 @@
 // The pending `:wait` calls of this process, indexed by operation id: one notifier subscription
 // serves all of them, and an "operation ended" notification wakes only the waits on that
 // operation (a reconnect's resync wakes every one, since anything may have ended meanwhile).
-import { RESYNC, type Notifier } from '../../jobs/notifier.js';
+import { RESYNC, type Channel, type Notifier } from '../../jobs/notifier.js';
 
 export interface OperationWatch {
   /** true when a notification for the operation arrived since the last call */
@@ -30,7 +30,8 @@ export class OperationWaiters {
     return n;
   }
 
-  constructor(private readonly notifier: Notifier) {}
+  /** `channel` carries the ids this class watches: operations (the default) or agent turns */
+  constructor(private readonly notifier: Notifier, private readonly channel: Channel = 'svc_operations') {}
 
   private deliver(payload: string): void {
     this.counts.received++;
@@ -39,7 +40,7 @@ export class OperationWaiters {
   }
 
   watch(id: string): OperationWatch {
-    this.unsubscribe ??= this.notifier.subscribe('svc_operations', (payload) => this.deliver(payload));
+    this.unsubscribe ??= this.notifier.subscribe(this.channel, (payload) => this.deliver(payload));
     let notified = false;
     let wake: (() => void) | null = null;
     const listener = () => {

@@ -18,7 +18,7 @@ export const PlanSchema = Type.Object(
       tier: 'free', display_name: 'Free',
       limits: {
         'workspaces/owned': 10, 'compute/clusters': 3, 'compute/machines': 9, 'installs/installs': 10,
-        'secrets/secrets': 50, 'snippets/runs': 1000, 'operations/running': 10,
+        'secrets/secrets': 50, 'snippets/runs': 1000, 'agents/turns': 200, 'agents/cost_cents': 500, 'operations/running': 10,
       },
     }],
   },

@@ -26,7 +26,7 @@ export const BUILT_IN_PLANS: Plan[] = [
     display_name: 'Free',
     limits: {
       'workspaces/owned': 10, 'compute/clusters': 3, 'compute/machines': 9, 'installs/installs': 10,
-      'secrets/secrets': 50, 'snippets/runs': 1_000, 'operations/running': 10,
+      'secrets/secrets': 50, 'snippets/runs': 1_000, 'agents/turns': 200, 'agents/cost_cents': 500, 'operations/running': 10,
     },
   },
   {
@@ -34,7 +34,7 @@ export const BUILT_IN_PLANS: Plan[] = [
     display_name: 'Pro',
     limits: {
       'workspaces/owned': 50, 'compute/clusters': 20, 'compute/machines': 200, 'installs/installs': 200,
-      'secrets/secrets': 1_000, 'snippets/runs': 50_000, 'operations/running': 50,
+      'secrets/secrets': 1_000, 'snippets/runs': 50_000, 'agents/turns': 5_000, 'agents/cost_cents': 20_000, 'operations/running': 50,
     },
   },
   {
@@ -42,7 +42,7 @@ export const BUILT_IN_PLANS: Plan[] = [
     display_name: 'Enterprise',
     limits: {
       'workspaces/owned': 500, 'compute/clusters': 1_000, 'compute/machines': 20_000, 'installs/installs': 20_000,
-      'secrets/secrets': 100_000, 'snippets/runs': 1_000_000, 'operations/running': 500,
+      'secrets/secrets': 100_000, 'snippets/runs': 1_000_000, 'agents/turns': 100_000, 'agents/cost_cents': 1_000_000, 'operations/running': 500,
     },
   },
 ];

@@ -18,6 +18,8 @@ export interface MetricDefinition {
   unit: string;
   /** what is counted, for the OpenAPI document and the README */
   counts: string;
+  /** rate metrics: the window they count in (a UTC day unless it says month) */
+  window?: 'day' | 'month';
 }
 
 export const METRICS = [
@@ -46,6 +48,14 @@ export const METRICS = [
     counts: 'snippet runs started in the workspace during the current UTC day',
   },
   {
+    key: 'agents/turns', type: 'rate', subject: 'workspace', display_name: 'Agent turns per day', unit: 'count',
+    counts: 'agent turns admitted in the workspace during the current UTC day; a turn past it is refused at submit (admission_error QUOTA_EXCEEDED)',
+  },
+  {
+    key: 'agents/cost_cents', type: 'rate', subject: 'workspace', display_name: 'Agent model spend per month', unit: 'cents', window: 'month',
+    counts: 'what the model calls of agent turns cost in the workspace during the current UTC month, in cents (each turn rounded up); checked before every model call',
+  },
+  {
     key: 'operations/running', type: 'concurrency', subject: 'cluster', display_name: 'Running operations per cluster', unit: 'count',
     counts: 'operations running on one cluster at once; deletions are always admitted (a quota never blocks removing things) but count while they run',
   },
@@ -68,4 +78,17 @@ export function isMetricKey(key: string): key is MetricKey {
 export function dayWindow(now: number): { start: number; end: number } {
   const start = now - (now % 86_400);
   return { start, end: start + 86_400 };
+}
+
+/** The UTC calendar month containing `now` (Unix seconds). */
+export function monthWindow(now: number): { start: number; end: number } {
+  const d = new Date(now * 1000);
+  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000;
+  const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
+  return { start, end };
+}
+
+/** The window a rate metric counts in at `now`. */
+export function rateWindow(def: MetricDefinition, now: number): { start: number; end: number } {
+  return def.window === 'month' ? monthWindow(now) : dayWindow(now);
 }

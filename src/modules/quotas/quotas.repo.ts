@@ -48,9 +48,12 @@ export async function counterValue(db: Executor, workspaceId: string, metric: st
   return Number(row?.count ?? 0);
 }
 
-/** Counters of windows that ended before `before` are no longer read. */
-export async function purgeCountersBefore(db: Executor, before: number): Promise<number> {
-  const res = await db.deleteFrom('usage_counters').where('window_start', '<', before).executeTakeFirst();
+/** Counters of windows that started before `before` are no longer read (of every metric but `except`, or only of `only`). */
+export async function purgeCountersBefore(db: Executor, before: number, except: string[], only: string[] = []): Promise<number> {
+  let q = db.deleteFrom('usage_counters').where('window_start', '<', before);
+  if (except.length) q = q.where('metric', 'not in', except);
+  if (only.length) q = q.where('metric', 'in', only);
+  const res = await q.executeTakeFirst();
   return Number(res.numDeletedRows);
 }
 

@@ -13,7 +13,7 @@ import { isId } from '../../platform/ids.js';
 import { DEFAULT_TIER, type PlanCatalog } from '../plans/plans.js';
 import { quotaThresholdReached } from '../notifications/sources.js';
 import { lockWorkspace } from '../workspaces/workspaces.repo.js';
-import { dayWindow, METRICS, metricOf, type MetricDefinition, type MetricKey } from './metrics.js';
+import { dayWindow, METRICS, metricOf, monthWindow, rateWindow, type MetricDefinition, type MetricKey } from './metrics.js';
 import * as repo from './quotas.repo.js';
 import type { QuotaEntryT } from './quotas.schemas.js';
 import { inWorkspaces, type UsageCounter, type WorkspaceSet } from './usage.js';
@@ -98,7 +98,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
     await quotaThresholdReached(tx, {
       to: workspaceId ? { adminsOf: workspaceId } : { users: [(subject as { userId: string }).userId] },
       workspaceId, subjectId: workspaceId ?? (subject as { userId: string }).userId, metric: def.key, displayName: def.display_name,
-      limit, usage: after, percent, tier, window: dayWindow(clock.now()).start,
+      limit, usage: after, percent, tier, window: rateWindow(def, clock.now()).start,
     });
   }
 
@@ -124,7 +124,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
       const tier = (await tx.selectFrom('workspaces').select('plan_tier').where('id', '=', subject.workspaceId).executeTakeFirst())?.plan_tier ?? DEFAULT_TIER;
       const limit = plans.limit(tier, metric);
       const now = clock.now();
-      const window = dayWindow(now);
+      const window = rateWindow(def, now);
       const after = await repo.incrementWithin(tx, subject.workspaceId, metric, window.start, adding, limit);
       if (after === null) throw quotaExceeded(def, limit, await repo.counterValue(tx, subject.workspaceId, metric, window.start), { retryAfter: window.end - now });
       await crossed(tx, def, subject, tier, limit, after - adding, after);
@@ -198,12 +198,13 @@ export function createQuotaService(deps: QuotaServiceDeps) {
     figures ??= buildFiguresQueries();
     const now = clock.now();
     const window = dayWindow(now);
+    const month = monthWindow(now);
     const byWorkspace = 'workspaceId' in view;
     const withUser = view.userId !== null;
     const withCluster = byWorkspace && view.clusterId !== undefined;
     const query = figures[`${byWorkspace ? 'workspace' : 'owner'}${withUser ? '+user' : ''}${withCluster ? '+cluster' : ''}`]!;
     const [row] = await query(db, {
-      workspaceId: byWorkspace ? view.workspaceId : '', userId: view.userId ?? '', clusterId: view.clusterId ?? '', windowStart: window.start,
+      workspaceId: byWorkspace ? view.workspaceId : '', userId: view.userId ?? '', clusterId: view.clusterId ?? '', windowStart: window.start, monthStart: month.start,
     });
     const figure = (name: string) => Number((row as Record<string, unknown> | undefined)?.[name] ?? 0);
 
@@ -244,7 +245,8 @@ export function createQuotaService(deps: QuotaServiceDeps) {
           out.push(entry(def, clusterLimit, usage, { cluster_id: view.clusterId! }));
         }
       } else if (def.type === 'rate') {
-        out.push(entry(def, limitOf(def.key), figure(`rate_${RATE_METRICS.indexOf(def as (typeof RATE_METRICS)[number])}`), { resets_at: window.end }));
+        const resets = (def as MetricDefinition).window === 'month' ? month.end : window.end;
+        out.push(entry(def, limitOf(def.key), figure(`rate_${RATE_METRICS.indexOf(def as (typeof RATE_METRICS)[number])}`), { resets_at: resets }));
       } else {
         out.push(entry(def, limitOf(def.key), counters.has(def.key) ? figure(`usage_${[...counters.keys()].indexOf(def.key)}`) : 0));
       }
@@ -258,7 +260,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
    * prepared once: the plan tier, every registered counter and every rate counter as scalar subqueries.
    */
   function buildFiguresQueries() {
-    type P = { workspaceId: string; userId: string; clusterId: string; windowStart: number };
+    type P = { workspaceId: string; userId: string; clusterId: string; windowStart: number; monthStart: number };
     const rankCase = sql`case w.plan_tier ${sql.join(plans.plans.map((p, i) => sql`when ${p.tier} then ${sql.lit(i)}`), sql` `)} else ${sql.lit(plans.rank(DEFAULT_TIER))} end`;
     const build = (byWorkspace: boolean, withUser: boolean, withCluster: boolean) => preparedQuery((qdb, p: P) => {
       const set: WorkspaceSet = byWorkspace ? { workspaceId: p.workspaceId } : { ownerUserId: p.userId };
@@ -266,7 +268,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
       const columns: AliasedExpression<unknown, string>[] = [
         ...[...counters.values()].map((counter, i) => repo.orZero(counter(qdb, within)).as(`usage_${i}`)),
         ...RATE_METRICS.map((m, i) => repo.orZero(qdb.selectFrom('usage_counters').select((eb) => eb.fn.sum('count').as('n'))
-          .where(within('usage_counters.workspace_id')).where('metric', '=', m.key).where('window_start', '=', p.windowStart).$asScalar()).as(`rate_${i}`)),
+          .where(within('usage_counters.workspace_id')).where('metric', '=', m.key).where('window_start', '=', (m as MetricDefinition).window === 'month' ? p.monthStart : p.windowStart).$asScalar()).as(`rate_${i}`)),
       ];
       if (byWorkspace) columns.push(sql<number | string>`(select plan_tier from workspaces where id = ${p.workspaceId})`.as('tier'));
       if (withUser) {
@@ -290,12 +292,36 @@ export function createQuotaService(deps: QuotaServiceDeps) {
     return out;
   }
 
-  /** Rate counters of windows that ended more than a day ago. */
-  function purgeCounters(): Promise<number> {
-    return repo.purgeCountersBefore(db, dayWindow(clock.now()).start - 86_400);
+  /** Rate counters of windows that ended more than a day ago (a month's counters once their month ended). */
+  async function purgeCounters(): Promise<number> {
+    const now = clock.now();
+    const monthly = RATE_METRICS.filter((m) => (m as MetricDefinition).window === 'month').map((m) => m.key as string);
+    return (await repo.purgeCountersBefore(db, dayWindow(now).start - 86_400, monthly)) + (await repo.purgeCountersBefore(db, monthWindow(now).start, [], monthly));
   }
 
-  return { registerUsage, unregisteredMetrics, enforce, refund, admitOperation, firstOverLimit, report, purgeCounters, plans };
+  /**
+   * Adds to a rate counter without a limit: use that already happened (what a model call cost) is
+   * counted, and the next check refuses once the counter passes the limit.
+   */
+  async function record(tx: Executor, workspaceId: string, metric: MetricKey, adding: number): Promise<void> {
+    if (adding <= 0) return;
+    const def = metricOf(metric);
+    await repo.incrementWithin(tx, workspaceId, metric, rateWindow(def, clock.now()).start, adding, Number.MAX_SAFE_INTEGER);
+  }
+
+  /** Refuses (429 QUOTA_EXCEEDED) when a rate counter has reached its limit, or `adding` would pass it; counts nothing. */
+  async function check(executor: Executor, workspaceId: string, metric: MetricKey, adding = 0): Promise<void> {
+    if (!enforced) return;
+    const def = metricOf(metric);
+    const tier = (await executor.selectFrom('workspaces').select('plan_tier').where('id', '=', workspaceId).executeTakeFirst())?.plan_tier ?? DEFAULT_TIER;
+    const limit = plans.limit(tier, metric);
+    const now = clock.now();
+    const window = rateWindow(def, now);
+    const usage = await repo.counterValue(executor, workspaceId, metric, window.start);
+    if (usage >= limit || usage + adding > limit) throw quotaExceeded(def, limit, usage, { retryAfter: window.end - now });
+  }
+
+  return { registerUsage, unregisteredMetrics, enforce, refund, record, check, admitOperation, firstOverLimit, report, purgeCounters, plans };
 }
 
 export type QuotaService = ReturnType<typeof createQuotaService>;

@@ -52,8 +52,11 @@ function refused(writerId: string, cause: string, what: string): WriterRights {
   };
 }
 
-/** The rights the snippet's last writer has now in its workspace (read in the run's admission transaction). */
-export async function writerRights(tx: Executor, row: SnippetRow): Promise<WriterRights> {
+/**
+ * The rights the snippet's last writer has now in its workspace (read in the run's admission
+ * transaction); also an agent turn's creator's at each tool call (its row has no writer_id).
+ */
+export async function writerRights(tx: Executor, row: Pick<SnippetRow, 'writer_id' | 'created_by' | 'workspace_id' | 'writer_role_cap'>): Promise<WriterRights> {
   const id = row.writer_id ?? row.created_by;
   const ws = row.workspace_id;
   let role: Role;

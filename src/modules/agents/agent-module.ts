@@ -1,0 +1,50 @@
+// Builds the agents module's services (API.md 8.6) and registers the job that runs turns.
+import type { Config } from '../../config.js';
+import type { Db, Dialect } from '../../db/database.js';
+import type { ModelProvider, ModelProviderName } from '../../drivers/models/driver.js';
+import type { Notifier } from '../../jobs/notifier.js';
+import type { JobHandler } from '../../jobs/worker.js';
+import type { Keyring } from '../../platform/keyring.js';
+import type { CursorCodec } from '../../platform/pagination.js';
+import type { QuotaService } from '../quotas/quotas.service.js';
+import type { Dispatch, RunCredentials } from '../snippets/snippet-bridge.js';
+import type { SnippetRunner } from '../snippets/snippet-runner.js';
+import { createEventLog } from './agent-events.js';
+import { createApprovalService } from './agent-approvals.service.js';
+import { createTurnRunner } from './agent-runner.js';
+import { createAgentTools } from './agent-tools.js';
+import { createTurnService } from './agent-turns.service.js';
+import { createAgentService } from './agents.service.js';
+import { StreamRegistry } from './event-stream.js';
+import { createTurnMoves } from './turn-moves.js';
+
+export interface AgentModuleDeps {
+  db: Db;
+  dialect: Dialect;
+  cursors: CursorCodec;
+  notifier: Notifier;
+  quotas: QuotaService;
+  keyring: Keyring;
+  config: Config;
+  snippetRunner: SnippetRunner;
+  runCredentials: RunCredentials;
+  apiDispatch: { current: Dispatch | null };
+  jobHandlers: Map<string, JobHandler>;
+}
+
+export function createAgentModule(deps: AgentModuleDeps) {
+  const { db, dialect, cursors, notifier, quotas, config } = deps;
+  const agentEvents = createEventLog({ db, notifier });
+  const moves = createTurnMoves({ dialect, events: agentEvents, notifier });
+  const agents = createAgentService({ db, cursors, publicUrl: config.publicUrl, agents: config.agents });
+  const agentTurns = createTurnService({ db, dialect, cursors, notifier, quotas, agents, events: agentEvents, moves, config: config.agents });
+  const agentApprovals = createApprovalService({ db, dialect, cursors, agents, moves });
+  /** model providers by name (tests may replace one) */
+  const modelProviders = new Map<ModelProviderName, ModelProvider>();
+  const tools = createAgentTools({ runner: deps.snippetRunner, credentials: deps.runCredentials, dispatch: () => deps.apiDispatch.current });
+  deps.jobHandlers.set('agent_turn', createTurnRunner({
+    db, dialect, notifier, events: agentEvents, moves, tools, providers: modelProviders, config: config.agents, keyring: deps.keyring, quotas,
+    backoffScale: config.jobs.backoffScale,
+  }));
+  return { agents, agentTurns, agentApprovals, agentEvents, modelProviders, agentStreams: new StreamRegistry() };
+}

@@ -1,0 +1,118 @@
+// One Server-Sent Events connection: replays stored events after the cursor, then follows. Bounded
+// per connection: it reads at most 100 events a query, waits for the socket to drain before the
+// next page (a slow reader holds no growing buffer), ends after `maxMs`, and ends at shutdown. It
+// never holds events in memory between reads: each wake reads from the database after the last id
+// written, so a notification lost or coalesced costs nothing but a read.
+import type { ServerResponse } from 'node:http';
+import type { FastifyRequest } from 'fastify';
+import type { AgentEventT } from './agents.schemas.js';
+
+/** the open streams of this process, ended at shutdown */
+export class StreamRegistry {
+  private readonly open = new Set<() => void>();
+  closing = false;
+  add(end: () => void): () => void {
+    this.open.add(end);
+    return () => this.open.delete(end);
+  }
+  get size(): number {
+    return this.open.size;
+  }
+  closeAll(): void {
+    this.closing = true;
+    for (const end of [...this.open]) end();
+  }
+}
+
+export interface FollowOptions {
+  after: number;
+  list(after: number): Promise<AgentEventT[]>;
+  watch(wake: () => void): () => void;
+  /** true for the event that ends the stream (a followed turn's terminal event) */
+  ends(event: AgentEventT): boolean;
+  /** true when the followed turn already ended (a stream resumed after its last event ends at once) */
+  turnEnded(): Promise<boolean>;
+  heartbeatMs: number;
+  maxMs: number;
+  streams: StreamRegistry;
+  now(): number;
+}
+
+/** A safety read this often in case a notification was lost (the notifier resyncs after reconnects anyway). */
+const SAFETY_READ_MS = 30_000;
+
+function frame(event: AgentEventT): string {
+  return `id: ${event.cursor}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+}
+
+export async function followStream(request: FastifyRequest, res: ServerResponse, opts: FollowOptions): Promise<void> {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'x-request-id': request.id,
+  });
+  res.write('retry: 1000\n\n');
+  let last = opts.after;
+  let ended = false;
+  let wake: (() => void) | null = null;
+  let dirty = true;
+  const rouse = () => {
+    dirty = true;
+    wake?.();
+  };
+  const end = () => {
+    ended = true;
+    wake?.();
+  };
+  const unregister = opts.streams.add(end);
+  const unwatch = opts.watch(rouse);
+  res.on('close', end);
+  const stopAt = opts.now() + opts.maxMs;
+  const heartbeat = setInterval(() => {
+    if (!ended && res.writable) res.write(': keepalive\n\n');
+  }, opts.heartbeatMs);
+  heartbeat.unref();
+  try {
+    if (await opts.turnEnded()) {
+      const rest = await opts.list(last);
+      if (rest.length === 0) return;
+    }
+    while (!ended && opts.now() < stopAt) {
+      if (dirty) {
+        dirty = false;
+        const events = await opts.list(last);
+        for (const event of events) {
+          last = event.sequence;
+          if (!res.write(frame(event))) await new Promise<void>((resolve) => res.once('drain', resolve).once('close', resolve));
+          if (opts.ends(event)) return;
+          if (ended) return;
+        }
+        // A full page: read on at once.
+        if (events.length === 100) dirty = true;
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          dirty = true;
+          resolve();
+        }, Math.min(SAFETY_READ_MS, Math.max(0, stopAt - opts.now())));
+        timer.unref();
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        if (dirty || ended) wake();
+      });
+      wake = null;
+    }
+  } catch (err) {
+    request.log.warn({ err }, 'agent event stream failed');
+  } finally {
+    clearInterval(heartbeat);
+    unwatch();
+    unregister();
+    if (!res.writableEnded) res.end();
+  }
+}
