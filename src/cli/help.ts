@@ -19,6 +19,11 @@ const EXAMPLES: Record<string, string[]> = {
   'snippets run': ['svc snippets run snp_… --input limit=10', 'svc snippets run --code-file report.js --input days=7'],
   'snippets execute-code': ['svc snippets execute-code --code-file report.js --input a=1 --input b=2'],
   'snippets create': ["svc snippets create --name 'Installs and their URLs' --code-file installs.js --display-type table"],
+  // short texts typed inline; `svc chat` is the conversational way to the same calls
+  'agents create': ["svc agents create --name ops --instructions 'You help the team run their workspace.' --capabilities CHAT"],
+  'agent-turns create': ["svc agent-turns create --session-id ags_… --message 'How many installs are there?'"],
+  'agent-turns respond': ['svc agent-turns respond agtt_… --content staging'],
+  'agent-events stream': ['svc agent-events stream --turn-id agtt_…', 'svc agent-events stream --session-id ags_… --json'],
 };
 
 /** Where the whole description of an operation is. */
@@ -100,10 +105,11 @@ function generatedExamples(spec: CommandSpec): string[] {
   return [[...head, ...requiredWords, ...some.flatMap((f) => flagWords(spec, f, placeholder(f))), ...inputOnly, ...tail].join(' ')];
 }
 
-/** Examples for a command that creates or changes something; none for reads. */
+/** Examples for a command that creates or changes something, and the hand-written ones of reads. */
 export function examplesFor(spec: CommandSpec): string[] {
-  if (spec.method === 'GET') return [];
-  return EXAMPLES[`${spec.resource} ${spec.action}`] ?? generatedExamples(spec);
+  const own = EXAMPLES[`${spec.resource} ${spec.action}`];
+  if (spec.method === 'GET') return own ?? [];
+  return own ?? generatedExamples(spec);
 }
 
 /** The shell words of a command line (quotes kept), a flag and its value as one unit so a break never parts them. */

@@ -231,7 +231,9 @@ export function buildProgram(o: Output, only?: string): Command {
     .summary('talk to an agent: its answer streamed, tool calls shown, approvals and questions answered here')
     .description('talk to an agent of the workspace: each message is a turn, streamed as it runs, until it ends')
     .argument('<agent>', 'the agent: its id (agt_...) or its name')
-    .argument('[message...]', 'what to say (the words are joined); none: a conversation read line by line from stdin')
+    // [message] rather than [message...], which would widen the column of `svc --help`; the words are joined all the same
+    .argument('[message]', 'what to say (several words are joined); none: a conversation read line by line from stdin')
+    .allowExcessArguments(true)
     .option('--session <id>', 'go on in this session (ags_...) instead of the newest one of yours; a turn of it waiting for you is shown and asked first')
     .option('--new', 'start a new session')
     .option('--approve', 'approve every change the agent proposes, without asking')
@@ -239,7 +241,7 @@ export function buildProgram(o: Output, only?: string): Command {
     .option('--svc-context <ws>', 'the workspace to act on (ws_...); default: the one of `svc workspaces use` or SVC_CONTEXT')
     .option('--json', 'print the events as JSON lines, as the API sends them (prompts still on stderr)')
     .addHelpText('after', CHAT_HELP)
-    .action(async (agent: string, words: string[], opts: ChatFlags) => { exitCode = await chat(o, agent, words, opts); });
+    .action(async (agent: string, _message: string | undefined, opts: ChatFlags, cmd: Command) => { exitCode = await chat(o, agent, cmd.args.slice(1), opts); });
 
   program.commandsGroup('Machine agent:');
   const machine = configure(program.command('machine').summary('run the machine agent on a server: svc machine join')
