@@ -23,7 +23,6 @@ const EXAMPLES: Record<string, string[]> = {
   'agents create': ["svc agents create --name ops --instructions 'You help the team run their workspace.' --capabilities CHAT"],
   'agent-turns create': ["svc agent-turns create --session-id ags_… --message 'How many installs are there?'"],
   'agent-turns respond': ['svc agent-turns respond agtt_… --content staging'],
-  'agent-events stream': ['svc agent-events stream --turn-id agtt_…', 'svc agent-events stream --session-id ags_… --json'],
 };
 
 /** Where the whole description of an operation is. */
@@ -105,11 +104,10 @@ function generatedExamples(spec: CommandSpec): string[] {
   return [[...head, ...requiredWords, ...some.flatMap((f) => flagWords(spec, f, placeholder(f))), ...inputOnly, ...tail].join(' ')];
 }
 
-/** Examples for a command that creates or changes something, and the hand-written ones of reads. */
+/** Examples for a command that creates or changes something; none for reads. */
 export function examplesFor(spec: CommandSpec): string[] {
-  const own = EXAMPLES[`${spec.resource} ${spec.action}`];
-  if (spec.method === 'GET') return own ?? [];
-  return own ?? generatedExamples(spec);
+  if (spec.method === 'GET') return [];
+  return EXAMPLES[`${spec.resource} ${spec.action}`] ?? generatedExamples(spec);
 }
 
 /** The shell words of a command line (quotes kept), a flag and its value as one unit so a break never parts them. */
