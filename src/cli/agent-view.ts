@@ -109,23 +109,26 @@ export function printEvents(o: Output, events: AgentEvent[]): void {
 export function renderEventPage({ body, o }: RenderContext): void {
   const events = (pick(body, 'data') ?? pick(body, 'items') ?? []) as AgentEvent[];
   printEvents(o, events);
-  const next = pick(body, 'next_cursor');
-  if (next) o.err.write(`${o.errColor.dim(`more events: --after ${String(events.at(-1)?.cursor ?? '')}`)}\n`);
+  const more = pick(body, 'has_more') ?? Boolean(pick(body, 'next_cursor'));
+  if (more) o.err.write(`${o.errColor.dim(`more events: --after ${String(events.at(-1)?.cursor ?? '')}`)}\n`);
 }
 
-const code = (c: { code?: string; message?: string } | undefined) => (c?.code ? `${c.code}: ${c.message ?? ''}` : null);
-
-/** A turn as a record: what was asked, its state and model, why it failed, what it used. */
-export function renderTurn({ body, o }: RenderContext): void {
-  const t = body as Record<string, unknown> & { input?: { content?: string }; failure?: { code?: string }; admission_error?: { code?: string }; usage_summary?: UsageSummary };
-  const { input, failure, admission_error: admission, usage_summary: usage, ...rest } = t;
-  printRecord(o, {
-    id: rest.id, state: rest.state, model: rest.model, message: input?.content, session_id: rest.session_id, agent_id: rest.agent_id,
-    ...(code(failure) ? { failure: code(failure) } : {}),
-    ...(code(admission) ? { admission_error: code(admission) } : {}),
-    runtime_decision: rest.runtime_decision, decision_reason: rest.decision_reason, usage: usageText(usage),
-    created_by: rest.created_by, created_at: rest.created_at, started_at: rest.started_at, completed_at: rest.completed_at, etag: rest.etag,
-  });
+/**
+ * An agent, a session or a turn as a record, in the API's order but shorter: `usage` in one phrase
+ * instead of seven counters, a turn's message, and its failure or admission error as `CODE:
+ * message` (left out while it has none).
+ */
+export function renderAgentRecord({ body, o }: RenderContext): void {
+  const view: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+    if (key === 'usage_summary') view.usage = usageText(value as UsageSummary);
+    else if (key === 'input') view.message = pick(value, 'content');
+    else if (key === 'failure' || key === 'admission_error') {
+      const { code, message } = (value ?? {}) as { code?: string; message?: string };
+      if (code) view[key] = `${code}: ${message ?? ''}`;
+    } else view[key] = value;
+  }
+  printRecord(o, view);
 }
 
 /** The code of a change to approve, framed so it reads as code and not as the tool's own output. */

@@ -33,7 +33,7 @@ type Request = ReturnType<typeof buildRequest>;
 import { pick, terminalText, type Output } from './output.js';
 import { printTable, type Cells, type RecordTable, type TableLayout } from './table.js';
 import { renderSnippetResult, snippetFailure, prepareSnippetRun, DISPLAY_TYPES } from './snippets.js';
-import { renderApproval, renderEventPage, renderTurn, usageText } from './agent-view.js';
+import { renderAgentRecord, renderApproval, renderEventPage, usageText } from './agent-view.js';
 
 export interface RenderContext {
   body: unknown;
@@ -178,8 +178,10 @@ export const PRESENTERS: Record<string, Presenter> = {
   'agent-events list': { render: renderEventPage },
   'agent-events stream': { follow: async (ctx) => (await import('./agent-events.js')).streamEventsCommand(ctx.api, ctx.o, ctx.inv, ctx.req) },
 };
-// One turn, or an approval request with its code, as a record (lists keep the tables above).
-for (const action of ['get', 'create', 'respond', 'cancel', 'wait']) PRESENTERS[`agent-turns ${action}`] = { render: renderTurn };
+// One agent, session or turn (usage in a phrase), or an approval request with its code, as a record; lists keep the tables above.
+for (const [resource, actions] of [
+  ['agents', ['get', 'create', 'update', 'delete', 'undelete']], ['agent-sessions', ['get', 'create', 'delete', 'undelete']], ['agent-turns', ['get', 'create', 'respond', 'cancel', 'wait']],
+] as const) for (const action of actions) PRESENTERS[`${resource} ${action}`] = { render: renderAgentRecord };
 for (const action of ['get', 'resolve']) PRESENTERS[`approval-requests ${action}`] = { render: renderApproval };
 
 /** How long a step ran: whole seconds of the server's clock, as --wait says it. */
