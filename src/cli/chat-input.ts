@@ -55,6 +55,8 @@ export function lineInput(o: Output, onInterrupt: () => void): LineInput {
           waiter = resolve;
           signal?.addEventListener('abort', () => {
             waiter = null;
+            // the shell's prompt then starts on a line of its own
+            if (terminal) o.err.write('\n');
             reject(signal.reason);
           }, { once: true });
         });
