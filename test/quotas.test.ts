@@ -51,7 +51,7 @@ describe('plans and GET /v1/quotas', () => {
       assert.equal(free.display_name, 'Free');
       assert.deepEqual(free.limits, {
         'workspaces/owned': 10, 'compute/clusters': 3, 'compute/machines': 9, 'installs/installs': 10,
-        'secrets/secrets': 50, 'snippets/runs': 1000, 'operations/running': 10,
+        'secrets/secrets': 50, 'snippets/runs': 1000, 'agents/turns': 200, 'agents/cost_cents': 500, 'operations/running': 10,
       });
     }
     assert.equal((await t.request('GET', '/v1/plans')).status, 401);
@@ -61,7 +61,7 @@ describe('plans and GET /v1/quotas', () => {
     const asOwner = await t.request('GET', '/v1/quotas', f.opts(A));
     assert.equal(asOwner.status, 200, asOwner.text);
     assert.deepEqual(asOwner.body.data.map((e: Entry) => e.metric),
-      ['workspaces/owned', 'compute/clusters', 'compute/machines', 'installs/installs', 'secrets/secrets', 'snippets/runs']);
+      ['workspaces/owned', 'compute/clusters', 'compute/machines', 'installs/installs', 'secrets/secrets', 'snippets/runs', 'agents/turns', 'agents/cost_cents']);
     assert.equal(asOwner.body.has_more, false);
     const q = byMetric(asOwner.body);
     assert.deepEqual(q['compute/clusters'], { metric: 'compute/clusters', type: 'allocation', display_name: 'Clusters', unit: 'count', limit: 3, usage: 0, remaining: 3 });
@@ -72,7 +72,7 @@ describe('plans and GET /v1/quotas', () => {
     // An API token (no user): the workspace's figures without workspaces/owned.
     const asToken = await t.request('GET', '/v1/quotas', { token: tokenA });
     assert.equal(asToken.status, 200);
-    assert.deepEqual(asToken.body.data.map((e: Entry) => e.metric), ['compute/clusters', 'compute/machines', 'installs/installs', 'secrets/secrets', 'snippets/runs']);
+    assert.deepEqual(asToken.body.data.map((e: Entry) => e.metric), ['compute/clusters', 'compute/machines', 'installs/installs', 'secrets/secrets', 'snippets/runs', 'agents/turns', 'agents/cost_cents']);
 
     const cluster = await f.cluster(A);
     const pkg = (await f.packageWithVersion(A)).pkgId;
@@ -124,7 +124,7 @@ describe('plans and GET /v1/quotas', () => {
     assert.equal(res.status, 200, res.text);
     const q = byMetric(res.body);
     assert.deepEqual(res.body.data.map((e: Entry) => e.metric),
-      ['workspaces/owned', 'compute/clusters', 'compute/machines', 'installs/installs', 'secrets/secrets', 'snippets/runs']);
+      ['workspaces/owned', 'compute/clusters', 'compute/machines', 'installs/installs', 'secrets/secrets', 'snippets/runs', 'agents/turns', 'agents/cost_cents']);
     assert.deepEqual([q['workspaces/owned']!.usage, q['workspaces/owned']!.limit], [2, 10]);
     assert.deepEqual([q['compute/clusters']!.usage, q['compute/clusters']!.limit], [2, 6], 'limits summed over two free workspaces');
     assert.deepEqual([q['compute/machines']!.usage, q['compute/machines']!.limit], [2, 18]);

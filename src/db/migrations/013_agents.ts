@@ -108,7 +108,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('state', 'text', (c) => c.notNull())
     /** JSON: a model step's answer {text, tool_calls}; a tool step's arguments */
     .addColumn('request', 'text')
-    /** JSON: a tool step's result as the model is told it */
+    /** JSON: a tool step's result as the model is told it; a model step's reported usage and cost */
     .addColumn('result', 'text')
     .addColumn('started_at', 'bigint', (c) => c.notNull())
     .addColumn('completed_at', 'bigint')

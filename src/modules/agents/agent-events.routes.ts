@@ -116,7 +116,7 @@ export function agentEventRoutes(app: App, s: Services): void {
     await followStream(request, reply.raw, {
       after, list: (since) => s.agentEvents.list({ ...filter, after: since, limit: 100 }), watch: (wake) => s.agentEvents.watch(filter.sessionId, wake),
       ends, turnEnded, heartbeatMs: s.config.agents.streamHeartbeatSeconds * 1000, maxMs: s.config.agents.streamMaxSeconds * 1000,
-      streams: s.agentStreams, now: () => clock.nowMs(),
+      streams: s.agentStreams, now: () => clock.nowMs(), safetyReadMs: s.dialect === 'sqlite' ? 1000 : 30_000,
     });
   });
 }

@@ -364,7 +364,11 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     const history = await repo.historyOf(db, turn.session_id, turn.id, 20);
     const messages = conversationOf(agent, history, turn, steps);
     const price = priceOf(config.prices, policy.default_model);
-    await checkBudgets(turn, policy, costMicrocents(price, { input_tokens: estimateTokens(messages), output_tokens: EXPECTED_OUTPUT_TOKENS }));
+    // The next call costs at least what the conversation's size says, and at least what the last
+    // call of this turn cost (each call sends the whole conversation again, so calls only grow).
+    const lastModel = [...steps].reverse().find((s) => s.kind === 'model' && s.state === 'DONE');
+    const lastCost = lastModel?.result ? (JSON.parse(lastModel.result) as { cost_microcents: number }).cost_microcents : 0;
+    await checkBudgets(turn, policy, Math.max(lastCost, costMicrocents(price, { input_tokens: estimateTokens(messages), output_tokens: EXPECTED_OUTPUT_TOKENS })));
     const provider = deps.providers.get(policy.provider);
     if (!provider) throw new TurnFailure('MODEL_UNAVAILABLE', `the model provider ${policy.provider} is not set up on this service`);
     let apiKey: string | null;
@@ -384,7 +388,9 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         const answer = await streamOnce(job, provider, { model: policy.default_model, messages, apiKey }, signal);
         const cost = costMicrocents(price, answer.usage);
         await fenced(job, turnId, 'RUNNING', async (tx, current) => {
-          await repo.moveStep(tx, step.id, ['RUNNING'], { state: 'DONE', request: JSON.stringify({ text: answer.text, tool_calls: answer.tool_calls }), completed_at: clock.now() });
+          await repo.moveStep(tx, step.id, ['RUNNING'], {
+            state: 'DONE', request: JSON.stringify({ text: answer.text, tool_calls: answer.tool_calls }), result: JSON.stringify({ ...answer.usage, cost_microcents: cost }), completed_at: clock.now(),
+          });
           const used = (await repo.addTurnUsage(tx, turnId, { cost_microcents: cost, token_count: answer.usage.input_tokens + answer.usage.output_tokens, compute_ms: 0, api_call_count: 0 }))!;
           await deps.quotas.record(tx, current.workspace_id, 'agents/cost_cents', centsOf(Number(used.cost_microcents)) - centsOf(Number(current.cost_microcents)));
           await events.append(tx, current, [

@@ -87,7 +87,7 @@ export function agentTurnRoutes(app: App, s: Services): void {
     config: { auth: 'workspace' },
     schema: {
       tags, security: bearerSecurity, operationId: 'getAgentTurn', summary: 'Get an agent turn',
-      description: 'The turn, field by field as spec 2.4 has it. Sends the etag in the ETag header.',
+      description: 'The turn: its state, admission, model, usage and failure. Sends the etag in the ETag header.',
       params: TurnParams, headers: requestHeaders(),
       response: responses({ 200: Turn }),
     },

@@ -88,7 +88,10 @@ export const ModelPolicy = Type.Object(
     max_budget_cents: Type.Optional(Type.Union([Cents, Type.Null()], { description: 'the most the agent\'s turns may cost per budget_period; checked before every model call' })),
     budget_period: Type.Optional(StringEnum(BUDGET_PERIODS, { description: 'the period of max_budget_cents (calendar day, ISO week, month; UTC); default MONTH' })),
   },
-  { $id: 'ModelPolicy', additionalProperties: false, description: 'Which model provider and model an agent\'s turns use, whose key, and what they may cost.' },
+  {
+    $id: 'ModelPolicy', additionalProperties: false, description: 'Which model provider and model an agent\'s turns use, whose key, and what they may cost.',
+    examples: [{ provider: 'openai', default_model: 'gpt-4o-mini', credential_secret_id: 'sec_01kaxq3m7y0c9v8t6r5p4n3m2k', max_turn_budget_cents: 25, max_budget_cents: 2000, budget_period: 'MONTH' }],
+  },
 );
 export type ModelPolicyT = Static<typeof ModelPolicy>;
 
@@ -99,7 +102,7 @@ export const ToolPolicy = Type.Object(
       default: 'APPROVAL_REQUIRED',
     })),
   },
-  { $id: 'ToolPolicy', additionalProperties: false, description: 'What the agent\'s tool calls may do. They never do more than the turn\'s creator may.' },
+  { $id: 'ToolPolicy', additionalProperties: false, description: 'What the agent\'s tool calls may do. They never do more than the turn\'s creator may.', examples: [{ writes: 'APPROVAL_REQUIRED' }] },
 );
 
 const AgentName = Type.String({ minLength: 1, maxLength: 120, description: 'a name, 1-120 characters' });
@@ -163,8 +166,8 @@ export const CreateAgentBody = Type.Object(
     description: Type.Optional(Description),
     instructions: Instructions,
     capabilities: Capabilities,
-    model_policy: Type.Optional(ModelPolicy),
-    tool_policy: Type.Optional(ToolPolicy),
+    model_policy: Type.Optional(refTo(ModelPolicy)),
+    tool_policy: Type.Optional(refTo(ToolPolicy)),
   },
   { additionalProperties: false, examples: [{ name: 'ops', instructions: 'You help the team run their workspace.', capabilities: ['CHAT'] }] },
 );
@@ -176,8 +179,8 @@ export const PatchAgentBody = Type.Object(
     description: Type.Optional(Type.Union([Description, Type.Null()])),
     instructions: Type.Optional(Instructions),
     capabilities: Type.Optional(Capabilities),
-    model_policy: Type.Optional(ModelPolicy),
-    tool_policy: Type.Optional(ToolPolicy),
+    model_policy: Type.Optional(refTo(ModelPolicy)),
+    tool_policy: Type.Optional(refTo(ToolPolicy)),
   },
   { additionalProperties: false, examples: [{ tool_policy: { writes: 'DENIED' } }] },
 );

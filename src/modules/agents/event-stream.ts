@@ -34,12 +34,16 @@ export interface FollowOptions {
   turnEnded(): Promise<boolean>;
   heartbeatMs: number;
   maxMs: number;
+  /**
+   * a read this often even without a notification: on PostgreSQL a safety net (the notifier
+   * resyncs after reconnects anyway); on SQLite how another process's events are seen, as the
+   * notifier there is in-process (operations' :wait polls the same way)
+   */
+  safetyReadMs: number;
   streams: StreamRegistry;
   now(): number;
 }
 
-/** A safety read this often in case a notification was lost (the notifier resyncs after reconnects anyway). */
-const SAFETY_READ_MS = 30_000;
 
 function frame(event: AgentEventT): string {
   return `id: ${event.cursor}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
@@ -97,7 +101,7 @@ export async function followStream(request: FastifyRequest, res: ServerResponse,
         const timer = setTimeout(() => {
           dirty = true;
           resolve();
-        }, Math.min(SAFETY_READ_MS, Math.max(0, stopAt - opts.now())));
+        }, Math.min(opts.safetyReadMs, Math.max(0, stopAt - opts.now())));
         timer.unref();
         wake = () => {
           clearTimeout(timer);

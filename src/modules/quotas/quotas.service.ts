@@ -299,6 +299,9 @@ export function createQuotaService(deps: QuotaServiceDeps) {
     return (await repo.purgeCountersBefore(db, dayWindow(now).start - 86_400, monthly)) + (await repo.purgeCountersBefore(db, monthWindow(now).start, [], monthly));
   }
 
+  /** counters are 32-bit integer columns */
+  const COUNTER_MAX = 2_000_000_000;
+
   /**
    * Adds to a rate counter without a limit: use that already happened (what a model call cost) is
    * counted, and the next check refuses once the counter passes the limit.
@@ -306,7 +309,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
   async function record(tx: Executor, workspaceId: string, metric: MetricKey, adding: number): Promise<void> {
     if (adding <= 0) return;
     const def = metricOf(metric);
-    await repo.incrementWithin(tx, workspaceId, metric, rateWindow(def, clock.now()).start, adding, Number.MAX_SAFE_INTEGER);
+    await repo.incrementWithin(tx, workspaceId, metric, rateWindow(def, clock.now()).start, adding, COUNTER_MAX);
   }
 
   /** Refuses (429 QUOTA_EXCEEDED) when a rate counter has reached its limit, or `adding` would pass it; counts nothing. */
