@@ -1774,7 +1774,7 @@ export interface paths {
         };
         /**
          * Get an agent turn
-         * @description The turn, field by field as spec 2.4 has it. Sends the etag in the ETag header.
+         * @description The turn: its state, admission, model, usage and failure. Sends the etag in the ETag header.
          */
         get: operations["getAgentTurn"];
         put?: never;
@@ -4107,7 +4107,17 @@ export interface components {
             /** @description always 0: no ambient triggers yet */
             ambient_trigger_count: number;
         };
-        /** @description Which model provider and model an agent's turns use, whose key, and what they may cost. */
+        /**
+         * @description Which model provider and model an agent's turns use, whose key, and what they may cost.
+         * @example {
+         *       "provider": "openai",
+         *       "default_model": "gpt-4o-mini",
+         *       "credential_secret_id": "sec_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "max_turn_budget_cents": 25,
+         *       "max_budget_cents": 2000,
+         *       "budget_period": "MONTH"
+         *     }
+         */
         ModelPolicy: {
             /**
              * @description local (built in, offline), openai (OpenAI-compatible: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic; default the operator's SVC_AGENT_PROVIDER
@@ -4130,7 +4140,12 @@ export interface components {
              */
             budget_period?: "DAY" | "WEEK" | "MONTH";
         };
-        /** @description What the agent's tool calls may do. They never do more than the turn's creator may. */
+        /**
+         * @description What the agent's tool calls may do. They never do more than the turn's creator may.
+         * @example {
+         *       "writes": "APPROVAL_REQUIRED"
+         *     }
+         */
         ToolPolicy: {
             /**
              * @description propose_change (code that writes): APPROVAL_REQUIRED (default: runs only after a person approves the exact code), ALLOWED (runs at once), DENIED (refused; the model is told)
@@ -16742,38 +16757,8 @@ export interface operations {
                     instructions: string;
                     /** @description CHAT, CODING, AMBIENT (1-10, unique) */
                     capabilities: ("CHAT" | "CODING" | "AMBIENT")[];
-                    /** @description Which model provider and model an agent's turns use, whose key, and what they may cost. */
-                    model_policy?: {
-                        /**
-                         * @description local (built in, offline), openai (OpenAI-compatible: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic; default the operator's SVC_AGENT_PROVIDER
-                         * @enum {string}
-                         */
-                        provider?: "local" | "openai" | "anthropic";
-                        /** @description the model turns use, e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-5 */
-                        default_model: string;
-                        /** @description models the agent may use; default_model must be one of them when given (else MODEL_NOT_ALLOWED at admission) */
-                        allowed_models?: string[];
-                        /** @description a workspace secret (sec_) whose enabled latest version holds the provider API key (bring your own key); read when each model call is made, never shown */
-                        credential_secret_id?: string | null;
-                        /** @description the most one turn may cost; checked before every model call */
-                        max_turn_budget_cents?: number | null;
-                        /** @description the most the agent's turns may cost per budget_period; checked before every model call */
-                        max_budget_cents?: number | null;
-                        /**
-                         * @description the period of max_budget_cents (calendar day, ISO week, month; UTC); default MONTH
-                         * @enum {string}
-                         */
-                        budget_period?: "DAY" | "WEEK" | "MONTH";
-                    };
-                    /** @description What the agent's tool calls may do. They never do more than the turn's creator may. */
-                    tool_policy?: {
-                        /**
-                         * @description propose_change (code that writes): APPROVAL_REQUIRED (default: runs only after a person approves the exact code), ALLOWED (runs at once), DENIED (refused; the model is told)
-                         * @default APPROVAL_REQUIRED
-                         * @enum {string}
-                         */
-                        writes?: "APPROVAL_REQUIRED" | "ALLOWED" | "DENIED";
-                    };
+                    model_policy?: components["schemas"]["ModelPolicy"];
+                    tool_policy?: components["schemas"]["ToolPolicy"];
                 };
             };
         };
@@ -17092,38 +17077,8 @@ export interface operations {
                     instructions?: string;
                     /** @description CHAT, CODING, AMBIENT (1-10, unique) */
                     capabilities?: ("CHAT" | "CODING" | "AMBIENT")[];
-                    /** @description Which model provider and model an agent's turns use, whose key, and what they may cost. */
-                    model_policy?: {
-                        /**
-                         * @description local (built in, offline), openai (OpenAI-compatible: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic; default the operator's SVC_AGENT_PROVIDER
-                         * @enum {string}
-                         */
-                        provider?: "local" | "openai" | "anthropic";
-                        /** @description the model turns use, e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-5 */
-                        default_model: string;
-                        /** @description models the agent may use; default_model must be one of them when given (else MODEL_NOT_ALLOWED at admission) */
-                        allowed_models?: string[];
-                        /** @description a workspace secret (sec_) whose enabled latest version holds the provider API key (bring your own key); read when each model call is made, never shown */
-                        credential_secret_id?: string | null;
-                        /** @description the most one turn may cost; checked before every model call */
-                        max_turn_budget_cents?: number | null;
-                        /** @description the most the agent's turns may cost per budget_period; checked before every model call */
-                        max_budget_cents?: number | null;
-                        /**
-                         * @description the period of max_budget_cents (calendar day, ISO week, month; UTC); default MONTH
-                         * @enum {string}
-                         */
-                        budget_period?: "DAY" | "WEEK" | "MONTH";
-                    };
-                    /** @description What the agent's tool calls may do. They never do more than the turn's creator may. */
-                    tool_policy?: {
-                        /**
-                         * @description propose_change (code that writes): APPROVAL_REQUIRED (default: runs only after a person approves the exact code), ALLOWED (runs at once), DENIED (refused; the model is told)
-                         * @default APPROVAL_REQUIRED
-                         * @enum {string}
-                         */
-                        writes?: "APPROVAL_REQUIRED" | "ALLOWED" | "DENIED";
-                    };
+                    model_policy?: components["schemas"]["ModelPolicy"];
+                    tool_policy?: components["schemas"]["ToolPolicy"];
                 };
             };
         };

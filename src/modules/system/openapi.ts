@@ -36,11 +36,6 @@ export const OPENAPI_TAGS = [
   { name: 'quotas', description: 'Quota limits and usage per metric; creates past a limit are refused with 429 RESOURCE_EXHAUSTED.' },
   { name: 'snippets', description: 'Stored JavaScript run in a WebAssembly sandbox as whoever runs it, with typed inputs and the history of runs.' },
   { name: 'notifications', description: 'Messages to the signed-in user about what needs a person: failures, degraded installs, plan changes, quotas, expiring tokens.' },
-  { name: 'agents', description: 'Assistants of the workspace that act through the snippet sandbox: instructions, a model policy and a tool policy. Members talk to them (`svc chat`); admins manage them.' },
-  { name: 'agent sessions', description: 'Conversations of one person with an agent: their turns run one at a time, in order. Only their creator posts to them.' },
-  { name: 'agent turns', description: 'Messages to an agent and the work done to answer them: submit, follow, answer a question, cancel, wait.' },
-  { name: 'approval requests', description: 'Pauses of agent turns until a person approves or rejects the exact code a change would run.' },
-  { name: 'agent events', description: 'The steps of agent turns, numbered per session: a page of them, or a Server-Sent Events stream resumable from any of them.' },
 ];
 
 const DESCRIPTION = [
