@@ -42,7 +42,7 @@ export interface AgentsConfig {
   streamMaxSeconds: number;
 }
 
-const DEFAULT_MODELS: Record<ModelProviderName, string> = { local: 'local-1', openai: 'gpt-4o-mini', anthropic: 'claude-sonnet-4-5' };
+const DEFAULT_MODELS: Record<ModelProviderName, string> = { local: 'local-1', openai: 'gpt-4o-mini', anthropic: 'claude-sonnet-4-6' };
 
 type NumberSetting = (name: string, fallback: number, min: number, max: number) => number;
 

@@ -4124,7 +4124,7 @@ export interface components {
              * @enum {string}
              */
             provider?: "local" | "openai" | "anthropic";
-            /** @description the model turns use, e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-5 */
+            /** @description the model turns use, e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-6 */
             default_model: string;
             /** @description models the agent may use; default_model must be one of them when given (else MODEL_NOT_ALLOWED at admission) */
             allowed_models?: string[];

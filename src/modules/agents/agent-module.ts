@@ -2,6 +2,7 @@
 import type { Config } from '../../config.js';
 import type { Db, Dialect } from '../../db/database.js';
 import type { ModelProvider, ModelProviderName } from '../../drivers/models/driver.js';
+import { createModelProviders } from '../../drivers/models/registry.js';
 import type { Notifier } from '../../jobs/notifier.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import type { Keyring } from '../../platform/keyring.js';
@@ -40,7 +41,7 @@ export function createAgentModule(deps: AgentModuleDeps) {
   const agentTurns = createTurnService({ db, dialect, cursors, notifier, quotas, agents, events: agentEvents, moves, config: config.agents });
   const agentApprovals = createApprovalService({ db, dialect, cursors, agents, moves });
   /** model providers by name (tests may replace one) */
-  const modelProviders = new Map<ModelProviderName, ModelProvider>();
+  const modelProviders: Map<ModelProviderName, ModelProvider> = createModelProviders(config.agents);
   const tools = createAgentTools({ runner: deps.snippetRunner, credentials: deps.runCredentials, dispatch: () => deps.apiDispatch.current });
   deps.jobHandlers.set('agent_turn', createTurnRunner({
     db, dialect, notifier, events: agentEvents, moves, tools, providers: modelProviders, config: config.agents, keyring: deps.keyring, quotas,

@@ -77,7 +77,7 @@ const Cents = Type.Integer({ minimum: 0, maximum: 100_000_000, description: 'cen
 export const ModelPolicy = Type.Object(
   {
     provider: Type.Optional(StringEnum(MODEL_PROVIDERS, { description: 'local (built in, offline), openai (OpenAI-compatible: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic; default the operator\'s SVC_AGENT_PROVIDER' })),
-    default_model: Type.String({ minLength: 1, maxLength: 120, description: 'the model turns use, e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-5' }),
+    default_model: Type.String({ minLength: 1, maxLength: 120, description: 'the model turns use, e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-6' }),
     allowed_models: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 120 }), {
       maxItems: 50, uniqueItems: true, description: 'models the agent may use; default_model must be one of them when given (else MODEL_NOT_ALLOWED at admission)',
     })),
