@@ -33,6 +33,8 @@ export function lineInput(o: Output, onInterrupt: () => void): LineInput {
       } else lines.push(line);
     });
     rl.on('close', () => {
+      // Ctrl-D at the prompt: the shell's prompt then starts on a line of its own
+      if (terminal && waiter) o.err.write('\n');
       done = true;
       waiter?.(null);
       waiter = null;

@@ -24,6 +24,8 @@ export interface TurnSettings {
   decision: 'APPROVE' | 'REJECT' | null;
   /** prompts may read stdin (a terminal, or the conversation piped in) */
   canAsk: boolean;
+  /** the agent as `svc chat` is told it, in the hint to come back to a waiting turn */
+  agentRef: string;
 }
 
 export type TurnOutcome = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'INTERRUPTED';
@@ -127,13 +129,13 @@ export async function followTurn(s: TurnSettings, turnId: string): Promise<TurnO
         break;
       }
       case 'approval.requested':
-        await approval(s, t, d, ours);
+        await approval(s, t, ev, ours);
         break;
       case 'approval.resolved':
         if (!ours.has(String(d.approval_request_id))) t.line(c.dim(`  ${d.decision === 'APPROVE' ? 'approved' : 'rejected'} by ${String(d.resolved_by)}`));
         break;
       case 'input.requested':
-        await answer(s, t, turnId, d, ours);
+        await answer(s, t, ev, ours);
         break;
       case 'input.received':
         // answered here (already shown), or elsewhere (the web app): then say what
@@ -203,21 +205,32 @@ const firstLineOf = (v: unknown) => (typeof v === 'string' ? v.split('\n')[0]! :
 
 type Transcript = ReturnType<typeof transcript>;
 
-async function approval(s: TurnSettings, t: Transcript, d: Record<string, unknown>, ours: Set<string>): Promise<void> {
+/** The turn cannot go on without the person, and the command cannot ask: say how to answer later. */
+function waitsFor(s: TurnSettings, what: string, answer: string, sessionId: string): CliError {
+  return new CliError(`${what}, and ${s.canAsk ? 'the input has ended' : 'stdin is not a terminal'}`, EXIT.ERROR, [
+    `  ${answer}`,
+    `  or on a terminal: svc chat ${s.agentRef} --session ${sessionId}`,
+    ...(s.canAsk ? [] : ['  (--approve or --reject decide approval requests without asking)']),
+  ]);
+}
+
+async function approval(s: TurnSettings, t: Transcript, ev: AgentEvent, ours: Set<string>): Promise<void> {
   const { o } = s;
   const c = o.errColor;
+  const d = ev.data;
   const id = String(d.approval_request_id);
   // A member's turn on an agent that writes freely waits for an admin, not for the member.
   if (d.kind === 'TURN') return void t.line(`${c.yellow('…')} this turn waits for an admin's approval (${id})`);
   t.line(`${c.yellow('?')} ${c.bold('approval needed')}: ${o.errTty ? terminalText(String(d.summary ?? '')) : String(d.summary ?? '')} ${c.dim(id)}`);
   if (typeof d.code === 'string') t.line(codeBlock(c, o.errTty, d.code));
+  // Shown again from the turn's start (--session), a request decided before is not asked again: approval.resolved follows.
+  const first = await read(s.api, '/v1/approval_requests/{id}', id, s.header);
+  if (first.state !== 'PENDING') return;
   let decision = s.decision;
   if (decision) t.line(c.dim(`  ${decision === 'APPROVE' ? 'approved (--approve)' : 'rejected (--reject)'}`));
   else {
     const line = s.canAsk ? await s.input.next('Approve? [y/N] ', s.signal) : null;
-    if (line === null) {
-      throw new CliError(`${id} waits for your approval and ${s.canAsk ? 'the input has ended' : 'stdin is not a terminal'}: run again with --approve or --reject, or answer it in the web app or with \`svc approval-requests resolve ${id} --decision APPROVE\``, EXIT.ERROR);
-    }
+    if (line === null) throw waitsFor(s, `${id} waits for your approval`, `decide: svc approval-requests resolve ${id} --decision APPROVE (or REJECT)`, ev.session_id);
     decision = /^\s*y(es)?\s*$/i.test(line) ? 'APPROVE' : 'REJECT';
   }
   ours.add(id);
@@ -227,30 +240,48 @@ async function approval(s: TurnSettings, t: Transcript, d: Record<string, unknow
     await s.api.call('POST', '/v1/approval_requests/{id}:resolve', {
       path: { id }, body: { decision }, header: { ...s.header, 'if-match': cur.etag, 'idempotency-key': key }, auth: 'workspace',
     });
-  });
+  }, first);
 }
 
-async function answer(s: TurnSettings, t: Transcript, turnId: string, d: Record<string, unknown>, ours: Set<string>): Promise<void> {
+/**
+ * Whether the question of `ev` is still open: its turn waits for input and no answer came after it
+ * (a turn shown from its start may have asked and been answered before, and may be waiting on a
+ * later question). Resolves with the turn (its etag) when open.
+ */
+async function openQuestion(s: TurnSettings, ev: AgentEvent): Promise<Current | null> {
+  const turn = await read(s.api, '/v1/agent_turns/{id}', ev.turn_id, s.header);
+  if (turn.state !== 'WAITING_FOR_INPUT') return null;
+  let after: string | null = ev.cursor;
+  while (after) {
+    const page = (await s.api.call('GET', '/v1/agent_events', { query: { turn_id: ev.turn_id, after, limit: 100 }, header: s.header, auth: 'workspace' })).body as { data: AgentEvent[]; has_more: boolean };
+    if (page.data.some((e) => e.type === 'input.received')) return null;
+    after = page.has_more ? page.data.at(-1)!.cursor : null;
+  }
+  return turn;
+}
+
+async function answer(s: TurnSettings, t: Transcript, ev: AgentEvent, ours: Set<string>): Promise<void> {
   const { o } = s;
   const c = o.errColor;
+  const d = ev.data;
   const safe = (v: unknown) => (o.errTty ? terminalText(String(v)) : String(v));
   const choices = Array.isArray(d.choices) ? d.choices.map(String) : [];
   t.line(`${c.yellow('?')} ${safe(d.question)}`);
   if (choices.length) t.line(choices.map((ch, i) => `  ${c.bold(String(i + 1))}. ${safe(ch)}`).join('\n'));
+  const first = await openQuestion(s, ev);
+  if (!first) return;
   let content = '';
   while (!content) {
     const line = s.canAsk ? await s.input.next(choices.length ? `answer (1-${choices.length} or text): ` : 'answer: ', s.signal) : null;
-    if (line === null) {
-      throw new CliError(`${turnId} waits for your answer and ${s.canAsk ? 'the input has ended' : 'stdin is not a terminal'}: answer it in the web app or with \`svc agent-turns respond ${turnId} --content '…'\``, EXIT.ERROR);
-    }
+    if (line === null) throw waitsFor(s, `${ev.turn_id} waits for your answer`, `answer: svc agent-turns respond ${ev.turn_id} --content '…'`, ev.session_id);
     const n = Number(line.trim());
     content = Number.isInteger(n) && n >= 1 && n <= choices.length ? choices[n - 1]! : line.trim();
   }
   ours.add('input');
-  await withCurrent(s.api, '/v1/agent_turns/{id}', turnId, s.header, async (cur) => {
+  await withCurrent(s.api, '/v1/agent_turns/{id}', ev.turn_id, s.header, async (cur) => {
     if (cur.state !== 'WAITING_FOR_INPUT') return t.line(c.dim(`  already answered (the turn is ${cur.state})`));
-    await s.api.call('POST', '/v1/agent_turns/{id}:respond', { path: { id: turnId }, body: { content }, header: { ...s.header, 'if-match': cur.etag }, auth: 'workspace' });
-  });
+    await s.api.call('POST', '/v1/agent_turns/{id}:respond', { path: { id: ev.turn_id }, body: { content }, header: { ...s.header, 'if-match': cur.etag }, auth: 'workspace' });
+  }, first);
 }
 
 interface Current {
@@ -259,18 +290,22 @@ interface Current {
   resolved_by?: string | null;
 }
 
+const read = async (api: Api, path: string, id: string, header: Record<string, string>) =>
+  (await api.call('GET', path, { path: { id }, header, auth: 'workspace' })).body as Current;
+
 /**
- * Reads the resource at `path` and acts on it with its etag as if-match; when it moved in between
- * (409), it is read again (three times at most).
+ * Acts on the resource at `path` with its etag as if-match (`first`: as just read); when it moved
+ * in between (409), it is read again (three times at most).
  */
-async function withCurrent<T>(api: Api, path: string, id: string, header: Record<string, string>, act: (cur: Current) => Promise<T>): Promise<T> {
+async function withCurrent<T>(api: Api, path: string, id: string, header: Record<string, string>, act: (cur: Current) => Promise<T>, first?: Current): Promise<T> {
+  let cur = first ?? await read(api, path, id, header);
   for (let attempt = 0; ; attempt++) {
-    const cur = (await api.call('GET', path, { path: { id }, header, auth: 'workspace' })).body as Current;
     try {
       return await act(cur);
     } catch (err) {
       if (!(err instanceof CliError && err.exitCode === EXIT.CONFLICT) || attempt >= 3) throw err;
     }
+    cur = await read(api, path, id, header);
   }
 }
 

@@ -160,6 +160,7 @@ export async function chat(o: Output, agentRef: string, words: string[], flags: 
       decision: flags.approve ? 'APPROVE' : flags.reject ? 'REJECT' : null,
       // with a message, a pipe is not read (a script's stdin may never end); without, it is the conversation
       canAsk: Boolean(process.stdin.isTTY) || !message,
+      agentRef: /^[A-Za-z0-9_.-]+$/.test(agent.name) ? agent.name : agent.id,
     };
     let sessionId = flags.session ? await chooseSession(api, o, agent, flags, header, '') : null;
     const waited = sessionId ? await attachWaiting(settings, sessionId) : null;
