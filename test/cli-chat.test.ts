@@ -150,13 +150,20 @@ describe('svc chat against svc serve (local model)', () => {
     assert.equal(await secretNamed('other-password'), false);
   });
 
-  test('without a terminal a message\'s approval needs --approve or --reject: else exit 1 and the turn waits', async () => {
+  test('without a terminal a message\'s approval needs --approve or --reject: else exit 1, the turn waits, and --session answers it later', async () => {
     const refused = await cli(['chat', 'ops', '--new', 'create a secret named waiting-password with value s3cret-Value-3']);
     assert.equal(refused.code, 1, refused.stderr);
-    assert.match(refused.stderr, /waits for your approval and stdin is not a terminal: run again with --approve or --reject/);
+    assert.match(refused.stderr, /apr_\w+ waits for your approval, and stdin is not a terminal\n {2}decide: svc approval-requests resolve apr_\w+ --decision APPROVE/);
+    assert.match(refused.stderr, /\n {2}or on a terminal: svc chat ops --session ags_\w+\n/);
     const [turn] = await turnsOf(sessionOf(refused.stderr)!);
     assert.equal(turn!.state, 'WAITING_FOR_PERMISSION');
     assert.equal(await secretNamed('waiting-password'), false);
+    // --session comes back to it: the turn shown from its start, the open request asked (the answer piped), the change made
+    const back = await cli(['chat', 'ops', '--session', sessionOf(refused.stderr)!], 'y\n');
+    assert.equal(back.code, 0, back.stderr);
+    assert.match(back.stderr, /agtt_\w+ waits for you:\n/);
+    assert.equal(back.stderr.match(/Approve\? \[y\/N\]/g)?.length, 1);
+    assert.ok(await secretNamed('waiting-password'));
 
     const approved = ok(await cli(['chat', 'ops', '--new', '--approve', 'create a secret named approved-password with value s3cret-Value-4']));
     assert.match(approved.stderr, /approved \(--approve\)/);
@@ -169,14 +176,19 @@ describe('svc chat against svc serve (local model)', () => {
     assert.match(unknown.stderr, /no agent named "nobody"/);
   });
 
-  test('a question of the agent is answered at the prompt (a choice by its number)', async () => {
+  test('a question of the agent is answered at the prompt (a choice by its number), then the deploy approved', async () => {
     for (const name of ['staging', 'production']) assert.equal((await api('POST', '/v1/clusters', { name })).status, 202);
     const pkg = await api('POST', '/v1/packages', { name: 'web' });
     assert.equal(pkg.status, 201, pkg.text);
-    const r = await cli(['chat', 'ops', '--new'], 'deploy web\n1\n');
+    const version = await api('POST', `/v1/packages/${pkg.body.id}/versions`, { semver: '1.0.0', input_schema: { type: 'object' }, manifest: { routes: [] } });
+    assert.equal(version.status, 201, version.text);
+    const r = await cli(['chat', 'ops', '--new'], 'deploy web\n2\ny\n');
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /^\? .*cluster/m);
-    assert.match(r.stderr, /^ {2}1\. staging$/m);
+    assert.match(r.stderr, /^\? Which cluster .*\n {2}1\. production\n {2}2\. staging\nanswer \(1-2 or text\): 2\n/m);
+    assert.match(r.stderr, /approval needed: Deploy web .*staging/);
+    const installs = (await api('GET', '/v1/installs')).body.data as { package_id: string; cluster_id: string }[];
+    assert.equal(installs.length, 1);
+    assert.equal(installs[0]!.package_id, pkg.body.id);
   });
 
   test('Ctrl-C cancels the running turn on the server and exits 130', async () => {

@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { CliError, EXIT } from './errors.js';
 import type { Api } from './http.js';
-import { terminalText, truncate, visibleWidth, type Output } from './output.js';
+import { terminalText, truncate, type Output } from './output.js';
+import { shownText, transcript, type Transcript } from './chat-transcript.js';
 import { codeBlock, resultText, TERMINAL_EVENTS, toolText, usageText, type AgentEvent, type UsageSummary } from './agent-view.js';
 import { followEvents } from './agent-events.js';
 import type { LineInput } from './chat-input.js';
@@ -29,48 +30,6 @@ export interface TurnSettings {
 }
 
 export type TurnOutcome = 'COMPLETED' | 'FAILED' | 'CANCELLED' | 'INTERRUPTED';
-
-/**
- * Where the terminal's cursor is: the model's text is written without a newline until its message
- * ends, and a tool's line waits for its ✓; whatever comes next first ends the open line.
- */
-function transcript(o: Output) {
-  let open: 'out' | 'err' | null = null;
-  let width = 0;
-  const close = () => {
-    if (open) o[open].write('\n');
-    open = null;
-  };
-  return {
-    text(s: string) {
-      if (!s) return;
-      if (open === 'err') close();
-      o.out.write(s);
-      open = s.endsWith('\n') ? null : 'out';
-    },
-    endText: () => void (open === 'out' && close()),
-    line(s: string) {
-      close();
-      o.err.write(`${s}\n`);
-    },
-    /** a line that a later `finish` completes */
-    start(s: string) {
-      close();
-      o.err.write(s);
-      open = 'err';
-      width = visibleWidth(s);
-    },
-    finish(s: string) {
-      const room = o.errTty ? Math.max(12, o.errWidth() - 2 - (open === 'err' ? width : 2)) : 100;
-      if (open === 'err') o.err.write(` ${truncate(s, room)}\n`);
-      else o.err.write(`  ${truncate(s, room)}\n`);
-      open = null;
-    },
-  };
-}
-
-/** The model's text for a terminal: newlines and tabs kept, other control characters (escape sequences) not. */
-const shownText = (o: Output, s: string) => (o.tty ? s.replace(/\r/g, '').replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, '?') : s);
 
 const TERMINAL_STATE: Record<string, TurnOutcome> = { 'turn.completed': 'COMPLETED', 'turn.failed': 'FAILED', 'turn.cancelled': 'CANCELLED' };
 
@@ -202,8 +161,6 @@ export async function attachWaiting(s: TurnSettings, sessionId: string): Promise
 }
 
 const firstLineOf = (v: unknown) => (typeof v === 'string' ? v.split('\n')[0]! : '');
-
-type Transcript = ReturnType<typeof transcript>;
 
 /** The turn cannot go on without the person, and the command cannot ask: say how to answer later. */
 function waitsFor(s: TurnSettings, what: string, answer: string, sessionId: string): CliError {
