@@ -63,7 +63,7 @@ export function startProcess(args, env, logFile) {
   // one, so processes started together never collide. A benchmark that requests preview URLs
   // passes a known SVC_PREVIEW_PORT (the URLs carry it).
   const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, SVC_PREVIEW_PORT: '0', ...env };
-  return spawn(process.execPath, args, { cwd: ROOT, env: childEnv, stdio: ['ignore', out, out] });
+  return spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', out, out] });
 }
 
 export async function stopProcess(child) {

@@ -2,7 +2,8 @@
 import type { Config } from '../../config.js';
 import type { Db, Dialect } from '../../db/database.js';
 import type { ModelProvider, ModelProviderName } from '../../drivers/models/driver.js';
-import { createModelProviders } from '../../drivers/models/registry.js';
+import { createModelProviders, registerLocal } from '../../drivers/models/registry.js';
+import { createLocalModelProvider } from '../../drivers/models/local.js';
 import type { Notifier } from '../../jobs/notifier.js';
 import type { JobHandler } from '../../jobs/worker.js';
 import type { Keyring } from '../../platform/keyring.js';
@@ -42,6 +43,7 @@ export function createAgentModule(deps: AgentModuleDeps) {
   const agentApprovals = createApprovalService({ db, dialect, cursors, agents, moves });
   /** model providers by name (tests may replace one) */
   const modelProviders: Map<ModelProviderName, ModelProvider> = createModelProviders(config.agents);
+  registerLocal(modelProviders, createLocalModelProvider());
   const tools = createAgentTools({ runner: deps.snippetRunner, credentials: deps.runCredentials, dispatch: () => deps.apiDispatch.current });
   deps.jobHandlers.set('agent_turn', createTurnRunner({
     db, dialect, notifier, events: agentEvents, moves, tools, providers: modelProviders, config: config.agents, keyring: deps.keyring, quotas,

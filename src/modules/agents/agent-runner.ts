@@ -146,10 +146,11 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
   async function fenced<T>(job: ClaimedJob, turnId: string, state: string, write: (tx: Executor, turn: repo.TurnRow) => Promise<T>): Promise<T> {
     return db.transaction().execute(async (tx) => {
       if (!(await holdsJob(tx, dialect, job))) throw new TurnStopped('lease lost');
-      const turn = await repo.findTurn(tx, job.agentTurnId!);
-      if (!turn) throw new TurnStopped('the turn is gone');
-      await repo.lockSession(tx, dialect, turn.session_id);
-      const current = (await repo.findTurn(tx, turnId))!;
+      // PostgreSQL: the session's lock first, so the turn read next is what a concurrent :cancel
+      // left (it holds the same lock); SQLite's transaction holds the whole database already.
+      if (dialect === 'postgres') await repo.lockSessionOfTurn(tx, turnId);
+      const current = await repo.findTurn(tx, turnId);
+      if (!current) throw new TurnStopped('the turn is gone');
       if (current.state !== state) throw new TurnStopped(`the turn is ${current.state}`);
       return write(tx, current);
     });

@@ -63,6 +63,11 @@ export async function lockSession(tx: Executor, dialect: Dialect, id: string): P
   return q.executeTakeFirst();
 }
 
+/** The row lock of a turn's session (PostgreSQL), by the turn's id: one statement. */
+export async function lockSessionOfTurn(tx: Executor, turnId: string): Promise<void> {
+  await tx.selectFrom('agent_sessions').select('id').where('id', '=', (eb) => eb.selectFrom('agent_turns').select('session_id').where('id', '=', turnId)).forUpdate().execute();
+}
+
 export interface SessionFilters {
   agent_id?: string | undefined;
   state?: string | undefined;
