@@ -48,7 +48,7 @@ export function lineInput(o: Output, onInterrupt: () => void): LineInput {
       if (terminal) {
         rl!.setPrompt(prompt);
         rl!.prompt();
-      } else o.err.write(prompt);
+      }
       let line: string | null;
       if (lines.length) line = lines.shift()!;
       else if (done) line = null;
@@ -63,8 +63,8 @@ export function lineInput(o: Output, onInterrupt: () => void): LineInput {
           }, { once: true });
         });
       }
-      // a pipe's answer is not echoed by a terminal: written after the prompt, the log reads as a dialogue
-      if (!terminal) o.err.write(line === null ? '\n' : `${line}\n`);
+      // read from a pipe, the line is echoed after its prompt, so the log reads as a dialogue
+      if (!terminal && line !== null) o.err.write(`${prompt}${line}\n`);
       return line;
     },
     ended: () => done && lines.length === 0,

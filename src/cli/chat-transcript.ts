@@ -34,7 +34,7 @@ export function transcript(o: Output) {
       width = visibleWidth(s);
     },
     finish(s: string) {
-      const room = o.errTty ? Math.max(12, o.errWidth() - 2 - (open === 'err' ? width : 2)) : 100;
+      const room = o.errTty ? Math.max(12, o.errWidth() - 2 - (open === 'err' ? width : 2)) : 80;
       if (open === 'err') o.err.write(` ${truncate(s, room)}\n`);
       else o.err.write(`  ${truncate(s, room)}\n`);
       open = null;
