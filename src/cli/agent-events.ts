@@ -37,6 +37,8 @@ export async function followEvents(api: Api, opts: FollowOptions): Promise<void>
   for (;;) {
     let why = 'the server ended the stream';
     let progressed = false;
+    // what the handler throws (a refused answer, Ctrl-C at a prompt) is the command's failure, not a cut stream
+    let handling = false;
     try {
       const res = await api.open('GET', '/v1/agent_events:stream', {
         query: filter,
@@ -56,10 +58,12 @@ export async function followEvents(api: Api, opts: FollowOptions): Promise<void>
         lastSeq = event.sequence;
         lastId = m.id ?? event.cursor;
         progressed = true;
+        handling = true;
         if (await opts.onEvent(event, m.data)) return;
+        handling = false;
       }
     } catch (err) {
-      if (opts.signal.aborted) throw err;
+      if (opts.signal.aborted || handling) throw err;
       // a refusal (404, 403, 401) will not change by asking again
       if (err instanceof CliError && err.exitCode !== EXIT.RETRYABLE) throw err;
       why = err instanceof Error ? err.message : String(err);

@@ -57,7 +57,7 @@ export async function followTurn(s: TurnSettings, turnId: string): Promise<TurnO
   let outcome = 'FAILED' as TurnOutcome;
   const ours = new Set<string>();
 
-  const show = async (ev: AgentEvent): Promise<boolean> => {
+  const show = async (ev: AgentEvent): Promise<void> => {
     const d = ev.data;
     switch (ev.type) {
       case 'message.delta':
@@ -117,7 +117,6 @@ export async function followTurn(s: TurnSettings, turnId: string): Promise<TurnO
         break;
       default:
     }
-    return false;
   };
 
   try {
