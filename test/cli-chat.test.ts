@@ -135,6 +135,18 @@ describe('svc chat against svc serve (local model)', () => {
     assert.deepEqual(lines.map((l) => l.sequence), stored.map((e) => e.sequence));
   });
 
+  test('the session that goes on is one of yours: an API token\'s own, and the owner\'s even when the token\'s is newer', async () => {
+    const mine = ok(await cli(['chat', 'ops', '--new', 'how many clusters are there?']));
+    const token = (await api('POST', '/v1/api_tokens', { name: 'chat', role: 'member' })).body.token as string;
+    const asToken = (args: string[]) => runSvc(args, { ...env(), SVC_TOKEN: token });
+    const first = ok(await asToken(['chat', 'ops', 'how many clusters are there?']));
+    assert.match(first.stderr, /new session ags_/);
+    const again = ok(await asToken(['chat', 'ops', 'how many clusters are there?']));
+    assert.match(again.stderr, new RegExp(`session ${sessionOf(first.stderr)} \\(goes on`));
+    const owner = ok(await cli(['chat', 'ops', 'how many clusters are there?']));
+    assert.match(owner.stderr, new RegExp(`session ${sessionOf(mine.stderr)} \\(goes on`));
+  });
+
   test('an approval answered y from stdin creates the secret; n rejects it and nothing is created', async () => {
     const yes = await cli(['chat', 'ops', '--new'], 'create a secret named db-password with value s3cret-Value-1\ny\n');
     assert.equal(yes.code, 0, yes.stderr);

@@ -1,4 +1,4 @@
-// `svc chat <agent> [message...]` (API.md 8.6): a conversation with an agent in the terminal. The
+// `svc chat <agent> [message]` (API.md 8.6): a conversation with an agent in the terminal. The
 // agent is found by id or name, the session is the newest one of yours with that agent that can
 // take a turn (or --session, or a new one with --new), and each message is a turn followed on the
 // event stream to its end (chat-turn.ts). With a message: one turn, and the exit code says how it
