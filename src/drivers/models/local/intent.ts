@@ -17,7 +17,7 @@ export type Intent =
   | { kind: 'deploy'; packageName: string | null; clusterName: string | null; version: string | null }
   | { kind: 'search'; query: string };
 
-/** Test triggers (docs/agents-local-model.md): bracketed words that change how the model behaves. */
+/** Test triggers (README, "The local model"): bracketed words that change how the model behaves. */
 export const TRIGGERS = ['slow', 'loop', 'sleep-tool', 'fail'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
