@@ -38,6 +38,12 @@ test('the command names the issue lists hold exactly, derived by the one rule', 
     snippets: ['create', 'list', 'get', 'update', 'archive', 'undelete', 'run', 'list-runs', 'get-run', 'execute-code'],
     // issue 23
     machines: ['create', 'list', 'get', 'update', 'delete', 'suspend', 'resume'],
+    // issue 24 (`svc chat` is hand-written over these)
+    agents: ['create', 'list', 'get', 'update', 'delete', 'undelete'],
+    'agent-sessions': ['create', 'list', 'get', 'delete', 'undelete'],
+    'agent-turns': ['create', 'list', 'get', 'respond', 'cancel', 'wait'],
+    'approval-requests': ['list', 'get', 'resolve'],
+    'agent-events': ['list', 'stream'],
   };
   for (const action of ['create-worker-bootstrap', 'list-worker-bootstraps', 'get-worker-bootstrap', 'revoke-worker-bootstrap']) expected.clusters!.push(action);
   for (const [resource, actions] of Object.entries(expected)) {

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ModelProviderError, type ModelMessage, type ToolCall } from '../src/drivers/models/driver.js';
 import { createLocalModelProvider } from '../src/drivers/models/local.js';
+import { readTurn } from '../src/drivers/models/local/conversation.js';
+import { plan } from '../src/drivers/models/local/plans.js';
 import { AGENT_TOOLS } from '../src/drivers/models/tools.js';
 import { callModel, converse, system, WS } from './models-local-fixtures.js';
 
@@ -74,6 +76,18 @@ describe('the local model plans reads as execute code', () => {
   });
 });
 
+describe('the local model counts several kinds at once', () => {
+  test('"how many installs, clusters and secrets?" reads each kind in one step (three execute calls), then says each count', async () => {
+    const calls = await firstCalls('How many installs, clusters and secrets are there?');
+    assert.deepEqual(calls.map((c) => c.name), ['execute', 'execute', 'execute']);
+    assert.deepEqual(calls.map((c) => /'\/v1\/(\w+)'/.exec(code(c))?.[1]), ['installs', 'clusters', 'secrets']);
+    const counts: Record<string, number> = { installs: 0, clusters: 1, secrets: 4 };
+    const answer = await answerWith('count installs, clusters and secrets', (call) => ok({ count: counts[/'\/v1\/(\w+)'/.exec(code(call))![1]!], more: false }));
+    assert.equal(answer.answer, 'There are no installs. There is 1 cluster. There are 4 secrets.');
+    assert.deepEqual((await firstCalls('how many clusters and api tokens')).map((c) => /'\/v1\/(\w+)'/.exec(code(c))?.[1]), ['clusters', 'api_tokens']);
+  });
+});
+
 describe('the local model writes answers from results', () => {
   test('counts and lists in sentences, never more than twenty lines', async () => {
     assert.equal((await answerWith('How many installs are there?', () => ok({ count: 3, more: false }))).answer, 'There are 3 installs.');
@@ -102,7 +116,7 @@ describe('the local model writes answers from results', () => {
     }));
     assert.equal(conv.answer, 'Operation op_1 (install.create of inst_1) failed in the step wait_healthy after 3 attempts: wait_healthy: not ready in 120 s. ' +
       'The last error, in the step wait_healthy, was: pod crashed: exit code 1. Details: https://svc.example.com/operations/op_1');
-    assert.equal((await answerWith('why did the last deploy fail?', () => ok({ found: false }))).answer, 'I found no failed operation, so there is nothing to explain.');
+    assert.equal((await answerWith('why did the last deploy fail?', () => ok({ found: false }))).answer, 'I found no failed operation of an install, so there is nothing to explain.');
   });
 
   test('refusals and failed runs are told honestly', async () => {
@@ -217,5 +231,28 @@ describe('the local model test triggers', () => {
     const conv = await answerWith('[sleep-tool]', () => ({ ok: false, error: { code: 'CANCELLED', message: 'the run was cancelled' }, logs: [] }));
     assert.match(code(conv.calls[0]!.call), /for \(;;\) \{\}/);
     assert.equal(conv.answer, 'The long task ended: CANCELLED.');
+  });
+});
+
+describe('the local model reads messages of any size and shape', () => {
+  test('long runs of spaces, punctuation, quotes and keywords after each kind of request plan a step (the reading is linear)', () => {
+    const prefixes = ['', 'create a secret named x with value ', 'create a snippet named ', 'deploy ', 'create secret a=', 'store ', 'how many '];
+    const runs = [' ', '.', '"', "'", '=', '-', 'value ', 'named ', 'v1.1.1-', 'to ', 'that '];
+    for (const prefix of prefixes) {
+      for (const run of runs) {
+        for (const suffix of ['', 'a', ' that lists installs']) {
+          const message = `${prefix}${run.repeat(Math.ceil(20_000 / run.length))}${suffix}`;
+          const step = plan(readTurn([system(), { role: 'user', content: 'how many clusters?' }, { role: 'assistant', content: 'Two.' }, { role: 'user', content: message }]));
+          assert.ok(step.text || step.calls.length, JSON.stringify([prefix, run, suffix]));
+        }
+      }
+    }
+  });
+
+  test('a long quoted value is taken whole; an unclosed quote does not break the reading', async () => {
+    const value = 'k'.repeat(40_000);
+    assert.match(code((await firstCalls(`create a secret named kube with value "${value}"`))[0]), new RegExp(`value: '${value}'`));
+    const [ask] = await firstCalls('create a snippet named "');
+    assert.equal(ask!.name, 'ask_user');
   });
 });

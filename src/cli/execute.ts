@@ -205,10 +205,12 @@ const contextOf = (header: Record<string, string>): Record<string, string> => (h
 async function listAll(api: Api, o: Output, inv: Invocation, req: ReturnType<typeof buildRequest>): Promise<void> {
   const items: unknown[] = [];
   let cursor: string | null = null;
+  // a list read oldest first from a position (agent events) takes the next page `after` its last item
+  const param = inv.spec.flags.some((f) => f.in === 'query' && f.flag === 'cursor') ? 'cursor' : 'after';
   do {
-    const res = await api.call(inv.spec.method, inv.spec.path, { ...req, query: { ...req.query, ...(cursor ? { cursor } : {}) }, auth: inv.spec.auth });
+    const res = await api.call(inv.spec.method, inv.spec.path, { ...req, query: { ...req.query, ...(cursor ? { [param]: cursor } : {}) }, auth: inv.spec.auth });
     items.push(...((pick(res.body, 'data') as unknown[]) ?? []));
-    cursor = (pick(res.body, 'next_cursor') as string | null) ?? null;
+    cursor = pick(res.body, 'has_more') === false ? null : ((pick(res.body, 'next_cursor') as string | null) ?? null);
   } while (cursor);
   const presenter = presenterFor(inv.spec.resource, inv.spec.action);
   if (wantsJson(inv)) printJsonOrField(o, inv, JSON.stringify(items));
@@ -233,6 +235,7 @@ export async function executeCommand(api: Api, o: Output, inv: Invocation): Prom
   const presenter = presenterFor(spec.resource, spec.action);
   const prepared = presenter.prepare ? await presenter.prepare({ api, inv, path: Object.fromEntries(spec.args.map((a, i) => [a.name, inv.positional[i]!])) }) : undefined;
   const req = buildRequest(inv);
+  if (presenter.follow) return presenter.follow({ api, o, inv, req });
   if (spec.operationId === 'waitOperation') return waitFor(api, o, inv, req.path.id!, undefined, req.header['svc-context']);
   if (spec.destructive && !inv.common.yes) {
     const what = `${spec.action} ${spec.resource} ${inv.positional.join(' ')}`.trim();

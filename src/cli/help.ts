@@ -19,6 +19,10 @@ const EXAMPLES: Record<string, string[]> = {
   'snippets run': ['svc snippets run snp_… --input limit=10', 'svc snippets run --code-file report.js --input days=7'],
   'snippets execute-code': ['svc snippets execute-code --code-file report.js --input a=1 --input b=2'],
   'snippets create': ["svc snippets create --name 'Installs and their URLs' --code-file installs.js --display-type table"],
+  // short texts typed inline; `svc chat` is the conversational way to the same calls
+  'agents create': ["svc agents create --name ops --instructions 'You help the team run their workspace.' --capabilities CHAT"],
+  'agent-turns create': ["svc agent-turns create --session-id ags_… --message 'How many installs are there?'"],
+  'agent-turns respond': ['svc agent-turns respond agtt_… --content staging'],
 };
 
 /** Where the whole description of an operation is. */

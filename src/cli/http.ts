@@ -59,6 +59,8 @@ export interface Api {
   typed: Client<paths>;
   /** Any operation of the document by method and path template; non-2xx throws CliError. */
   call(method: string, path: string, opts?: CallOptions): Promise<ApiResult>;
+  /** The same, with the body left unread (an event stream, read as it comes). */
+  open(method: string, path: string, opts?: CallOptions): Promise<Response>;
 }
 
 export function createApi(settings: Settings): Api {
@@ -70,7 +72,7 @@ export function createApi(settings: Settings): Api {
       return request;
     },
   });
-  const call = async (method: string, path: string, opts: CallOptions = {}): Promise<ApiResult> => {
+  const open = async (method: string, path: string, opts: CallOptions = {}): Promise<Response> => {
     const header: Record<string, string> = { ...opts.header };
     // An API token acts on its own workspace; a broad credential names one (spec 5, rules 7-8).
     if (opts.auth === 'workspace' && settings.context && settings.tokenKind !== 'api_token' && !header['svc-context']) header['svc-context'] = settings.context;
@@ -98,10 +100,14 @@ export function createApi(settings: Settings): Api {
       if (res.status === 401 && !settings.token) error.details.push('  not logged in: run `svc login`');
       throw error;
     }
+    return res;
+  };
+  const call = async (method: string, path: string, opts: CallOptions = {}): Promise<ApiResult> => {
+    const res = await open(method, path, opts);
     const text = res.status === 204 ? '' : await res.text();
     let body: unknown = undefined;
     if (text && (res.headers.get('content-type') ?? '').includes('json')) body = JSON.parse(text);
     return { status: res.status, text, body, headers: res.headers };
   };
-  return { settings, typed, call };
+  return { settings, typed, call, open };
 }

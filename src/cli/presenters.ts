@@ -27,11 +27,13 @@
 // RECORD_TABLES lays out the lists of objects inside a record (an operation's steps) on a terminal.
 import type { Api } from './http.js';
 import type { CliError } from './errors.js';
-import type { Invocation } from './execute.js';
+import type { buildRequest, Invocation } from './execute.js';
+type Request = ReturnType<typeof buildRequest>;
 
 import { pick, terminalText, type Output } from './output.js';
 import { printTable, type Cells, type RecordTable, type TableLayout } from './table.js';
 import { renderSnippetResult, snippetFailure, prepareSnippetRun, DISPLAY_TYPES } from './snippets.js';
+import { renderAgentRecord, renderApproval, renderEventPage, usageText } from './agent-view.js';
 
 export interface RenderContext {
   body: unknown;
@@ -58,6 +60,8 @@ export interface Presenter extends TableLayout {
   prepare?: (ctx: { api: Api; inv: Invocation; path: Record<string, string> }) => Promise<unknown>;
   options?: { flags: string; description: string; choices?: readonly string[] }[];
   alternative?: { operationId: string; when: string[] };
+  /** a command whose answer is a stream: it makes the request and prints what comes itself (svc agent-events stream) */
+  follow?: (ctx: { api: Api; o: Output; inv: Invocation; req: Request }) => Promise<number>;
 }
 
 const BAR = 20;
@@ -81,6 +85,9 @@ const snippetRun: Presenter = {
   failure: snippetFailure,
   options: [{ flags: '--display-type <type>', description: "how to print the output instead of the snippet's display_type (ad hoc code: by its shape)", choices: DISPLAY_TYPES }],
 };
+
+/** What an agent, a session or a turn used: `1,840 tokens · 2¢` (`usage_summary`). */
+const agentUsage = (row: unknown) => usageText(pick(row, 'usage_summary') as Parameters<typeof usageText>[0]);
 
 /** The bare value (for `$(...)` and files), a newline added only on a terminal. */
 const accessPresenter: Presenter = { render: ({ body, o }) => void o.out.write(`${(body as { value: string }).value}${o.tty ? '\n' : ''}`) };
@@ -148,7 +155,34 @@ export const PRESENTERS: Record<string, Presenter> = {
   'snippets list-runs': { columns: ['id', 'state', 'source', 'duration_ms', 'error.code', 'created_at'], headers: { duration_ms: 'MS', 'error.code': 'ERROR' } },
   'snippets run': { ...snippetRun, prepare: prepareSnippetRun, alternative: { operationId: 'executeSnippetCode', when: ['code', 'code-file'] } },
   'snippets execute-code': snippetRun,
+  agents: {
+    columns: ['id', 'name', 'state', 'model_policy.provider', 'model_policy.default_model', 'tool_policy.writes', 'usage', 'updated_at'],
+    headers: { 'model_policy.provider': 'PROVIDER', 'model_policy.default_model': 'MODEL', 'tool_policy.writes': 'WRITES' },
+    cells: { usage: agentUsage },
+    drop: ['usage', 'updated_at', 'model_policy.provider', 'tool_policy.writes'],
+  },
+  'agent-sessions': {
+    columns: ['id', 'agent_id', 'title', 'state', 'usage', 'updated_at'],
+    screen: ['id', 'agent', 'title', 'state', 'usage', 'updated_at'],
+    names: { agent: { id: 'agent_id', path: '/v1/agents/{id}' } },
+    cells: { usage: agentUsage },
+    drop: ['usage', 'updated_at', 'title'],
+  },
+  'agent-turns': {
+    columns: ['id', 'state', 'model', 'input.content', 'failure.code', 'usage', 'created_at'],
+    headers: { 'input.content': 'MESSAGE', 'failure.code': 'FAILURE' },
+    cells: { usage: agentUsage },
+    drop: ['usage', 'failure.code', 'model', 'created_at'],
+  },
+  'approval-requests': { columns: ['id', 'kind', 'state', 'summary', 'turn_id', 'created_at'], drop: ['turn_id', 'created_at', 'kind'] },
+  'agent-events list': { render: renderEventPage },
+  'agent-events stream': { follow: async (ctx) => (await import('./agent-events.js')).streamEventsCommand(ctx.api, ctx.o, ctx.inv, ctx.req) },
 };
+// One agent, session or turn (usage in a phrase), or an approval request with its code, as a record; lists keep the tables above.
+for (const [resource, actions] of [
+  ['agents', ['get', 'create', 'update', 'delete', 'undelete']], ['agent-sessions', ['get', 'create', 'delete', 'undelete']], ['agent-turns', ['get', 'create', 'respond', 'cancel', 'wait']],
+] as const) for (const action of actions) PRESENTERS[`${resource} ${action}`] = { render: renderAgentRecord };
+for (const action of ['get', 'resolve']) PRESENTERS[`approval-requests ${action}`] = { render: renderApproval };
 
 /** How long a step ran: whole seconds of the server's clock, as --wait says it. */
 function stepTook(row: unknown): string {

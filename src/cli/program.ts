@@ -14,6 +14,7 @@ import { CliError, EXIT } from './errors.js';
 import { createOutput, type Output } from './output.js';
 import { presenterFor } from './presenters.js';
 import { MACHINE_JOIN_HELP, machineJoin, type MachineJoinFlags } from './machine.js';
+import { CHAT_HELP, chat, type ChatFlags } from './chat.js';
 import { commandTree, firstSentence, withoutApiProse, type CommandSpec, type Flag } from './spec.js';
 
 const ENV_HELP = `
@@ -224,6 +225,23 @@ export function buildProgram(o: Output, only?: string): Command {
         .action(async (id: string) => { exitCode = await (await import('./auth.js')).useWorkspace(o, id); });
     }
   }
+
+  program.commandsGroup('Agents:');
+  program.command('chat')
+    .summary('talk to an agent: its answer streamed, tool calls shown, approvals and questions answered here')
+    .description('talk to an agent of the workspace: each message is a turn, streamed as it runs, until it ends')
+    .argument('<agent>', 'the agent: its id (agt_...) or its name')
+    // [message] rather than [message...], which would widen the column of `svc --help`; the words are joined all the same
+    .argument('[message]', 'what to say (several words are joined); none: a conversation read line by line from stdin')
+    .allowExcessArguments(true)
+    .option('--session <id>', 'go on in this session (ags_...) instead of the newest one of yours; a turn of it waiting for you is shown and asked first')
+    .option('--new', 'start a new session')
+    .option('--approve', 'approve every change the agent proposes, without asking')
+    .option('--reject', 'reject every change the agent proposes, without asking')
+    .option('--svc-context <ws>', 'the workspace to act on (ws_...); default: the one of `svc workspaces use` or SVC_CONTEXT')
+    .option('--json', 'print the events as JSON lines, as the API sends them (prompts still on stderr)')
+    .addHelpText('after', CHAT_HELP)
+    .action(async (agent: string, _message: string | undefined, opts: ChatFlags, cmd: Command) => { exitCode = await chat(o, agent, cmd.args.slice(1), opts); });
 
   program.commandsGroup('Machine agent:');
   const machine = configure(program.command('machine').summary('run the machine agent on a server: svc machine join')

@@ -1,12 +1,15 @@
 // What a person's message asks for, read by rules: words compared case-insensitively without
 // punctuation, so "How many installs are there?", "how many INSTALLS" and "count installs" mean the
 // same. Names and values (a secret's, a package's) are taken from the message as written, with
-// their case. Anything outside the repertoire becomes a search of the API.
-import { resourceIn, singular, stateIn, type ResourceKey } from './resources.js';
+// their case (extract.ts). Anything outside the repertoire becomes a search of the API.
+import { clusterNamed, deployOf, FILLERS, secretOf, snippetOf, wordsOf } from './extract.js';
+import { resourceIn, resourcesIn, stateIn, type ResourceKey } from './resources.js';
 
 export type Intent =
   | { kind: 'help'; thanks: boolean }
   | { kind: 'list'; resource: ResourceKey | null; count: boolean; state: string | null; cluster: string | null }
+  /** "how many installs, clusters and secrets are there?": one count per kind */
+  | { kind: 'counts'; resources: ResourceKey[] }
   | { kind: 'explain'; operationId: string | null; ownerId: string | null; ownerType: string | null }
   | { kind: 'install'; installId: string | null; words: string[] }
   | { kind: 'secret'; name: string | null; value: string | null }
@@ -14,7 +17,7 @@ export type Intent =
   | { kind: 'deploy'; packageName: string | null; clusterName: string | null; version: string | null }
   | { kind: 'search'; query: string };
 
-/** Test triggers (docs/agents-local-model.md): bracketed words that change how the model behaves. */
+/** Test triggers (README, "The local model"): bracketed words that change how the model behaves. */
 export const TRIGGERS = ['slow', 'loop', 'sleep-tool', 'fail'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
@@ -27,32 +30,8 @@ const OPERATION_ID = id('op');
 const INSTALL_ID = id('inst');
 const OWNER_IDS: [RegExp, string][] = [[INSTALL_ID, 'install'], [id('clu'), 'cluster'], [id('mch'), 'machine'], [id('pkg'), 'package']];
 
-/** Lower-case words, punctuation dropped; ids, hyphenated and dotted names stay whole. */
-export function wordsOf(text: string): string[] {
-  return text.toLowerCase().replace(/[’‘`]/g, "'").match(/[a-z0-9][a-z0-9_.@-]*[a-z0-9]|[a-z0-9]/g) ?? [];
-}
-
 const has = (words: string[], ...any: string[]) => any.some((w) => words.includes(w));
 const phrase = (text: string, re: RegExp) => re.test(text);
-
-const STOP = new Set([
-  'a', 'an', 'the', 'my', 'our', 'your', 'this', 'that', 'these', 'those', 'it', 'its', 'to', 'on', 'in', 'into', 'onto', 'of', 'for',
-  'with', 'and', 'or', 'is', 'are', 'be', 'me', 'i', 'we', 'you', 'please', 'can', 'could', 'would', 'will', 'do', 'does', 'some',
-  'what', 'which', 'how', 'there', 'here', 'all', 'any', 'named', 'called', 'cluster', 'package', 'secret', 'snippet', 'latest', 'new',
-  'version', 'value', 'as', 'at', 'by', 'from', 'something', 'one',
-]);
-
-/** A name as written, without the quotes around it or the punctuation after it ("`db-password`." -> db-password). */
-export function bareName(raw: string): string {
-  const trail = /[.,;:!?]+$/;
-  return raw.trim().replace(trail, '').replace(/^["'`]+|["'`]+$/g, '').replace(trail, '').trim();
-}
-
-/** A name of a message, or null when it is a filler word ("deploy it to the cluster"). */
-function nameOrNull(raw: string | undefined): string | null {
-  const name = raw ? bareName(raw) : '';
-  return name && !STOP.has(name.toLowerCase()) ? name : null;
-}
 
 const CREATE = ['create', 'add', 'make', 'new', 'store', 'save', 'put', 'register', 'set', 'define', 'write'];
 /** Verbs of changes the local model does not make itself: such a request becomes a search. */
@@ -93,9 +72,9 @@ export function parseIntent(message: string, earlier: string[] = []): Intent {
   if (verbAt >= 0) {
     const target = words.slice(verbAt + 1).find((w) => w === 'secret' || w === 'snippet');
     if (target === 'secret') return { kind: 'secret', ...secretOf(text) };
-    if (target === 'snippet') return snippetOf(text);
+    if (target === 'snippet') return { kind: 'snippet', ...snippetOf(text) };
   }
-  if (!question && (has(words, 'deploy', 'redeploy') || /^install\b/.test(polite) || phrase(lower, /\broll out\b/))) return deployOf(text);
+  if (!question && (has(words, 'deploy', 'redeploy') || /^install\b/.test(polite) || phrase(lower, /\broll out\b/))) return { kind: 'deploy', ...deployOf(text) };
   if (!question && asksForChange(words)) return { kind: 'search', query: searchWords(words) };
   if (operationId) return explainOf(lower, words, operationId);
 
@@ -106,7 +85,10 @@ export function parseIntent(message: string, earlier: string[] = []): Intent {
   if (installId || (urls && (resource === 'installs' || resource === null)) || (resource === 'installs' && has(words, 'where'))) return { kind: 'install', installId, words };
 
   const count = COUNT.test(lower);
-  if (resource) return { kind: 'list', resource, count, state: stateIn(resource, words), cluster: clusterFilterOf(text, resource) };
+  // "installs, clusters and secrets" (a list of kinds), not "installs on the cluster staging"
+  const several = resource && /,|\band\b/.test(lower) && !clusterNamed(text) ? resourcesIn(words) : [];
+  if (several.length > 1 && (count || LIST.test(lower))) return { kind: 'counts', resources: several };
+  if (resource) return { kind: 'list', resource, count, state: stateIn(resource, words), cluster: resource === 'installs' || resource === 'machines' ? clusterNamed(text) : null };
 
   if (isHelp(lower, words)) return { kind: 'help', thanks: has(words, 'thanks', 'thank', 'thx') };
   const refersBack = has(words, ...REFERS_BACK);
@@ -133,60 +115,6 @@ function isHelp(lower: string, words: string[]): boolean {
 
 /** The request's meaningful words, for a search of the API. */
 function searchWords(words: string[]): string {
-  const kept = words.filter((w) => w.length > 1 && (!STOP.has(w) || w === 'cluster' || w === 'package' || w === 'secret' || w === 'snippet'));
+  const kept = words.filter((w) => w.length > 1 && (!FILLERS.has(w) || w === 'cluster' || w === 'package' || w === 'secret' || w === 'snippet'));
   return (kept.length ? kept : words).join(' ').slice(0, 500) || 'help';
-}
-
-/** "on cluster dev", "in the prod cluster" for resources that live on clusters. */
-function clusterFilterOf(text: string, resource: ResourceKey): string | null {
-  if (resource !== 'installs' && resource !== 'machines') return null;
-  const m = /\bcluster\s+[`'"]?([a-z0-9][a-z0-9-]*)/i.exec(text) ?? /\b(?:on|in|of)\s+(?:the\s+)?[`'"]?([a-z0-9][a-z0-9-]*)[`'"]?\s+cluster\b/i.exec(text);
-  return nameOrNull(m?.[1])?.toLowerCase() ?? null;
-}
-
-/** "create a secret named db-password with value hunter2", "add secret API_KEY=abc", "store abc as secret API_KEY". */
-export function secretOf(text: string): { name: string | null; value: string | null } {
-  const stored = /\b(?:store|save|put)\s+(["'`]?)(\S+?)\1\s+(?:as|in|into)\s+(?:a\s+|the\s+)?secret\s+(?:named\s+|called\s+)?[`'"]?([^\s`'",]+)/i.exec(text);
-  if (stored) return { name: nameOrNull(stored[3]), value: stored[2]! };
-  const assigned = /\bsecret\s+(?:named\s+|called\s+)?[`'"]?([^\s=`'"]+)[`'"]?\s*=\s*(["'`]?)(.+?)\2\s*$/i.exec(text);
-  if (assigned) return { name: nameOrNull(assigned[1]), value: assigned[3]! };
-  const quotedValue = /\bvalue\s*(?:is|of|=|:)?\s*(["'`])([\s\S]+?)\1/i.exec(text);
-  const plainValue = /\bvalue\s*(?:is|of|=|:)?\s*([^\s"'`]+)/i.exec(text);
-  const value = quotedValue?.[2] ?? plainValue?.[1]?.replace(/[.,;?]+$/, '') ?? null;
-  const named = /\b(?:named|called|name)\s*[:=]?\s*[`'"]?([^\s`'",]+)/i.exec(text) ?? /\bsecret\s+[`'"]?([^\s`'",=]+)/i.exec(text);
-  const name = nameOrNull(named?.[1]);
-  return { name: name && ['with', 'value', 'and', 'named', 'called'].includes(name.toLowerCase()) ? null : name, value: value || null };
-}
-
-const SNIPPET_CONNECTOR = /\s+(?:that|which|to|showing|listing|counting|for|with)\b/i;
-
-/** "create a snippet named X that lists installs", "make a snippet called 'Failed ops' showing failed operations". */
-function snippetOf(text: string): Intent {
-  const quoted = /\b(?:named|called|titled)\s+(["'`])(.+?)\1/i.exec(text);
-  const plain = /\b(?:named|called|titled)\s+(.+?)(?=\s+(?:that|which|to|showing|listing|counting|for|with)\b|[.,;!?]*$)/i.exec(text);
-  const name = quoted?.[2]?.trim() || nameOrNull(plain?.[1]?.trim());
-  const rest = quoted ? text.slice(quoted.index + quoted[0].length) : plain ? text.slice(plain.index + plain[0].length) : text.split(SNIPPET_CONNECTOR).slice(1).join(' ');
-  const what = behaviourOf(rest);
-  return { kind: 'snippet', name: name || null, ...what };
-}
-
-/** What a snippet should show, from words like "counts failed operations". */
-export function behaviourOf(text: string): { resource: ResourceKey | null; count: boolean; state: string | null } {
-  const words = wordsOf(text).filter((w) => singular(w) !== 'snippet');
-  const resource = resourceIn(words);
-  return { resource, count: COUNT.test(text.toLowerCase()) || has(words, 'counts', 'counting', 'number'), state: resource ? stateIn(resource, words) : null };
-}
-
-/** "deploy hello to dev", "install the hello package version 1.2.0 on cluster staging", "deploy hello@1.2.0". */
-function deployOf(text: string): Intent {
-  const versionAt = /(?:@|\bv(?:ersion)?\s*)(\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*[0-9A-Za-z])?)/i.exec(text);
-  const rest = versionAt ? text.replace(versionAt[0], ' ') : text;
-  const cluster = /\b(?:to|on|onto|in|into)\s+(?:the\s+|my\s+|our\s+)?(?:cluster\s+)?[`'"]?([A-Za-z0-9][A-Za-z0-9-]*)[`'"]?/i.exec(rest);
-  const pkg = /\b(?:deploy|redeploy|install|roll out)\s+(?:the\s+|a\s+|an\s+|my\s+|our\s+)?(?:latest\s+)?(?:package\s+)?[`'"]?([^\s`'",]+)/i.exec(rest);
-  return {
-    kind: 'deploy',
-    packageName: nameOrNull(pkg?.[1]),
-    clusterName: nameOrNull(cluster?.[1])?.toLowerCase() ?? null,
-    version: versionAt?.[1] ?? null,
-  };
 }

@@ -3,7 +3,8 @@
 // `execute` and an answer; writes are in writes.ts; anything else is a `search` and an answer.
 import { answerTo, asked, lastCall, type TurnView } from './conversation.js';
 import { LOOP_CODE, SLEEP_CODE, installCode, listCode, operationCode } from './code.js';
-import { behaviourOf, parseIntent, triggersOf, type Intent } from './intent.js';
+import { behaviourOf } from './extract.js';
+import { parseIntent, triggersOf, type Intent } from './intent.js';
 import { failureReply, HELP, installReply, listReply, searchReply } from './replies.js';
 import { RESOURCES, RESOURCE_KEYS } from './resources.js';
 import { act, ask, execute, Q, say, search, type Step } from './steps.js';
@@ -21,6 +22,8 @@ export function plan(view: TurnView): Step {
       return say(intent.thanks ? 'You are welcome. Ask me anything else about this workspace, or say "help".' : HELP);
     case 'list':
       return listPlan(intent, view);
+    case 'counts':
+      return countsPlan(intent, view);
     case 'explain':
       return explainPlan(intent, view);
     case 'install':
@@ -53,9 +56,21 @@ function listPlan(intent: Extract<Intent, { kind: 'list' }>, view: TurnView): St
   const read = lastCall(view, 'execute');
   if (!read) {
     const code = listCode(resource, { state, cluster: intent.cluster, workspaceId: view.workspaceId ?? '', mode: count ? 'count' : 'answer' });
-    return act(`Let me ${count ? 'count' : 'look up'} the ${kind.plural}.`, execute(code, `${count ? 'Count' : 'List'} the ${state ? `${state.toLowerCase()} ` : ''}${kind.plural}`));
+    const what = `the ${state ? `${state.toLowerCase().replace('_', ' ')} ` : ''}${kind.plural}`;
+    return act(`Let me ${count ? 'count' : 'look up'} ${what}.`, execute(code, `${count ? 'Count' : 'List'} ${what}`));
   }
   return say(listReply(resource, count, state, intent.cluster, read.result));
+}
+
+/** Several kinds counted at once: one read per kind in one step, then one sentence each. */
+function countsPlan(intent: Extract<Intent, { kind: 'counts' }>, view: TurnView): Step {
+  const reads = view.calls.filter((c) => c.name === 'execute');
+  if (reads.length < intent.resources.length) {
+    const names = intent.resources.map((r) => RESOURCES[r].plural);
+    const calls = intent.resources.map((r) => execute(listCode(r, { state: null, cluster: null, workspaceId: view.workspaceId ?? '', mode: 'count' }), `Count the ${RESOURCES[r].plural}`));
+    return act(`Let me count the ${names.slice(0, -1).join(', ')} and ${names.at(-1)}.`, ...calls);
+  }
+  return say(intent.resources.map((r, i) => listReply(r, true, null, null, reads[i]!.result)).join(' '));
 }
 
 function explainPlan(intent: Extract<Intent, { kind: 'explain' }>, view: TurnView): Step {
@@ -64,14 +79,14 @@ function explainPlan(intent: Extract<Intent, { kind: 'explain' }>, view: TurnVie
     const what = intent.operationId ? `the operation ${intent.operationId}` : 'the newest failed operation';
     return act(`Let me read ${what}.`, execute(operationCode(intent.operationId, intent), `Read ${what} with its steps`));
   }
-  return say(failureReply(intent.operationId, read.result));
+  return say(failureReply(intent, read.result));
 }
 
 function installPlan(intent: Extract<Intent, { kind: 'install' }>, view: TurnView): Step {
   const read = lastCall(view, 'execute');
   if (!read) {
     const what = intent.installId ? `the install ${intent.installId}` : 'the installs';
-    return act(`Let me read ${what}.`, execute(installCode(intent.installId, intent.words), `Read ${what} with their URLs`));
+    return act(`Let me read ${what}.`, execute(installCode(intent.installId, intent.words), `Read ${what} with URLs`));
   }
   return say(installReply(intent.installId, read.result));
 }

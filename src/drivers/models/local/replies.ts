@@ -16,7 +16,7 @@ export const HELP =
   '- "How many installs are there?" or "list my clusters" (also machines, secrets, snippets, operations, packages, agents, members, API tokens)\n' +
   '- "Which operations failed?" or "why did the last deploy fail?"\n' +
   '- "Show the URLs of install inst_..."\n' +
-  '- "Create a secret named db-password with value ..." (you approve it first)\n' +
+  '- "Create a secret named db-password with value ..." (you may be asked to approve it)\n' +
   '- "Create a snippet named installs-table that lists installs"\n' +
   '- "Deploy hello to dev"\n' +
   'For anything else I search the API and tell you which operations could do it.';
@@ -73,11 +73,15 @@ export function listReply(resource: ResourceKey, count: boolean, state: string |
   return `${head}${caveat}:\n${lines.join('\n')}`;
 }
 
-export function failureReply(operationId: string | null, result: ToolResult | null): string {
-  const problem = trouble(result, operationId ? `read the operation ${operationId}` : 'read the failed operations');
+export function failureReply(asked: { operationId: string | null; ownerType: string | null; ownerId: string | null }, result: ToolResult | null): string {
+  const problem = trouble(result, asked.operationId ? `read the operation ${asked.operationId}` : 'read the failed operations');
   if (problem) return problem;
   const op = outputOf(result);
-  if (op.found === false) return 'I found no failed operation, so there is nothing to explain.';
+  if (op.found === false) {
+    const article = (noun: string) => (/^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`);
+    const of = asked.ownerId ? ` of ${asked.ownerId}` : asked.ownerType ? ` of ${article(asked.ownerType)}` : '';
+    return `I found no failed operation${of}, so there is nothing to explain.`;
+  }
   const what = `Operation ${str(op.id)} (${str(op.type) || 'an operation'} of ${str(op.owner_id)})`;
   const step = obj(op.failed_step);
   const last = obj(op.last_error);
@@ -104,7 +108,7 @@ export function installReply(installId: string | null, result: ToolResult | null
   if (installs.length === 0) return 'There are no installs yet.';
   const blocks = installs.map((x) => {
     const urls = (Array.isArray(x.urls) ? x.urls : []).map(obj);
-    const head = `Install ${str(x.id)} (${str(x.package)} ${str(x.semver)} on ${str(x.cluster)}) is ${str(x.state)}${x.reconciling ? ', and an operation is working on it' : ''}.`;
+    const head = `Install ${str(x.id)} (${str(x.package)} ${str(x.semver)} on ${str(x.cluster)}) ${x.state === 'failed' ? 'has failed' : `is ${str(x.state)}`}${x.reconciling ? ', and an operation is working on it' : ''}.`;
     if (urls.length === 0) return `${head} It has no URLs yet.`;
     return `${head} ${urls.length === 1 ? 'Its URL' : 'Its URLs'}:\n${urls.map((u) => `- ${str(u.route_key)}: ${str(u.url)}${u.error ? ` (not answering: ${str(u.error)})` : ''}`).join('\n')}`;
   });

@@ -128,6 +128,16 @@ export function resourceIn(words: string[]): ResourceKey | null {
   return null;
 }
 
+/** Every kind of resource the words name, each once, in the order named ("installs, clusters and secrets"). */
+export function resourcesIn(words: string[]): ResourceKey[] {
+  const found: ResourceKey[] = [];
+  for (let i = 0; i < words.length; i++) {
+    const one = resourceIn(words[i] === 'api' ? words.slice(i, i + 2) : [words[i]!]);
+    if (one && !found.includes(one)) found.push(one);
+  }
+  return found;
+}
+
 /** The state a message's words ask for, in the resource's terms ("failed" operations -> FAILED). */
 export function stateIn(resource: ResourceKey, words: string[]): string | null {
   const states = RESOURCES[resource].states;

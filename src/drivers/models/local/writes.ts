@@ -3,18 +3,13 @@
 // (propose_change: the person may have to approve it), then tells how it went.
 import { answerTo, asked, lastCall, type TurnView } from './conversation.js';
 import { catalogCode, createInstallCode, createSecretCode, createSnippetCode, listCode } from './code.js';
-import { bareName, behaviourOf, wordsOf, type Intent } from './intent.js';
+import { behaviourOf, nameFromAnswer, wordsOf } from './extract.js';
+import type { Intent } from './intent.js';
 import { outputOf, trouble } from './replies.js';
 import { RESOURCES } from './resources.js';
 import { act, ask, execute, MAY_NEED_APPROVAL, propose, Q, say, type Step } from './steps.js';
 
 const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
-
-/** A name given as an answer: "call it db-password" or just "db-password" (quotes and end punctuation dropped). */
-function nameFromAnswer(answer: string | null): string | null {
-  if (!answer) return null;
-  return bareName(/\b(?:named|called|call it|name it|name is)\s+(.+)$/i.exec(answer)?.[1] ?? answer) || null;
-}
 
 export function secretPlan(intent: Extract<Intent, { kind: 'secret' }>, view: TurnView): Step {
   const name = intent.name ?? nameFromAnswer(answerTo(view, Q.secretName));
