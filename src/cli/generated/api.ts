@@ -4478,7 +4478,7 @@ export interface components {
              * @enum {string}
              */
             kind: "CHANGE" | "TURN";
-            /** @description CHANGE: the exact code that runs if approved (secret values masked) */
+            /** @description CHANGE: the exact code that runs if approved, as the model wrote it (a value you typed in your message, such as a new secret's, appears in it) */
             code: string | null;
             /** @description what the model says the code does, or the turn's message */
             summary: string;

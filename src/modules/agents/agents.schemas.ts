@@ -299,7 +299,7 @@ export const ApprovalRequest = Type.Object(
     session_id: Type.String({ description: 'ags_ id' }),
     turn_id: Type.String({ description: 'agtt_ id' }),
     kind: StringEnum(APPROVAL_KINDS, { description: 'CHANGE (code that writes, proposed by the model: the session\'s owner approves) or TURN (a member\'s turn on an agent that writes without approval: an admin approves)' }),
-    code: stringOrNull('CHANGE: the exact code that runs if approved (secret values masked)'),
+    code: stringOrNull('CHANGE: the exact code that runs if approved, as the model wrote it (a value you typed in your message, such as a new secret\'s, appears in it)'),
     summary: Type.String({ description: 'what the model says the code does, or the turn\'s message' }),
     state: StringEnum(APPROVAL_STATES, { description: 'PENDING, APPROVED, REJECTED, or CANCELLED (its turn ended first)' }),
     reason: stringOrNull('the reason given with the decision'),
