@@ -65,7 +65,8 @@ export function createAgentService(deps: { db: Db; cursors: CursorCodec; publicU
     const provider = given?.provider ?? deps.agents.provider;
     const policy: StoredModelPolicy = {
       provider,
-      default_model: given?.default_model ?? (provider === deps.agents.provider ? deps.agents.defaultModel : provider === 'local' ? 'local-1' : deps.agents.defaultModel),
+      // model_policy requires default_model when given; without one, the operator's provider and model
+      default_model: given?.default_model ?? deps.agents.defaultModel,
       allowed_models: given?.allowed_models ?? [],
       credential_secret_id: given?.credential_secret_id ?? null,
       max_turn_budget_cents: given?.max_turn_budget_cents ?? null,
