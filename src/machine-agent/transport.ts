@@ -49,14 +49,20 @@ export async function callService(
   let status: number;
   let text: string;
   let retryAfterHeader: string | null;
+  // Not the agent's stop signal: a request in flight is finished, only its own timeout cuts it. A
+  // plain timer, not AbortSignal.timeout(): on Node 20 a garbage collection can drop that signal
+  // before it fires, and a request the service never answers would then wait forever.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
   try {
-    // Not the agent's stop signal: a request in flight is finished, only its own timeout cuts it.
-    const res = await fetchFn(`${server.replace(/\/+$/, '')}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(timeoutMs) });
+    const res = await fetchFn(`${server.replace(/\/+$/, '')}${path}`, { method: 'POST', headers, body: JSON.stringify(body), signal: deadline.signal });
     status = res.status;
     retryAfterHeader = res.headers.get('retry-after');
     text = await res.text();
   } catch (err) {
     return { kind: 'unreachable', why: describeFailure(err, timeoutMs), retryAfterMs: null };
+  } finally {
+    clearTimeout(timer);
   }
   if (status >= 200 && status < 300) {
     try {
