@@ -357,6 +357,17 @@ describe('README.md followed top to bottom in two terminals', () => {
     for (const line of ['one 202', 'two 202', 'three 202', 'four 429', 'four 202']) assert.ok(plans.includes(line), `${line}\n${plans.join('\n')}`);
   });
 
+  test('agents: svc chat answers and creates a secret after approval; the curl walk streams, waits for approval and completes', () => {
+    const chat = outputOf("svc chat ops 'How many installs are there?'");
+    assert.match(chat, /There (is|are) \S+ installs?\./);
+    assert.match(chat, /Created secret deploy-token \(sec_/);
+    const walk = outputOf('/v1/agent_events:stream?turn_id=$TURN').split('\n');
+    for (const line of ['event: turn.queued', 'event: turn.completed', 'COMPLETED', 'WAITING_FOR_PERMISSION', 'APPROVED']) {
+      assert.ok(walk.includes(line), `${line}\n${walk.join('\n')}`);
+    }
+    assert.ok(walk.some((l) => /^Created secret greeting \(sec_/.test(l)), walk.join('\n'));
+  });
+
   test('rotating the key leaves a service that reads old values with a plain npm start', () => {
     assert.match(outputOf('svc admin rotate-keys'), /done: everything is sealed under the current key/);
     assert.match(outputOf('rm data/new.key'), /^still readable$/m);
