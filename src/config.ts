@@ -10,6 +10,7 @@ import { BUILT_IN_PLANS, parsePlans, PlanCatalog, PlansFileError } from './modul
 import { COMPUTE_PROVIDERS } from './drivers/compute/driver.js';
 import { HCLOUD_DEFAULT_ENDPOINT, type HcloudOptions } from './drivers/compute/hcloud.js';
 import { parseAgents, type AgentsConfig } from './config-agents.js';
+import { parseCommerce, type CommerceConfig } from './config-commerce.js';
 
 export interface TrustedIssuer {
   /** exact `iss` value of accepted tokens */
@@ -143,6 +144,8 @@ export interface Config {
   compute: { provider: 'local'; hcloud: null } | { provider: 'hcloud'; hcloud: HcloudOptions };
   /** agents and their model providers (API.md 8.6; parsed in config-agents.ts) */
   agents: AgentsConfig;
+  /** payment providers, checkout sessions and order drafts (API.md 8.7; parsed in config-commerce.ts) */
+  commerce: CommerceConfig;
 }
 
 export const SERVE_ROLES = ['all', 'api', 'worker'] as const;
@@ -431,5 +434,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webDir: resolve(env.SVC_WEB_DIR || DEFAULT_WEB_DIR),
     compute: parseCompute(env),
     agents: parseAgents(env, (name, fallback, min, max) => numberSetting(env, name, fallback, min, max)),
+    commerce: parseCommerce(env, (name, fallback, min, max) => numberSetting(env, name, fallback, min, max)),
   };
 }

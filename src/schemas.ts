@@ -19,6 +19,8 @@ import { PreviewHostname } from './modules/preview-hostnames/preview-hostnames.s
 import { ACCOUNT_SCHEMAS } from './modules/account/account-schemas.js';
 import { SNIPPET_SCHEMAS } from './modules/snippets/snippets.schemas.js';
 import { AGENT_SCHEMAS } from './modules/agents/agents.schemas.js';
+import { OFFER_SCHEMAS } from './modules/offers/offers.schemas.js';
+import { ORDER_SCHEMAS } from './modules/orders/orders.schemas.js';
 import { IdLookup } from './modules/lookup/lookup.routes.js';
 
 export const NAMED_SCHEMAS: TSchema[] = [
@@ -36,4 +38,6 @@ export const NAMED_SCHEMAS: TSchema[] = [
   ...ACCOUNT_SCHEMAS,
   ...SNIPPET_SCHEMAS,
   ...AGENT_SCHEMAS,
+  ...OFFER_SCHEMAS,
+  ...ORDER_SCHEMAS,
 ];

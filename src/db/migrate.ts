@@ -16,6 +16,7 @@ import * as m010 from './migrations/010_secret_lookups.js';
 import * as m011 from './migrations/011_list_filters.js';
 import * as m012 from './migrations/012_machines.js';
 import * as m013 from './migrations/013_agents.js';
+import * as m014 from './migrations/014_commerce.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '011_list_filters': m011,
   '012_machines': m012,
   '013_agents': m013,
+  '014_commerce': m014,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -245,6 +245,8 @@ export interface InstallsTable {
   created_at: number;
   updated_at: number;
   revision: number;
+  /** the workspace that owns the package when it is not the install's own (an install an order delivered); null: its own */
+  package_workspace_id?: string | null;
 }
 
 export interface InstallRendersTable {
@@ -496,6 +498,13 @@ export interface Database {
   worker_bootstraps: WorkerBootstrapsTable;
   machine_credentials: MachineCredentialsTable;
   local_servers: LocalServersTable;
+  offers: OffersTable;
+  order_drafts: OrderDraftsTable;
+  checkout_sessions: CheckoutSessionsTable;
+  orders: OrdersTable;
+  payment_events: PaymentEventsTable;
+  local_checkouts: LocalCheckoutsTable;
+  local_payment_events: LocalPaymentEventsTable;
 }
 
 export interface MachinesTable {
@@ -670,4 +679,160 @@ export interface AgentEventsTable {
   type: string;
   data: string;
   created_at: number;
+}
+
+/** Columns described in migration 014_commerce.ts. */
+export interface OffersTable {
+  id: string;
+  workspace_id: string;
+  package_id: string;
+  package_version_id: string | null;
+  title: string;
+  currency: string;
+  unit_amount: number;
+  interval: string;
+  commercial_mode: string;
+  compute_mode: string;
+  field_values: string;
+  allowed_emails: string | null;
+  expires_at: number | null;
+  max_uses: number | null;
+  uses_held: number;
+  orders_count: number;
+  drafts_count: number;
+  order_ttl_minutes: number;
+  customer_display_name: string | null;
+  customer_external_id: string | null;
+  notes: string | null;
+  internal_note: string | null;
+  short_hash: string;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+  archived_at: number | null;
+  revision: number;
+}
+
+export interface OrderDraftsTable {
+  id: string;
+  offer_id: string;
+  seller_workspace_id: string;
+  status: string;
+  termination_reason: string | null;
+  cluster_ready: number;
+  server_joined: number;
+  payment_completed: number;
+  user_id: string | null;
+  customer_email: string | null;
+  claim_token_hash: string | null;
+  workspace_id: string | null;
+  workspace_created: number;
+  cluster_id: string | null;
+  cluster_allocated: number;
+  bootstrap_id: string | null;
+  package_id: string | null;
+  package_version_id: string | null;
+  field_values: string | null;
+  content_revision: number;
+  holds_use: number;
+  compute_operation_id: string | null;
+  install_operation_id: string | null;
+  cleanup_operation_id: string | null;
+  expiry_notified_at: number | null;
+  created_at: number;
+  updated_at: number;
+  ttl_expires_at: number;
+  revision: number;
+}
+
+export interface CheckoutSessionsTable {
+  id: string;
+  draft_id: string;
+  provider: string;
+  provider_session_id: string;
+  draft_revision: number;
+  url: string;
+  status: string;
+  amount: number;
+  currency: string;
+  interval: string;
+  expires_at: number;
+  created_at: number;
+  completed_at: number | null;
+  payment_ref: string | null;
+  subscription_id: string | null;
+  refunded_at: number | null;
+}
+
+export interface OrdersTable {
+  id: string;
+  offer_id: string;
+  order_draft_id: string;
+  seller_workspace_id: string;
+  customer_user_id: string;
+  customer_workspace_id: string;
+  amount: number;
+  currency: string;
+  interval: string;
+  status: string;
+  payment_provider: string;
+  payment_provider_checkout_id: string | null;
+  draft_revision: number;
+  committed_at: number;
+  subscription_id: string | null;
+  next_renewal_at: number | null;
+  renewals: number;
+  delivery_id: string;
+  install_id: string | null;
+  install_operation_id: string | null;
+  delivery_started_at: number | null;
+  delivery_completed_at: number | null;
+  created_at: number;
+  updated_at: number;
+  revision: number;
+}
+
+export interface PaymentEventsTable {
+  provider: string;
+  event_id: string;
+  type: string;
+  provider_session_id: string | null;
+  outcome: string;
+  created_at: number;
+  received_at: number;
+}
+
+export interface LocalCheckoutsTable {
+  id: string;
+  idempotency_key: string;
+  client_reference_id: string;
+  metadata: string;
+  title: string;
+  amount: number;
+  currency: string;
+  interval: string;
+  customer_email: string | null;
+  status: string;
+  success_url: string;
+  cancel_url: string;
+  expires_at: number;
+  created_at: number;
+  completed_at: number | null;
+  card_last4: string | null;
+  declines: number;
+  payment_ref: string | null;
+  refunded_at: number | null;
+  subscription_id: string | null;
+  current_period_end: number | null;
+  subscription_canceled_at: number | null;
+}
+
+export interface LocalPaymentEventsTable {
+  id: string;
+  type: string;
+  body: string;
+  created_at: number;
+  delivered_at: number | null;
+  attempts: number;
+  next_attempt_at: number;
 }

@@ -44,6 +44,10 @@ export const ID_PREFIXES = {
   agentEvent: 'agev',
   approvalRequest: 'apr',
   agentStep: 'agst',
+  delivery: 'dlv',
+  paymentEvent: 'evt',
+  localPayment: 'pay',
+  localSubscription: 'lsub',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

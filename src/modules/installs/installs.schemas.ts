@@ -37,7 +37,7 @@ export const PackageVersionPin = Type.Object(
 );
 export type PackageVersionPinT = Static<typeof PackageVersionPin>;
 
-const UrlEntry = Type.Object({
+export const UrlEntry = Type.Object({
   route_key: Type.String({ description: 'the route of the package manifest this URL serves' }),
   hostname: Type.String({ description: 'the hostname the preview router answers for' }),
   url: Type.String({ description: 'where the route is reachable' }),
