@@ -34,11 +34,12 @@ export const AUDIT_ACTIONS = [
   'workspace.member.add', 'workspace.member.update', 'workspace.member.remove', 'workspace.delete',
   'worker_bootstrap.create', 'worker_bootstrap.use', 'worker_bootstrap.revoke', 'machine.create', 'machine.delete',
   'agent.create', 'agent.update', 'agent.delete', 'agent.undelete', 'approval_request.approve', 'approval_request.reject',
+  'offer.create', 'offer.update', 'offer.delete', 'offer.undelete', 'order.commit',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export const AUDIT_RESOURCE_TYPES = [
-  'secret', 'secret_version', 'api_token', 'oauth_client', 'workspace_member', 'workspace', 'worker_bootstrap', 'machine', 'agent', 'approval_request',
+  'secret', 'secret_version', 'api_token', 'oauth_client', 'workspace_member', 'workspace', 'worker_bootstrap', 'machine', 'agent', 'approval_request', 'offer', 'order',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

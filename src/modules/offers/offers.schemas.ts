@@ -191,6 +191,7 @@ export const ResolvedOffer = Type.Object(
     input_schema: Type.Object({}, { additionalProperties: true, description: 'the version\'s input schema without the keys the offer locks' }),
     expires_at: Nullable(Type.Integer({ minimum: 0 }), 'when the link stops working (Unix seconds), or null'),
     restricted: Type.Boolean({ description: 'true: only some emails may order (which ones is not shown)' }),
+    redeemable: Type.Boolean({ description: 'false: every use is taken (a customer whose draft holds one can still go on with it)' }),
   },
   {
     $id: 'ResolvedOffer',
@@ -199,7 +200,7 @@ export const ResolvedOffer = Type.Object(
       offer_id: 'ofr_01kaxq3m7y0c9v8t6r5p4n3m2k', short_hash: 'a8Kd02Xz', title: 'Hello service, hosted',
       package: { name: 'hello', version: '1.2.0' }, pricing: { currency: 'eur', unit_amount: 4900, interval: 'month' },
       commercial_mode: 'paid', compute_mode: 'platform', seller: { workspace_name: 'ACME' }, customer_display_name: 'Globex', notes: null,
-      input_schema: { type: 'object', properties: { replicas: { type: 'integer', default: 1 } } }, expires_at: null, restricted: false,
+      input_schema: { type: 'object', properties: { replicas: { type: 'integer', default: 1 } } }, expires_at: null, restricted: false, redeemable: true,
     }],
   },
 );
