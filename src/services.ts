@@ -49,6 +49,7 @@ import { registerMachineWorkflows, releaseWorkspaceMachines } from './modules/ma
 import type { Dispatch } from './modules/snippets/snippet-bridge.js';
 import type { JobHandler } from './jobs/worker.js';
 import { createAgentModule } from './modules/agents/agent-module.js';
+import { createOrdersModule } from './modules/orders/orders-module.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
   const { db, config } = deps;
@@ -126,6 +127,8 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const agentModule = createAgentModule({
     db, dialect: deps.dialect, cursors, notifier, quotas, keyring, config, snippetRunner, runCredentials, apiDispatch, jobHandlers,
   });
+  const workspaces = createWorkspaceService({ db, cursors, quotas });
+  const ordersModule = createOrdersModule({ db, cursors, config, operations, workflows, clusters, installs, workspaces, workerBootstraps });
   return {
     db,
     dialect: deps.dialect,
@@ -135,7 +138,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     users: createUserService({ db }),
     sessions,
     device: createDeviceService({ db, config, sessions }),
-    workspaces: createWorkspaceService({ db, cursors, quotas }),
+    workspaces,
     apiTokens: createApiTokenService({ db, cursors }),
     oauth: createOAuthService({ db, config, cursors }),
     /** POST /oauth/token handlers by grant_type; modules register theirs */
@@ -169,6 +172,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     jobHandlers,
     apiDispatch,
     ...agentModule,
+    ...ordersModule,
   };
 }
 

@@ -35,6 +35,9 @@ export const OPENAPI_TAGS = [
   { name: 'subscriptions', description: 'A workspace\'s subscription: its tier, upgrades at once, downgrades and cancellation at the period end, and their change requests.' },
   { name: 'quotas', description: 'Quota limits and usage per metric; creates past a limit are refused with 429 RESOURCE_EXHAUSTED.' },
   { name: 'snippets', description: 'Stored JavaScript run in a WebAssembly sandbox as whoever runs it, with typed inputs and the history of runs.' },
+  { name: 'order drafts', description: 'A customer\'s purchase of an offer, phase by phase: workspace, compute (a cluster, or their own server), configuration, payment at a hosted checkout, then the install delivered. The customer sees field_values; the seller\'s members see the rest.' },
+  { name: 'orders', description: 'Orders committed once a draft is paid (or free), with their delivery; the seller\'s and the customer\'s.' },
+  { name: 'payments', description: 'The payment providers\' signed webhooks (Stripe, and the built-in local provider). Not for people.' },
   { name: 'notifications', description: 'Messages to the signed-in user about what needs a person: failures, degraded installs, plan changes, quotas, expiring tokens.' },
 ];
 
