@@ -44,6 +44,7 @@ import { Socket } from 'node:net';
 import { agentRoutes } from './modules/agents/agents.routes.js';
 import { agentTurnRoutes } from './modules/agents/agent-turns.routes.js';
 import { agentEventRoutes } from './modules/agents/agent-events.routes.js';
+import { offerRoutes } from './modules/offers/offers.routes.js';
 import type { LocalComputeProvider } from './drivers/compute/local.js';
 import { isRunCredentialRequest } from './modules/snippets/snippet-bridge.js';
 
@@ -226,6 +227,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   agentRoutes(app, services);
   agentTurnRoutes(app, services);
   agentEventRoutes(app, services);
+  offerRoutes(app, services);
   // Agent tool calls serve their platform.request calls through this app, as snippet runs do.
   services.apiDispatch.current = (options) => lightMyRequest(app.routing, options);
   lookupRoutes(app, services);

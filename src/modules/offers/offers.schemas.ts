@@ -47,6 +47,7 @@ const FieldValue = Type.Object(
 );
 
 export const OfferFieldValues = Type.Record(Type.String({ minLength: 1, maxLength: 128 }), FieldValue, {
+  maxProperties: MAX_FIELD_VALUES,
   description: `values of the version's input schema chosen by the seller, at most ${MAX_FIELD_VALUES} keys; checked against the schema`,
 });
 
@@ -74,7 +75,7 @@ export const CreateOfferBody = Type.Object(
     }, { additionalProperties: false })),
     field_values: Type.Optional(OfferFieldValues),
     allowed_emails: Type.Optional(Type.Array(Type.String({ format: 'email', maxLength: 254 }), {
-      maxItems: 50, description: 'only customers signed in with one of these emails may order (case-insensitive); absent: anyone with the link',
+      minItems: 1, maxItems: 50, description: 'only customers signed in with one of these emails may order (case-insensitive); absent: anyone with the link',
     })),
     expires_at: Type.Optional(unix('the link stops working then; must be in the future')),
     max_uses: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000 }), Type.Null()], {
