@@ -108,7 +108,8 @@ export const PatchOfferBody = Type.Object(
     allowed_emails: Type.Optional(Type.Union([CreateOfferBody.properties.allowed_emails, Type.Null()])),
     expires_at: Type.Optional(Type.Union([unix('the link stops working then'), Type.Null()])),
     max_uses: CreateOfferBody.properties.max_uses,
-    order_ttl_minutes: CreateOfferBody.properties.order_ttl_minutes,
+    // Without the create body's default: a PATCH that leaves it out must not reset it to 120.
+    order_ttl_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'a draft must be done within this many minutes of its creation' })),
     customer: Type.Optional(Type.Union([Customer, Type.Null()])),
     notes: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
     internal_note: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
