@@ -13,7 +13,7 @@ const tags = ['offers'];
 const OfferParams = Type.Object({ id: OfferId });
 const ListQuery = Type.Object({ ...PageQuery, ...ListOffersQuery.properties }, { additionalProperties: false });
 const ResolveQuery = Type.Object(
-  { short_hash: Type.String({ pattern: SHORT_HASH_PATTERN, description: 'the 8 characters after /i/ in the offer\'s link' }) },
+  { short_hash: Type.String({ minLength: 8, maxLength: 8, pattern: SHORT_HASH_PATTERN, description: 'the 8 characters after /i/ in the offer\'s link' }) },
   { additionalProperties: false },
 );
 

@@ -48,7 +48,7 @@ const FieldValue = Type.Object(
 
 export const OfferFieldValues = Type.Record(Type.String({ minLength: 1, maxLength: 128 }), FieldValue, {
   maxProperties: MAX_FIELD_VALUES,
-  description: `values of the version's input schema chosen by the seller, at most ${MAX_FIELD_VALUES} keys; checked against the schema`,
+  description: `values of the version's input schema chosen by the seller, each \`{"value": ..., "locked": true|false}\`, at most ${MAX_FIELD_VALUES} keys; checked against the schema`,
 });
 
 const Customer = Type.Object(
@@ -102,7 +102,7 @@ export const PatchOfferBody = Type.Object(
   {
     title: Type.Optional(CreateOfferBody.properties.title),
     pricing: Type.Optional(Pricing),
-    commercial_mode: Type.Optional(StringEnum(COMMERCIAL_MODES)),
+    commercial_mode: Type.Optional(StringEnum(COMMERCIAL_MODES, { description: '`paid`: the customer pays at checkout; `non_billable_test`: nothing is charged' })),
     compute: CreateOfferBody.properties.compute,
     field_values: Type.Optional(OfferFieldValues),
     allowed_emails: Type.Optional(Type.Union([CreateOfferBody.properties.allowed_emails, Type.Null()])),
@@ -111,8 +111,8 @@ export const PatchOfferBody = Type.Object(
     // Without the create body's default: a PATCH that leaves it out must not reset it to 120.
     order_ttl_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'a draft must be done within this many minutes of its creation' })),
     customer: Type.Optional(Type.Union([Customer, Type.Null()])),
-    notes: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
-    internal_note: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+    notes: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()], { description: 'shown to the customer; null clears it' })),
+    internal_note: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()], { description: 'seen only by the seller\'s members; null clears it' })),
   },
   {
     additionalProperties: false, minProperties: 1,
