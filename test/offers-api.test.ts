@@ -268,6 +268,15 @@ describe('offers API', () => {
     assert.equal(await takeOfferUse(db, 'ofr_01kaxq3m7y0c9v8t6r5p4n3m2k', now), false, 'unknown');
   });
 
+  test('concurrent claims take exactly max_uses uses', async () => {
+    const o = await offer({ max_uses: 5 });
+    const db = t.services.db;
+    const taken = await Promise.all(Array.from({ length: 20 }, () => db.transaction().execute((tx) => takeOfferUse(tx, o.id, clock.now()))));
+    assert.equal(taken.filter(Boolean).length, 5);
+    const row = (await findOfferById(db, o.id))!;
+    assert.deepEqual([row.uses_held, row.drafts_count], [5, 5]);
+  });
+
   test('archive (200, archived) and restore, audited; an archived offer cannot be changed or resolved', async () => {
     const o = await offer();
     assert.equal((await as(owner, 'DELETE', `/v1/offers/${o.id}`)).status, 400, 'if-match required');

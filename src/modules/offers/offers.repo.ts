@@ -81,16 +81,19 @@ export function updateUnusedOfferIf(tx: Executor, workspaceId: string, id: strin
   return q.returningAll().executeTakeFirst();
 }
 
-/** Archives (archivedAt) or restores (null) at the given revision; undefined when the revision moved. */
-export function setOfferArchivedIf(tx: Executor, workspaceId: string, id: string, revision: number, archivedAt: number | null, now: number): Promise<OfferRow | undefined> {
-  return tx
+/**
+ * Archives (archivedAt) or restores (null) an offer that is in the other state, when the revision
+ * matches (null: any); the new row, or undefined (the caller reads why: absent, stale, or already so).
+ */
+export function setOfferArchivedIf(tx: Executor, workspaceId: string, id: string, revision: number | null, archivedAt: number | null, now: number): Promise<OfferRow | undefined> {
+  let q = tx
     .updateTable('offers')
     .set((eb) => ({ archived_at: archivedAt, updated_at: now, revision: eb('revision', '+', 1) }))
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)
-    .where('revision', '=', revision)
-    .returningAll()
-    .executeTakeFirst();
+    .where('archived_at', archivedAt === null ? 'is not' : 'is', null);
+  if (revision !== null) q = q.where('revision', '=', revision);
+  return q.returningAll().executeTakeFirst();
 }
 
 /**

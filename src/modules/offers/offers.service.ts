@@ -233,13 +233,15 @@ export function createOfferService(deps: OfferServiceDeps) {
     if (!isId('offer', id)) throw notFound('offer');
     const now = clock.now();
     const row = await db.transaction().execute(async (tx) => {
-      const current = await findOr404(tx, scope, id);
-      if (revision !== null && current.revision !== revision) throw etagMismatch(`offer ${id}`, current.revision);
-      if ((current.archived_at !== null) === archive) return current;
-      const updated = await repo.setOfferArchivedIf(tx, scope.workspaceId, id, current.revision, archive ? now : null, now);
-      if (!updated) throw new ApiError('ABORTED', `offer ${id} changed while it was written; retry`, { reason: 'CONFLICT' });
+      // The etag check and the write are one statement; only a miss reads why.
+      const updated = await repo.setOfferArchivedIf(tx, scope.workspaceId, id, revision, archive ? now : null, now);
+      if (!updated) {
+        const current = await findOr404(tx, scope, id);
+        if (revision !== null && current.revision !== revision) throw etagMismatch(`offer ${id}`, current.revision);
+        return current;
+      }
       if (archive) await deps.offerWithdrawn?.(tx, id);
-      await recordAuditEvent(tx, scope, { action: archive ? 'offer.delete' : 'offer.undelete', resourceType: 'offer', resourceId: id, metadata: { title: current.title } });
+      await recordAuditEvent(tx, scope, { action: archive ? 'offer.delete' : 'offer.undelete', resourceType: 'offer', resourceId: id, metadata: { title: updated.title } });
       return updated;
     });
     return toOffer(row, now);
