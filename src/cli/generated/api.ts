@@ -2192,7 +2192,7 @@ export interface components {
              * @description the collection the operation acts on
              * @enum {string}
              */
-            owner_type: "install" | "repository_change_request" | "repository" | "workspace" | "machine" | "cluster" | "package";
+            owner_type: "install" | "repository_change_request" | "repository" | "workspace" | "machine" | "cluster" | "package" | "order_draft";
             /** @description prefixed id of the target; the prefix matches owner_type */
             owner_id: string;
             /** @description the operation that started this one, if any */
@@ -3715,15 +3715,15 @@ export interface components {
             /** @description ntf_ id */
             id: string;
             /**
-             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (a machine is deleted at its expires_at: sent to the workspace's owners and admins 72 h and 24 h before, once each), machine_unreachable (a machine's agent missed 3 heartbeats; superseded when it heartbeats again or is deleted), agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn's creator, and for a member's turn that needs an admin's approval to the owners and admins; superseded once answered or ended)
+             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (a machine is deleted at its expires_at: sent to the workspace's owners and admins 72 h and 24 h before, once each), machine_unreachable (a machine's agent missed 3 heartbeats; superseded when it heartbeats again or is deleted), agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn's creator, and for a member's turn that needs an admin's approval to the owners and admins; superseded once answered or ended), order_paid (an order of your workspace's offer was paid; owners and admins of the seller), order_delivery_failed (the install an order delivers failed; owners and admins of the seller), order_delivered (the install you ordered runs; the customer), order_draft_expiring (your order draft ends soon unless finished; the customer)
              * @enum {string}
              */
-            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry" | "machine_unreachable" | "agent_turn_waiting";
+            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry" | "machine_unreachable" | "agent_turn_waiting" | "order_paid" | "order_delivery_failed" | "order_delivered" | "order_draft_expiring";
             /**
              * @description the kind of resource the notification is about
              * @enum {string}
              */
-            resource_type: "operation" | "install" | "subscription_change_request" | "workspace" | "user" | "api_token" | "secret" | "machine" | "agent_turn";
+            resource_type: "operation" | "install" | "subscription_change_request" | "workspace" | "user" | "api_token" | "secret" | "machine" | "agent_turn" | "order" | "order_draft";
             /** @description prefixed id of that resource (it may be gone since) */
             resource_id: string;
             /** @description the workspace concerned; null for notifications about the user alone */
@@ -8547,7 +8547,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only operations on this collection */
-                owner_type?: "install" | "repository_change_request" | "repository" | "workspace" | "machine" | "cluster" | "package";
+                owner_type?: "install" | "repository_change_request" | "repository" | "workspace" | "machine" | "cluster" | "package" | "order_draft";
                 /** @description only operations on this resource */
                 owner_id?: string;
                 /** @description only operations in this state: RUNNING (still under way) or how they ended */
