@@ -44,6 +44,7 @@ import { Socket } from 'node:net';
 import { agentRoutes } from './modules/agents/agents.routes.js';
 import { agentTurnRoutes } from './modules/agents/agent-turns.routes.js';
 import { agentEventRoutes } from './modules/agents/agent-events.routes.js';
+import { offerRoutes } from './modules/offers/offers.routes.js';
 import { orderDraftRoutes } from './modules/orders/orders.routes.js';
 import { paymentRoutes } from './modules/orders/payments.routes.js';
 import type { LocalComputeProvider } from './drivers/compute/local.js';
@@ -228,6 +229,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   agentRoutes(app, services);
   agentTurnRoutes(app, services);
   agentEventRoutes(app, services);
+  offerRoutes(app, services);
   orderDraftRoutes(app, services);
   await paymentRoutes(app, services);
   services.paymentsLog.current = app.log;

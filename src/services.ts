@@ -49,6 +49,7 @@ import { registerMachineWorkflows, releaseWorkspaceMachines } from './modules/ma
 import type { Dispatch } from './modules/snippets/snippet-bridge.js';
 import type { JobHandler } from './jobs/worker.js';
 import { createAgentModule } from './modules/agents/agent-module.js';
+import { createOfferService } from './modules/offers/offers.service.js';
 import { createOrdersModule } from './modules/orders/orders-module.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
@@ -171,6 +172,8 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     snippets: createSnippetService({ db, cursors, quotas, runner: snippetRunner, credentials: runCredentials, publicUrl: config.publicUrl }),
     jobHandlers,
     apiDispatch,
+    /** offers of a seller's workspace (API.md 8.7); archiving one ends its unpaid drafts */
+    offers: createOfferService({ db, cursors, publicUrl: config.publicUrl, offerWithdrawn: ordersModule.offerWithdrawn }),
     ...agentModule,
     ...ordersModule,
   };

@@ -13,7 +13,7 @@ import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import type { UrlEntryT } from '../installs/installs.schemas.js';
 import type { OperationService } from '../operations/operations.service.js';
-import { resolveVersion } from '../packages/packages.repo.js';
+import { resolvedVersion } from '../offers/offers.service.js';
 import { findUserById } from '../users/users.repo.js';
 import { endDraft } from './draft-endings.js';
 import { findOfferById, findOfferByShortHash, offersByIds, offerWithdrawn, takeOfferUse, type OfferRow } from './offer-uses.js';
@@ -101,14 +101,6 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
     return row;
   }
 
-  /** The version a draft of the offer buys: the pinned one, or the package's latest release now. */
-  async function versionFor(executor: Executor, offer: OfferRow): Promise<{ id: string; package_id: string }> {
-    if (offer.package_version_id !== null) return { id: offer.package_version_id, package_id: offer.package_id };
-    const version = await resolveVersion(executor, offer.workspace_id, offer.package_id, { kind: 'latest' });
-    if (!version) throw offerNotRedeemable(`the offer's package has no released version to install`);
-    return { id: version.id, package_id: version.package_id };
-  }
-
   /** Takes one of the offer's uses for the customer: 403 EMAIL_NOT_ALLOWED, 422 OFFER_NOT_REDEEMABLE. */
   async function admitCustomer(tx: Executor, offer: OfferRow, userId: string, now: number) {
     const user = await findUserById(tx, userId);
@@ -119,7 +111,7 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
       throw new ApiError('PERMISSION_DENIED', `this offer is not open to ${email}`, { reason: 'EMAIL_NOT_ALLOWED' });
     }
     if (offerWithdrawn(offer, now)) throw offerNotRedeemable(`offer ${offer.id} is ${offer.archived_at !== null ? 'archived' : 'expired'}`);
-    const version = await versionFor(tx, offer);
+    const version = await resolvedVersion(tx, offer);
     if (!(await takeOfferUse(tx, offer.id, now))) throw offerNotRedeemable(`every use of offer ${offer.id} is taken`);
     return { email, version };
   }

@@ -51,10 +51,8 @@ export function createOrdersModule(deps: OrdersModuleDeps) {
   const orders = createOrderService({ db, cursors, publicUrl });
 
   /** An offer archived: its unpaid drafts end `offer_expired`, in the archive's transaction. */
-  async function offerWithdrawn(tx: Executor, offerId: string): Promise<number> {
-    let ended = 0;
-    for (const draft of await repo.openDraftsOfOffer(tx, offerId)) if (await endDraft(tx, operations, draft, 'offer_expired')) ended++;
-    return ended;
+  async function offerWithdrawn(tx: Executor, offerId: string): Promise<void> {
+    for (const draft of await repo.openDraftsOfOffer(tx, offerId)) await endDraft(tx, operations, draft, 'offer_expired');
   }
 
   /** the payment providers' periodic work (the local provider's deliveries and renewals); registry.ts sets it */

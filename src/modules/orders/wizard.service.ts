@@ -4,7 +4,7 @@
 // runs: the customer's role in their workspace now, never one remembered from an earlier step.
 import type { Db, Executor } from '../../db/database.js';
 import type { Json } from '../../jobs/workflows.js';
-import { permissionDenied, ApiError } from '../../platform/errors.js';
+import { permissionDenied } from '../../platform/errors.js';
 import { clock } from '../../platform/clock.js';
 import { isId } from '../../platform/ids.js';
 import { roleAtLeast } from '../../platform/auth.js';
@@ -12,9 +12,9 @@ import type { CreatedWorkerBootstrapT } from '../machines/machines.schemas.js';
 import { revokeBootstrapIfRevision } from '../machines/machines.repo.js';
 import type { WorkerBootstrapService } from '../machines/worker-bootstraps.service.js';
 import type { OperationService } from '../operations/operations.service.js';
-import { checkValuesBounds, validateValues } from '../packages/input-schema.js';
 import { findVersion } from '../packages/packages.repo.js';
-import { checkSecretRefs, findSecretRefs } from '../secrets/secret-refs.js';
+import { mergeFieldValues } from '../offers/offer-values.js';
+import { fieldValuesOf } from '../offers/offers.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import type { WorkspaceService } from '../workspaces/workspaces.service.js';
 import { endDraft, ORDER_DRAFT_COMPUTE } from './draft-endings.js';
@@ -31,27 +31,6 @@ export interface WizardDeps {
   operations: Pick<OperationService, 'start'>;
   workspaces: Pick<WorkspaceService, 'createWorkspace'>;
   workerBootstraps: Pick<WorkerBootstrapService, 'createBootstrap'>;
-}
-
-/**
- * The configuration a draft installs with: the offer's unlocked pre-fills, then the customer's
- * values, then the offer's locked values, which win. A locked key sent with another value is 400.
- */
-export function mergeConfiguration(offer: OfferRow, values: Record<string, Json>): Record<string, Json> {
-  const offered = JSON.parse(offer.field_values) as Record<string, { value: Json; locked: boolean }>;
-  const merged: Record<string, Json> = {};
-  for (const [k, v] of Object.entries(offered)) if (!v.locked) merged[k] = v.value;
-  for (const [k, v] of Object.entries(values)) {
-    const locked = offered[k]?.locked ? offered[k] : undefined;
-    if (locked && JSON.stringify(locked.value) !== JSON.stringify(v)) {
-      throw new ApiError('INVALID_ARGUMENT', `field_values.${k} is fixed by the offer`, {
-        reason: 'FIELD_LOCKED', fieldViolations: [{ field: `body.field_values.${k}`, description: 'the offer fixes this value; leave it out' }],
-      });
-    }
-    merged[k] = v;
-  }
-  for (const [k, v] of Object.entries(offered)) if (v.locked) merged[k] = v.value;
-  return merged;
 }
 
 export function createWizardService(deps: WizardDeps) {
@@ -104,19 +83,11 @@ export function createWizardService(deps: WizardDeps) {
     });
   }
 
-  /** Checks the merged configuration against the version's schema and the customer's secret references (their rights now). */
+  /** The offer's values merged with the customer's (locked ones win), checked against the version's whole schema. */
   async function checkedConfiguration(tx: Executor, row: repo.DraftRow, offer: OfferRow, values: Record<string, Json>): Promise<Record<string, Json>> {
-    const field = 'body.field_values';
-    checkValuesBounds(values, field);
-    const merged = mergeConfiguration(offer, values);
     const version = await findVersion(tx, row.seller_workspace_id, row.package_version_id!);
     if (!version) throw offerNotRedeemable('the version this offer sells no longer exists');
-    const refs = findSecretRefs(merged, field);
-    const checked = validateValues(version.id, version.input_schema, merged, field, refs.map((r) => r.path));
-    const scope = await customerScope(tx, row);
-    if (!scope) throw permissionDenied(`you are no longer a member of workspace ${row.workspace_id}`, 'NOT_A_MEMBER');
-    await checkSecretRefs(tx, scope, refs, field);
-    return checked;
+    return mergeFieldValues(version, fieldValuesOf(offer), values);
   }
 
   /**

@@ -27,6 +27,7 @@ export const OPENAPI_TAGS = [
   { name: 'machine agent', description: 'The two calls of the machine agent (`svc machine join`): trade a bootstrap token for a machine credential, then heartbeat with it. Not for people: the CLI runs them as `svc machine join`.' },
   { name: 'packages', description: 'Packages and their immutable versions: semver, a JSON Schema of the install values, and a manifest of routes and Kubernetes objects.' },
   { name: 'installs', description: 'Installs of package versions on clusters, their renders and their reachable URLs.' },
+  { name: 'offers', description: 'A seller\'s priced, configurable offers to install a package for a customer, and the link (`/i/{short_hash}`) that redeems one: make, change until used, archive and restore; `:resolve` shows a link\'s public face without a credential.' },
   { name: 'preview hostnames', description: 'Hostnames under the preview domain bound to a render of an install: floating (follow a track) or pinned (one render).' },
   { name: 'secrets', description: 'Secrets of a workspace: encrypted values with metadata, soft delete and restore. Members read metadata; admins and owners write.' },
   { name: 'secret versions', description: 'The versioned values of a secret: add, disable, enable, destroy (crypto-shredding), and read a value with `:access` (admins and owners, audited).' },
