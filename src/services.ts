@@ -49,6 +49,8 @@ import { registerMachineWorkflows, releaseWorkspaceMachines } from './modules/ma
 import type { Dispatch } from './modules/snippets/snippet-bridge.js';
 import type { JobHandler } from './jobs/worker.js';
 import { createAgentModule } from './modules/agents/agent-module.js';
+import { createPaymentProviders } from './drivers/payments/registry.js';
+import type { DeliverEvent } from './drivers/payments/local-events.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
   const { db, config } = deps;
@@ -126,6 +128,13 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const agentModule = createAgentModule({
     db, dialect: deps.dialect, cursors, notifier, quotas, keyring, config, snippetRunner, runCredentials, apiDispatch, jobHandlers,
   });
+  // Payments (issue 25): the local provider delivers its events to the service's own webhook route
+  // through `paymentDelivery.current`, which the app sets once that route exists (tests may point
+  // it at a recorder); until then a delivery answers 503 and is retried by the sweep.
+  const paymentDelivery: { current: DeliverEvent | null } = { current: null };
+  const payments = createPaymentProviders({
+    db, config, deliver: (body, headers) => (paymentDelivery.current ? paymentDelivery.current(body, headers) : Promise.resolve(503)),
+  });
   return {
     db,
     dialect: deps.dialect,
@@ -168,6 +177,10 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     snippets: createSnippetService({ db, cursors, quotas, runner: snippetRunner, credentials: runCredentials, publicUrl: config.publicUrl }),
     jobHandlers,
     apiDispatch,
+    /** payment providers: `local` always, `current` the configured one (src/drivers/payments/registry.ts) */
+    payments,
+    /** where the local provider's signed events go (the webhook route); see above */
+    paymentDelivery,
     ...agentModule,
   };
 }
