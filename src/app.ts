@@ -20,6 +20,7 @@ import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 import { tokenRoutes } from './modules/oauth/token.routes.js';
 import { deviceRoutes } from './modules/device/device.routes.js';
 import { devicePageRoutes } from './web/device.page.js';
+import { checkoutPageRoutes } from './web/checkout.page.js';
 import { webAppRoutes } from './web/app.plugin.js';
 import { lookupRoutes } from './modules/lookup/lookup.routes.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
@@ -241,6 +242,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     tokenRoutes(forms, services);
     deviceRoutes(forms, services);
     devicePageRoutes(forms, services);
+    // The local payment provider's hosted checkout page (issue 25).
+    checkoutPageRoutes(forms, { local: services.payments.local, config: services.config, sessions: services.sessions });
   });
   // The web app last, in its own context: its `/*` route answers only where no route above does.
   await app.register(async (web: App) => webAppRoutes(web, { dir: config.webDir }));
