@@ -149,8 +149,34 @@ export function createInstallService(deps: InstallServiceDeps) {
     if (!pkg) throw packageMissing();
     const version = await versionFor(tx, scope.workspaceId, pkg.id, body.package_version_pin);
     const values = await valuesIn(tx, scope, version, (body.initial_values ?? {}) as Record<string, Json>, 'initial_values');
+    return writeInstall(tx, scope, { version, pin: body.package_version_pin, values, clusterId: body.cluster_id, packageWorkspaceId: null }, clusterMissing);
+  }
+
+  /**
+   * The install an order delivers (API.md 8.7): the seller's package version, in the customer's
+   * workspace (scope), with the values the draft's configuration checked. Its operation finds the
+   * version in the seller's workspace (`package_workspace_id`).
+   */
+  async function createDeliveredInstall(
+    scope: WorkspaceScope, order: { version: PackageVersionsTable; values: Record<string, Json>; clusterId: string }, tx: Executor,
+  ): Promise<{ operation: OperationT; installId: string }> {
+    await assertWorkspaceActive(tx, scope.workspaceId);
+    const values = await valuesIn(tx, scope, order.version, order.values, 'initial_values');
+    const clusterMissing = () => new ApiError('FAILED_PRECONDITION', `cluster ${order.clusterId} no longer exists`, { reason: 'CLUSTER_NOT_FOUND' });
+    const packageWorkspaceId = order.version.workspace_id === scope.workspaceId ? null : order.version.workspace_id;
+    const operation = await writeInstall(tx, scope, {
+      version: order.version, pin: { kind: 'pinned', version: order.version.semver }, values, clusterId: order.clusterId, packageWorkspaceId,
+    }, clusterMissing);
+    return { operation, installId: operation.owner_id };
+  }
+
+  /** Writes the install (pending, reconciling) on an active cluster and starts install.create. */
+  async function writeInstall(tx: Executor, scope: WorkspaceScope, spec: {
+    version: PackageVersionsTable; pin: PackageVersionPinT; values: Record<string, Json>; clusterId: string; packageWorkspaceId: string | null;
+  }, clusterMissing: () => ApiError): Promise<OperationT> {
+    const { version } = spec;
     // Ordered against the cluster's deletion, which refuses while installs remain.
-    const cluster = await repo.lockClusterShared(tx, dialect, scope.workspaceId, body.cluster_id);
+    const cluster = await repo.lockClusterShared(tx, dialect, scope.workspaceId, spec.clusterId);
     if (!cluster) throw clusterMissing();
     if (cluster.state !== 'active') {
       throw new ApiError('FAILED_PRECONDITION', `cluster ${cluster.id} is ${cluster.state}, not active`, { reason: 'CLUSTER_NOT_ACTIVE' });
@@ -160,24 +186,25 @@ export function createInstallService(deps: InstallServiceDeps) {
       id: newId('install'),
       workspace_id: scope.workspaceId,
       cluster_id: cluster.id,
-      package_id: pkg.id,
+      package_id: version.package_id,
       package_version_id: version.id,
-      pin_kind: body.package_version_pin.kind,
-      pin_version: body.package_version_pin.version ?? null,
-      values: JSON.stringify(values),
+      pin_kind: spec.pin.kind,
+      pin_version: spec.pin.version ?? null,
+      values: JSON.stringify(spec.values),
       state: 'pending',
       reconciling: 1,
       current_render_id: null,
       created_at: now,
       updated_at: now,
       revision: 1,
+      ...(spec.packageWorkspaceId ? { package_workspace_id: spec.packageWorkspaceId } : {}),
     };
     await deps.quotas.enforce(tx, { workspaceId: scope.workspaceId }, 'installs/installs');
     await repo.insertInstall(tx, row);
     return operations.start(tx, {
       type: INSTALL_CREATE, workspaceId: scope.workspaceId, ownerType: 'install', ownerId: row.id, clusterId: cluster.id,
-      input: { package_version_id: version.id },
-      metadata: { install_id: row.id, package_id: pkg.id, package_version_id: version.id, semver: version.semver },
+      input: { package_version_id: version.id, ...(spec.packageWorkspaceId ? { package_workspace_id: spec.packageWorkspaceId } : {}) },
+      metadata: { install_id: row.id, package_id: version.package_id, package_version_id: version.id, semver: version.semver },
       actor: actorOf(scope),
     });
   }
@@ -286,6 +313,7 @@ export function createInstallService(deps: InstallServiceDeps) {
   return {
     toInstall,
     createInstall,
+    createDeliveredInstall,
     listInstalls,
     getInstall,
     updateInstall,

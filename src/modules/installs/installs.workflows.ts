@@ -45,8 +45,12 @@ export interface InstallWorkflowDeps {
   render: RenderLimits;
 }
 
-/** The input of install.create and install.update: the version resolved by the request. */
-export type DeployInput = { package_version_id: string };
+/**
+ * The input of install.create and install.update: the version resolved by the request, and the
+ * workspace that owns its package when that is not the install's (an install an order delivered
+ * from the seller's package).
+ */
+export type DeployInput = { package_version_id: string; package_workspace_id?: string };
 type Ctx = StepContext<DeployInput>;
 
 /** The result of the render step: what the later steps apply and publish. */
@@ -75,7 +79,7 @@ async function clusterOf(db: Executor, install: repo.InstallRow): Promise<Cluste
 
 /** The version the operation deploys (resolved by the request; versions are immutable). */
 async function versionOf(db: Executor, ctx: Ctx): Promise<PackageVersionsTable> {
-  const version = await findVersion(db, ctx.workspaceId, ctx.input.package_version_id);
+  const version = await findVersion(db, ctx.input.package_workspace_id ?? ctx.workspaceId, ctx.input.package_version_id);
   if (!version) throw new StepError(`package version ${ctx.input.package_version_id} no longer exists`, false);
   return version;
 }

@@ -13,11 +13,15 @@ export const NOTIFICATION_TYPES = [
   'machine_expiry',
   'machine_unreachable',
   'agent_turn_waiting',
+  'order_paid',
+  'order_delivery_failed',
+  'order_delivered',
+  'order_draft_expiring',
 ] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 export const NOTIFICATION_RESOURCE_TYPES = [
-  'operation', 'install', 'subscription_change_request', 'workspace', 'user', 'api_token', 'secret', 'machine', 'agent_turn',
+  'operation', 'install', 'subscription_change_request', 'workspace', 'user', 'api_token', 'secret', 'machine', 'agent_turn', 'order', 'order_draft',
 ] as const;
 export type NotificationResourceType = (typeof NOTIFICATION_RESOURCE_TYPES)[number];
 
@@ -40,7 +44,10 @@ export const Notification = Type.Object(
         'secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), ' +
         'machine_expiry (a machine is deleted at its expires_at: sent to the workspace\'s owners and admins 72 h and 24 h before, once each), ' +
         'machine_unreachable (a machine\'s agent missed 3 heartbeats; superseded when it heartbeats again or is deleted), ' +
-        'agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn\'s creator, and for a member\'s turn that needs an admin\'s approval to the owners and admins; superseded once answered or ended)',
+        'agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn\'s creator, and for a member\'s turn that needs an admin\'s approval to the owners and admins; superseded once answered or ended), ' +
+        'order_paid (an order of your workspace\'s offer was paid; owners and admins of the seller), ' +
+        'order_delivery_failed (the install an order delivers failed; owners and admins of the seller), ' +
+        'order_delivered (the install you ordered runs; the customer), order_draft_expiring (your order draft ends soon unless finished; the customer)'
     }),
     resource_type: StringEnum(NOTIFICATION_RESOURCE_TYPES, { description: 'the kind of resource the notification is about' }),
     resource_id: Type.String({ description: 'prefixed id of that resource (it may be gone since)' }),

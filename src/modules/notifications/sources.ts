@@ -180,3 +180,47 @@ export function agentTurnWaiting(tx: Executor, e: {
 export function agentTurnAnswered(tx: Executor, turnId: string, by: string): Promise<void> {
   return supersede(tx, { type: 'agent_turn_waiting', resourceId: turnId, by });
 }
+
+/** An order of an offer was paid (API.md 8.7): the seller's owners and admins. */
+export function orderPaid(tx: Executor, e: { sellerWorkspaceId: string; orderId: string; offerTitle: string; amount: string; customerEmail: string | null }): Promise<number> {
+  return notify(tx, { adminsOf: e.sellerWorkspaceId }, {
+    type: 'order_paid', key: e.orderId, resourceType: 'order', resourceId: e.orderId, workspaceId: e.sellerWorkspaceId,
+    title: `New order: ${e.offerTitle}`,
+    body: `${e.customerEmail ?? 'A customer'} paid ${e.amount} for "${e.offerTitle}" (order ${e.orderId}); its install is being delivered.`,
+    severity: 'info',
+    context: { order_id: e.orderId, amount: e.amount },
+  });
+}
+
+/** The install an order delivers failed: the seller's owners and admins. */
+export function orderDeliveryFailed(tx: Executor, e: { sellerWorkspaceId: string; orderId: string; offerTitle: string; message: string }): Promise<number> {
+  return notify(tx, { adminsOf: e.sellerWorkspaceId }, {
+    type: 'order_delivery_failed', key: e.orderId, resourceType: 'order', resourceId: e.orderId, workspaceId: e.sellerWorkspaceId,
+    title: `Delivery of order ${e.orderId} failed`,
+    body: `The install of "${e.offerTitle}" for order ${e.orderId} failed: ${e.message}. The customer's payment stands; read the order and its install operation.`,
+    severity: 'critical',
+    context: { order_id: e.orderId },
+  });
+}
+
+/** The install an order delivered runs: the customer. */
+export function orderDelivered(tx: Executor, e: { customerUserId: string; customerWorkspaceId: string; orderId: string; installId: string; offerTitle: string; url: string | null }): Promise<number> {
+  return notify(tx, { users: [e.customerUserId] }, {
+    type: 'order_delivered', key: e.orderId, resourceType: 'order', resourceId: e.orderId, workspaceId: e.customerWorkspaceId,
+    title: `"${e.offerTitle}" is ready`,
+    body: `Your order ${e.orderId} is delivered: install ${e.installId}${e.url ? ` answers at ${e.url}` : ' runs'}.`,
+    severity: 'info',
+    context: { order_id: e.orderId, install_id: e.installId, ...(e.url ? { url: e.url } : {}) },
+  });
+}
+
+/** A draft ends `timeout` soon unless finished: its customer, once. */
+export function orderDraftExpiring(tx: Executor, e: { customerUserId: string; workspaceId: string | null; draftId: string; offerTitle: string; expiresAt: number }): Promise<number> {
+  return notify(tx, { users: [e.customerUserId] }, {
+    type: 'order_draft_expiring', key: e.draftId, resourceType: 'order_draft', resourceId: e.draftId, workspaceId: e.workspaceId,
+    title: `Your order of "${e.offerTitle}" expires soon`,
+    body: `Order draft ${e.draftId} ends at ${isoFromSeconds(e.expiresAt)} unless it is finished before; open it to go on.`,
+    severity: 'warning',
+    context: { order_draft_id: e.draftId, expires_at: String(e.expiresAt) },
+  });
+}

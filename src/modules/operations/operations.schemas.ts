@@ -2,7 +2,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { StringEnum } from '../../platform/http.js';
 
-export const OWNER_TYPES = ['install', 'repository_change_request', 'repository', 'workspace', 'machine', 'cluster', 'package'] as const;
+export const OWNER_TYPES = ['install', 'repository_change_request', 'repository', 'workspace', 'machine', 'cluster', 'package', 'order_draft'] as const;
 export type OwnerType = (typeof OWNER_TYPES)[number];
 
 export const OPERATION_STATES = ['RUNNING', 'SUCCEEDED', 'FAILED', 'CANCELLED'] as const;
