@@ -8,47 +8,18 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { createHmac } from 'node:crypto';
 import { WebhookSignatureError, type CheckoutRequest } from '../src/drivers/payments/driver.js';
 import { clock } from '../src/platform/clock.js';
+import { Browser, csrfOf, type Page } from './browser.js';
 import { startTestApp, type TestApp } from './harness.js';
 
 const MONTH_S = 1000;
 interface Delivered { body: string; headers: Record<string, string> }
 
-/** A cookie-keeping browser over app.inject. */
-class PageBrowser {
-  private cookies = new Map<string, string>();
-  constructor(private readonly t: TestApp) {}
-  private remember(setCookie: string | string[] | number | undefined) {
-    for (const line of [setCookie ?? []].flat()) {
-      const [pair] = String(line).split(';');
-      const i = pair!.indexOf('=');
-      this.cookies.set(pair!.slice(0, i), pair!.slice(i + 1));
-    }
-  }
-  private cookie = () => [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  async get(path: string) {
-    const res = await this.t.app.inject({ method: 'GET', url: path, headers: { cookie: this.cookie() } });
-    this.remember(res.headers['set-cookie']);
-    return { status: res.statusCode, html: res.body, headers: res.headers };
-  }
-  async post(path: string, form: Record<string, string>) {
-    const res = await this.t.app.inject({
-      method: 'POST', url: path, payload: new URLSearchParams(form).toString(),
-      headers: { cookie: this.cookie(), 'content-type': 'application/x-www-form-urlencoded' },
-    });
-    this.remember(res.headers['set-cookie']);
-    return { status: res.statusCode, html: res.body, location: res.headers.location as string | undefined };
-  }
-  static csrf(html: string): string {
-    const m = /name="csrf" value="([^"]+)"/.exec(html);
-    assert.ok(m, 'the page has a csrf field');
-    return m[1]!;
-  }
-  /** Opens the page and submits the card form. */
-  async pay(id: string, card: string, extra: Record<string, string> = {}) {
-    const page = await this.get(`/checkout/${id}`);
-    return this.post(`/checkout/${id}`, { card_number: card, expiry: '12 / 40', cvc: '123', csrf: PageBrowser.csrf(page.html), action: 'pay', ...extra });
-  }
+/** Opens a session's page and submits the card form, as a browser without JavaScript does. */
+async function payWith(browser: Browser, id: string, card: string, extra: Record<string, string> = {}) {
+  const page = await browser.get(`/checkout/${id}`);
+  return browser.post(`/checkout/${id}`, { card_number: card, expiry: '12 / 40', cvc: '123', csrf: csrfOf(page.html), action: 'pay', ...extra });
 }
+const locationOf = (page: Page) => page.headers.location as string | undefined;
 
 describe('local payment provider', () => {
   let t: TestApp;
@@ -95,7 +66,7 @@ describe('local payment provider', () => {
 
   test('the page shows the price and a card form, with the device page headers', async () => {
     const { id } = await local().createCheckout(request({ interval: 'month', amount: 900, currency: 'usd' }));
-    const page = await new PageBrowser(t).get(`/checkout/${id}`);
+    const page = await new Browser(t).get(`/checkout/${id}`);
     assert.equal(page.status, 200);
     assert.match(page.html, /Wiki for Acme/);
     assert.match(page.html, /\$9\.00 per month/);
@@ -103,15 +74,15 @@ describe('local payment provider', () => {
     assert.match(String(page.headers['content-security-policy']), /default-src 'none'/);
     assert.equal(page.headers['x-frame-options'], 'DENY');
     assert.doesNotMatch(page.html, /<script|https?:\/\/(?!svc\.test)/);
-    assert.equal((await new PageBrowser(t).get('/checkout/chk_unknown')).status, 404);
+    assert.equal((await new Browser(t).get('/checkout/chk_unknown')).status, 404);
   });
 
   test('4242 pays: 303 to success_url, the session complete with last 4 only, checkout.session.completed delivered and verified', async () => {
     const { id } = await local().createCheckout(request());
-    const browser = new PageBrowser(t);
-    const res = await browser.pay(id, '4242 4242 4242 4242');
+    const browser = new Browser(t);
+    const res = await payWith(browser, id, '4242 4242 4242 4242');
     assert.equal(res.status, 303);
-    assert.equal(res.location, `http://svc.test/checkout/return/local?session_id=${id}`);
+    assert.equal(locationOf(res), `http://svc.test/checkout/return/local?session_id=${id}`);
     const stored = await row(id);
     assert.equal(stored.status, 'complete');
     assert.equal(stored.card_last4, '4242');
@@ -127,7 +98,7 @@ describe('local payment provider', () => {
     const outbox = await t.services.db.selectFrom('local_payment_events').selectAll().where('id', '=', event.id).executeTakeFirstOrThrow();
     assert.ok(outbox.delivered_at);
     // Paying again shows the paid state; nothing is charged or sent twice.
-    const again = await browser.pay(id, '4242424242424242').catch(() => null);
+    const again = await payWith(browser, id, '4242424242424242').catch(() => null);
     assert.equal(again, null, 'a paid page has no form to submit');
     const repost = await browser.post(`/checkout/${id}`, { card_number: '4242424242424242', expiry: '12/40', cvc: '123', csrf: 'x', action: 'pay' });
     assert.equal(repost.status, 409);
@@ -140,18 +111,18 @@ describe('local payment provider', () => {
 
   test('declined and refused cards re-render the page with a message and keep the session open', async () => {
     const { id } = await local().createCheckout(request());
-    const browser = new PageBrowser(t);
-    const generic = await browser.pay(id, '4000 0000 0000 0002');
+    const browser = new Browser(t);
+    const generic = await payWith(browser, id, '4000 0000 0000 0002');
     assert.equal(generic.status, 402);
     assert.match(generic.html, /declined/);
     assert.doesNotMatch(generic.html, /4000 0000 0000 0002"|value="4000/);
-    const funds = await browser.pay(id, '4000000000009995');
+    const funds = await payWith(browser, id, '4000000000009995');
     assert.equal(funds.status, 402);
     assert.match(funds.html, /insufficient funds/);
-    const other = await browser.pay(id, '4111 1111 1111 1111');
+    const other = await payWith(browser, id, '4111 1111 1111 1111');
     assert.equal(other.status, 400);
     assert.match(other.html, /not a test card/);
-    const expiredCard = await browser.pay(id, '4242424242424242', { expiry: '01/20' });
+    const expiredCard = await payWith(browser, id, '4242424242424242', { expiry: '01/20' });
     assert.equal(expiredCard.status, 400);
     const stored = await row(id);
     assert.equal(stored.status, 'open');
@@ -162,9 +133,9 @@ describe('local payment provider', () => {
 
   test('a cross-site post (no nonce cookie, or a wrong token) is refused and charges nothing', async () => {
     const { id } = await local().createCheckout(request());
-    const page = await new PageBrowser(t).get(`/checkout/${id}`);
-    const stranger = new PageBrowser(t);
-    const res = await stranger.post(`/checkout/${id}`, { card_number: '4242424242424242', expiry: '12/40', cvc: '123', csrf: PageBrowser.csrf(page.html), action: 'pay' });
+    const page = await new Browser(t).get(`/checkout/${id}`);
+    const stranger = new Browser(t);
+    const res = await stranger.post(`/checkout/${id}`, { card_number: '4242424242424242', expiry: '12/40', cvc: '123', csrf: csrfOf(page.html), action: 'pay' });
     assert.equal(res.status, 403);
     assert.equal((await row(id)).status, 'open');
     const bad = await stranger.post(`/checkout/${id}`, { card_number: '4242424242424242', unknown: 'x' });
@@ -173,19 +144,19 @@ describe('local payment provider', () => {
 
   test('Cancel goes to cancel_url and the session stays open', async () => {
     const { id } = await local().createCheckout(request());
-    const res = await new PageBrowser(t).post(`/checkout/${id}`, { action: 'cancel' });
+    const res = await new Browser(t).post(`/checkout/${id}`, { action: 'cancel' });
     assert.equal(res.status, 303);
-    assert.equal(res.location, 'http://svc.test/order_drafts/odft_test');
+    assert.equal(locationOf(res), 'http://svc.test/order_drafts/odft_test');
     assert.equal((await local().getCheckout(id)).status, 'open');
   });
 
   test('an expired session shows that state, cannot be paid, and expireDue sends checkout.session.expired once', async () => {
     const { id } = await local().createCheckout(request({ expiresAt: clock.now() + 60 }));
-    const browser = new PageBrowser(t);
+    const browser = new Browser(t);
     const page = await browser.get(`/checkout/${id}`);
     clock.offsetMs = 120_000;
     assert.equal((await browser.get(`/checkout/${id}`)).status, 410);
-    const res = await browser.post(`/checkout/${id}`, { card_number: '4242424242424242', expiry: '12/40', cvc: '123', csrf: PageBrowser.csrf(page.html), action: 'pay' });
+    const res = await browser.post(`/checkout/${id}`, { card_number: '4242424242424242', expiry: '12/40', cvc: '123', csrf: csrfOf(page.html), action: 'pay' });
     assert.equal(res.status, 410);
     assert.match(res.html, /expired/);
     assert.equal((await local().getCheckout(id)).status, 'expired');
@@ -198,7 +169,7 @@ describe('local payment provider', () => {
 
   test('verifyWebhook refuses forged, old, malformed and missing signatures', async () => {
     const { id } = await local().createCheckout(request());
-    await new PageBrowser(t).pay(id, '4242424242424242');
+    await payWith(new Browser(t), id, '4242424242424242');
     const good = delivered[0]!;
     assert.equal(verify(good).type, 'checkout.completed');
     const refused = (body: string, headers: Record<string, string | undefined>) => assert.throws(() => local().verifyWebhook(Buffer.from(body), headers), WebhookSignatureError);
@@ -216,7 +187,7 @@ describe('local payment provider', () => {
   test('a refused delivery is retried later with backoff, and delivered once the route takes it', async () => {
     answer = 500;
     const { id } = await local().createCheckout(request());
-    assert.equal((await new PageBrowser(t).pay(id, '4242424242424242')).status, 303);
+    assert.equal((await payWith(new Browser(t), id, '4242424242424242')).status, 303);
     assert.equal(delivered.length, 1);
     const eventId = JSON.parse(delivered[0]!.body).id as string;
     let outbox = await t.services.db.selectFrom('local_payment_events').selectAll().where('id', '=', eventId).executeTakeFirstOrThrow();
@@ -237,7 +208,7 @@ describe('local payment provider', () => {
 
   test('a monthly subscription renews once per period, even with two sweeps at once; refund ends it once', async () => {
     const { id } = await local().createCheckout(request({ interval: 'month' }));
-    assert.equal((await new PageBrowser(t).pay(id, '4242424242424242')).status, 303);
+    assert.equal((await payWith(new Browser(t), id, '4242424242424242')).status, 303);
     const paid = await local().getCheckout(id);
     assert.match(paid.subscriptionId!, /^lsub_/);
     const firstEnd = paid.currentPeriodEnd!;
