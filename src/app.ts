@@ -229,6 +229,10 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   agentEventRoutes(app, services);
   // Agent tool calls serve their platform.request calls through this app, as snippet runs do.
   services.apiDispatch.current = (options) => lightMyRequest(app.routing, options);
+  // The local payment provider's signed events go to the service's own webhook route, the path
+  // Stripe's take (a test may have pointed them at a recorder already: keep that).
+  services.paymentDelivery.current ??= async (body, headers) =>
+    (await lightMyRequest(app.routing, { method: 'POST', url: '/v1/payment_webhooks/local', headers, payload: body })).statusCode;
   lookupRoutes(app, services);
   // Event streams do not end on their own: end them when the app starts closing.
   app.addHook('preClose', async () => services.agentStreams.closeAll());

@@ -79,6 +79,7 @@ function checkRequest(r: CheckoutRequest): void {
   if (!(['one_time', 'month', 'year'] as PriceInterval[]).includes(r.interval)) problems.push('interval must be one_time, month or year');
   if (!r.idempotencyKey || r.idempotencyKey.length > 255) problems.push('idempotencyKey must be 1-255 characters');
   if (!r.title || r.title.length > 200) problems.push('title must be 1-200 characters');
+  if (!Number.isSafeInteger(r.expiresAt) || r.expiresAt <= clock.now()) problems.push('expiresAt must be in the future');
   if (r.clientReferenceId.length > 200 || r.successUrl.length > 2048 || r.cancelUrl.length > 2048) problems.push('a reference or URL is too long');
   if (problems.length) throw new PaymentProviderError(`invalid checkout request: ${problems.join('; ')}`, false, 400);
 }
