@@ -45,6 +45,9 @@ import { Socket } from 'node:net';
 import { agentRoutes } from './modules/agents/agents.routes.js';
 import { agentTurnRoutes } from './modules/agents/agent-turns.routes.js';
 import { agentEventRoutes } from './modules/agents/agent-events.routes.js';
+import { offerRoutes } from './modules/offers/offers.routes.js';
+import { orderDraftRoutes } from './modules/orders/orders.routes.js';
+import { paymentRoutes } from './modules/orders/payments.routes.js';
 import type { LocalComputeProvider } from './drivers/compute/local.js';
 import { isRunCredentialRequest } from './modules/snippets/snippet-bridge.js';
 
@@ -227,6 +230,10 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   agentRoutes(app, services);
   agentTurnRoutes(app, services);
   agentEventRoutes(app, services);
+  offerRoutes(app, services);
+  orderDraftRoutes(app, services);
+  await paymentRoutes(app, services);
+  services.paymentsLog.current = app.log;
   // Agent tool calls serve their platform.request calls through this app, as snippet runs do.
   services.apiDispatch.current = (options) => lightMyRequest(app.routing, options);
   // The local payment provider's signed events go to the service's own webhook route, the path
@@ -247,7 +254,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     deviceRoutes(forms, services);
     devicePageRoutes(forms, services);
     // The local payment provider's hosted checkout page (issue 25).
-    checkoutPageRoutes(forms, { local: services.payments.local, config: services.config, sessions: services.sessions });
+    checkoutPageRoutes(forms, { local: services.localPayments, config: services.config, sessions: services.sessions });
   });
   // The web app last, in its own context: its `/*` route answers only where no route above does.
   await app.register(async (web: App) => webAppRoutes(web, { dir: config.webDir }));

@@ -49,7 +49,9 @@ import { registerMachineWorkflows, releaseWorkspaceMachines } from './modules/ma
 import type { Dispatch } from './modules/snippets/snippet-bridge.js';
 import type { JobHandler } from './jobs/worker.js';
 import { createAgentModule } from './modules/agents/agent-module.js';
-import { createPaymentProviders } from './drivers/payments/registry.js';
+import { createOfferService } from './modules/offers/offers.service.js';
+import { createOrdersModule } from './modules/orders/orders-module.js';
+import { installPaymentProviders } from './drivers/payments/registry.js';
 import type { DeliverEvent } from './drivers/payments/local-events.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
@@ -128,12 +130,15 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const agentModule = createAgentModule({
     db, dialect: deps.dialect, cursors, notifier, quotas, keyring, config, snippetRunner, runCredentials, apiDispatch, jobHandlers,
   });
-  // Payments (issue 25): the local provider delivers its events to the service's own webhook route
-  // through `paymentDelivery.current`, which the app sets once that route exists (tests may point
-  // it at a recorder); until then a delivery answers 503 and is retried by the sweep.
+  const workspaces = createWorkspaceService({ db, cursors, quotas });
+  const ordersModule = createOrdersModule({ db, cursors, config, operations, workflows, clusters, installs, workspaces, workerBootstraps });
+  // Payment providers (issue 25): the local provider delivers its events to the service's own
+  // webhook route through `paymentDelivery.current`, which the app sets once that route exists
+  // (tests may point it at a recorder); until then a delivery answers 503 and the sweep retries it.
   const paymentDelivery: { current: DeliverEvent | null } = { current: null };
-  const payments = createPaymentProviders({
-    db, config, deliver: (body, headers) => (paymentDelivery.current ? paymentDelivery.current(body, headers) : Promise.resolve(503)),
+  const localPayments = installPaymentProviders({
+    db, config, providers: ordersModule.payments, chores: ordersModule.paymentChores,
+    deliver: (body, headers) => (paymentDelivery.current ? paymentDelivery.current(body, headers) : Promise.resolve(503)),
   });
   return {
     db,
@@ -144,7 +149,7 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     users: createUserService({ db }),
     sessions,
     device: createDeviceService({ db, config, sessions }),
-    workspaces: createWorkspaceService({ db, cursors, quotas }),
+    workspaces,
     apiTokens: createApiTokenService({ db, cursors }),
     oauth: createOAuthService({ db, config, cursors }),
     /** POST /oauth/token handlers by grant_type; modules register theirs */
@@ -177,11 +182,14 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     snippets: createSnippetService({ db, cursors, quotas, runner: snippetRunner, credentials: runCredentials, publicUrl: config.publicUrl }),
     jobHandlers,
     apiDispatch,
-    /** payment providers: `local` always, `current` the configured one (src/drivers/payments/registry.ts) */
-    payments,
+    /** offers of a seller's workspace (API.md 8.7); archiving one ends its unpaid drafts */
+    offers: createOfferService({ db, cursors, publicUrl: config.publicUrl, offerWithdrawn: ordersModule.offerWithdrawn }),
+    /** the built-in payment provider (its hosted checkout page; also in `payments` as `local`) */
+    localPayments,
     /** where the local provider's signed events go (the webhook route); see above */
     paymentDelivery,
     ...agentModule,
+    ...ordersModule,
   };
 }
 

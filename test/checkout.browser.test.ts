@@ -58,7 +58,7 @@ describe('hosted checkout page in headless Chromium', () => {
   });
 
   test('decline, cancel, then pay', { timeout: 90_000, skip: skipReason ?? false }, async () => {
-    const local = services.payments.local;
+    const local = services.localPayments;
     const successUrl = `${base}/checkout/return/local?session_id={CHECKOUT_SESSION_ID}`;
     const cancelUrl = `${base}/order_drafts/odft_browser`;
     const created = await local.createCheckout({

@@ -44,6 +44,8 @@ test('the command names the issue lists hold exactly, derived by the one rule', 
     'agent-turns': ['create', 'list', 'get', 'respond', 'cancel', 'wait'],
     'approval-requests': ['list', 'get', 'resolve'],
     'agent-events': ['list', 'stream'],
+    // issue 25
+    offers: ['create', 'list', 'get', 'update', 'delete', 'undelete', 'resolve'],
   };
   for (const action of ['create-worker-bootstrap', 'list-worker-bootstraps', 'get-worker-bootstrap', 'revoke-worker-bootstrap']) expected.clusters!.push(action);
   for (const [resource, actions] of Object.entries(expected)) {

@@ -26,7 +26,7 @@ describe('local payment provider', () => {
   let delivered: Delivered[];
   let answer: number;
   let n = 0;
-  const local = () => t.services.payments.local;
+  const local = () => t.services.localPayments;
   const request = (over: Partial<CheckoutRequest> = {}): CheckoutRequest => ({
     clientReferenceId: 'odft_test', metadata: { draft_revision: '3' }, idempotencyKey: `key-${++n}`, title: 'Wiki for Acme',
     amount: 1250, currency: 'eur', interval: 'one_time', customerEmail: 'buyer@example.test', expiresAt: clock.now() + 1800,

@@ -7,6 +7,7 @@ import { randomString } from '../platform/crypto.js';
 import { evictAgedPinned } from '../modules/preview-hostnames/hostname-lifecycle.js';
 import { sweepAccount, type AccountSweepResult } from '../modules/account/account-sweep.js';
 import { sweepMachines, type MachineSweepResult } from '../modules/machines/machines-sweep.js';
+import { sweepOrders, type OrderSweepResult } from '../modules/orders/orders-sweep.js';
 import type { Services } from '../services.js';
 import { WorkerPool } from './worker.js';
 import { createLocalComputeProvider, type LocalComputeProvider } from '../drivers/compute/local.js';
@@ -35,6 +36,12 @@ export interface Runtime {
    * expired ones (see machines-sweep.ts). Runs every heartbeat interval in worker processes; tests call it.
    */
   sweepMachines(): Promise<MachineSweepResult>;
+  /**
+   * Ends order drafts past their ttl (`timeout`) or whose offer expired (`offer_expired`), tells
+   * customers of drafts about to expire, retries failed refunds and runs the payment providers'
+   * chores (see orders-sweep.ts). Runs every 5 s in worker processes; tests call it.
+   */
+  sweepOrders(): Promise<OrderSweepResult>;
   /** the local compute provider's simulated servers, whose agents run in the processes that serve the API */
   localCompute: LocalComputeProvider;
   /** stops claiming, lets running steps drain for up to `graceMs`, then closes the listener */
@@ -64,6 +71,10 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
   };
   const sweepSecrets = () => services.secrets.purgeDue();
   const machineSweep = () => sweepMachines({ db: services.db, operations: services.operations, heartbeatSeconds: config.machines.heartbeatSeconds });
+  const orderSweep = () => sweepOrders({
+    db: services.db, operations: services.operations, checkout: services.checkout, noticeSeconds: config.commerce.draftExpiryNoticeSeconds,
+    providerChores: () => services.paymentChores.run(),
+  });
   const sweeps: NodeJS.Timeout[] = [];
   const every = (retentionSeconds: number, run: () => Promise<number>, what: string) => {
     const timer = setInterval(() => {
@@ -77,6 +88,7 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     every(config.preview.pinnedRetentionSeconds, sweepPreviewHostnames, 'preview hostname eviction sweep');
     every(config.secretRetentionSeconds, sweepSecrets, 'secret purge sweep');
     every(config.machines.heartbeatSeconds, async () => (await machineSweep()).unreachable, 'machine sweep');
+    every(5, async () => (await orderSweep()).timed_out, 'order draft sweep');
   }
   const accountSweep = () => sweepAccount(services, logger);
   let account: NodeJS.Timeout | null = null;
@@ -96,6 +108,7 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     sweepSecrets,
     sweepAccount: accountSweep,
     sweepMachines: machineSweep,
+    sweepOrders: orderSweep,
     localCompute,
     async stop(graceMs: number) {
       await localCompute.stop();

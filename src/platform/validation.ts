@@ -278,3 +278,13 @@ export function forbiddenInRequest(request: FastifyRequest): string | null {
   const query = request.raw.url?.includes('?') ? forbiddenCharacterAt(request.query, 'query') : null;
   return forbiddenCharacterAt(request.params, 'path') ?? query ?? (request.body === undefined ? null : forbiddenCharacterAt(request.body, 'body'));
 }
+
+/**
+ * application/json kept as the exact text received, for the payment webhooks (registered in their
+ * context only): a provider signs the raw body, so it is verified before anything parses it. The
+ * same size limit and strict UTF-8 as every JSON body.
+ */
+export function registerRawJsonBodies(app: FastifyInstance, bodyLimit: number): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', textBodyParser(bodyLimit, (_request, text, done) => done(null, text)));
+}

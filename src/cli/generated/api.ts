@@ -1945,6 +1945,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List offers
+         * @description The workspace's offers, newest first; filters combine. Any member may list them. `status` is computed: `archived` (archived_at set) over `expired` (expires_at passed) over `redeemed` (max_uses not null and every use taken) over `active`.
+         */
+        get: operations["listOffers"];
+        put?: never;
+        /**
+         * Make an offer
+         * @description Needs the admin or owner role. 201 with the offer, its URL in Location and its etag in ETag; send the customer its `url` (`{public_url}/i/{short_hash}`). Exactly one of package_id (the package's latest release when a customer claims it; the package must have a release now) and package_version_id (exactly that version), of this workspace: otherwise 400 (PACKAGE_NOT_FOUND, VERSION_NOT_FOUND), or 422 VERSION_NOT_FOUND for a package without a release. field_values, locked or not, must match the version's input schema (the keys the customer fills in may be left out; no secret references): 400 VALUES_INVALID with a violation per bad value. expires_at must be in the future. allowed_emails are lowercased and deduplicated. Defaults: commercial_mode paid, compute.mode platform, max_uses 1, order_ttl_minutes 120. Recorded in the audit log (`offer.create`). Accepts idempotency-key.
+         */
+        post: operations["createOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/offers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an offer
+         * @description Any member may read it. Sends the etag in the ETag header. `status` is computed: `archived` (archived_at set) over `expired` (expires_at passed) over `redeemed` (max_uses not null and every use taken) over `active`.
+         */
+        get: operations["getOffer"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive an offer
+         * @description Needs the admin or owner role and if-match. 200 with the offer `archived` (archived_at set): its link stops working (:resolve is 404, no new drafts), and its drafts not paid yet end with termination_reason `offer_expired`. Orders already paid are delivered. :undelete restores it. Recorded in the audit log (`offer.delete`).
+         */
+        delete: operations["deleteOffer"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an offer nobody has used
+         * @description Needs the admin or owner role and if-match (409 ABORTED with the current etag when it moved). Only until a customer claims a draft of it: then 422 OFFER_IN_USE (archive it and make a new one); an archived offer is 422 OFFER_ARCHIVED. The members sent replace the current ones; null clears an optional one. field_values are checked as on create, against the version the offer sells now. Recorded in the audit log (`offer.update`).
+         */
+        patch: operations["updateOffer"];
+        trace?: never;
+    };
+    "/v1/offers/{id}:undelete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore an archived offer
+         * @description Needs the admin or owner role and if-match. 200 with the offer and archived_at null: its link works again (unless it expired meanwhile). Drafts ended by the archive stay ended. Recorded in the audit log (`offer.undelete`).
+         */
+        post: operations["undeleteOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/offers:resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What an offer's link shows
+         * @description Needs no credential: the customer's browser calls it with the short hash of the link it opened. Answers only what a customer may see: title, package name and version, pricing, the seller workspace's name, notes, the input schema without the keys the offer locks (an unlocked pre-fill is its property's `default`), expires_at, whether only some emails may order and whether a use is free. Never the offer's uses, emails, internal note or locked values. 404 when the hash is unknown or the offer archived or expired.
+         */
+        get: operations["resolveOffer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/lookup/{id}": {
         parameters: {
             query?: never;
@@ -2100,7 +2192,7 @@ export interface components {
              * @description the collection the operation acts on
              * @enum {string}
              */
-            owner_type: "install" | "repository_change_request" | "repository" | "workspace" | "machine" | "cluster" | "package";
+            owner_type: "install" | "repository_change_request" | "repository" | "workspace" | "machine" | "cluster" | "package" | "order_draft";
             /** @description prefixed id of the target; the prefix matches owner_type */
             owner_id: string;
             /** @description the operation that started this one, if any */
@@ -3623,15 +3715,15 @@ export interface components {
             /** @description ntf_ id */
             id: string;
             /**
-             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (a machine is deleted at its expires_at: sent to the workspace's owners and admins 72 h and 24 h before, once each), machine_unreachable (a machine's agent missed 3 heartbeats; superseded when it heartbeats again or is deleted), agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn's creator, and for a member's turn that needs an admin's approval to the owners and admins; superseded once answered or ended)
+             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (a machine is deleted at its expires_at: sent to the workspace's owners and admins 72 h and 24 h before, once each), machine_unreachable (a machine's agent missed 3 heartbeats; superseded when it heartbeats again or is deleted), agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn's creator, and for a member's turn that needs an admin's approval to the owners and admins; superseded once answered or ended), order_paid (an order of your workspace's offer was paid; owners and admins of the seller), order_delivery_failed (the install an order delivers failed; owners and admins of the seller), order_delivered (the install you ordered runs; the customer), order_draft_expiring (your order draft ends soon unless finished; the customer)
              * @enum {string}
              */
-            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry" | "machine_unreachable" | "agent_turn_waiting";
+            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry" | "machine_unreachable" | "agent_turn_waiting" | "order_paid" | "order_delivery_failed" | "order_delivered" | "order_draft_expiring";
             /**
              * @description the kind of resource the notification is about
              * @enum {string}
              */
-            resource_type: "operation" | "install" | "subscription_change_request" | "workspace" | "user" | "api_token" | "secret" | "machine" | "agent_turn";
+            resource_type: "operation" | "install" | "subscription_change_request" | "workspace" | "user" | "api_token" | "secret" | "machine" | "agent_turn" | "order" | "order_draft";
             /** @description prefixed id of that resource (it may be gone since) */
             resource_id: string;
             /** @description the workspace concerned; null for notifications about the user alone */
@@ -4549,6 +4641,635 @@ export interface components {
             created_at: number;
         };
         /**
+         * @description A seller's priced, configurable promise to install a package for a customer, and the link that redeems it.
+         * @example {
+         *       "id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "package_id": "pkg_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "package_version_id": null,
+         *       "title": "Hello service, hosted",
+         *       "pricing": {
+         *         "currency": "eur",
+         *         "unit_amount": 4900,
+         *         "interval": "month"
+         *       },
+         *       "commercial_mode": "paid",
+         *       "compute": {
+         *         "mode": "platform"
+         *       },
+         *       "field_values": {
+         *         "greeting": {
+         *           "value": "Hello from ACME",
+         *           "locked": true
+         *         }
+         *       },
+         *       "allowed_emails": null,
+         *       "expires_at": null,
+         *       "max_uses": 1,
+         *       "uses": 0,
+         *       "orders_count": 0,
+         *       "order_ttl_minutes": 120,
+         *       "customer": {
+         *         "display_name": "Globex"
+         *       },
+         *       "notes": null,
+         *       "internal_note": null,
+         *       "short_hash": "a8Kd02Xz",
+         *       "url": "https://svc.example.com/i/a8Kd02Xz",
+         *       "status": "active",
+         *       "html_url": "https://svc.example.com/offers/ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "created_by": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225600,
+         *       "archived_at": null,
+         *       "etag": "1"
+         *     }
+         */
+        Offer: {
+            /** @description ofr_ id */
+            id: string;
+            /** @description the seller's workspace (ws_ id) */
+            workspace_id: string;
+            /** @description pkg_ id */
+            package_id: string;
+            /** @description the version sold (pkv_ id), or null: the package's latest release when a draft is claimed */
+            package_version_id: string | null;
+            title: string;
+            /** @description What the customer pays */
+            pricing: {
+                /**
+                 * @description ISO 4217, lowercase
+                 * @enum {string}
+                 */
+                currency: "eur" | "usd";
+                /** @description the price in cents (0: free; nothing is paid) */
+                unit_amount: number;
+                /**
+                 * @description `one_time`: paid once; `month` / `year`: a subscription renewed every interval (the order shows next_renewal_at)
+                 * @enum {string}
+                 */
+                interval: "one_time" | "month" | "year";
+            };
+            /** @enum {string} */
+            commercial_mode: "paid" | "non_billable_test";
+            compute: {
+                /** @enum {string} */
+                mode: "platform" | "bring_your_own";
+            };
+            /** @description values of the version's input schema chosen by the seller, each `{"value": ..., "locked": true|false}`, at most 100 keys; checked against the schema */
+            field_values: {
+                [key: string]: {
+                    /** @description a value for the key of the version's input schema */
+                    value: unknown;
+                    /** @description true: the customer cannot change it (and the resolved schema omits the key); false: a pre-fill they may change */
+                    locked: boolean;
+                };
+            };
+            /** @description who may order; null: anyone with the link */
+            allowed_emails: string[] | null;
+            /** @description when the link stops working (Unix seconds), or null */
+            expires_at: number | null;
+            /** @description orders the offer may make, or null: unlimited */
+            max_uses: number | null;
+            /** @description uses taken: orders committed plus drafts holding one now */
+            uses: number;
+            /** @description orders committed */
+            orders_count: number;
+            order_ttl_minutes: number;
+            /** @description who the offer is for, or null */
+            customer: {
+                display_name: string;
+                external_id?: string;
+            } | null;
+            /** @description shown to the customer, or null */
+            notes: string | null;
+            /** @description seen by the seller only, or null */
+            internal_note: string | null;
+            /** @description 8 base62 characters: the offer's link is {public_url}/i/{short_hash} */
+            short_hash: string;
+            /**
+             * Format: uri
+             * @description the link to send the customer
+             */
+            url: string;
+            /**
+             * @description computed: `archived` (deleted; restore with :undelete), `expired` (past expires_at), `redeemed` (every use taken), else `active`
+             * @enum {string}
+             */
+            status: "active" | "archived" | "expired" | "redeemed";
+            /**
+             * Format: uri
+             * @description the dashboard view of the offer
+             */
+            html_url: string;
+            /** @description usr_, tok_ or oac_ id */
+            created_by: string;
+            /** @description created (Unix seconds) */
+            created_at: number;
+            /** @description last change (Unix seconds) */
+            updated_at: number;
+            /** @description when it was archived (Unix seconds), or null */
+            archived_at: number | null;
+            /** @description changes on every write; send it back in if-match */
+            etag: string;
+        };
+        /**
+         * @description What anyone holding an offer's link may see of it: never its uses, emails, internal note or locked values.
+         * @example {
+         *       "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "short_hash": "a8Kd02Xz",
+         *       "title": "Hello service, hosted",
+         *       "package": {
+         *         "name": "hello",
+         *         "version": "1.2.0"
+         *       },
+         *       "pricing": {
+         *         "currency": "eur",
+         *         "unit_amount": 4900,
+         *         "interval": "month"
+         *       },
+         *       "commercial_mode": "paid",
+         *       "compute_mode": "platform",
+         *       "seller": {
+         *         "workspace_name": "ACME"
+         *       },
+         *       "customer_display_name": "Globex",
+         *       "notes": null,
+         *       "input_schema": {
+         *         "type": "object",
+         *         "properties": {
+         *           "replicas": {
+         *             "type": "integer",
+         *             "default": 1
+         *           }
+         *         }
+         *       },
+         *       "expires_at": null,
+         *       "restricted": false,
+         *       "redeemable": true
+         *     }
+         */
+        ResolvedOffer: {
+            /** @description ofr_ id: start an order with POST /v1/offers/{offer_id}/order_drafts */
+            offer_id: string;
+            short_hash: string;
+            title: string;
+            package: {
+                name: string;
+                /** @description the semver the customer will get (the latest release now, for a package offer) */
+                version: string;
+            };
+            /** @description What the customer pays */
+            pricing: {
+                /**
+                 * @description ISO 4217, lowercase
+                 * @enum {string}
+                 */
+                currency: "eur" | "usd";
+                /** @description the price in cents (0: free; nothing is paid) */
+                unit_amount: number;
+                /**
+                 * @description `one_time`: paid once; `month` / `year`: a subscription renewed every interval (the order shows next_renewal_at)
+                 * @enum {string}
+                 */
+                interval: "one_time" | "month" | "year";
+            };
+            /** @enum {string} */
+            commercial_mode: "paid" | "non_billable_test";
+            /** @enum {string} */
+            compute_mode: "platform" | "bring_your_own";
+            seller: {
+                workspace_name: string;
+            };
+            /** @description who the seller made it for, or null */
+            customer_display_name: string | null;
+            /** @description the seller's notes for the customer, or null */
+            notes: string | null;
+            /** @description the version's input schema without the keys the offer locks */
+            input_schema: {
+                [key: string]: unknown;
+            };
+            /** @description when the link stops working (Unix seconds), or null */
+            expires_at: number | null;
+            /** @description true: only some emails may order (which ones is not shown) */
+            restricted: boolean;
+            /** @description false: every use is taken (a customer whose draft holds one can still go on with it) */
+            redeemable: boolean;
+        };
+        /**
+         * @description An order draft as its customer sees it (spec 2.5), with field_values.
+         * @example {
+         *       "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "status": "payment",
+         *       "cluster_ready": true,
+         *       "server_joined": false,
+         *       "payment_completed": false,
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225720,
+         *       "ttl_expires_at": 1767232800,
+         *       "etag": "5",
+         *       "user_id": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "customer_email": "ada@globex.example",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2m",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "current_checkout_session": {
+         *         "id": "chk_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "draft_revision": 2,
+         *         "url": "https://svc.example.com/checkout/chk_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "expires_at": 1767227520
+         *       },
+         *       "compute_mode": "platform",
+         *       "amount": 4900,
+         *       "currency": "eur",
+         *       "interval": "month",
+         *       "html_url": "https://svc.example.com/order_drafts/odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "field_values": {
+         *         "greeting": "Hello from ACME",
+         *         "replicas": 2
+         *       },
+         *       "locked_keys": [
+         *         "greeting"
+         *       ]
+         *     }
+         */
+        OrderDraft: {
+            /** @description odft_ id */
+            id: string;
+            /** @description the offer being redeemed (ofr_ id) */
+            offer_id: string;
+            /**
+             * @description the wizard phase (see the order drafts tag for the moves)
+             * @enum {string}
+             */
+            status: "auth" | "workspace" | "compute" | "compute_bootstrap" | "configure" | "payment" | "install" | "done" | "cleaning_up" | "terminated";
+            /** @description the platform cluster of the compute phase is active */
+            cluster_ready: boolean;
+            /** @description bring your own: a machine joined the draft's cluster */
+            server_joined: boolean;
+            /** @description the checkout was paid (or nothing was to be paid) */
+            payment_completed: boolean;
+            /** @description created (Unix seconds) */
+            created_at: number;
+            /** @description last change (Unix seconds) */
+            updated_at: number;
+            /** @description the draft ends `timeout` if it is not done by then (Unix seconds) */
+            ttl_expires_at: number;
+            /** @description changes on every write; send it back in if-match */
+            etag: string;
+            /**
+             * @description set when the draft is cleaning_up or terminated
+             * @enum {string}
+             */
+            termination_reason?: "timeout" | "revoked" | "offer_expired" | "install_failed" | "cluster_allocation_failed" | "quota_exceeded";
+            /** @description the customer (usr_ id); absent while in auth */
+            user_id?: string;
+            customer_email?: string;
+            /** @description the customer's workspace, chosen or created in the workspace phase */
+            workspace_id?: string;
+            /** @description the cluster of the compute phase */
+            cluster_id?: string;
+            /** @description The open checkout session of the draft (spec 2.5) */
+            current_checkout_session?: {
+                /** @description the payment provider's checkout session id */
+                id: string;
+                /** @description the draft's content revision the session charges for */
+                draft_revision: number;
+                /**
+                 * Format: uri
+                 * @description the provider-hosted checkout page
+                 */
+                url: string;
+                /** @description the session can no longer be paid after this (Unix seconds) */
+                expires_at: number;
+            };
+            /** @description the install.create operation of the delivery */
+            install_operation_id?: string;
+            /** @description The order the draft committed once paid (spec 2.5) */
+            order?: {
+                /** @description ord_ id */
+                id: string;
+                /** @description the paid checkout session, or null when nothing was paid */
+                payment_provider_checkout_id: string | null;
+                draft_revision: number;
+                /** @description when the order was committed (Unix seconds) */
+                committed_at: number;
+            };
+            /** @description The install the order delivers */
+            delivery?: {
+                /** @description dlv_ id */
+                id: string;
+                /** @description the delivered install's URLs (spec 2.2) */
+                urls: {
+                    /** @description the route of the package manifest this URL serves */
+                    route_key: string;
+                    /** @description the hostname the preview router answers for */
+                    hostname: string;
+                    /** @description where the route is reachable */
+                    url: string;
+                    /** @description why the URL does not answer; empty when it does */
+                    error: string;
+                    /** @description when the URL was last written (Unix seconds) */
+                    updated_at: number;
+                    /** @description when the route was last seen published by a successful install operation (Unix seconds) */
+                    last_observed_at: number;
+                }[];
+                /** @description inst_ id in the customer's workspace, once started */
+                install_id: string | null;
+                /** @description the install.create operation (op_ id), once started */
+                install_operation_id: string | null;
+                /** @description Unix seconds, or null */
+                started_at: number | null;
+                /** @description Unix seconds when the install became healthy or failed, or null */
+                completed_at: number | null;
+            };
+            /**
+             * @description the offer's compute mode
+             * @enum {string}
+             */
+            compute_mode: "platform" | "bring_your_own";
+            /** @description what the customer pays, in cents (0: nothing) */
+            amount: number;
+            /** @enum {string} */
+            currency: "eur" | "usd";
+            /** @enum {string} */
+            interval: "one_time" | "month" | "year";
+            /**
+             * Format: uri
+             * @description the wizard page of the draft
+             */
+            html_url: string;
+            /** @description the configuration: the customer's values and the offer's pre-fills (locked ones win); only ever shown to the customer */
+            field_values: {
+                [key: string]: unknown;
+            };
+            /** @description keys of field_values the offer locks: shown as fixed, not changeable */
+            locked_keys: string[];
+        };
+        /**
+         * @description An order draft as the seller's members (and anyone but its customer) see it: every field of spec 2.5 but field_values.
+         * @example {
+         *       "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "status": "payment",
+         *       "cluster_ready": true,
+         *       "server_joined": false,
+         *       "payment_completed": false,
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225720,
+         *       "ttl_expires_at": 1767232800,
+         *       "etag": "5",
+         *       "user_id": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "customer_email": "ada@globex.example",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2m",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "current_checkout_session": {
+         *         "id": "chk_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "draft_revision": 2,
+         *         "url": "https://svc.example.com/checkout/chk_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "expires_at": 1767227520
+         *       },
+         *       "compute_mode": "platform",
+         *       "amount": 4900,
+         *       "currency": "eur",
+         *       "interval": "month",
+         *       "html_url": "https://svc.example.com/order_drafts/odft_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        OrderDraftSellerView: {
+            /** @description odft_ id */
+            id: string;
+            /** @description the offer being redeemed (ofr_ id) */
+            offer_id: string;
+            /**
+             * @description the wizard phase (see the order drafts tag for the moves)
+             * @enum {string}
+             */
+            status: "auth" | "workspace" | "compute" | "compute_bootstrap" | "configure" | "payment" | "install" | "done" | "cleaning_up" | "terminated";
+            /** @description the platform cluster of the compute phase is active */
+            cluster_ready: boolean;
+            /** @description bring your own: a machine joined the draft's cluster */
+            server_joined: boolean;
+            /** @description the checkout was paid (or nothing was to be paid) */
+            payment_completed: boolean;
+            /** @description created (Unix seconds) */
+            created_at: number;
+            /** @description last change (Unix seconds) */
+            updated_at: number;
+            /** @description the draft ends `timeout` if it is not done by then (Unix seconds) */
+            ttl_expires_at: number;
+            /** @description changes on every write; send it back in if-match */
+            etag: string;
+            /**
+             * @description set when the draft is cleaning_up or terminated
+             * @enum {string}
+             */
+            termination_reason?: "timeout" | "revoked" | "offer_expired" | "install_failed" | "cluster_allocation_failed" | "quota_exceeded";
+            /** @description the customer (usr_ id); absent while in auth */
+            user_id?: string;
+            customer_email?: string;
+            /** @description the customer's workspace, chosen or created in the workspace phase */
+            workspace_id?: string;
+            /** @description the cluster of the compute phase */
+            cluster_id?: string;
+            /** @description The open checkout session of the draft (spec 2.5) */
+            current_checkout_session?: {
+                /** @description the payment provider's checkout session id */
+                id: string;
+                /** @description the draft's content revision the session charges for */
+                draft_revision: number;
+                /**
+                 * Format: uri
+                 * @description the provider-hosted checkout page
+                 */
+                url: string;
+                /** @description the session can no longer be paid after this (Unix seconds) */
+                expires_at: number;
+            };
+            /** @description the install.create operation of the delivery */
+            install_operation_id?: string;
+            /** @description The order the draft committed once paid (spec 2.5) */
+            order?: {
+                /** @description ord_ id */
+                id: string;
+                /** @description the paid checkout session, or null when nothing was paid */
+                payment_provider_checkout_id: string | null;
+                draft_revision: number;
+                /** @description when the order was committed (Unix seconds) */
+                committed_at: number;
+            };
+            /** @description The install the order delivers */
+            delivery?: {
+                /** @description dlv_ id */
+                id: string;
+                /** @description the delivered install's URLs (spec 2.2) */
+                urls: {
+                    /** @description the route of the package manifest this URL serves */
+                    route_key: string;
+                    /** @description the hostname the preview router answers for */
+                    hostname: string;
+                    /** @description where the route is reachable */
+                    url: string;
+                    /** @description why the URL does not answer; empty when it does */
+                    error: string;
+                    /** @description when the URL was last written (Unix seconds) */
+                    updated_at: number;
+                    /** @description when the route was last seen published by a successful install operation (Unix seconds) */
+                    last_observed_at: number;
+                }[];
+                /** @description inst_ id in the customer's workspace, once started */
+                install_id: string | null;
+                /** @description the install.create operation (op_ id), once started */
+                install_operation_id: string | null;
+                /** @description Unix seconds, or null */
+                started_at: number | null;
+                /** @description Unix seconds when the install became healthy or failed, or null */
+                completed_at: number | null;
+            };
+            /**
+             * @description the offer's compute mode
+             * @enum {string}
+             */
+            compute_mode: "platform" | "bring_your_own";
+            /** @description what the customer pays, in cents (0: nothing) */
+            amount: number;
+            /** @enum {string} */
+            currency: "eur" | "usd";
+            /** @enum {string} */
+            interval: "one_time" | "month" | "year";
+            /**
+             * Format: uri
+             * @description the wizard page of the draft
+             */
+            html_url: string;
+        };
+        /** @description A draft begun signed out (status auth) and the one-time token that claims it. */
+        BegunOrderDraft: {
+            order_draft: components["schemas"]["OrderDraftSellerView"];
+            /** @description claims the draft once signed in (:claim); shown in this response only, stored hashed */
+            claim_token: string;
+        };
+        /**
+         * @description A hosted checkout session (spec 2.6): created, or the open one of the draft's current revision reused.
+         * @example {
+         *       "id": "chk_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "url": "https://svc.example.com/checkout/chk_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "expires_at": 1767227520
+         *     }
+         */
+        CheckoutSession: {
+            /** @description the payment provider's checkout session id */
+            id: string;
+            /**
+             * Format: uri
+             * @description the provider-hosted checkout address: send the customer there
+             */
+            url: string;
+            /** @description the session can no longer be paid after this (Unix seconds) */
+            expires_at: number;
+        };
+        /**
+         * @description A paid (or free) order and its delivery, seen by the seller's members and by its customer.
+         * @example {
+         *       "id": "ord_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "order_draft_id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "seller_workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "customer_user_id": "usr_01kaxq3m7y0c9v8t6r5p4n3m2m",
+         *       "customer_workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2m",
+         *       "amount": 4900,
+         *       "currency": "eur",
+         *       "interval": "month",
+         *       "status": "delivered",
+         *       "payment_provider": "local",
+         *       "payment_provider_checkout_id": "chk_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "draft_revision": 2,
+         *       "committed_at": 1767225900,
+         *       "next_renewal_at": 1769817900,
+         *       "renewals": 0,
+         *       "delivery": {
+         *         "id": "dlv_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "urls": [],
+         *         "install_id": "inst_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "install_operation_id": "op_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "started_at": 1767225900,
+         *         "completed_at": 1767225902
+         *       },
+         *       "html_url": "https://svc.example.com/orders/ord_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "etag": "3"
+         *     }
+         */
+        Order: {
+            /** @description ord_ id */
+            id: string;
+            offer_id: string;
+            order_draft_id: string;
+            seller_workspace_id: string;
+            customer_user_id: string;
+            customer_workspace_id: string;
+            /** @description cents paid (per interval for a recurring order) */
+            amount: number;
+            /** @enum {string} */
+            currency: "eur" | "usd";
+            /** @enum {string} */
+            interval: "one_time" | "month" | "year";
+            /**
+             * @description the delivery: pending, running, delivered or failed
+             * @enum {string}
+             */
+            status: "delivery_pending" | "delivery_running" | "delivered" | "delivery_failed";
+            /** @description local, stripe, or none when nothing was paid */
+            payment_provider: string;
+            /** @description the paid checkout session, or null */
+            payment_provider_checkout_id: string | null;
+            draft_revision: number;
+            /** @description committed (Unix seconds) */
+            committed_at: number;
+            /** @description a recurring order: when its subscription renews next (Unix seconds); null for one-time */
+            next_renewal_at: number | null;
+            /** @description periods renewed since the first */
+            renewals: number;
+            /** @description The install the order delivers */
+            delivery: {
+                /** @description dlv_ id */
+                id: string;
+                /** @description the delivered install's URLs (spec 2.2) */
+                urls: {
+                    /** @description the route of the package manifest this URL serves */
+                    route_key: string;
+                    /** @description the hostname the preview router answers for */
+                    hostname: string;
+                    /** @description where the route is reachable */
+                    url: string;
+                    /** @description why the URL does not answer; empty when it does */
+                    error: string;
+                    /** @description when the URL was last written (Unix seconds) */
+                    updated_at: number;
+                    /** @description when the route was last seen published by a successful install operation (Unix seconds) */
+                    last_observed_at: number;
+                }[];
+                /** @description inst_ id in the customer's workspace, once started */
+                install_id: string | null;
+                /** @description the install.create operation (op_ id), once started */
+                install_operation_id: string | null;
+                /** @description Unix seconds, or null */
+                started_at: number | null;
+                /** @description Unix seconds when the install became healthy or failed, or null */
+                completed_at: number | null;
+            };
+            /**
+             * Format: uri
+             * @description the dashboard view of the order
+             */
+            html_url: string;
+            etag: string;
+        };
+        /** @description The draft and the worker bootstrap that joins the customer's server to its cluster (token shown once). */
+        DraftWorkerBootstrap: {
+            order_draft: components["schemas"]["OrderDraft"];
+            worker_bootstrap: components["schemas"]["CreatedWorkerBootstrap"];
+        };
+        /**
          * @description A secret: metadata and versioned values. Never carries a value; read one with `POST /v1/secrets/{id}/versions/{vid}:access`.
          * @example {
          *       "id": "sec_01jf8x3q6m2c4y7n0k5t9r1b3f",
@@ -4715,12 +5436,12 @@ export interface components {
              * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection)
              * @enum {string}
              */
-            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject";
+            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit";
             /**
              * @description the kind of resource acted on
              * @enum {string}
              */
-            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace" | "worker_bootstrap" | "machine" | "agent" | "approval_request";
+            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace" | "worker_bootstrap" | "machine" | "agent" | "approval_request" | "offer" | "order";
             /** @description its id (sec_, secv_, tok_, oac_, wsm_, ws_, wbs_ or mch_) */
             resource_id: string;
             /** @description the x-request-id of the request that did it (match it with the server log); null for work the service did on its own (purge, a deploy resolving a secret) */
@@ -7826,7 +8547,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description only operations on this collection */
-                owner_type?: "install" | "repository_change_request" | "repository" | "workspace" | "machine" | "cluster" | "package";
+                owner_type?: "install" | "repository_change_request" | "repository" | "workspace" | "machine" | "cluster" | "package" | "order_draft";
                 /** @description only operations on this resource */
                 owner_id?: string;
                 /** @description only operations in this state: RUNNING (still under way) or how they ended */
@@ -14145,7 +14866,7 @@ export interface operations {
                 /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_ or ws_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
                 resource_id?: string;
                 /** @description only events of this action */
-                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject";
+                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit";
             };
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
@@ -18971,6 +19692,866 @@ export interface operations {
             /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
             403: {
                 headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listOffers: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only offers in this status */
+                status?: "active" | "archived" | "expired" | "redeemed";
+                /** @description only offers of this package */
+                package_id?: string;
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of offers */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["Offer"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new offer. Exactly one of package_id and package_version_id. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "package_id": "pkg_01kaxq3m7y0c9v8t6r5p4n3m2k",
+                 *       "title": "Hello service, hosted",
+                 *       "pricing": {
+                 *         "currency": "eur",
+                 *         "unit_amount": 4900,
+                 *         "interval": "month"
+                 *       },
+                 *       "field_values": {
+                 *         "greeting": {
+                 *           "value": "Hello from ACME",
+                 *           "locked": true
+                 *         }
+                 *       },
+                 *       "max_uses": 1,
+                 *       "order_ttl_minutes": 120,
+                 *       "customer": {
+                 *         "display_name": "Globex"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description pkg_ id: the offer installs the package's latest release when a customer claims it. Exactly one of package_id and package_version_id */
+                    package_id?: string;
+                    /** @description pkv_ id: the offer installs exactly this version */
+                    package_version_id?: string;
+                    /** @description what the customer sees as the product's name */
+                    title: string;
+                    /** @description What the customer pays */
+                    pricing: {
+                        /**
+                         * @description ISO 4217, lowercase
+                         * @enum {string}
+                         */
+                        currency: "eur" | "usd";
+                        /** @description the price in cents (0: free; nothing is paid) */
+                        unit_amount: number;
+                        /**
+                         * @description `one_time`: paid once; `month` / `year`: a subscription renewed every interval (the order shows next_renewal_at)
+                         * @enum {string}
+                         */
+                        interval: "one_time" | "month" | "year";
+                    };
+                    /**
+                     * @description `paid` (default): the customer pays at checkout; `non_billable_test`: nothing is charged (the payment phase is skipped)
+                     * @default paid
+                     * @enum {string}
+                     */
+                    commercial_mode?: "paid" | "non_billable_test";
+                    compute?: {
+                        /**
+                         * @description `platform` (default): the service registers a cluster in the customer's workspace; `bring_your_own`: the customer joins their own server as a machine
+                         * @enum {string}
+                         */
+                        mode: "platform" | "bring_your_own";
+                    };
+                    /** @description values of the version's input schema chosen by the seller, each `{"value": ..., "locked": true|false}`, at most 100 keys; checked against the schema */
+                    field_values?: {
+                        [key: string]: {
+                            /** @description a value for the key of the version's input schema */
+                            value: unknown;
+                            /** @description true: the customer cannot change it (and the resolved schema omits the key); false: a pre-fill they may change */
+                            locked: boolean;
+                        };
+                    };
+                    /** @description only customers signed in with one of these emails may order (case-insensitive); absent: anyone with the link */
+                    allowed_emails?: string[];
+                    /** @description the link stops working then; must be in the future (Unix seconds) */
+                    expires_at?: number;
+                    /** @description how many orders the offer may make (default 1; null: unlimited). A claimed draft holds one use until it is paid or ends */
+                    max_uses?: number | null;
+                    /**
+                     * @description a draft must be done within this many minutes of its creation, else it ends `timeout`
+                     * @default 120
+                     */
+                    order_ttl_minutes?: number;
+                    customer?: {
+                        /** @description who the offer is for, as the seller names them */
+                        display_name: string;
+                        /** @description the seller's own reference for the customer (a CRM id) */
+                        external_id?: string;
+                    };
+                    /** @description shown to the customer */
+                    notes?: string;
+                    /** @description seen only by the seller's members */
+                    internal_note?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A seller's priced, configurable promise to install a package for a customer, and the link that redeems it. */
+            201: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Offer"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description offer id (ofr_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A seller's priced, configurable promise to install a package for a customer, and the link that redeems it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Offer"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteOffer: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description offer id (ofr_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A seller's priced, configurable promise to install a package for a customer, and the link that redeems it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Offer"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateOffer: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description offer id (ofr_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Changes to an offer nobody has used yet (no draft claimed it): the members given replace the current ones; null clears an optional one. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "pricing": {
+                 *         "currency": "eur",
+                 *         "unit_amount": 3900,
+                 *         "interval": "month"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description what the customer sees as the product's name */
+                    title?: string;
+                    /** @description What the customer pays */
+                    pricing?: {
+                        /**
+                         * @description ISO 4217, lowercase
+                         * @enum {string}
+                         */
+                        currency: "eur" | "usd";
+                        /** @description the price in cents (0: free; nothing is paid) */
+                        unit_amount: number;
+                        /**
+                         * @description `one_time`: paid once; `month` / `year`: a subscription renewed every interval (the order shows next_renewal_at)
+                         * @enum {string}
+                         */
+                        interval: "one_time" | "month" | "year";
+                    };
+                    /**
+                     * @description `paid`: the customer pays at checkout; `non_billable_test`: nothing is charged
+                     * @enum {string}
+                     */
+                    commercial_mode?: "paid" | "non_billable_test";
+                    compute?: {
+                        /**
+                         * @description `platform` (default): the service registers a cluster in the customer's workspace; `bring_your_own`: the customer joins their own server as a machine
+                         * @enum {string}
+                         */
+                        mode: "platform" | "bring_your_own";
+                    };
+                    /** @description values of the version's input schema chosen by the seller, each `{"value": ..., "locked": true|false}`, at most 100 keys; checked against the schema */
+                    field_values?: {
+                        [key: string]: {
+                            /** @description a value for the key of the version's input schema */
+                            value: unknown;
+                            /** @description true: the customer cannot change it (and the resolved schema omits the key); false: a pre-fill they may change */
+                            locked: boolean;
+                        };
+                    };
+                    allowed_emails?: string[] | null;
+                    expires_at?: number | null;
+                    /** @description how many orders the offer may make (default 1; null: unlimited). A claimed draft holds one use until it is paid or ends */
+                    max_uses?: number | null;
+                    /** @description a draft must be done within this many minutes of its creation */
+                    order_ttl_minutes?: number;
+                    customer?: {
+                        /** @description who the offer is for, as the seller names them */
+                        display_name: string;
+                        /** @description the seller's own reference for the customer (a CRM id) */
+                        external_id?: string;
+                    } | null;
+                    /** @description shown to the customer; null clears it */
+                    notes?: string | null;
+                    /** @description seen only by the seller's members; null clears it */
+                    internal_note?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description A seller's priced, configurable promise to install a package for a customer, and the link that redeems it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Offer"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    undeleteOffer: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description offer id (ofr_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A seller's priced, configurable promise to install a package for a customer, and the link that redeems it. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Offer"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resolveOffer: {
+        parameters: {
+            query: {
+                /** @description the 8 characters after /i/ in the offer's link */
+                short_hash: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What anyone holding an offer's link may see of it: never its uses, emails, internal note or locked values. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResolvedOffer"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;
                     [name: string]: unknown;

@@ -16,6 +16,7 @@ import type { QuotaService } from '../quotas/quotas.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { bootstrapToken, cloudInit, hashToken, joinCommand, newMachineCredential, type AgentLaunch } from './join-tokens.js';
 import * as repo from './machines.repo.js';
+import { markServerJoined } from '../orders/order-drafts.repo.js';
 import type {
   BootstrapStatus, CreatedWorkerBootstrapT, MachineJoinBodyT, MachineJoinT, WorkerBootstrapT,
 } from './machines.schemas.js';
@@ -187,6 +188,8 @@ export function createWorkerBootstrapService(deps: WorkerBootstrapDeps) {
         id: newId('machineCredential'), workspace_id: found.workspace_id, machine_id: machine.id, token_hash: hashToken(credential),
         created_at: now, revoked_at: null, revoked_reason: null,
       });
+      // A customer's own server joining the cluster of their order draft moves the draft on (API.md 8.7).
+      await markServerJoined(tx, found.cluster_id, now);
       await recordAuditEvent(tx, { workspaceId: found.workspace_id, actor: { type: 'machine', id: machine.id }, requestId }, {
         action: 'worker_bootstrap.use', resourceType: 'worker_bootstrap', resourceId: found.id,
         metadata: { cluster_id: found.cluster_id, machine_id: machine.id, hostname: body.facts.hostname.slice(0, 253) },

@@ -47,7 +47,8 @@ const FieldValue = Type.Object(
 );
 
 export const OfferFieldValues = Type.Record(Type.String({ minLength: 1, maxLength: 128 }), FieldValue, {
-  description: `values of the version's input schema chosen by the seller, at most ${MAX_FIELD_VALUES} keys; checked against the schema`,
+  maxProperties: MAX_FIELD_VALUES,
+  description: `values of the version's input schema chosen by the seller, each \`{"value": ..., "locked": true|false}\`, at most ${MAX_FIELD_VALUES} keys; checked against the schema`,
 });
 
 const Customer = Type.Object(
@@ -74,7 +75,7 @@ export const CreateOfferBody = Type.Object(
     }, { additionalProperties: false })),
     field_values: Type.Optional(OfferFieldValues),
     allowed_emails: Type.Optional(Type.Array(Type.String({ format: 'email', maxLength: 254 }), {
-      maxItems: 50, description: 'only customers signed in with one of these emails may order (case-insensitive); absent: anyone with the link',
+      minItems: 1, maxItems: 50, description: 'only customers signed in with one of these emails may order (case-insensitive); absent: anyone with the link',
     })),
     expires_at: Type.Optional(unix('the link stops working then; must be in the future')),
     max_uses: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000 }), Type.Null()], {
@@ -101,16 +102,17 @@ export const PatchOfferBody = Type.Object(
   {
     title: Type.Optional(CreateOfferBody.properties.title),
     pricing: Type.Optional(Pricing),
-    commercial_mode: Type.Optional(StringEnum(COMMERCIAL_MODES)),
+    commercial_mode: Type.Optional(StringEnum(COMMERCIAL_MODES, { description: '`paid`: the customer pays at checkout; `non_billable_test`: nothing is charged' })),
     compute: CreateOfferBody.properties.compute,
     field_values: Type.Optional(OfferFieldValues),
     allowed_emails: Type.Optional(Type.Union([CreateOfferBody.properties.allowed_emails, Type.Null()])),
     expires_at: Type.Optional(Type.Union([unix('the link stops working then'), Type.Null()])),
     max_uses: CreateOfferBody.properties.max_uses,
-    order_ttl_minutes: CreateOfferBody.properties.order_ttl_minutes,
+    // Without the create body's default: a PATCH that leaves it out must not reset it to 120.
+    order_ttl_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'a draft must be done within this many minutes of its creation' })),
     customer: Type.Optional(Type.Union([Customer, Type.Null()])),
-    notes: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
-    internal_note: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
+    notes: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()], { description: 'shown to the customer; null clears it' })),
+    internal_note: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()], { description: 'seen only by the seller\'s members; null clears it' })),
   },
   {
     additionalProperties: false, minProperties: 1,

@@ -2,6 +2,8 @@
 // offer's locked keys) and everyone else's (without), and an order with its delivery. Built from
 // rows read in batches, so a page costs a fixed number of statements.
 import { etagOf } from '../../platform/etag.js';
+import { lockedKeysOf } from '../offers/offer-values.js';
+import { fieldValuesOf } from '../offers/offers.service.js';
 import type { UrlEntryT } from '../installs/installs.schemas.js';
 import type { CheckoutRow, DraftRow, OrderRow } from './order-drafts.repo.js';
 import type { DraftStatus, OrderDraftSellerViewT, OrderDraftT, OrderStatus, OrderT, TerminationReason } from './orders.schemas.js';
@@ -23,10 +25,6 @@ export function amountOf(offer: DraftOffer): number {
   return offer.commercial_mode === 'non_billable_test' ? 0 : Number(offer.unit_amount);
 }
 
-export function lockedKeysOf(offer: DraftOffer): string[] {
-  const values = JSON.parse(offer.field_values) as Record<string, { locked: boolean }>;
-  return Object.keys(values).filter((k) => values[k]!.locked);
-}
 
 export interface DraftRelated {
   offer: DraftOffer;
@@ -91,7 +89,7 @@ export function toCustomerDraft(row: DraftRow, rel: DraftRelated, publicUrl: str
   return {
     ...toSellerDraft(row, rel, publicUrl),
     field_values: row.field_values === null ? prefillsOf(rel.offer) : (JSON.parse(row.field_values) as Record<string, unknown>),
-    locked_keys: lockedKeysOf(rel.offer),
+    locked_keys: lockedKeysOf(fieldValuesOf(rel.offer)),
   };
 }
 

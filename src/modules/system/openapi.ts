@@ -27,6 +27,7 @@ export const OPENAPI_TAGS = [
   { name: 'machine agent', description: 'The two calls of the machine agent (`svc machine join`): trade a bootstrap token for a machine credential, then heartbeat with it. Not for people: the CLI runs them as `svc machine join`.' },
   { name: 'packages', description: 'Packages and their immutable versions: semver, a JSON Schema of the install values, and a manifest of routes and Kubernetes objects.' },
   { name: 'installs', description: 'Installs of package versions on clusters, their renders and their reachable URLs.' },
+  { name: 'offers', description: 'A seller\'s priced, configurable offers to install a package for a customer, and the link (`/i/{short_hash}`) that redeems one: make, change until used, archive and restore; `:resolve` shows a link\'s public face without a credential.' },
   { name: 'preview hostnames', description: 'Hostnames under the preview domain bound to a render of an install: floating (follow a track) or pinned (one render).' },
   { name: 'secrets', description: 'Secrets of a workspace: encrypted values with metadata, soft delete and restore. Members read metadata; admins and owners write.' },
   { name: 'secret versions', description: 'The versioned values of a secret: add, disable, enable, destroy (crypto-shredding), and read a value with `:access` (admins and owners, audited).' },
@@ -35,6 +36,9 @@ export const OPENAPI_TAGS = [
   { name: 'subscriptions', description: 'A workspace\'s subscription: its tier, upgrades at once, downgrades and cancellation at the period end, and their change requests.' },
   { name: 'quotas', description: 'Quota limits and usage per metric; creates past a limit are refused with 429 RESOURCE_EXHAUSTED.' },
   { name: 'snippets', description: 'Stored JavaScript run in a WebAssembly sandbox as whoever runs it, with typed inputs and the history of runs.' },
+  { name: 'order drafts', description: 'A customer\'s purchase of an offer, phase by phase: workspace, compute (a cluster, or their own server), configuration, payment at a hosted checkout, then the install delivered. The customer sees field_values; the seller\'s members see the rest.' },
+  { name: 'orders', description: 'Orders committed once a draft is paid (or free), with their delivery; the seller\'s and the customer\'s.' },
+  { name: 'payments', description: 'The payment providers\' signed webhooks (Stripe, and the built-in local provider). Not for people.' },
   { name: 'notifications', description: 'Messages to the signed-in user about what needs a person: failures, degraded installs, plan changes, quotas, expiring tokens.' },
 ];
 

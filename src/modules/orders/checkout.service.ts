@@ -1,0 +1,197 @@
+// Checkout sessions and payment intake (spec 2.6, endpoint 13, API.md 8.7). Endpoint 13 reuses the
+// draft's open session when it charges the draft's current content revision and has at least five
+// minutes left, and otherwise expires the stale one at the provider and opens a new one. Payments
+// come in two ways, a provider's signed webhook and the customer's return page (which re-reads the
+// provider rather than trusting the redirect); both end in takeCheckoutState, which is forward only
+// and idempotent: the first report of a paid session commits the order, every later one finds the
+// session complete and changes nothing. A payment no order can take (the draft ended, or the session
+// charged a stale revision) is refunded. Webhook events are taken in exactly once by their id.
+import type { Db, Executor } from '../../db/database.js';
+import type { CheckoutState, PaymentEvent, PaymentProvider } from '../../drivers/payments/driver.js';
+import type { PaymentProviderName } from '../../config-commerce.js';
+import { clock } from '../../platform/clock.js';
+import { ApiError } from '../../platform/errors.js';
+import { newId } from '../../platform/ids.js';
+import type { Logger } from 'pino';
+import type { OperationService } from '../operations/operations.service.js';
+import { endDraft } from './draft-endings.js';
+import { findOfferById, offerWithdrawn } from './offer-uses.js';
+import { commitOrder } from './order-commit.js';
+import * as repo from './order-drafts.repo.js';
+import { offerNotRedeemable, type OrderDraftService } from './order-drafts.service.js';
+import { amountOf } from './order-drafts.view.js';
+import type { CheckoutSessionT } from './orders.schemas.js';
+
+/** An open session is reused only with at least this much time left to pay. */
+export const REUSE_MIN_SECONDS = 300;
+
+export interface CheckoutDeps {
+  db: Db;
+  drafts: OrderDraftService;
+  operations: Pick<OperationService, 'start'>;
+  /** the provider new sessions go to */
+  provider: () => PaymentProvider;
+  /** every provider by name (sessions made before a switch are still read and expired at theirs) */
+  providers: ReadonlyMap<string, PaymentProvider>;
+  publicUrl: string;
+  checkoutTtlSeconds: number;
+  /** the app's logger once it exists (services are built before the app) */
+  log: { current: Pick<Logger, 'warn' | 'info'> | null };
+}
+
+export type IntakeOutcome = 'applied' | 'duplicate' | 'stale' | 'late' | 'refunded' | 'unknown_session' | 'ignored';
+
+const providerDown = (err: unknown) =>
+  new ApiError('UNAVAILABLE', `the payment provider could not be reached: ${(err as Error).message}`, { reason: 'PAYMENT_PROVIDER_UNAVAILABLE' });
+
+export function createCheckoutService(deps: CheckoutDeps) {
+  const { db, drafts } = deps;
+
+  const toSession = (c: repo.CheckoutRow): CheckoutSessionT => ({ id: c.provider_session_id, url: c.url, expires_at: c.expires_at });
+
+  /** Endpoint 13: 200 with the reusable open session, or 201 with a new one (a stale one is expired first). */
+  async function createCheckoutSession(userId: string, id: string, revision: number | null): Promise<{ status: 200 | 201; body: CheckoutSessionT }> {
+    const now = clock.now();
+    // Checked and read first; the provider is called outside any transaction, then the write is conditional on the revision.
+    const checked = await db.transaction().execute(async (tx) => {
+      const row = await drafts.customerDraftIn(tx, userId, id, revision, ['payment']);
+      const offer = (await findOfferById(tx, row.offer_id))!;
+      if (offerWithdrawn(offer, now)) {
+        await endDraft(tx, deps.operations, row, 'offer_expired');
+        return null;
+      }
+      const open = await repo.openCheckoutOf(tx, id);
+      return { row, offer, open, count: await repo.countCheckoutsOf(tx, id) };
+    });
+    if (!checked) throw offerNotRedeemable(`the offer of order draft ${id} was archived or expired; the draft ended`);
+    const { row, offer, open } = checked;
+    if (open && open.draft_revision === row.content_revision && open.expires_at - now >= REUSE_MIN_SECONDS) return { status: 200, body: toSession(open) };
+    if (open) await expireAtProvider(open);
+    const provider = deps.provider();
+    const expiresAt = Math.min(row.ttl_expires_at, now + deps.checkoutTtlSeconds);
+    let created;
+    try {
+      created = await provider.createCheckout({
+        clientReferenceId: row.id,
+        metadata: { order_draft_id: row.id, draft_revision: String(row.content_revision), offer_id: offer.id },
+        idempotencyKey: `${row.id}:${row.content_revision}:${checked.count + 1}`,
+        title: offer.title, amount: amountOf(offer), currency: offer.currency as 'eur', interval: offer.interval as 'one_time',
+        customerEmail: row.customer_email, expiresAt,
+        successUrl: `${deps.publicUrl}/checkout/return/${provider.name}?session_id={CHECKOUT_SESSION_ID}`,
+        cancelUrl: `${deps.publicUrl}/order_drafts/${row.id}`,
+      });
+    } catch (err) {
+      throw providerDown(err);
+    }
+    const session: repo.CheckoutRow = {
+      id: newId('checkoutSession'), draft_id: row.id, provider: provider.name, provider_session_id: created.id, draft_revision: row.content_revision,
+      url: created.url, status: 'open', amount: amountOf(offer), currency: offer.currency, interval: offer.interval, expires_at: created.expiresAt,
+      created_at: now, completed_at: null, payment_ref: null, subscription_id: null, refunded_at: null,
+    };
+    const written = await db.transaction().execute(async (tx) => {
+      const current = await repo.lockDraft(tx, id);
+      if (!current || current.revision !== row.revision || current.status !== 'payment') return current;
+      if (open) await repo.moveCheckout(tx, open.id, 'expired', {});
+      await repo.insertCheckout(tx, session);
+      await repo.moveDraft(tx, id, ['payment'], row.revision, {}, clock.now());
+      return null;
+    });
+    if (written) {
+      // Another request moved the draft meanwhile: the session just made must not stay payable.
+      await expireAtProvider(session).catch(() => {});
+      if (written.status !== 'payment') throw new ApiError('FAILED_PRECONDITION', `order draft ${id} is in ${written.status} now`, { reason: 'WRONG_PHASE', metadata: { status: written.status } });
+      throw new ApiError('ABORTED', `etag mismatch for order draft ${id}`, { reason: 'ETAG_MISMATCH', metadata: { etag: String(written.revision) } });
+    }
+    return { status: 201, body: toSession(session) };
+  }
+
+  /** Expires a session at its provider; a session paid meanwhile is taken in as paid (never lost). */
+  async function expireAtProvider(session: repo.CheckoutRow): Promise<void> {
+    const provider = deps.providers.get(session.provider);
+    if (!provider) throw new ApiError('UNAVAILABLE', `payment provider ${session.provider} is not configured`, { reason: 'PAYMENT_PROVIDER_UNAVAILABLE' });
+    let state: CheckoutState;
+    try {
+      state = await provider.expireCheckout(session.provider_session_id);
+    } catch (err) {
+      throw providerDown(err);
+    }
+    await takeCheckoutState(session.provider as PaymentProviderName, state, 'expire');
+  }
+
+  /** Applies what the provider says of a session, in the caller's transaction; forward only. */
+  async function applyCheckoutState(tx: Executor, provider: string, state: CheckoutState): Promise<{ outcome: IntakeOutcome; refund: repo.CheckoutRow | null }> {
+    const session = await repo.findCheckoutByProviderId(tx, provider, state.id);
+    if (!session) return { outcome: 'unknown_session', refund: null };
+    if (state.status === 'expired') return { outcome: (await repo.moveCheckout(tx, session.id, 'expired', {})) ? 'applied' : 'late', refund: null };
+    if (state.status !== 'complete' || !state.paid) return { outcome: 'ignored', refund: null };
+    const draft = await repo.lockDraft(tx, session.draft_id);
+    const moved = await repo.moveCheckout(tx, session.id, 'complete', {
+      completed_at: clock.now(), payment_ref: state.paymentRef, subscription_id: state.subscriptionId,
+    });
+    if (!moved) return { outcome: 'duplicate', refund: null };
+    const payable = draft && draft.status === 'payment' && draft.payment_completed === 0 && session.draft_revision === draft.content_revision;
+    if (!payable) return { outcome: draft && session.draft_revision !== draft.content_revision ? 'stale' : 'late', refund: session };
+    const offer = (await findOfferById(tx, draft.offer_id))!;
+    const paidDraft = await repo.moveDraft(tx, draft.id, ['payment'], null, { status: 'install', payment_completed: 1 }, clock.now());
+    await commitOrder(tx, deps.operations, paidDraft!, offer, {
+      provider, providerSessionId: session.provider_session_id, subscriptionId: state.subscriptionId, currentPeriodEnd: state.currentPeriodEnd,
+    });
+    return { outcome: 'applied', refund: null };
+  }
+
+  /** Refunds a payment no order took, then records it; a failure is retried by the sweep (refundOrphans). */
+  async function refund(session: repo.CheckoutRow): Promise<void> {
+    const provider = deps.providers.get(session.provider);
+    if (!provider) return;
+    try {
+      await provider.refundCheckout(session.provider_session_id);
+      await repo.markCheckoutRefunded(db, session.id, clock.now());
+      deps.log.current?.info({ checkout_session_id: session.provider_session_id, order_draft_id: session.draft_id }, 'refunded a payment no order could take');
+    } catch (err) {
+      deps.log.current?.warn({ checkout_session_id: session.provider_session_id, err: (err as Error).message }, 'refund failed; the sweep retries it');
+    }
+  }
+
+  /** The return page and expiries: what the provider says now of a session. */
+  async function takeCheckoutState(provider: PaymentProviderName, state: CheckoutState, _via: 'return' | 'expire' | 'webhook'): Promise<IntakeOutcome> {
+    const { outcome, refund: toRefund } = await db.transaction().execute((tx) => applyCheckoutState(tx, provider, state));
+    if (toRefund) await refund(toRefund);
+    return toRefund ? 'refunded' : outcome;
+  }
+
+  /** A verified webhook event, taken in exactly once by its id (recorded in the transaction of its effect). */
+  async function takePaymentEvent(provider: PaymentProviderName, event: PaymentEvent): Promise<IntakeOutcome> {
+    const now = clock.now();
+    const result = await db.transaction().execute(async (tx) => {
+      const sessionId = event.type === 'checkout.completed' || event.type === 'checkout.expired' ? event.checkout.id : null;
+      const fresh = await repo.recordPaymentEvent(tx, {
+        provider, event_id: event.id, type: event.type === 'ignored' ? event.providerType : event.type, provider_session_id: sessionId,
+        outcome: 'applied', created_at: event.created, received_at: now,
+      });
+      if (!fresh) return { outcome: 'duplicate' as IntakeOutcome, refund: null };
+      let applied: { outcome: IntakeOutcome; refund: repo.CheckoutRow | null };
+      if (event.type === 'checkout.completed' || event.type === 'checkout.expired') applied = await applyCheckoutState(tx, provider, event.checkout);
+      else if (event.type === 'subscription.renewed') applied = { outcome: (await repo.renewOrders(tx, event.subscriptionId, event.currentPeriodEnd, now)) > 0 ? 'applied' : 'late', refund: null };
+      else if (event.type === 'subscription.ended') applied = { outcome: (await repo.endSubscriptionOrders(tx, event.subscriptionId, now)) > 0 ? 'applied' : 'late', refund: null };
+      else applied = { outcome: 'ignored', refund: null };
+      if (applied.outcome !== 'applied') await repo.setPaymentEventOutcome(tx, provider, event.id, applied.refund ? 'refunded' : applied.outcome);
+      return applied;
+    });
+    if (result.refund) await refund(result.refund);
+    return result.refund ? 'refunded' : result.outcome;
+  }
+
+  /** The sweep's share: refunds that failed before are tried again. */
+  async function refundOrphans(limit = 50): Promise<number> {
+    const orphans = await repo.unrefundedOrphans(db, limit);
+    for (const session of orphans) await refund(session);
+    return orphans.length;
+  }
+
+  /** A session by its provider's id (the return page). */
+  const findSession = (provider: string, providerSessionId: string) => repo.findCheckoutByProviderId(db, provider, providerSessionId);
+
+  return { createCheckoutSession, expireAtProvider, takeCheckoutState, takePaymentEvent, refundOrphans, findSession };
+}
+
+export type CheckoutService = ReturnType<typeof createCheckoutService>;

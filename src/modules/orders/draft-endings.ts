@@ -1,0 +1,45 @@
+// How a draft ends (API.md 8.7): every termination passes through `cleaning_up`, which releases what
+// the draft allocated (its cluster unless an install was delivered to it, its worker bootstrap, an
+// open checkout session) and gives the offer's use back, then `terminated`. A draft that allocated
+// nothing in a customer workspace (ended in auth or workspace) is cleaned up in the same transaction;
+// any other runs the order_draft.cleanup operation in the customer's workspace.
+import type { Executor } from '../../db/database.js';
+import { clock } from '../../platform/clock.js';
+import type { OperationService } from '../operations/operations.service.js';
+import { returnOfferUse } from './offer-uses.js';
+import * as repo from './order-drafts.repo.js';
+import type { TerminationReason } from './orders.schemas.js';
+
+export const ORDER_DRAFT_COMPUTE = 'order_draft.compute';
+export const ORDER_DRAFT_DELIVER = 'order_draft.deliver';
+export const ORDER_DRAFT_CLEANUP = 'order_draft.cleanup';
+
+/** Who the service acts as when it ends or moves a draft on its own (a sweep, a workflow). */
+export const SYSTEM_ACTOR = { actorId: 'system', userId: null } as const;
+
+/**
+ * Ends a draft with `reason` if it still is in one of `from` (by default the phases before payment);
+ * answers the draft as it is now in cleaning_up (or terminated), or undefined when it had moved on.
+ */
+export async function endDraft(
+  tx: Executor, operations: Pick<OperationService, 'start'>, draft: repo.DraftRow, reason: TerminationReason,
+  actor: { actorId: string; userId: string | null } = SYSTEM_ACTOR, from: readonly string[] = repo.OPEN_STATUSES,
+): Promise<repo.DraftRow | undefined> {
+  const now = clock.now();
+  const moved = await repo.moveDraft(tx, draft.id, from, null, { status: 'cleaning_up', termination_reason: reason }, now);
+  if (!moved) return undefined;
+  if (moved.workspace_id === null) return finishTermination(tx, moved.id);
+  const op = await operations.start(tx, {
+    type: ORDER_DRAFT_CLEANUP, workspaceId: moved.workspace_id, ownerType: 'order_draft', ownerId: moved.id, clusterId: null,
+    input: {}, metadata: { order_draft_id: moved.id, termination_reason: reason }, actor,
+  });
+  return repo.moveDraft(tx, moved.id, ['cleaning_up'], null, { cleanup_operation_id: op.id }, now);
+}
+
+/** The last move of a termination: the offer's use given back (an unpaid draft's), then terminated. */
+export async function finishTermination(tx: Executor, draftId: string): Promise<repo.DraftRow | undefined> {
+  const draft = await repo.lockDraft(tx, draftId);
+  if (!draft || draft.status !== 'cleaning_up') return draft;
+  if (draft.holds_use === 1) await returnOfferUse(tx, draft.offer_id);
+  return repo.moveDraft(tx, draft.id, ['cleaning_up'], null, { status: 'terminated', holds_use: 0 }, clock.now());
+}
