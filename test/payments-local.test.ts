@@ -25,6 +25,9 @@ describe('local payment provider', () => {
   let t: TestApp;
   let delivered: Delivered[];
   let answer: number;
+  /** set: deliveries go on to the service's own webhook route (the app's delivery), and answer its status */
+  let forward: ((body: string, headers: Record<string, string>) => Promise<number>) | null;
+  let routeDelivery: (body: string, headers: Record<string, string>) => Promise<number>;
   let n = 0;
   const local = () => t.services.localPayments;
   const request = (over: Partial<CheckoutRequest> = {}): CheckoutRequest => ({
@@ -37,9 +40,10 @@ describe('local payment provider', () => {
 
   before(async () => {
     t = await startTestApp({ SVC_LOCAL_PAYMENTS_MONTH_S: String(MONTH_S) });
+    routeDelivery = t.services.paymentDelivery.current!;
     t.services.paymentDelivery.current = async (body, headers) => {
       delivered.push({ body, headers });
-      return answer;
+      return forward ? forward(body, headers) : answer;
     };
   });
   after(async () => {
@@ -49,7 +53,21 @@ describe('local payment provider', () => {
   beforeEach(() => {
     delivered = [];
     answer = 200;
+    forward = null;
     clock.offsetMs = 0;
+  });
+
+  test('by default the events reach the service\'s own webhook route, which verifies and records them', async () => {
+    forward = routeDelivery;
+    const { id } = await local().createCheckout(request());
+    assert.equal((await payWith(new Browser(t), id, '4242424242424242')).status, 303);
+    const eventId = JSON.parse(delivered[0]!.body).id as string;
+    const taken = await t.services.db.selectFrom('payment_events').selectAll().where('provider', '=', 'local').where('event_id', '=', eventId).executeTakeFirst();
+    assert.ok(taken, 'the webhook route took the event in');
+    const outbox = await t.services.db.selectFrom('local_payment_events').selectAll().where('id', '=', eventId).executeTakeFirstOrThrow();
+    assert.ok(outbox.delivered_at, 'the route answered 2xx');
+    // A forged delivery is refused there.
+    assert.equal(await routeDelivery(delivered[0]!.body.replace('"paid"', '"unpaid"'), delivered[0]!.headers), 400);
   });
 
   test('create is idempotent by key: the same session, and other parameters under the key are refused', async () => {
