@@ -4,60 +4,33 @@
 // while the signed event reaches the (recorded) webhook route. Skips, saying why, where
 // /usr/bin/chromium is absent (.ci/run installs it).
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
-import { buildApp } from '../src/app.js';
-import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrate.js';
 import { clock } from '../src/platform/clock.js';
-import type { App } from '../src/platform/http.js';
-import { createServices, type Services } from '../src/services.js';
-import { createTestDatabase, freePort, testConfig, type TestDatabase } from './harness.js';
+import { chromiumSkipReason as skipReason, startChromiumApp, type ChromiumApp } from './chromium-app.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skipReason = existsSync(CHROMIUM) ? null : `${CHROMIUM} not found; install Debian's chromium package to run the browser test`;
 if (skipReason) console.log(`# skipping checkout.browser.test: ${skipReason}`);
 
 describe('hosted checkout page in headless Chromium', () => {
-  let database: TestDatabase;
-  let handle: DatabaseHandle;
-  let services: Services;
-  let app: App;
-  let browser: Browser;
-  let base: string;
+  let env: ChromiumApp;
   const delivered: string[] = [];
 
   before(async () => {
     if (skipReason) return;
-    database = await createTestDatabase();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const config = testConfig(database, { SVC_PUBLIC_URL: base, HOST: '127.0.0.1', PORT: String(port) });
-    handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
-    await migrateToLatest(handle.db);
-    services = createServices({ db: handle.db, dialect: handle.dialect, config });
-    services.paymentDelivery.current = async (body) => {
-      delivered.push(body);
-      return 200;
-    };
-    app = (await buildApp({ services })).app;
-    await app.listen({ port, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    env = await startChromiumApp((services) => {
+      services.paymentDelivery.current = async (body) => {
+        delivered.push(body);
+        return 200;
+      };
     });
   });
 
   after(async () => {
     clock.offsetMs = 0;
-    await browser?.close();
-    await app?.close();
-    await handle?.close();
-    await database?.drop();
+    await env?.close();
   });
 
   test('decline, cancel, then pay', { timeout: 90_000, skip: skipReason ?? false }, async () => {
+    const { services, browser, base } = env;
     const local = services.localPayments;
     const successUrl = `${base}/checkout/return/local?session_id={CHECKOUT_SESSION_ID}`;
     const cancelUrl = `${base}/order_drafts/odft_browser`;
