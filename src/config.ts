@@ -95,6 +95,8 @@ export interface Config {
   };
   /** how often workers apply due subscription changes, notify of expiring tokens and purge old notifications */
   accountSweepMs: number;
+  /** who may create an account with POST /v1/users and the web app's sign-up page (SVC_SIGNUP): open (default: customers of offers sign up themselves) or closed (only `svc admin create-user`) */
+  signup: 'open' | 'closed';
   /** machines and their agents (API.md 8.5) */
   machines: {
     /** agents heartbeat this often (SVC_MACHINE_HEARTBEAT_S); 3 missed make a machine UNREACHABLE */
@@ -146,6 +148,12 @@ export interface Config {
   agents: AgentsConfig;
   /** payment providers, checkout sessions and order drafts (API.md 8.7; parsed in config-commerce.ts) */
   commerce: CommerceConfig;
+}
+
+function parseSignup(value: string | undefined): 'open' | 'closed' {
+  if (value === undefined || value === '' || value === 'open') return 'open';
+  if (value === 'closed') return 'closed';
+  throw new ConfigError(`SVC_SIGNUP must be open or closed, got "${value}"`);
 }
 
 export const SERVE_ROLES = ['all', 'api', 'worker'] as const;
@@ -413,6 +421,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plans: loadPlans(env.SVC_PLANS_FILE),
     quotas: { enforced: booleanSetting(env, 'SVC_QUOTAS_ENFORCED', true) },
     accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
+    signup: parseSignup(env.SVC_SIGNUP),
     machines: {
       heartbeatSeconds: numberSetting(env, 'SVC_MACHINE_HEARTBEAT_S', 15, 1, 3600),
       agentCommand: agentCommandSetting(env.SVC_MACHINE_AGENT_COMMAND),

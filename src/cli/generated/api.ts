@@ -121,6 +121,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign up
+         * @description Creates an account when the operator allows sign-up (SVC_SIGNUP=open, the default: customers of offers sign up themselves); 403 SIGNUP_CLOSED otherwise (then `svc admin create-user` makes accounts). An e-mail already taken is 409 EMAIL_TAKEN. The password is stored as an scrypt hash. No session is issued: sign in next.
+         */
+        post: operations["createUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/sessions/current": {
         parameters: {
             query?: never;
@@ -2037,6 +2057,266 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/offers/{id}/order_drafts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an order of an offer
+         * @description The signed-in customer starts an order: 201 with the draft (their view, with field_values) in `workspace`. It takes one of the offer's uses until it is paid or ends (422 OFFER_NOT_REDEEMABLE when none is left, or the offer is archived or expired; 403 EMAIL_NOT_ALLOWED when the offer names other emails). The package version is fixed now (the latest release of a package offer). `ttl_expires_at` is now plus the offer's order_ttl_minutes. Accepts idempotency-key.
+         */
+        post: operations["createOfferOrderDraft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/order_drafts:begin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an order signed out
+         * @description No credential: the web app starts a draft for someone who has the offer's link but is not signed in yet. 201 with the draft in `auth` and a one-time `claim_token` (stored hashed, shown only here); it holds none of the offer's uses until the customer signs in and claims it with `:claim`. 404 when the link is unknown, archived or expired.
+         */
+        post: operations["beginOrderDraft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/order_drafts/{id}:claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim a draft begun signed out
+         * @description auth -> workspace: the signed-in customer takes the draft with its claim_token (a wrong token is 404), which takes one of the offer's uses as a new draft would (403 EMAIL_NOT_ALLOWED, 422 OFFER_NOT_REDEEMABLE). Takes if-match (the draft's etag; 409 when stale) and answers 200 with the draft, or 422 WRONG_PHASE (metadata.status) when the draft is in another phase. Only the draft's customer may call it (a user credential without svc-context); anyone else gets 404.
+         */
+        post: operations["claimOrderDraft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/order_drafts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an order draft
+         * @description Spec endpoint 4. Its customer (a user credential without svc-context) gets `OrderDraft`, with field_values and locked_keys; a member of the seller's workspace (svc-context or a workspace token) gets `OrderDraftSellerView`, without them. Anyone else gets 404. Sends the etag in the ETag header.
+         */
+        get: operations["getOrderDraft"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/order_drafts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List order drafts
+         * @description With a workspace (svc-context or a workspace token): the drafts of the workspace's offers, as the seller sees them. A user credential without svc-context: the caller's own drafts, with their field_values. Newest first; `offer` and `status` filter.
+         */
+        get: operations["listOrderDrafts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/order_drafts/{id}:selectWorkspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose the workspace to install in
+         * @description workspace -> compute: `{kind: existing, workspace_id}` (a workspace where the customer is owner or admin, else 403) or `{kind: new, name}` (created now, the customer its owner). The compute phase then runs as the operation `order_draft.compute` in that workspace: it registers a local cluster there (`cluster_id`) and moves the draft to `configure` once the cluster is active (`cluster_ready`), or to `compute_bootstrap` for a bring-your-own offer. Takes if-match (the draft's etag; 409 when stale) and answers 200 with the draft, or 422 WRONG_PHASE (metadata.status) when the draft is in another phase. Only the draft's customer may call it (a user credential without svc-context); anyone else gets 404.
+         */
+        post: operations["selectOrderDraftWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/order_drafts/{id}:createWorkerBootstrap": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get the join command for your own server
+         * @description compute_bootstrap (a bring-your-own offer): a worker bootstrap for the draft's cluster, with its one-time token and the `command` to run on the server (shown only in this response; a new one revokes the previous). The first machine that joins with it sets `server_joined` and moves the draft to `configure`. 200 with the draft and the bootstrap. Takes if-match (the draft's etag; 409 when stale) and answers 200 with the draft, or 422 WRONG_PHASE (metadata.status) when the draft is in another phase. Only the draft's customer may call it (a user credential without svc-context); anyone else gets 404.
+         */
+        post: operations["createOrderDraftWorkerBootstrap"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/order_drafts/{id}:submitConfiguration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit the configuration
+         * @description configure -> payment, or configure -> install when nothing is to be paid (a non_billable_test offer, or a price of 0: the order is committed at once). The values are checked against the version's input schema after the offer's are merged in: unlocked offer values are defaults, locked ones win (sending a locked key with another value is 400 FIELD_LOCKED). Also accepted in `payment` before it is paid, to change the configuration: the open checkout session then charges a stale revision and the next endpoint 13 call replaces it. An offer archived or expired meanwhile ends the draft `offer_expired` (422 OFFER_NOT_REDEEMABLE). Takes if-match (the draft's etag; 409 when stale) and answers 200 with the draft, or 422 WRONG_PHASE (metadata.status) when the draft is in another phase. Only the draft's customer may call it (a user credential without svc-context); anyone else gets 404.
+         */
+        post: operations["submitOrderDraftConfiguration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/order_drafts/{id}/checkout_sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open the hosted checkout
+         * @description Spec endpoint 13 (payment phase): 201 with a new checkout session at the payment provider, or 200 with the open one when it charges the draft's current revision (`current_checkout_session.draft_revision`) and has at least 5 minutes left. A stale session (another revision, or about to expire) is expired at the provider and replaced. Send the customer to `url`; the payment reaches the service by the provider's webhook and by the return page, whichever comes first, and the draft moves to `install` with its order committed. 503 PAYMENT_PROVIDER_UNAVAILABLE when the provider cannot be reached. Takes if-match (the draft's etag; 409 when stale) and answers 200 with the draft, or 422 WRONG_PHASE (metadata.status) when the draft is in another phase. Only the draft's customer may call it (a user credential without svc-context); anyone else gets 404.
+         */
+        post: operations["createOrderDraftCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/order_drafts/{id}:cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an order draft
+         * @description By its customer or any member of the seller's workspace, in any phase before it is paid: the draft ends `revoked`. It passes through `cleaning_up` (the operation `order_draft.cleanup` expires an open checkout session, releases the cluster it registered, revokes its worker bootstrap and gives the offer's use back), then `terminated`. Idempotent: a draft already ending or ended is answered as it is. A paid draft is 422 WRONG_PHASE (its order is delivered, not revoked). Takes if-match (409 when stale).
+         */
+        post: operations["cancelOrderDraft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List orders
+         * @description With a workspace (svc-context or a workspace token): the orders of the workspace's offers (the seller's). A user credential without svc-context: the caller's own orders (the customer's). Newest first; `offer` and `status` filter.
+         */
+        get: operations["listOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an order
+         * @description Its seller's members (svc-context or a workspace token) and its customer (a user credential without svc-context); anyone else gets 404.
+         */
+        get: operations["getOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment_webhooks/{provider}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a payment provider's event
+         * @description Called by the payment provider, not by people. `stripe`: register `{public_url}/v1/payment_webhooks/stripe` in Stripe with the events checkout.session.completed, checkout.session.async_payment_succeeded, checkout.session.expired, invoice.paid and customer.subscription.deleted; its `Stripe-Signature` is checked on the raw body with SVC_STRIPE_WEBHOOK_SECRET (5 minutes of tolerance). `local`: the built-in provider posts here itself, signed with `svc-signature` the same way. A bad or missing signature, or an old timestamp, is 400 and changes nothing. Each event is taken in once by its id and forward only: a repeated, late or out-of-order event changes nothing and is answered 200 with its outcome.
+         */
+        post: operations["receivePaymentWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/lookup/{id}": {
         parameters: {
             query?: never;
@@ -2323,6 +2603,15 @@ export interface components {
              * @enum {string}
              */
             credential: "session" | "cookie" | "external_jwt";
+        };
+        /** @description A new account; sign in with POST /v1/auth/sessions (or the web app) to use it. */
+        CreatedUser: {
+            /** @description usr_ id */
+            id: string;
+            email: string;
+            name: string | null;
+            /** @description Unix seconds */
+            created_at: number;
         };
         /**
          * @description The workspace and page of an id
@@ -6562,6 +6851,121 @@ export interface operations {
                 headers: {
                     /** @description seconds to wait before retrying */
                     "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new account. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery staple",
+                 *       "name": "Ada"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the account e-mail (stored lowercased) */
+                    email: string;
+                    /** @description 8-256 characters */
+                    password: string;
+                    /** @description how the person is called */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A new account; sign in with POST /v1/auth/sessions (or the web app) to use it. */
+            201: {
+                headers: {
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedUser"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -20562,6 +20966,1477 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such resource in the caller's workspace */
             404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createOfferOrderDraft: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description offer id (ofr_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An order draft as its customer sees it (spec 2.5), with field_values. */
+            201: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderDraft"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    beginOrderDraft: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the offer link's short hash */
+                    short_hash: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A draft begun signed out (status auth) and the one-time token that claims it. */
+            201: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BegunOrderDraft"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    claimOrderDraft: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description order draft id (odft_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the token :begin answered */
+                    claim_token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description An order draft as its customer sees it (spec 2.5), with field_values. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderDraft"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOrderDraft: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description order draft id (odft_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OrderDraft when the caller is the draft's customer, OrderDraftSellerView otherwise */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderDraft"] | components["schemas"]["OrderDraftSellerView"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listOrderDrafts: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only drafts of this offer (ofr_ id) */
+                offer?: string;
+                /** @description only drafts in this phase */
+                status?: "auth" | "workspace" | "compute" | "compute_bootstrap" | "configure" | "payment" | "install" | "done" | "cleaning_up" | "terminated";
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of order drafts */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: (components["schemas"]["OrderDraft"] | components["schemas"]["OrderDraftSellerView"])[];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    selectOrderDraftWorkspace: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description order draft id (odft_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Where the install goes: an existing workspace of the customer, or a new one. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "kind": "new",
+                 *       "name": "Globex production"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    kind: "existing";
+                    /** @description a workspace where the customer is owner or admin */
+                    workspace_id: string;
+                } | {
+                    /** @enum {string} */
+                    kind: "new";
+                    /** @description the new workspace's name; the customer becomes its owner */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description An order draft as its customer sees it (spec 2.5), with field_values. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderDraft"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createOrderDraftWorkerBootstrap: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description order draft id (odft_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description how long the join token works (default 3600) */
+                    ttl_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The draft and the worker bootstrap that joins the customer's server to its cluster (token shown once). */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DraftWorkerBootstrap"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    submitOrderDraftConfiguration: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description order draft id (odft_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "field_values": {
+                 *         "replicas": 2
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description values for the version's input schema; locked offer values win over these (a locked key sent with another value is 400) */
+                    field_values: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description An order draft as its customer sees it (spec 2.5), with field_values. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderDraft"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createOrderDraftCheckoutSession: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description order draft id (odft_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A hosted checkout session (spec 2.6): created, or the open one of the draft's current revision reused. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSession"];
+                };
+            };
+            /** @description A hosted checkout session (spec 2.6): created, or the open one of the draft's current revision reused. */
+            201: {
+                headers: {
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckoutSession"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelOrderDraft: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+                /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
+                "if-match": string;
+            };
+            path: {
+                /** @description order draft id (odft_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OrderDraft when the caller is the draft's customer, OrderDraftSellerView otherwise */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderDraft"] | components["schemas"]["OrderDraftSellerView"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listOrders: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only orders of this offer (ofr_ id) */
+                offer?: string;
+                /** @description only orders with this delivery status */
+                status?: "delivery_pending" | "delivery_running" | "delivered" | "delivery_failed";
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of orders */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["Order"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description order id (ord_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A paid (or free) order and its delivery, seen by the seller's members and by its customer. */
+            200: {
+                headers: {
+                    /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
+                    ETag?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    receivePaymentWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description local or stripe */
+                provider: "local" | "stripe";
+            };
+            cookie?: never;
+        };
+        /** @description the provider's event, as JSON */
+        requestBody: {
+            content: {
+                "application/json": string;
+            };
+        };
+        responses: {
+            /** @description The event was taken in (a 2xx tells the provider not to send it again). */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description always true: the event was verified and recorded */
+                        received: boolean;
+                        /** @description applied, or why it changed nothing: duplicate (seen before), late (a state it cannot go back to), stale, refunded, unknown_session, ignored */
+                        outcome: string;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;

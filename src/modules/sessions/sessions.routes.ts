@@ -15,6 +15,25 @@ const SignInBody = Type.Object(
   { additionalProperties: false, description: 'E-mail and password of an account.', examples: [{ email: 'ada@example.com', password: 'correct horse battery staple' }] },
 );
 
+const SignUpBody = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 254, description: 'the account e-mail (stored lowercased)' }),
+    password: Type.String({ minLength: 8, maxLength: 256, description: '8-256 characters' }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'how the person is called' })),
+  },
+  { additionalProperties: false, description: 'A new account.', examples: [{ email: 'ada@example.com', password: 'correct horse battery staple', name: 'Ada' }] },
+);
+
+export const CreatedUser = Type.Object(
+  {
+    id: Type.String({ description: 'usr_ id' }),
+    email: Type.String(),
+    name: Type.Union([Type.String(), Type.Null()]),
+    created_at: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
+  },
+  { $id: 'CreatedUser', description: 'A new account; sign in with POST /v1/auth/sessions (or the web app) to use it.' },
+);
+
 export const IssuedSession = Type.Object({
   token: Type.String({ description: 'the 32-character session token; shown only here' }),
   user_id: Type.String(),
@@ -105,6 +124,24 @@ export function sessionRoutes(app: App, s: Services): void {
     const session = await s.sessions.signIn(request.body.email, request.body.password, request.ip);
     reply.header('cache-control', 'no-store');
     return reply.code(201).send({ token: session.token, user_id: session.user_id, expires_at: session.expires_at });
+  });
+
+  app.post('/v1/users', {
+    config: { auth: 'none' },
+    schema: {
+      tags, operationId: 'createUser', summary: 'Sign up',
+      description:
+        'Creates an account when the operator allows sign-up (SVC_SIGNUP=open, the default: customers of offers sign up ' +
+        'themselves); 403 SIGNUP_CLOSED otherwise (then `svc admin create-user` makes accounts). An e-mail already taken is 409 ' +
+        'EMAIL_TAKEN. The password is stored as an scrypt hash. No session is issued: sign in next.',
+      body: SignUpBody,
+      response: responses({ 201: CreatedUser }, [400, 403, 409]),
+    },
+  }, async (request, reply) => {
+    if (s.config.signup !== 'open') throw new ApiError('PERMISSION_DENIED', 'this service does not take sign-ups; ask its operator for an account', { reason: 'SIGNUP_CLOSED' });
+    const user = await s.users.createUser({ email: request.body.email, password: request.body.password, name: request.body.name ?? null });
+    reply.header('location', '/v1/me');
+    return reply.code(201).send({ id: user.id, email: user.email, name: user.name, created_at: user.created_at });
   });
 
   app.delete('/v1/auth/sessions/current', {
