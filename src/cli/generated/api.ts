@@ -2070,7 +2070,7 @@ export interface paths {
          * Start an order of an offer
          * @description The signed-in customer starts an order: 201 with the draft (their view, with field_values) in `workspace`. It takes one of the offer's uses until it is paid or ends (422 OFFER_NOT_REDEEMABLE when none is left, or the offer is archived or expired; 403 EMAIL_NOT_ALLOWED when the offer names other emails). The package version is fixed now (the latest release of a package offer). `ttl_expires_at` is now plus the offer's order_ttl_minutes. Accepts idempotency-key.
          */
-        post: operations["createOfferOrderDraft"];
+        post: operations["createOrderDraft"];
         delete?: never;
         options?: never;
         head?: never;
@@ -15492,7 +15492,7 @@ export interface operations {
                 cursor?: string;
                 /** @description items per page, 1-100 */
                 limit?: number;
-                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_ or ws_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
+                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_, ws_, wbs_, mch_, agt_, apr_, ofr_ or ord_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
                 resource_id?: string;
                 /** @description only events of this action */
                 action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit";
@@ -21215,7 +21215,7 @@ export interface operations {
             };
         };
     };
-    createOfferOrderDraft: {
+    createOrderDraft: {
         parameters: {
             query?: never;
             header?: {
