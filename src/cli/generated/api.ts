@@ -2326,7 +2326,7 @@ export interface paths {
         };
         /**
          * Find the workspace and page of an id
-         * @description Which workspace an id of an operation, cluster, install, secret, snippet or package belongs to, and its `html_url`, when the caller may read it: a user credential must be a member (any role) of that workspace now, a workspace credential (API token, OAuth client) only finds ids of its own workspace. An operation of a deleted workspace is found only by the user who requested it. The web app uses it to open a link to a record of another workspace than the one it shows. Needs no svc-context. 404 NOT_FOUND, the same for each, when the id is unknown, malformed, of another kind, or of a workspace the caller may not read (the id is not validated into a 400).
+         * @description Which workspace an id of an operation, cluster, install, secret, snippet, package, machine, agent or offer belongs to, and its `html_url`, when the caller may read it: a user credential must be a member (any role) of that workspace now, a workspace credential (API token, OAuth client) only finds ids of its own workspace. An operation of a deleted workspace is found only by the user who requested it. The web app uses it to open a link to a record of another workspace than the one it shows. Needs no svc-context. 404 NOT_FOUND, the same for each, when the id is unknown, malformed, of another kind, or of a workspace the caller may not read (the id is not validated into a 400).
          */
         get: operations["getLookup"];
         put?: never;
@@ -2637,7 +2637,7 @@ export interface components {
              * @description what the id names, as the API calls it (`cluster` is a `/v1/clusters/{id}`)
              * @enum {string}
              */
-            type: "operation" | "cluster" | "install" | "secret" | "snippet" | "package";
+            type: "operation" | "cluster" | "install" | "secret" | "snippet" | "package" | "machine" | "agent" | "offer";
             /** @description ws_ id of the workspace it belongs to: send it as svc-context to read it with a user credential */
             workspace_id: string;
             /** @description the same html_url the resource carries (its page in the web app); null for a type without one (package) */
@@ -22690,7 +22690,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description an id of an operation (op_), cluster (clu_), install (inst_), secret (sec_), snippet (snp_) or package (pkg_) */
+                /** @description an id of an operation (op_), cluster (clu_), install (inst_), secret (sec_), snippet (snp_), package (pkg_), machine (mch_), agent (agt_) or offer (ofr_) */
                 id: string;
             };
             cookie?: never;
