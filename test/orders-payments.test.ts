@@ -108,6 +108,13 @@ describe('orders paid through the local provider', () => {
     assert.equal(forged.body.error.reason, 'WEBHOOK_SIGNATURE_INVALID');
     const tampered = await webhook({ body: event.body.replace('"complete"', '"expired"'), headers: event.headers });
     assert.equal(tampered.status, 400);
+    // Bodies that are not JSON, or nest past any bound, are refused by the signature before anything parses them.
+    for (const body of ['{', '[1, 2', `${'['.repeat(5000)}${']'.repeat(5000)}`, '']) {
+      const res = await webhook({ body, headers: { ...event.headers, 'content-type': 'application/json' } });
+      assert.equal(res.status, 400, body.slice(0, 20));
+      assert.equal(res.body.error.reason, 'WEBHOOK_SIGNATURE_INVALID', res.text);
+    }
+    assert.equal((await t.request('POST', '/v1/payment_webhooks/paypal', { payload: event.body, headers: event.headers })).status, 400);
     clock.offsetMs = 10 * 60 * 1000;
     assert.equal((await webhook(event)).status, 400, 'an event signed 10 minutes ago is refused');
     clock.offsetMs = 0;
