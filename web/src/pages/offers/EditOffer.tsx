@@ -1,0 +1,67 @@
+// Editing an offer nobody has used yet (PATCH /v1/offers/{id} with if-match): the offer form
+// started from the offer, its field values from the schema of the version it sells (that exact
+// version, or the package's latest release). A 409 reloads the offer, shows it and offers to apply
+// the same change again; 422 OFFER_IN_USE once a draft used it.
+import { useEffect, useState } from 'preact/hooks';
+import { client, ok } from '../../lib/api.ts';
+import { useApi } from '../../lib/useApi.ts';
+import { offerFields, textsOfOffer, type Offer, type OfferFieldsBody, type OfferProblems, type OfferTexts } from '../../lib/commerce.ts';
+import { ErrorNotice } from '../../components/ErrorNotice.tsx';
+import { Conflict, isConflict } from '../../components/Conflict.tsx';
+import { useAction } from '../../components/Form.tsx';
+import { OFFER_FIELDS, OfferFormFields } from './OfferForm.tsx';
+import { useOfferValues, type OfferFieldValues } from './OfferValues.tsx';
+
+/** The input schema of the version the offer sells now. */
+async function schemaOf(o: Offer): Promise<unknown> {
+  let versionId = o.package_version_id;
+  if (!versionId) {
+    const pkg = await ok(client.GET('/v1/packages/{id}', { params: { path: { id: o.package_id } } }));
+    const list = await ok(client.GET('/v1/packages/{id}/versions', { params: { path: { id: o.package_id }, query: { limit: 100 } } }));
+    return list.data.find((v) => v.semver === pkg.latest_version)?.input_schema;
+  }
+  const v = await ok(client.GET('/v1/packages/{id}/versions/{version_id}', { params: { path: { id: o.package_id, version_id: versionId } } }));
+  return v.input_schema;
+}
+
+export function EditOffer(props: { offer: Offer; reload: () => Promise<void>; onSaved: (o: Offer) => void }) {
+  const o = props.offer;
+  const schema = useApi(() => schemaOf(o), [o.id]);
+  const [texts, setTexts] = useState<OfferTexts>(() => textsOfOffer(o));
+  const [problems, setProblems] = useState<OfferProblems>({});
+  const [pending, setPending] = useState<{ fields: OfferFieldsBody; values: OfferFieldValues } | null>(null);
+  const values = useOfferValues(schema.data, o.field_values as OfferFieldValues, schema.data ? 'loaded' : 'loading');
+  const action = useAction();
+  // A reload after a conflict shows the offer as it is now, but keeps the person's texts to apply again.
+  useEffect(() => {
+    if (!isConflict(action.error)) setTexts(textsOfOffer(o));
+  }, [o.etag]);
+
+  async function save(change: { fields: OfferFieldsBody; values: OfferFieldValues }, etag: string) {
+    setPending(change);
+    const body = { ...change.fields, field_values: change.values };
+    const saved = await action.run(() => ok(client.PATCH('/v1/offers/{id}', { params: { path: { id: o.id }, header: { 'if-match': etag } }, body })));
+    if (saved) props.onSaved(saved);
+  }
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    action.clear();
+    const fields = offerFields(texts);
+    const fieldValues = values.check();
+    setProblems(fields.ok ? {} : fields.problems);
+    if (fields.ok && fieldValues) await save({ fields: fields.body, values: fieldValues }, o.etag);
+  }
+
+  return (
+    <form class="form" onSubmit={submit} noValidate>
+      <p class="muted">An offer can be changed until a customer starts an order with it.</p>
+      <Conflict error={action.error} what="The offer" onReload={() => void props.reload()} onReapply={() => pending && void save(pending, o.etag)} busy={action.busy} />
+      {!isConflict(action.error) && <ErrorNotice error={action.error ?? schema.error} shownFields={OFFER_FIELDS} title="The offer was not changed." />}
+      <OfferFormFields texts={texts} set={setTexts} problems={problems} error={action.error} values={schema.data !== undefined ? values.view(action.error) : <p aria-busy="true">Loading the version…</p>} />
+      <button class="primary" type="submit" disabled={action.busy}>
+        Save changes
+      </button>
+    </form>
+  );
+}
