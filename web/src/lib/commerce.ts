@@ -208,3 +208,15 @@ export function phasesOf(d: Pick<AnyDraft, 'compute_mode' | 'amount'>): [AnyDraf
     ['done', 'Delivered'],
   ];
 }
+
+/**
+ * The members of an edit that differ from the offer as the form started (`before`): a PATCH sends
+ * only what the person changed, so applying it again after a 409 keeps the changes made meanwhile.
+ */
+export function changedFields<T extends object>(before: T, after: T): Partial<T> {
+  const out: Partial<T> = {};
+  for (const k of Object.keys(after) as (keyof T)[]) {
+    if (JSON.stringify(before[k]) !== JSON.stringify(after[k])) out[k] = after[k];
+  }
+  return out;
+}

@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { client, ok } from '../../lib/api.ts';
 import { useApi } from '../../lib/useApi.ts';
-import { offerFields, textsOfOffer, type Offer, type OfferFieldsBody, type OfferProblems, type OfferTexts } from '../../lib/commerce.ts';
+import { changedFields, offerFields, textsOfOffer, type Offer, type OfferFieldsBody, type OfferProblems, type OfferTexts } from '../../lib/commerce.ts';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { Conflict, isConflict } from '../../components/Conflict.tsx';
 import { useAction } from '../../components/Form.tsx';
@@ -29,7 +29,8 @@ export function EditOffer(props: { offer: Offer; reload: () => Promise<void>; on
   const schema = useApi(() => schemaOf(o), [o.id]);
   const [texts, setTexts] = useState<OfferTexts>(() => textsOfOffer(o));
   const [problems, setProblems] = useState<OfferProblems>({});
-  const [pending, setPending] = useState<{ fields: OfferFieldsBody; values: OfferFieldValues } | null>(null);
+  const [pending, setPending] = useState<Partial<OfferFieldsBody & { field_values: OfferFieldValues }> | null>(null);
+  const [unchanged, setUnchanged] = useState(false);
   const values = useOfferValues(schema.data, o.field_values as OfferFieldValues, schema.data ? 'loaded' : 'loading');
   const action = useAction();
   // A reload after a conflict shows the offer as it is now, but keeps the person's texts to apply again.
@@ -37,9 +38,8 @@ export function EditOffer(props: { offer: Offer; reload: () => Promise<void>; on
     if (!isConflict(action.error)) setTexts(textsOfOffer(o));
   }, [o.etag]);
 
-  async function save(change: { fields: OfferFieldsBody; values: OfferFieldValues }, etag: string) {
-    setPending(change);
-    const body = { ...change.fields, field_values: change.values };
+  async function save(body: Partial<OfferFieldsBody & { field_values: OfferFieldValues }>, etag: string) {
+    setPending(body);
     const saved = await action.run(() => ok(client.PATCH('/v1/offers/{id}', { params: { path: { id: o.id }, header: { 'if-match': etag } }, body })));
     if (saved) props.onSaved(saved);
   }
@@ -50,7 +50,13 @@ export function EditOffer(props: { offer: Offer; reload: () => Promise<void>; on
     const fields = offerFields(texts);
     const fieldValues = values.check();
     setProblems(fields.ok ? {} : fields.problems);
-    if (fields.ok && fieldValues) await save({ fields: fields.body, values: fieldValues }, o.etag);
+    if (!fields.ok || !fieldValues) return;
+    // Compared with the offer as the form started from it: only what the person changed is sent.
+    const started = offerFields(textsOfOffer(o));
+    const before = { ...(started.ok ? started.body : {}), field_values: o.field_values };
+    const body = changedFields(before, { ...fields.body, field_values: fieldValues });
+    setUnchanged(Object.keys(body).length === 0);
+    if (Object.keys(body).length) await save(body, o.etag);
   }
 
   return (
@@ -58,6 +64,7 @@ export function EditOffer(props: { offer: Offer; reload: () => Promise<void>; on
       <p class="muted">An offer can be changed until a customer starts an order with it.</p>
       <Conflict error={action.error} what="The offer" onReload={() => void props.reload()} onReapply={() => pending && void save(pending, o.etag)} busy={action.busy} />
       {!isConflict(action.error) && <ErrorNotice error={action.error ?? schema.error} shownFields={OFFER_FIELDS} title="The offer was not changed." />}
+      {unchanged && <p role="status">Nothing was changed.</p>}
       <OfferFormFields texts={texts} set={setTexts} problems={problems} error={action.error} values={schema.data !== undefined ? values.view(action.error) : <p aria-busy="true">Loading the version…</p>} />
       <button class="primary" type="submit" disabled={action.busy}>
         Save changes

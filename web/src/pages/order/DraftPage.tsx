@@ -114,11 +114,7 @@ export function DraftPage(props: { id?: string; path?: string }) {
   return (
     <Page
       title={seller ? 'Order draft' : 'Your order'}
-      subtitle={
-        <>
-          {PHASE_WORDS[d.status]} · <StateBadge state={d.status === 'done' ? 'completed' : d.status === 'terminated' ? 'canceled' : 'pending'} label={d.status.replace('_', ' ')} />
-        </>
-      }
+      subtitle={<StateBadge state={d.status === 'done' ? 'completed' : d.status === 'terminated' ? 'canceled' : 'pending'} label={PHASE_WORDS[d.status]} />}
       breadcrumb={seller ? ['Offer', `/offers/${d.offer_id}`] : undefined}
       actions={
         cancellable(d) && (

@@ -37,7 +37,7 @@ function WorkspaceStep(props: { draft: CustomerDraft; verb: Verb }) {
     <Section title="Where should it run?">
       <form class="form" onSubmit={submit}>
         <p class="muted">The installation goes into a workspace of yours, where you are owner or admin. A new one is made for you if you like.</p>
-        <SelectField label="Workspace" value={choice} onValue={setChoice} options={[...mine.map((w) => [w.id, w.name] as [string, string]), [NEW, 'A new workspace…']]} />
+        <SelectField label="Install in" value={choice} onValue={setChoice} options={[...mine.map((w) => [w.id, w.name] as [string, string]), [NEW, 'A new workspace…']]} />
         {choice === NEW && <TextField label="Name of the new workspace" required maxLength={100} value={name} onValue={setName} error={violationOf(props.verb.error, 'body.name')} />}
         <button class="primary" type="submit" disabled={props.verb.busy || (choice === NEW && !name.trim())}>
           Continue
