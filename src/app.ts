@@ -20,6 +20,7 @@ import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 import { tokenRoutes } from './modules/oauth/token.routes.js';
 import { deviceRoutes } from './modules/device/device.routes.js';
 import { devicePageRoutes } from './web/device.page.js';
+import { checkoutPageRoutes } from './web/checkout.page.js';
 import { webAppRoutes } from './web/app.plugin.js';
 import { lookupRoutes } from './modules/lookup/lookup.routes.js';
 import { oauthRoutes } from './modules/oauth/oauth.routes.js';
@@ -235,6 +236,10 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   services.paymentsLog.current = app.log;
   // Agent tool calls serve their platform.request calls through this app, as snippet runs do.
   services.apiDispatch.current = (options) => lightMyRequest(app.routing, options);
+  // The local payment provider's signed events go to the service's own webhook route, the path
+  // Stripe's take (a test may have pointed them at a recorder already: keep that).
+  services.paymentDelivery.current ??= async (body, headers) =>
+    (await lightMyRequest(app.routing, { method: 'POST', url: '/v1/payment_webhooks/local', headers, payload: body })).statusCode;
   lookupRoutes(app, services);
   // Event streams do not end on their own: end them when the app starts closing.
   app.addHook('preClose', async () => services.agentStreams.closeAll());
@@ -248,6 +253,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     tokenRoutes(forms, services);
     deviceRoutes(forms, services);
     devicePageRoutes(forms, services);
+    // The local payment provider's hosted checkout page (issue 25).
+    checkoutPageRoutes(forms, { local: services.localPayments, config: services.config, sessions: services.sessions });
   });
   // The web app last, in its own context: its `/*` route answers only where no route above does.
   await app.register(async (web: App) => webAppRoutes(web, { dir: config.webDir }));

@@ -21,6 +21,7 @@ import { SNIPPET_SCHEMAS } from './modules/snippets/snippets.schemas.js';
 import { AGENT_SCHEMAS } from './modules/agents/agents.schemas.js';
 import { OFFER_SCHEMAS } from './modules/offers/offers.schemas.js';
 import { ORDER_SCHEMAS } from './modules/orders/orders.schemas.js';
+import { WebhookAnswer } from './modules/orders/payments.routes.js';
 import { IdLookup } from './modules/lookup/lookup.routes.js';
 
 export const NAMED_SCHEMAS: TSchema[] = [
@@ -39,5 +40,5 @@ export const NAMED_SCHEMAS: TSchema[] = [
   ...SNIPPET_SCHEMAS,
   ...AGENT_SCHEMAS,
   ...OFFER_SCHEMAS,
-  ...ORDER_SCHEMAS,
+  ...ORDER_SCHEMAS, WebhookAnswer,
 ];

@@ -51,6 +51,8 @@ import type { JobHandler } from './jobs/worker.js';
 import { createAgentModule } from './modules/agents/agent-module.js';
 import { createOfferService } from './modules/offers/offers.service.js';
 import { createOrdersModule } from './modules/orders/orders-module.js';
+import { installPaymentProviders } from './drivers/payments/registry.js';
+import type { DeliverEvent } from './drivers/payments/local-events.js';
 
 export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
   const { db, config } = deps;
@@ -130,6 +132,14 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   });
   const workspaces = createWorkspaceService({ db, cursors, quotas });
   const ordersModule = createOrdersModule({ db, cursors, config, operations, workflows, clusters, installs, workspaces, workerBootstraps });
+  // Payment providers (issue 25): the local provider delivers its events to the service's own
+  // webhook route through `paymentDelivery.current`, which the app sets once that route exists
+  // (tests may point it at a recorder); until then a delivery answers 503 and the sweep retries it.
+  const paymentDelivery: { current: DeliverEvent | null } = { current: null };
+  const localPayments = installPaymentProviders({
+    db, config, providers: ordersModule.payments, chores: ordersModule.paymentChores,
+    deliver: (body, headers) => (paymentDelivery.current ? paymentDelivery.current(body, headers) : Promise.resolve(503)),
+  });
   return {
     db,
     dialect: deps.dialect,
@@ -174,6 +184,10 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     apiDispatch,
     /** offers of a seller's workspace (API.md 8.7); archiving one ends its unpaid drafts */
     offers: createOfferService({ db, cursors, publicUrl: config.publicUrl, offerWithdrawn: ordersModule.offerWithdrawn }),
+    /** the built-in payment provider (its hosted checkout page; also in `payments` as `local`) */
+    localPayments,
+    /** where the local provider's signed events go (the webhook route); see above */
+    paymentDelivery,
     ...agentModule,
     ...ordersModule,
   };

@@ -1,34 +1,13 @@
 // The device grant in a real browser: headless Debian Chromium driven by playwright-core against a
 // listening server. Skips, saying why, where /usr/bin/chromium is absent (.ci/run installs it).
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
-import { buildApp } from '../src/app.js';
-import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
-import { migrateToLatest } from '../src/db/migrate.js';
 import { clock } from '../src/platform/clock.js';
-import type { App } from '../src/platform/http.js';
-import { createServices, type Services } from '../src/services.js';
-import { createTestDatabase, testConfig, type TestDatabase } from './harness.js';
+import type { Services } from '../src/services.js';
+import { chromiumSkipReason as skipReason, startChromiumApp, type ChromiumApp } from './chromium-app.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
-const skipReason = existsSync(CHROMIUM) ? null : `${CHROMIUM} not found; install Debian's chromium package to run the browser test`;
 if (skipReason) console.log(`# skipping device.browser.test: ${skipReason}`);
-
-/** A free port, so the public URL (and with it verification_uri) is known before the app is built. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 async function poll(base: string, deviceCode: string): Promise<{ status: number; body: Record<string, string | number> }> {
   const res = await fetch(`${base}/oauth/token`, {
@@ -40,36 +19,20 @@ async function poll(base: string, deviceCode: string): Promise<{ status: number;
 }
 
 describe('device grant in headless Chromium', () => {
-  let database: TestDatabase;
-  let handle: DatabaseHandle;
+  let env: ChromiumApp;
   let services: Services;
-  let app: App;
-  let browser: Browser;
+  let browser: ChromiumApp['browser'];
   let base: string;
 
   before(async () => {
     if (skipReason) return;
-    database = await createTestDatabase();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const config = testConfig(database, { SVC_PUBLIC_URL: base, HOST: '127.0.0.1', PORT: String(port) });
-    handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
-    await migrateToLatest(handle.db);
-    services = createServices({ db: handle.db, dialect: handle.dialect, config });
-    app = (await buildApp({ services })).app;
-    await app.listen({ port, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    env = await startChromiumApp();
+    ({ services, browser, base } = env);
   });
 
   after(async () => {
     clock.offsetMs = 0;
-    await browser?.close();
-    await app?.close();
-    await handle?.close();
-    await database?.drop();
+    await env?.close();
   });
 
   test('sign in, approve, and the polling CLI gets a working token', { timeout: 90_000, skip: skipReason ?? false }, async () => {

@@ -232,7 +232,13 @@ describe('OpenAPI document', () => {
     // Shown-once secrets cannot be replayed (API.md section 3); sign-in and OAuth endpoints create no resource;
     // cancelling an operation starts nothing new, and repeating it is harmless.
     // A machine join spends a one-time token: a retry with the same token is refused, never replayed.
-    const noIdempotency = new Set(['createApiToken', 'createOAuthClient', 'createSession', 'createBrowserSession', 'cancelOperation', 'joinMachine']);
+    // Sign-up and a draft begun signed out have no principal to scope a key to (a repeated sign-up is 409 EMAIL_TAKEN;
+    // :begin shows its claim token once). A draft's checkout session is reused for its revision, so repeating the call answers
+    // the same session (the interface takes if-match only there).
+    const noIdempotency = new Set([
+      'createApiToken', 'createOAuthClient', 'createSession', 'createBrowserSession', 'cancelOperation', 'joinMachine', 'createUser', 'beginOrderDraft',
+      'createOrderDraftCheckoutSession',
+    ]);
     for (const o of ops) {
       const key = param(o, 'header', 'idempotency-key');
       if (key) assert.equal(key.schema.maxLength, 64, label(o));

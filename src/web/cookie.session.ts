@@ -68,23 +68,30 @@ export function createCookieSessions(deps: { config: Config; sessions: Pick<Sess
     return submitted !== undefined && safeEqual(submitted, csrfTokenFor(user));
   }
 
-  /** The sign-in form's CSRF token; sets the nonce cookie it is bound to when the browser has none. */
-  function signInCsrfToken(request: FastifyRequest, reply: FastifyReply): string {
+  /**
+   * The CSRF token of a form that no session stands behind (the sign-in form, the hosted checkout
+   * page), bound to `purpose`; sets the nonce cookie it is bound to when the browser has none.
+   */
+  function nonceCsrfToken(request: FastifyRequest, reply: FastifyReply, purpose: string): string {
     let nonce = request.cookies?.[SIGN_IN_NONCE_COOKIE];
     if (!nonce || !NONCE.test(nonce)) {
       nonce = randomString(32);
       reply.setCookie(SIGN_IN_NONCE_COOKIE, nonce, cookieOptions);
     }
-    return hmacBase64Url(csrfKey, `sign-in:${nonce}`);
+    return hmacBase64Url(csrfKey, `${purpose}:${nonce}`);
   }
 
-  function checkSignInCsrf(request: FastifyRequest, submitted: string | undefined): boolean {
+  function checkNonceCsrf(request: FastifyRequest, purpose: string, submitted: string | undefined): boolean {
     const nonce = request.cookies?.[SIGN_IN_NONCE_COOKIE];
     if (!nonce || !NONCE.test(nonce) || submitted === undefined) return false;
-    return safeEqual(submitted, hmacBase64Url(csrfKey, `sign-in:${nonce}`));
+    return safeEqual(submitted, hmacBase64Url(csrfKey, `${purpose}:${nonce}`));
   }
 
-  return { basePath, cookieUser, signInBrowser, signOutBrowser, csrfTokenFor, checkCsrf, signInCsrfToken, checkSignInCsrf };
+  /** The sign-in form's CSRF token (see nonceCsrfToken). */
+  const signInCsrfToken = (request: FastifyRequest, reply: FastifyReply) => nonceCsrfToken(request, reply, 'sign-in');
+  const checkSignInCsrf = (request: FastifyRequest, submitted: string | undefined) => checkNonceCsrf(request, 'sign-in', submitted);
+
+  return { basePath, cookieUser, signInBrowser, signOutBrowser, csrfTokenFor, checkCsrf, signInCsrfToken, checkSignInCsrf, nonceCsrfToken, checkNonceCsrf };
 }
 
 export type CookieSessions = ReturnType<typeof createCookieSessions>;

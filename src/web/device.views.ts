@@ -7,7 +7,7 @@ export interface Message {
   text: string;
 }
 
-function messageBlock(message: Message | undefined): Html {
+export function messageBlock(message: Message | undefined): Html {
   if (!message) return html``;
   // role=alert makes screen readers announce errors at once; status is polite.
   return message.kind === 'error'

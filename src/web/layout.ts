@@ -43,6 +43,7 @@ button { font: inherit; padding: .5rem 1.1rem; margin: 1rem .5rem 0 0; border-ra
 button.primary { background: var(--accent); color: #fff; }
 button.secondary { background: transparent; color: inherit; border-color: #888; }
 .code { font: 700 2rem/1.2 ui-monospace, "SFMono-Regular", Menlo, monospace; letter-spacing: .15em; margin: .5rem 0 1rem; }
+.price { font-size: 1.6rem; font-weight: 700; margin: .25rem 0 1rem; }
 .msg { padding: .6rem .8rem; border-radius: 4px; border-left: 4px solid; margin: 0 0 1rem; }
 .error { border-color: var(--err); }
 .ok { border-color: var(--ok); }

@@ -2126,7 +2126,7 @@ export interface paths {
         };
         /**
          * Get an order draft
-         * @description Spec endpoint 4. Its customer (a user credential without svc-context) gets `OrderDraft`, with field_values and locked_keys; a member of the seller's workspace (svc-context or a workspace token) gets `OrderDraftSellerView`, without them. Anyone else gets 404. Sends the etag in the ETag header.
+         * @description Its customer (a user credential without svc-context) gets `OrderDraft`, with field_values and locked_keys; a member of the seller's workspace (svc-context or a workspace token) gets `OrderDraftSellerView`, without them. Anyone else gets 404. Sends the etag in the ETag header.
          */
         get: operations["getOrderDraft"];
         put?: never;
@@ -2208,7 +2208,7 @@ export interface paths {
         put?: never;
         /**
          * Submit the configuration
-         * @description configure -> payment, or configure -> install when nothing is to be paid (a non_billable_test offer, or a price of 0: the order is committed at once). The values are checked against the version's input schema after the offer's are merged in: unlocked offer values are defaults, locked ones win (sending a locked key with another value is 400 FIELD_LOCKED). Also accepted in `payment` before it is paid, to change the configuration: the open checkout session then charges a stale revision and the next endpoint 13 call replaces it. An offer archived or expired meanwhile ends the draft `offer_expired` (422 OFFER_NOT_REDEEMABLE). Takes if-match (the draft's etag; 409 when stale) and answers 200 with the draft, or 422 WRONG_PHASE (metadata.status) when the draft is in another phase. Only the draft's customer may call it (a user credential without svc-context); anyone else gets 404.
+         * @description configure -> payment, or configure -> install when nothing is to be paid (a non_billable_test offer, or a price of 0: the order is committed at once). The values are checked against the version's input schema after the offer's are merged in: unlocked offer values are defaults, locked ones win (sending a locked key with another value is 400 FIELD_LOCKED). Also accepted in `payment` before it is paid, to change the configuration: the open checkout session then charges a stale revision and the next POST /v1/order_drafts/{id}/checkout_sessions replaces it. An offer archived or expired meanwhile ends the draft `offer_expired` (422 OFFER_NOT_REDEEMABLE). Takes if-match (the draft's etag; 409 when stale) and answers 200 with the draft, or 422 WRONG_PHASE (metadata.status) when the draft is in another phase. Only the draft's customer may call it (a user credential without svc-context); anyone else gets 404.
          */
         post: operations["submitOrderDraftConfiguration"];
         delete?: never;
@@ -2228,7 +2228,7 @@ export interface paths {
         put?: never;
         /**
          * Open the hosted checkout
-         * @description Spec endpoint 13 (payment phase): 201 with a new checkout session at the payment provider, or 200 with the open one when it charges the draft's current revision (`current_checkout_session.draft_revision`) and has at least 5 minutes left. A stale session (another revision, or about to expire) is expired at the provider and replaced. Send the customer to `url`; the payment reaches the service by the provider's webhook and by the return page, whichever comes first, and the draft moves to `install` with its order committed. 503 PAYMENT_PROVIDER_UNAVAILABLE when the provider cannot be reached. Takes if-match (the draft's etag; 409 when stale) and answers 200 with the draft, or 422 WRONG_PHASE (metadata.status) when the draft is in another phase. Only the draft's customer may call it (a user credential without svc-context); anyone else gets 404.
+         * @description In the payment phase: 201 with a new checkout session at the payment provider, or 200 with the open one when it charges the draft's current revision (`current_checkout_session.draft_revision`) and has at least 5 minutes left. A stale session (another revision, or about to expire) is expired at the provider and replaced. Send the customer to `url`; the payment reaches the service by the provider's webhook and by the return page, whichever comes first, and the draft moves to `install` with its order committed. 503 PAYMENT_PROVIDER_UNAVAILABLE when the provider cannot be reached. Takes if-match (the draft's etag; 409 when stale) and answers 200 with the draft, or 422 WRONG_PHASE (metadata.status) when the draft is in another phase. Only the draft's customer may call it (a user credential without svc-context); anyone else gets 404.
          */
         post: operations["createOrderDraftCheckoutSession"];
         delete?: never;
@@ -2423,9 +2423,9 @@ export interface components {
             };
         };
         /** @description what the operation does, by workflow (`type`) */
-        OperationMetadata: components["schemas"]["WorkspaceDeleteMetadata"] | components["schemas"]["ClusterCreateMetadata"] | components["schemas"]["ClusterCapabilitiesRefreshMetadata"] | components["schemas"]["ClusterDeleteMetadata"] | components["schemas"]["InstallCreateMetadata"] | components["schemas"]["InstallUpdateMetadata"] | components["schemas"]["MachineCreateMetadata"] | components["schemas"]["MachineDeleteMetadata"] | components["schemas"]["MachineSuspendMetadata"] | components["schemas"]["MachineResumeMetadata"] | components["schemas"]["InstallDeleteMetadata"] | components["schemas"]["PreviewHostnameBindFloatingMetadata"] | components["schemas"]["PreviewHostnameBindPinnedMetadata"] | components["schemas"]["PreviewHostnameReleaseMetadata"] | components["schemas"]["SubscriptionChangeTierMetadata"] | components["schemas"]["SubscriptionCancelMetadata"] | components["schemas"]["SubscriptionReactivateMetadata"];
+        OperationMetadata: components["schemas"]["WorkspaceDeleteMetadata"] | components["schemas"]["ClusterCreateMetadata"] | components["schemas"]["ClusterCapabilitiesRefreshMetadata"] | components["schemas"]["ClusterDeleteMetadata"] | components["schemas"]["InstallCreateMetadata"] | components["schemas"]["InstallUpdateMetadata"] | components["schemas"]["MachineCreateMetadata"] | components["schemas"]["MachineDeleteMetadata"] | components["schemas"]["MachineSuspendMetadata"] | components["schemas"]["MachineResumeMetadata"] | components["schemas"]["InstallDeleteMetadata"] | components["schemas"]["PreviewHostnameBindFloatingMetadata"] | components["schemas"]["PreviewHostnameBindPinnedMetadata"] | components["schemas"]["PreviewHostnameReleaseMetadata"] | components["schemas"]["SubscriptionChangeTierMetadata"] | components["schemas"]["SubscriptionCancelMetadata"] | components["schemas"]["SubscriptionReactivateMetadata"] | components["schemas"]["OrderDraftComputeMetadata"] | components["schemas"]["OrderDraftDeliverMetadata"] | components["schemas"]["OrderDraftCleanupMetadata"];
         /** @description the result of a SUCCEEDED operation, by workflow (`type`) */
-        OperationResult: components["schemas"]["WorkspaceDeleteResult"] | components["schemas"]["ClusterCreateResult"] | components["schemas"]["ClusterCapabilitiesRefreshResult"] | components["schemas"]["ClusterDeleteResult"] | components["schemas"]["InstallCreateResult"] | components["schemas"]["InstallUpdateResult"] | components["schemas"]["MachineCreateResult"] | components["schemas"]["MachineDeleteResult"] | components["schemas"]["MachineSuspendResult"] | components["schemas"]["MachineResumeResult"] | components["schemas"]["InstallDeleteResult"] | components["schemas"]["PreviewHostnameBindFloatingResult"] | components["schemas"]["PreviewHostnameBindPinnedResult"] | components["schemas"]["PreviewHostnameReleaseResult"] | components["schemas"]["SubscriptionChangeTierResult"] | components["schemas"]["SubscriptionCancelResult"] | components["schemas"]["SubscriptionReactivateResult"];
+        OperationResult: components["schemas"]["WorkspaceDeleteResult"] | components["schemas"]["ClusterCreateResult"] | components["schemas"]["ClusterCapabilitiesRefreshResult"] | components["schemas"]["ClusterDeleteResult"] | components["schemas"]["InstallCreateResult"] | components["schemas"]["InstallUpdateResult"] | components["schemas"]["MachineCreateResult"] | components["schemas"]["MachineDeleteResult"] | components["schemas"]["MachineSuspendResult"] | components["schemas"]["MachineResumeResult"] | components["schemas"]["InstallDeleteResult"] | components["schemas"]["PreviewHostnameBindFloatingResult"] | components["schemas"]["PreviewHostnameBindPinnedResult"] | components["schemas"]["PreviewHostnameReleaseResult"] | components["schemas"]["SubscriptionChangeTierResult"] | components["schemas"]["SubscriptionCancelResult"] | components["schemas"]["SubscriptionReactivateResult"] | components["schemas"]["OrderDraftComputeResult"] | components["schemas"]["OrderDraftDeliverResult"] | components["schemas"]["OrderDraftCleanupResult"];
         /**
          * @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done`
          * @example {
@@ -2604,7 +2604,15 @@ export interface components {
              */
             credential: "session" | "cookie" | "external_jwt";
         };
-        /** @description A new account; sign in with POST /v1/auth/sessions (or the web app) to use it. */
+        /**
+         * @description A new account; sign in with POST /v1/auth/sessions (or the web app) to use it.
+         * @example {
+         *       "id": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "email": "ada@example.com",
+         *       "name": "Ada",
+         *       "created_at": 1767225600
+         *     }
+         */
         CreatedUser: {
             /** @description usr_ id */
             id: string;
@@ -5146,7 +5154,7 @@ export interface components {
             redeemable: boolean;
         };
         /**
-         * @description An order draft as its customer sees it (spec 2.5), with field_values.
+         * @description An order draft as its customer sees it, with field_values and locked_keys.
          * @example {
          *       "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *       "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
@@ -5218,7 +5226,7 @@ export interface components {
             workspace_id?: string;
             /** @description the cluster of the compute phase */
             cluster_id?: string;
-            /** @description The open checkout session of the draft (spec 2.5) */
+            /** @description The open checkout session of the draft */
             current_checkout_session?: {
                 /** @description the payment provider's checkout session id */
                 id: string;
@@ -5234,7 +5242,7 @@ export interface components {
             };
             /** @description the install.create operation of the delivery */
             install_operation_id?: string;
-            /** @description The order the draft committed once paid (spec 2.5) */
+            /** @description The order the draft committed once paid */
             order?: {
                 /** @description ord_ id */
                 id: string;
@@ -5248,7 +5256,7 @@ export interface components {
             delivery?: {
                 /** @description dlv_ id */
                 id: string;
-                /** @description the delivered install's URLs (spec 2.2) */
+                /** @description the delivered install's URLs */
                 urls: {
                     /** @description the route of the package manifest this URL serves */
                     route_key: string;
@@ -5296,7 +5304,7 @@ export interface components {
             locked_keys: string[];
         };
         /**
-         * @description An order draft as the seller's members (and anyone but its customer) see it: every field of spec 2.5 but field_values.
+         * @description An order draft as the seller's members (and anyone but its customer) see it: every field but field_values (and locked_keys).
          * @example {
          *       "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *       "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
@@ -5361,7 +5369,7 @@ export interface components {
             workspace_id?: string;
             /** @description the cluster of the compute phase */
             cluster_id?: string;
-            /** @description The open checkout session of the draft (spec 2.5) */
+            /** @description The open checkout session of the draft */
             current_checkout_session?: {
                 /** @description the payment provider's checkout session id */
                 id: string;
@@ -5377,7 +5385,7 @@ export interface components {
             };
             /** @description the install.create operation of the delivery */
             install_operation_id?: string;
-            /** @description The order the draft committed once paid (spec 2.5) */
+            /** @description The order the draft committed once paid */
             order?: {
                 /** @description ord_ id */
                 id: string;
@@ -5391,7 +5399,7 @@ export interface components {
             delivery?: {
                 /** @description dlv_ id */
                 id: string;
-                /** @description the delivered install's URLs (spec 2.2) */
+                /** @description the delivered install's URLs */
                 urls: {
                     /** @description the route of the package manifest this URL serves */
                     route_key: string;
@@ -5432,14 +5440,67 @@ export interface components {
              */
             html_url: string;
         };
-        /** @description A draft begun signed out (status auth) and the one-time token that claims it. */
+        /**
+         * @description OrderDraft (with field_values) when the caller is the draft's customer, OrderDraftSellerView otherwise
+         * @example {
+         *       "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "status": "payment",
+         *       "cluster_ready": true,
+         *       "server_joined": false,
+         *       "payment_completed": false,
+         *       "created_at": 1767225600,
+         *       "updated_at": 1767225720,
+         *       "ttl_expires_at": 1767232800,
+         *       "etag": "5",
+         *       "user_id": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "customer_email": "ada@globex.example",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2m",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "current_checkout_session": {
+         *         "id": "chk_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "draft_revision": 2,
+         *         "url": "https://svc.example.com/checkout/chk_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "expires_at": 1767227520
+         *       },
+         *       "compute_mode": "platform",
+         *       "amount": 4900,
+         *       "currency": "eur",
+         *       "interval": "month",
+         *       "html_url": "https://svc.example.com/order_drafts/odft_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        OrderDraftView: components["schemas"]["OrderDraft"] | components["schemas"]["OrderDraftSellerView"];
+        /**
+         * @description A draft begun signed out (status auth) and the one-time token that claims it.
+         * @example {
+         *       "order_draft": {
+         *         "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "status": "auth",
+         *         "cluster_ready": false,
+         *         "server_joined": false,
+         *         "payment_completed": false,
+         *         "created_at": 1767225600,
+         *         "updated_at": 1767225720,
+         *         "ttl_expires_at": 1767232800,
+         *         "etag": "1",
+         *         "compute_mode": "platform",
+         *         "amount": 4900,
+         *         "currency": "eur",
+         *         "interval": "month",
+         *         "html_url": "https://svc.example.com/order_drafts/odft_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *       },
+         *       "claim_token": "odc_3kTq9ZbV1mX8pL2wR7yN4cJ6hF0sD5gA8eB1uK3o"
+         *     }
+         */
         BegunOrderDraft: {
             order_draft: components["schemas"]["OrderDraftSellerView"];
             /** @description claims the draft once signed in (:claim); shown in this response only, stored hashed */
             claim_token: string;
         };
         /**
-         * @description A hosted checkout session (spec 2.6): created, or the open one of the draft's current revision reused.
+         * @description A hosted checkout session: created, or the open one of the draft's current revision reused.
          * @example {
          *       "id": "chk_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *       "url": "https://svc.example.com/checkout/chk_01kaxq3m7y0c9v8t6r5p4n3m2k",
@@ -5522,7 +5583,7 @@ export interface components {
             delivery: {
                 /** @description dlv_ id */
                 id: string;
-                /** @description the delivered install's URLs (spec 2.2) */
+                /** @description the delivered install's URLs */
                 urls: {
                     /** @description the route of the package manifest this URL serves */
                     route_key: string;
@@ -5553,10 +5614,63 @@ export interface components {
             html_url: string;
             etag: string;
         };
-        /** @description The draft and the worker bootstrap that joins the customer's server to its cluster (token shown once). */
+        /**
+         * @description The draft and the worker bootstrap that joins the customer's server to its cluster (token shown once).
+         * @example {
+         *       "order_draft": {
+         *         "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "status": "compute_bootstrap",
+         *         "cluster_ready": true,
+         *         "server_joined": false,
+         *         "payment_completed": false,
+         *         "created_at": 1767225600,
+         *         "updated_at": 1767225720,
+         *         "ttl_expires_at": 1767232800,
+         *         "etag": "5",
+         *         "user_id": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "customer_email": "ada@globex.example",
+         *         "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2m",
+         *         "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "compute_mode": "platform",
+         *         "amount": 4900,
+         *         "currency": "eur",
+         *         "interval": "month",
+         *         "html_url": "https://svc.example.com/order_drafts/odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "field_values": {},
+         *         "locked_keys": []
+         *       },
+         *       "worker_bootstrap": {
+         *         "id": "wbs_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "status": "active",
+         *         "expires_at": 1767229200,
+         *         "used_by_machine_id": null,
+         *         "created_by": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "created_at": 1767225600,
+         *         "etag": "1",
+         *         "token": "svcb_example",
+         *         "command": "svc machine join --server https://svc.example.com --token svcb_example",
+         *         "cloud_init": "#cloud-config\n"
+         *       }
+         *     }
+         */
         DraftWorkerBootstrap: {
             order_draft: components["schemas"]["OrderDraft"];
             worker_bootstrap: components["schemas"]["CreatedWorkerBootstrap"];
+        };
+        /**
+         * @description The event was taken in (a 2xx tells the provider not to send it again).
+         * @example {
+         *       "received": true,
+         *       "outcome": "applied"
+         *     }
+         */
+        PaymentWebhookReceipt: {
+            /** @description always true: the event was verified and recorded */
+            received: boolean;
+            /** @description applied, or why it changed nothing: duplicate (seen before), late (a state it cannot go back to), stale, refunded, unknown_session, ignored */
+            outcome: string;
         };
         /**
          * @description A secret: metadata and versioned values. Never carries a value; read one with `POST /v1/secrets/{id}/versions/{vid}:access`.
@@ -6129,6 +6243,69 @@ export interface components {
             change_request_id: string;
         };
         /**
+         * @description metadata of a order_draft.compute operation
+         * @example {
+         *       "type": "order_draft.compute",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "order_draft_id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        OrderDraftComputeMetadata: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order_draft.compute";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description the order draft (odft_ id) whose compute phase this is */
+            order_draft_id: string;
+        };
+        /**
+         * @description metadata of a order_draft.deliver operation
+         * @example {
+         *       "type": "order_draft.deliver",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "order_draft_id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "order_id": "ord_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        OrderDraftDeliverMetadata: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order_draft.deliver";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description odft_ id */
+            order_draft_id: string;
+            /** @description the order (ord_ id) being delivered */
+            order_id: string;
+        };
+        /**
+         * @description metadata of a order_draft.cleanup operation
+         * @example {
+         *       "type": "order_draft.cleanup",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "order_draft_id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "termination_reason": "revoked"
+         *     }
+         */
+        OrderDraftCleanupMetadata: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order_draft.cleanup";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+            /** @description odft_ id */
+            order_draft_id: string;
+            /** @description why the draft ends: timeout, revoked, offer_expired, install_failed, cluster_allocation_failed or quota_exceeded */
+            termination_reason: string;
+        };
+        /**
          * @description response of a workspace.delete operation that SUCCEEDED
          * @example {
          *       "type": "workspace.delete",
@@ -6515,6 +6692,54 @@ export interface components {
             status: string;
             /** @description when it takes effect (ISO 8601) */
             effective_at: string;
+        };
+        /**
+         * @description response of a order_draft.compute operation that SUCCEEDED
+         * @example {
+         *       "type": "order_draft.compute",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        OrderDraftComputeResult: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order_draft.compute";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+        };
+        /**
+         * @description response of a order_draft.deliver operation that SUCCEEDED
+         * @example {
+         *       "type": "order_draft.deliver",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        OrderDraftDeliverResult: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order_draft.deliver";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
+        };
+        /**
+         * @description response of a order_draft.cleanup operation that SUCCEEDED
+         * @example {
+         *       "type": "order_draft.cleanup",
+         *       "cluster_id": "clu_01kaxq3m7y0c9v8t6r5p4n3m2k"
+         *     }
+         */
+        OrderDraftCleanupResult: {
+            /**
+             * @description the workflow (discriminator) (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "order_draft.cleanup";
+            /** @description the cluster the operation acts on; null for workspace.delete */
+            cluster_id: string | null;
         };
     };
     responses: never;
@@ -20994,8 +21219,6 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
-                "svc-context"?: string;
                 /** @description Retrying with the same key returns the first outcome (with `idempotent-replayed: true`) instead of creating a duplicate. Keys live 24 hours and are scoped to the caller (the user, whichever session they use; the API token; the OAuth client) and route: another caller's key is a different key. Another body or another workspace under the same key is 422, a key still in flight 409 (a key whose request died with its process is taken over at once). A replay is authorized like a first request: a caller who may no longer call the route, or whose role is lower than at the first request, gets 403 (ROLE_TOO_LOW), never the stored answer. */
                 "idempotency-key"?: string;
             };
@@ -21007,7 +21230,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An order draft as its customer sees it (spec 2.5), with field_values. */
+            /** @description An order draft as its customer sees it, with field_values and locked_keys. */
             201: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -21118,6 +21341,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "short_hash": "a8Kd02Xz"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the offer link's short hash */
                     short_hash: string;
@@ -21201,8 +21429,6 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
-                "svc-context"?: string;
                 /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
                 "if-match": string;
             };
@@ -21214,6 +21440,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "claim_token": "odc_3kTq9ZbV1mX8pL2wR7yN4cJ6hF0sD5gA8eB1uK3o"
+                 *     }
+                 */
                 "application/json": {
                     /** @description the token :begin answered */
                     claim_token: string;
@@ -21221,7 +21452,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description An order draft as its customer sees it (spec 2.5), with field_values. */
+            /** @description An order draft as its customer sees it, with field_values and locked_keys. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -21345,7 +21576,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OrderDraft when the caller is the draft's customer, OrderDraftSellerView otherwise */
+            /** @description OrderDraft (with field_values) when the caller is the draft's customer, OrderDraftSellerView otherwise */
             200: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -21353,7 +21584,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderDraft"] | components["schemas"]["OrderDraftSellerView"];
+                    "application/json": components["schemas"]["OrderDraftView"];
                 };
             };
             /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
@@ -21448,7 +21679,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description the items of this page, newest first */
-                        data: (components["schemas"]["OrderDraft"] | components["schemas"]["OrderDraftSellerView"])[];
+                        data: components["schemas"]["OrderDraftView"][];
                         /** @description true iff next_cursor is not null */
                         has_more: boolean;
                         /** @description opaque; null on the last page */
@@ -21521,8 +21752,6 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
-                "svc-context"?: string;
                 /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
                 "if-match": string;
             };
@@ -21555,7 +21784,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description An order draft as its customer sees it (spec 2.5), with field_values. */
+            /** @description An order draft as its customer sees it, with field_values and locked_keys. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -21681,8 +21910,6 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
-                "svc-context"?: string;
                 /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
                 "if-match": string;
             };
@@ -21694,6 +21921,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "ttl_seconds": 3600
+                 *     }
+                 */
                 "application/json": {
                     /** @description how long the join token works (default 3600) */
                     ttl_seconds?: number;
@@ -21812,8 +22044,6 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
-                "svc-context"?: string;
                 /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
                 "if-match": string;
             };
@@ -21841,7 +22071,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description An order draft as its customer sees it (spec 2.5), with field_values. */
+            /** @description An order draft as its customer sees it, with field_values and locked_keys. */
             200: {
                 headers: {
                     /** @description the resource's etag, quoted (`"3"`); send it back in if-match */
@@ -21954,8 +22184,6 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
-                "svc-context"?: string;
                 /** @description the etag last read (quoted or bare; a W/ prefix is ignored; `*` matches any version) */
                 "if-match": string;
             };
@@ -21967,7 +22195,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A hosted checkout session (spec 2.6): created, or the open one of the draft's current revision reused. */
+            /** @description A hosted checkout session: created, or the open one of the draft's current revision reused. */
             200: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -21978,7 +22206,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckoutSession"];
                 };
             };
-            /** @description A hosted checkout session (spec 2.6): created, or the open one of the draft's current revision reused. */
+            /** @description A hosted checkout session: created, or the open one of the draft's current revision reused. */
             201: {
                 headers: {
                     /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
@@ -22093,7 +22321,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OrderDraft when the caller is the draft's customer, OrderDraftSellerView otherwise */
+            /** @description OrderDraft (with field_values) when the caller is the draft's customer, OrderDraftSellerView otherwise */
             200: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -22101,7 +22329,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OrderDraft"] | components["schemas"]["OrderDraftSellerView"];
+                    "application/json": components["schemas"]["OrderDraftView"];
                 };
             };
             /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
@@ -22388,9 +22616,10 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description the provider's event, as JSON */
+        /** @description the provider's event, as JSON (verified on these exact bytes) */
         requestBody: {
             content: {
+                /** @example {"id":"evt_1Q2w3E4r5T6y7U8i","object":"event","type":"checkout.session.completed","created":1767225900,"data":{"object":{"id":"cs_test_a1B2c3","object":"checkout.session","status":"complete","payment_status":"paid"}}} */
                 "application/json": string;
             };
         };
@@ -22403,12 +22632,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description always true: the event was verified and recorded */
-                        received: boolean;
-                        /** @description applied, or why it changed nothing: duplicate (seen before), late (a state it cannot go back to), stale, refunded, unknown_session, ignored */
-                        outcome: string;
-                    };
+                    "application/json": components["schemas"]["PaymentWebhookReceipt"];
                 };
             };
             /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */

@@ -75,6 +75,11 @@ const WORKFLOWS: { type: string; name: string; metadata: Record<string, TSchema>
       effective_at: Str('when it takes effect (ISO 8601)'),
     },
   })),
+  { type: 'order_draft.compute', name: 'OrderDraftCompute', metadata: { order_draft_id: Str('the order draft (odft_ id) whose compute phase this is') }, response: {} },
+  { type: 'order_draft.deliver', name: 'OrderDraftDeliver', metadata: { order_draft_id: Str('odft_ id'), order_id: Str('the order (ord_ id) being delivered') }, response: {} },
+  { type: 'order_draft.cleanup', name: 'OrderDraftCleanup', metadata: {
+    order_draft_id: Str('odft_ id'), termination_reason: Str('why the draft ends: timeout, revoked, offer_expired, install_failed, cluster_allocation_failed or quota_exceeded'),
+  }, response: {} },
 ];
 export const OPERATION_TYPES = WORKFLOWS.map((w) => w.type);
 
@@ -94,7 +99,8 @@ function variant(w: (typeof WORKFLOWS)[number], part: 'metadata' | 'response') {
 function exampleOf(key: string, schema: TSchema): unknown {
   if ((schema as { type?: string }).type === 'array') return [{ route_key: 'web', url: 'https://web--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com' }];
   const samples: Record<string, string> = {
-    machine_name: 'build-01', instance_type: 'local-small', reason: 'requested',
+    machine_name: 'build-01', instance_type: 'local-small', reason: 'requested', order_draft_id: 'odft_01kaxq3m7y0c9v8t6r5p4n3m2k',
+    order_id: 'ord_01kaxq3m7y0c9v8t6r5p4n3m2k', termination_reason: 'revoked',
     workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', cluster_name: 'dev', provider: 'local', install_id: 'inst_01kaxq3m7y0c9v8t6r5p4n3m2k',
     package_id: 'pkg_01kaxq3m7y0c9v8t6r5p4n3m2k', package_version_id: 'pkv_01kaxq3m7y0c9v8t6r5p4n3m2k', semver: '1.2.0',
     render_id: 'rnd_01kaxq3m7y0c9v8t6r5p4n3m2k', preview_hostname_id: 'phn_01kaxq3m7y0c9v8t6r5p4n3m2k', hostname: 'main--inst-01kaxq3m7y0c9v8t6r5p4n3m2k.preview.example.com', track: 'main',

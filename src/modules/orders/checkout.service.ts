@@ -68,7 +68,8 @@ export function createCheckoutService(deps: CheckoutDeps) {
     if (open && open.draft_revision === row.content_revision && open.expires_at - now >= REUSE_MIN_SECONDS) return { status: 200, body: toSession(open) };
     if (open) await expireAtProvider(open);
     const provider = deps.provider();
-    const expiresAt = Math.min(row.ttl_expires_at, now + deps.checkoutTtlSeconds);
+    // Stripe takes 30 minutes at least; a session that outlives its draft is expired by the draft's cleanup.
+    const expiresAt = Math.max(now + (provider.name === 'stripe' ? 1800 : 60), Math.min(row.ttl_expires_at, now + deps.checkoutTtlSeconds));
     let created;
     try {
       created = await provider.createCheckout({

@@ -39,7 +39,7 @@ export function orderDraftRoutes(app: App, s: Services): void {
         'the offer\'s uses until it is paid or ends (422 OFFER_NOT_REDEEMABLE when none is left, or the offer is archived or expired; ' +
         '403 EMAIL_NOT_ALLOWED when the offer names other emails). The package version is fixed now (the latest release of a package ' +
         'offer). `ttl_expires_at` is now plus the offer\'s order_ttl_minutes. Accepts idempotency-key.',
-      params: Type.Object({ id: OfferId }), headers: requestHeaders({ idempotency: 'optional' }),
+      params: Type.Object({ id: OfferId }), headers: requestHeaders({ idempotency: 'optional', context: false }),
       response: responses({ 201: OrderDraft }, [400, 403, 404, 409, 422]),
     },
   }, async (request, reply) => {
@@ -74,7 +74,7 @@ export function orderDraftRoutes(app: App, s: Services): void {
     schema: {
       tags: draftTags, security: bearerSecurity, operationId: 'claimOrderDraft', summary: 'Claim a draft begun signed out',
       description: `auth -> workspace: the signed-in customer takes the draft with its claim_token (a wrong token is 404), which takes one of the offer's uses as a new draft would (403 EMAIL_NOT_ALLOWED, 422 OFFER_NOT_REDEEMABLE). ${VERB_RULES}`,
-      params: IdParams, headers: requestHeaders({ ifMatch: 'required' }), body: ClaimOrderDraftBody,
+      params: IdParams, headers: requestHeaders({ ifMatch: 'required', context: false }), body: ClaimOrderDraftBody,
       response: responses({ 200: OrderDraft }, [400, 403, 404, 409, 422]),
     },
   }, async (request, reply) => withEtag(reply, await s.orderDrafts.claimDraft(
@@ -85,7 +85,7 @@ export function orderDraftRoutes(app: App, s: Services): void {
     schema: {
       tags: draftTags, security: bearerSecurity, operationId: 'getOrderDraft', summary: 'Get an order draft',
       description:
-        'Spec endpoint 4. Its customer (a user credential without svc-context) gets `OrderDraft`, with field_values and locked_keys; ' +
+        'Its customer (a user credential without svc-context) gets `OrderDraft`, with field_values and locked_keys; ' +
         'a member of the seller\'s workspace (svc-context or a workspace token) gets `OrderDraftSellerView`, without them. Anyone ' +
         'else gets 404. Sends the etag in the ETag header.',
       params: IdParams, headers: requestHeaders({ context: true }),
@@ -114,7 +114,7 @@ export function orderDraftRoutes(app: App, s: Services): void {
         '`{kind: new, name}` (created now, the customer its owner). The compute phase then runs as the operation ' +
         '`order_draft.compute` in that workspace: it registers a local cluster there (`cluster_id`) and moves the draft to ' +
         '`configure` once the cluster is active (`cluster_ready`), or to `compute_bootstrap` for a bring-your-own offer. ' + VERB_RULES,
-      params: IdParams, headers: requestHeaders({ ifMatch: 'required' }), body: SelectWorkspaceBody,
+      params: IdParams, headers: requestHeaders({ ifMatch: 'required', context: false }), body: SelectWorkspaceBody,
       response: responses({ 200: OrderDraft }, [400, 403, 404, 409, 422, 429]),
     },
   }, async (request, reply) => withEtag(reply, await s.wizard.selectWorkspace(
@@ -128,7 +128,7 @@ export function orderDraftRoutes(app: App, s: Services): void {
         'compute_bootstrap (a bring-your-own offer): a worker bootstrap for the draft\'s cluster, with its one-time token and the ' +
         '`command` to run on the server (shown only in this response; a new one revokes the previous). The first machine that ' +
         'joins with it sets `server_joined` and moves the draft to `configure`. 200 with the draft and the bootstrap. ' + VERB_RULES,
-      params: IdParams, headers: requestHeaders({ ifMatch: 'required' }), body: CreateDraftBootstrapBody,
+      params: IdParams, headers: requestHeaders({ ifMatch: 'required', context: false }), body: CreateDraftBootstrapBody,
       response: responses({ 200: DraftWorkerBootstrap }, [400, 403, 404, 409, 422]),
     },
   }, async (request) => s.wizard.createDraftBootstrap(
@@ -143,9 +143,9 @@ export function orderDraftRoutes(app: App, s: Services): void {
         'order is committed at once). The values are checked against the version\'s input schema after the offer\'s are merged in: ' +
         'unlocked offer values are defaults, locked ones win (sending a locked key with another value is 400 FIELD_LOCKED). Also ' +
         'accepted in `payment` before it is paid, to change the configuration: the open checkout session then charges a stale ' +
-        'revision and the next endpoint 13 call replaces it. An offer archived or expired meanwhile ends the draft `offer_expired` ' +
+        'revision and the next POST /v1/order_drafts/{id}/checkout_sessions replaces it. An offer archived or expired meanwhile ends the draft `offer_expired` ' +
         '(422 OFFER_NOT_REDEEMABLE). ' + VERB_RULES,
-      params: IdParams, headers: requestHeaders({ ifMatch: 'required' }), body: SubmitConfigurationBody,
+      params: IdParams, headers: requestHeaders({ ifMatch: 'required', context: false }), body: SubmitConfigurationBody,
       response: responses({ 200: OrderDraft }, [400, 403, 404, 409, 422]),
     },
   }, async (request, reply) => withEtag(reply, await s.wizard.submitConfiguration(
@@ -156,12 +156,12 @@ export function orderDraftRoutes(app: App, s: Services): void {
     schema: {
       tags: draftTags, security: bearerSecurity, operationId: 'createOrderDraftCheckoutSession', summary: 'Open the hosted checkout',
       description:
-        'Spec endpoint 13 (payment phase): 201 with a new checkout session at the payment provider, or 200 with the open one when it ' +
+        'In the payment phase: 201 with a new checkout session at the payment provider, or 200 with the open one when it ' +
         'charges the draft\'s current revision (`current_checkout_session.draft_revision`) and has at least 5 minutes left. A stale ' +
         'session (another revision, or about to expire) is expired at the provider and replaced. Send the customer to `url`; the ' +
         'payment reaches the service by the provider\'s webhook and by the return page, whichever comes first, and the draft moves ' +
         'to `install` with its order committed. 503 PAYMENT_PROVIDER_UNAVAILABLE when the provider cannot be reached. ' + VERB_RULES,
-      params: IdParams, headers: requestHeaders({ ifMatch: 'required' }),
+      params: IdParams, headers: requestHeaders({ ifMatch: 'required', context: false }),
       response: responses({ 200: CheckoutSession, 201: CheckoutSession }, [400, 403, 404, 409, 422]),
     },
   }, async (request, reply) => {

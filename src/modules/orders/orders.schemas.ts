@@ -32,7 +32,7 @@ const CurrentCheckoutSession = Type.Object(
     url: Type.String({ format: 'uri', description: 'the provider-hosted checkout page' }),
     expires_at: unix('the session can no longer be paid after this'),
   },
-  { description: 'The open checkout session of the draft (spec 2.5)' },
+  { description: 'The open checkout session of the draft' },
 );
 
 const DraftOrder = Type.Object(
@@ -42,13 +42,13 @@ const DraftOrder = Type.Object(
     draft_revision: Type.Integer({ minimum: 1 }),
     committed_at: unix('when the order was committed'),
   },
-  { description: 'The order the draft committed once paid (spec 2.5)' },
+  { description: 'The order the draft committed once paid' },
 );
 
 export const Delivery = Type.Object(
   {
     id: Type.String({ description: 'dlv_ id' }),
-    urls: Type.Array(UrlEntry, { description: 'the delivered install\'s URLs (spec 2.2)' }),
+    urls: Type.Array(UrlEntry, { description: 'the delivered install\'s URLs' }),
     install_id: Type.Union([Type.String(), Type.Null()], { description: 'inst_ id in the customer\'s workspace, once started' }),
     install_operation_id: Type.Union([Type.String(), Type.Null()], { description: 'the install.create operation (op_ id), once started' }),
     started_at: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Unix seconds, or null' }),
@@ -95,7 +95,7 @@ const EXAMPLE_DRAFT = {
 
 export const OrderDraftSellerView = Type.Object(draftProperties, {
   $id: 'OrderDraftSellerView',
-  description: 'An order draft as the seller\'s members (and anyone but its customer) see it: every field of spec 2.5 but field_values.',
+  description: 'An order draft as the seller\'s members (and anyone but its customer) see it: every field but field_values (and locked_keys).',
   examples: [EXAMPLE_DRAFT],
 });
 
@@ -110,7 +110,7 @@ export const OrderDraft = Type.Object(
   },
   {
     $id: 'OrderDraft',
-    description: 'An order draft as its customer sees it (spec 2.5), with field_values.',
+    description: 'An order draft as its customer sees it, with field_values and locked_keys.',
     examples: [{ ...EXAMPLE_DRAFT, field_values: { greeting: 'Hello from ACME', replicas: 2 }, locked_keys: ['greeting'] }],
   },
 );
@@ -119,7 +119,9 @@ export type OrderDraftSellerViewT = Static<typeof OrderDraftSellerView>;
 
 /** Either view: the customer's (with field_values) or anyone else's. */
 export const AnyOrderDraft = Type.Union([refTo(OrderDraft), refTo(OrderDraftSellerView)] as TSchema[], {
-  description: 'OrderDraft when the caller is the draft\'s customer, OrderDraftSellerView otherwise',
+  $id: 'OrderDraftView',
+  description: 'OrderDraft (with field_values) when the caller is the draft\'s customer, OrderDraftSellerView otherwise',
+  examples: [EXAMPLE_DRAFT],
 });
 
 export const BegunOrderDraft = Type.Object(
@@ -127,7 +129,10 @@ export const BegunOrderDraft = Type.Object(
     order_draft: refTo(OrderDraftSellerView),
     claim_token: Type.String({ description: 'claims the draft once signed in (:claim); shown in this response only, stored hashed' }),
   },
-  { $id: 'BegunOrderDraft', description: 'A draft begun signed out (status auth) and the one-time token that claims it.' },
+  {
+    $id: 'BegunOrderDraft', description: 'A draft begun signed out (status auth) and the one-time token that claims it.',
+    examples: [{ order_draft: { ...EXAMPLE_DRAFT, status: 'auth', cluster_ready: false, etag: '1', user_id: undefined, customer_email: undefined, workspace_id: undefined, cluster_id: undefined, current_checkout_session: undefined }, claim_token: 'odc_3kTq9ZbV1mX8pL2wR7yN4cJ6hF0sD5gA8eB1uK3o' }],
+  },
 );
 
 export const CheckoutSession = Type.Object(
@@ -138,7 +143,7 @@ export const CheckoutSession = Type.Object(
   },
   {
     $id: 'CheckoutSession',
-    description: 'A hosted checkout session (spec 2.6): created, or the open one of the draft\'s current revision reused.',
+    description: 'A hosted checkout session: created, or the open one of the draft\'s current revision reused.',
     examples: [{ id: 'chk_01kaxq3m7y0c9v8t6r5p4n3m2k', url: 'https://svc.example.com/checkout/chk_01kaxq3m7y0c9v8t6r5p4n3m2k', expires_at: 1767227520 }],
   },
 );
@@ -187,13 +192,13 @@ export type OrderT = Static<typeof Order>;
 // ---- bodies and queries ----
 
 export const BeginOrderBody = Type.Object(
-  { short_hash: Type.String({ pattern: '^[0-9A-Za-z]{8}$', description: 'the offer link\'s short hash' }) },
-  { additionalProperties: false },
+  { short_hash: Type.String({ minLength: 8, maxLength: 8, pattern: '^[0-9A-Za-z]{8}$', description: 'the offer link\'s short hash' }) },
+  { additionalProperties: false, examples: [{ short_hash: 'a8Kd02Xz' }] },
 );
 
 export const ClaimOrderDraftBody = Type.Object(
   { claim_token: Type.String({ minLength: 1, maxLength: 100, description: 'the token :begin answered' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ claim_token: 'odc_3kTq9ZbV1mX8pL2wR7yN4cJ6hF0sD5gA8eB1uK3o' }] },
 );
 
 export const SelectWorkspaceBody = Type.Union(
@@ -213,7 +218,7 @@ export type SelectWorkspaceBodyT = Static<typeof SelectWorkspaceBody>;
 
 export const CreateDraftBootstrapBody = Type.Object(
   { ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86_400, description: 'how long the join token works (default 3600)' })) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ ttl_seconds: 3600 }] },
 );
 
 export const SubmitConfigurationBody = Type.Object(
@@ -230,7 +235,17 @@ export const DraftWorkerBootstrap = Type.Object(
     order_draft: refTo(OrderDraft),
     worker_bootstrap: refTo(CreatedWorkerBootstrap),
   },
-  { $id: 'DraftWorkerBootstrap', description: 'The draft and the worker bootstrap that joins the customer\'s server to its cluster (token shown once).' },
+  {
+    $id: 'DraftWorkerBootstrap', description: 'The draft and the worker bootstrap that joins the customer\'s server to its cluster (token shown once).',
+    examples: [{
+      order_draft: { ...EXAMPLE_DRAFT, status: 'compute_bootstrap', field_values: {}, locked_keys: [], current_checkout_session: undefined },
+      worker_bootstrap: {
+        id: 'wbs_01kaxq3m7y0c9v8t6r5p4n3m2k', cluster_id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k', status: 'active', expires_at: 1767229200, used_by_machine_id: null,
+        created_by: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', created_at: 1767225600, etag: '1', token: 'svcb_example', command: 'svc machine join --server https://svc.example.com --token svcb_example',
+        cloud_init: '#cloud-config\n',
+      },
+    }],
+  },
 );
 
 export const ListOrderDraftsQuery = Type.Object(
@@ -249,4 +264,4 @@ export const ListOrdersQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const ORDER_SCHEMAS = [OrderDraft, OrderDraftSellerView, BegunOrderDraft, CheckoutSession, Order, DraftWorkerBootstrap];
+export const ORDER_SCHEMAS = [OrderDraft, OrderDraftSellerView, AnyOrderDraft, BegunOrderDraft, CheckoutSession, Order, DraftWorkerBootstrap];

@@ -13,12 +13,15 @@ import type { Services } from '../../services.js';
 const ProviderParams = Type.Object({ provider: StringEnum(PAYMENT_PROVIDERS, { description: 'local or stripe' }) });
 const WEBHOOK_BODY_LIMIT = 512 * 1024;
 
-const WebhookAnswer = Type.Object(
+export const WebhookAnswer = Type.Object(
   {
     received: Type.Boolean({ description: 'always true: the event was verified and recorded' }),
     outcome: Type.String({ description: 'applied, or why it changed nothing: duplicate (seen before), late (a state it cannot go back to), stale, refunded, unknown_session, ignored' }),
   },
-  { description: 'The event was taken in (a 2xx tells the provider not to send it again).' },
+  {
+    $id: 'PaymentWebhookReceipt', description: 'The event was taken in (a 2xx tells the provider not to send it again).',
+    examples: [{ received: true, outcome: 'applied' }],
+  },
 );
 
 export async function paymentRoutes(app: App, s: Services): Promise<void> {
@@ -37,7 +40,10 @@ export async function paymentRoutes(app: App, s: Services): Promise<void> {
           'or missing signature, or an old timestamp, is 400 and changes nothing. Each event is taken in once by its id and forward ' +
           'only: a repeated, late or out-of-order event changes nothing and is answered 200 with its outcome.',
         params: ProviderParams,
-        body: Type.String({ description: 'the provider\'s event, as JSON' }),
+        body: Type.String({
+          maxLength: WEBHOOK_BODY_LIMIT, description: 'the provider\'s event, as JSON (verified on these exact bytes)',
+          examples: ['{"id":"evt_1Q2w3E4r5T6y7U8i","object":"event","type":"checkout.session.completed","created":1767225900,"data":{"object":{"id":"cs_test_a1B2c3","object":"checkout.session","status":"complete","payment_status":"paid"}}}'],
+        }),
         response: responses({ 200: WebhookAnswer }, [400]),
       },
     }, async (request) => {

@@ -31,7 +31,7 @@ export const CreatedUser = Type.Object(
     name: Type.Union([Type.String(), Type.Null()]),
     created_at: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
   },
-  { $id: 'CreatedUser', description: 'A new account; sign in with POST /v1/auth/sessions (or the web app) to use it.' },
+  { $id: 'CreatedUser', description: 'A new account; sign in with POST /v1/auth/sessions (or the web app) to use it.', examples: [{ id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', email: 'ada@example.com', name: 'Ada', created_at: 1767225600 }] },
 );
 
 export const IssuedSession = Type.Object({

@@ -1,0 +1,48 @@
+// The app in this process on a free port, and one headless Debian Chromium driven by
+// playwright-core to browse it: for the server-rendered pages' browser tests (/device, /checkout).
+// The public URL is the listening address, so links and redirects the pages make are followable.
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { buildApp } from '../src/app.js';
+import { openDatabase } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrate.js';
+import { createServices, type Services } from '../src/services.js';
+import { createTestDatabase, freePort, testConfig } from './harness.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+/** Why the browser tests skip here, or null when Chromium is installed (.ci/run installs it). */
+export const chromiumSkipReason = existsSync(CHROMIUM) ? null : `${CHROMIUM} not found; install Debian's chromium package to run the browser test`;
+
+export interface ChromiumApp {
+  base: string;
+  services: Services;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/** Starts the app (after `configure` saw its services) and Chromium. */
+export async function startChromiumApp(configure: (services: Services) => void = () => {}): Promise<ChromiumApp> {
+  const database = await createTestDatabase();
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const config = testConfig(database, { SVC_PUBLIC_URL: base, HOST: '127.0.0.1', PORT: String(port) });
+  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
+  await migrateToLatest(handle.db);
+  const services = createServices({ db: handle.db, dialect: handle.dialect, config });
+  configure(services);
+  const app = (await buildApp({ services })).app;
+  await app.listen({ port, host: '127.0.0.1' });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  return {
+    base, services, browser,
+    close: async () => {
+      await browser.close();
+      await app.close();
+      await handle.close();
+      await database.drop();
+    },
+  };
+}
