@@ -38,6 +38,7 @@ describe('web journey: offers, the offer link and the order wizard', { skip: ski
   let offerId: string;
   let link: string;
   let draftPath: string;
+  let paidHash: string;
 
   before(async () => {
     web = await startWeb();
@@ -91,6 +92,7 @@ describe('web journey: offers, the offer link and the order wizard', { skip: ski
 
   test('an edit over a change made meanwhile is refused (409), shows the current offer and applies again', async () => {
     const edit = seller.getByRole('region', { name: 'Edit' });
+    await edit.getByText('Change the offer').click();
     await edit.getByLabel('Title').fill('Hello, hosted for Globex');
     const current = await api(seller, 'GET', `/v1/offers/${offerId}`, undefined, ws);
     const elsewhere = await api(seller, 'PATCH', `/v1/offers/${offerId}`, { notes: 'Set up within a minute.' }, ws, { 'if-match': current.body.etag });
@@ -210,5 +212,55 @@ describe('web journey: offers, the offer link and the order wizard', { skip: ski
     await seller.getByText('The order was cancelled.').waitFor();
     await customer.reload();
     await customer.getByText('The order was cancelled.').waitFor();
+    paidHash = offer.body.short_hash;
+  });
+
+  test('the paid journey: a declined card, Cancel back to the order, then paid on the hosted checkout page', async () => {
+    await customer.goto(`/i/${paidHash}`);
+    await customer.getByRole('button', { name: 'Order' }).click();
+    await customer.getByRole('region', { name: 'Where should it run?' }).waitFor();
+    await customer.getByLabel('Install in').selectOption({ label: 'Globex' });
+    await customer.getByRole('button', { name: 'Continue' }).click();
+    await customer.getByRole('region', { name: 'Configuration' }).waitFor({ timeout: 60_000 });
+    await customer.getByLabel('Replicas').fill('3');
+    await customer.getByRole('button', { name: 'Continue' }).click();
+    const draftUrl = customer.url();
+    const pay = customer.getByRole('button', { name: 'Pay €15.00 per month' });
+    const card = async (number: string) => {
+      await customer.getByLabel('Card number').fill(number);
+      await customer.getByLabel('Expiry (MM / YY)').fill('12 / 40');
+      await customer.getByLabel('CVC').fill('123');
+      await customer.getByRole('button', { name: /^Pay/ }).click();
+    };
+
+    // Declined, then Cancel: back on the order, still to be paid.
+    await pay.click();
+    await customer.waitForURL(/\/checkout\/chk_/);
+    await card('4000 0000 0000 0002');
+    await customer.getByText('Your card was declined. Try another card.').waitFor();
+    await customer.getByRole('button', { name: 'Cancel' }).click();
+    await customer.waitForURL(draftUrl);
+    await pay.waitFor();
+
+    // Paid: the provider's page sends the person back, the page confirms, then installs and delivers.
+    await pay.click();
+    await customer.waitForURL(/\/checkout\/chk_/);
+    await card('4242 4242 4242 4242');
+    await customer.waitForURL(/\/order_drafts\/odft_[^?]+\?checkout=returned$/);
+    const delivered = customer.getByRole('region', { name: 'Delivered' });
+    await delivered.waitFor({ timeout: 60_000 });
+    await delivered.getByRole('list', { name: 'URLs' }).getByRole('link').first().waitFor();
+    await checkA11y(customer, 'wizard: paid and delivered');
+
+    // The seller's order: paid through the local provider, monthly, with its next renewal.
+    await open(seller, '/orders', 'Orders');
+    const row = seller.getByRole('row').filter({ hasText: '€15.00 per month' }).first();
+    await row.getByRole('link').click();
+    const details = seller.getByRole('region', { name: 'Details' });
+    await details.getByText('local', { exact: true }).waitFor();
+    await details.getByText('Next renewal').waitFor();
+    assert.equal(await details.getByText('None', { exact: true }).count(), 0, 'a monthly order shows its next renewal');
+    await checkA11y(seller, 'paid order');
+    await shot(seller, 'order');
   });
 });

@@ -125,7 +125,10 @@ export function OfferPage(props: { id?: string; path?: string }) {
       </Section>
       {admin && o.uses === 0 && o.orders_count === 0 && !archived && (
         <Section title="Edit">
-          <EditOffer offer={o} reload={offer.reload} onSaved={offer.set} />
+          <details>
+            <summary>Change the offer</summary>
+            <EditOffer offer={o} reload={offer.reload} onSaved={offer.set} />
+          </details>
         </Section>
       )}
       <Section title="Order drafts">
