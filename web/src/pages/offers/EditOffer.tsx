@@ -5,12 +5,12 @@
 import { useEffect, useState } from 'preact/hooks';
 import { client, ok } from '../../lib/api.ts';
 import { useApi } from '../../lib/useApi.ts';
-import { changedFields, offerFields, textsOfOffer, type Offer, type OfferFieldsBody, type OfferProblems, type OfferTexts } from '../../lib/commerce.ts';
+import { changedFields, offerFields, textsOfOffer, type Offer, type OfferFieldsBody } from '../../lib/commerce.ts';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { Conflict, isConflict } from '../../components/Conflict.tsx';
 import { useAction } from '../../components/Form.tsx';
-import { OFFER_FIELDS, OfferFormFields } from './OfferForm.tsx';
-import { useOfferValues, type OfferFieldValues } from './OfferValues.tsx';
+import { OFFER_FIELDS, useOfferForm } from './OfferForm.tsx';
+import type { OfferFieldValues } from './OfferValues.tsx';
 
 /** The input schema of the version the offer sells now. */
 async function schemaOf(o: Offer): Promise<unknown> {
@@ -27,15 +27,13 @@ async function schemaOf(o: Offer): Promise<unknown> {
 export function EditOffer(props: { offer: Offer; reload: () => Promise<void>; onSaved: (o: Offer) => void }) {
   const o = props.offer;
   const schema = useApi(() => schemaOf(o), [o.id]);
-  const [texts, setTexts] = useState<OfferTexts>(() => textsOfOffer(o));
-  const [problems, setProblems] = useState<OfferProblems>({});
   const [pending, setPending] = useState<Partial<OfferFieldsBody & { field_values: OfferFieldValues }> | null>(null);
   const [unchanged, setUnchanged] = useState(false);
-  const values = useOfferValues(schema.data, o.field_values as OfferFieldValues, schema.data ? 'loaded' : 'loading');
+  const form = useOfferForm(() => textsOfOffer(o), schema.data, o.field_values as OfferFieldValues, schema.data ? 'loaded' : 'loading');
   const action = useAction();
   // A reload after a conflict shows the offer as it is now, but keeps the person's texts to apply again.
   useEffect(() => {
-    if (!isConflict(action.error)) setTexts(textsOfOffer(o));
+    if (!isConflict(action.error)) form.setTexts(textsOfOffer(o));
   }, [o.etag]);
 
   async function save(body: Partial<OfferFieldsBody & { field_values: OfferFieldValues }>, etag: string) {
@@ -47,14 +45,12 @@ export function EditOffer(props: { offer: Offer; reload: () => Promise<void>; on
   async function submit(e: Event) {
     e.preventDefault();
     action.clear();
-    const fields = offerFields(texts);
-    const fieldValues = values.check();
-    setProblems(fields.ok ? {} : fields.problems);
-    if (!fields.ok || !fieldValues) return;
+    const checked = form.check();
+    if (!checked) return;
     // Compared with the offer as the form started from it: only what the person changed is sent.
     const started = offerFields(textsOfOffer(o));
     const before = { ...(started.ok ? started.body : {}), field_values: o.field_values };
-    const body = changedFields(before, { ...fields.body, field_values: fieldValues });
+    const body = changedFields(before, { ...checked.fields, field_values: checked.values });
     setUnchanged(Object.keys(body).length === 0);
     if (Object.keys(body).length) await save(body, o.etag);
   }
@@ -65,7 +61,7 @@ export function EditOffer(props: { offer: Offer; reload: () => Promise<void>; on
       <Conflict error={action.error} what="The offer" onReload={() => void props.reload()} onReapply={() => pending && void save(pending, o.etag)} busy={action.busy} />
       {!isConflict(action.error) && <ErrorNotice error={action.error ?? schema.error} shownFields={OFFER_FIELDS} title="The offer was not changed." />}
       {unchanged && <p role="status">Nothing was changed.</p>}
-      <OfferFormFields texts={texts} set={setTexts} problems={problems} error={action.error} values={schema.data !== undefined ? values.view(action.error) : <p aria-busy="true">Loading the version…</p>} />
+      {form.view(action.error, schema.data !== undefined)}
       <button class="primary" type="submit" disabled={action.busy}>
         Save changes
       </button>

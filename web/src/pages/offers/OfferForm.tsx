@@ -3,8 +3,10 @@
 // values (OfferValues), allowed emails, max uses (or unlimited), the order TTL, who it is for,
 // and the notes. lib/commerce.ts turns the texts into the API's body.
 import type { JSX } from 'preact';
+import { useState } from 'preact/hooks';
 import type { ApiError } from '../../lib/api.ts';
-import type { OfferProblems, OfferTexts } from '../../lib/commerce.ts';
+import { offerFields, type OfferFieldsBody, type OfferProblems, type OfferTexts } from '../../lib/commerce.ts';
+import { useOfferValues, type OfferFieldValues } from './OfferValues.tsx';
 import { CheckboxField, SelectField, TextArea, TextField, violationOf } from '../../components/Form.tsx';
 import { Section } from '../../components/Page.tsx';
 
@@ -66,4 +68,33 @@ export function OfferFormFields(props: { texts: OfferTexts; set: (t: OfferTexts)
       </Section>
     </>
   );
+}
+
+export interface OfferForm {
+  texts: OfferTexts;
+  setTexts: (t: OfferTexts) => void;
+  /** The form's fields and values, or undefined after showing what is wrong at each field. */
+  check: () => { fields: OfferFieldsBody; values: OfferFieldValues } | undefined;
+  /** `schemaLoaded` false: the values' part says the version is loading. */
+  view: (error: ApiError | undefined, schemaLoaded: boolean) => JSX.Element;
+}
+
+/** The form's state: its texts, the field values of `schema` (`key` starts them over), the checks. */
+export function useOfferForm(initial: () => OfferTexts, schema: unknown, given: OfferFieldValues | undefined, key: unknown): OfferForm {
+  const [texts, setTexts] = useState<OfferTexts>(initial);
+  const [problems, setProblems] = useState<OfferProblems>({});
+  const values = useOfferValues(schema, given, key);
+  return {
+    texts,
+    setTexts,
+    check() {
+      const fields = offerFields(texts);
+      const fieldValues = values.check();
+      setProblems(fields.ok ? {} : fields.problems);
+      return fields.ok && fieldValues ? { fields: fields.body, values: fieldValues } : undefined;
+    },
+    view: (error, schemaLoaded) => (
+      <OfferFormFields texts={texts} set={setTexts} problems={problems} error={error} values={schemaLoaded ? values.view(error) : <p aria-busy="true">Loading the version…</p>} />
+    ),
+  };
 }

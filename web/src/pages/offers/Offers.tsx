@@ -9,7 +9,7 @@ import { idempotencyKey } from '../../lib/idempotency.ts';
 import { useSession } from '../../lib/session.tsx';
 import { roleAtLeast } from '../../lib/roles.ts';
 import { chosenVersion, LATEST, versionOptions } from '../../lib/install-form.ts';
-import { createBodyOf, NEW_OFFER, OFFER_STATUSES, offerFields, priceWords, type Offer, type OfferProblems, type OfferTexts } from '../../lib/commerce.ts';
+import { createBodyOf, NEW_OFFER, OFFER_STATUSES, priceWords, type Offer } from '../../lib/commerce.ts';
 import { ListView } from '../../components/ListView.tsx';
 import { Page, Section } from '../../components/Page.tsx';
 import { StateBadge } from '../../components/StateBadge.tsx';
@@ -17,8 +17,7 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { SelectField, useAction, violationOf } from '../../components/Form.tsx';
 import { NeedsRole } from '../../components/RoleNote.tsx';
 import { useDeployNames } from '../installs/Installs.tsx';
-import { OFFER_FIELDS, OfferFormFields } from './OfferForm.tsx';
-import { useOfferValues } from './OfferValues.tsx';
+import { OFFER_FIELDS, useOfferForm } from './OfferForm.tsx';
 
 export function OfferList(_props: { path?: string }) {
   const [status, setStatus] = useState('');
@@ -55,8 +54,6 @@ export function NewOffer(_props: { path?: string }) {
   const { route } = useLocation();
   const [packageId, setPackageId] = useState('');
   const [choice, setChoice] = useState(LATEST);
-  const [texts, setTexts] = useState<OfferTexts>(NEW_OFFER);
-  const [problems, setProblems] = useState<OfferProblems>({});
   const [key] = useState(idempotencyKey);
   const action = useAction();
   const sellable = names.packages.filter((p) => p.latest_version !== null);
@@ -69,17 +66,15 @@ export function NewOffer(_props: { path?: string }) {
     [packageId],
   );
   const version = chosenVersion(versions.data ?? [], choice, pkg?.latest_version ?? null);
-  const values = useOfferValues(version?.input_schema, undefined, version?.id);
+  const form = useOfferForm(() => NEW_OFFER, version?.input_schema, undefined, version?.id);
 
   async function submit(e: Event) {
     e.preventDefault();
     action.clear();
-    const fields = offerFields(texts);
-    const fieldValues = values.check();
-    setProblems(fields.ok ? {} : fields.problems);
-    if (!fields.ok || !fieldValues || !version) return;
+    const checked = form.check();
+    if (!checked || !version) return;
     const which = choice === LATEST ? { package_id: packageId } : { package_version_id: version.id };
-    const body = { ...createBodyOf(fields.body), ...which, ...(Object.keys(fieldValues).length ? { field_values: fieldValues } : {}) };
+    const body = { ...createBodyOf(checked.fields), ...which, ...(Object.keys(checked.values).length ? { field_values: checked.values } : {}) };
     const made = await action.run(() => ok(client.POST('/v1/offers', { body, params: { header: { 'idempotency-key': key } } })));
     if (made) route(`/offers/${made.id}`);
   }
@@ -111,7 +106,7 @@ export function NewOffer(_props: { path?: string }) {
                 />
               </div>
             </Section>
-            <OfferFormFields texts={texts} set={setTexts} problems={problems} error={action.error} values={version ? values.view(action.error) : <p aria-busy="true">Loading the version…</p>} />
+            {form.view(action.error, Boolean(version))}
             <button class="primary" type="submit" disabled={action.busy || !version}>
               Make offer
             </button>
