@@ -4,7 +4,10 @@
 // link signed out at 360 px in dark mode, makes an account there and stays on the offer, orders
 // with the keyboard, names a new workspace, waits for the cluster, sees the locked value fixed,
 // configures the rest and reaches the delivered URL. The seller sees the draft (without the
-// values, with Revoke) and the order; a customer cancels another order before paying.
+// values, with Revoke) and the order; a customer cancels another order before paying; a paid
+// order goes through the local provider's checkout page (a declined card, Cancel back to the
+// order, then paid and delivered); a bring-your-own order shows the join command once and moves on
+// when the server joins.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
@@ -262,5 +265,37 @@ describe('web journey: offers, the offer link and the order wizard', { skip: ski
     assert.equal(await details.getByText('None', { exact: true }).count(), 0, 'a monthly order shows its next renewal');
     await checkA11y(seller, 'paid order');
     await shot(seller, 'order');
+  });
+
+  test('bring your own server: the join command is shown once with Copy, and the page moves on when the server joins', async () => {
+    const pkgId = (await api(seller, 'GET', `/v1/offers/${offerId}`, undefined, ws)).body.package_id;
+    const offer = await api(seller, 'POST', '/v1/offers', {
+      package_id: pkgId, title: 'Hello on your server', pricing: { currency: 'usd', unit_amount: 0, interval: 'one_time' }, compute: { mode: 'bring_your_own' },
+    }, ws);
+    assert.equal(offer.status, 201, JSON.stringify(offer.body));
+    await customer.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: web.base });
+    await customer.goto(`/i/${offer.body.short_hash}`);
+    await customer.getByText('You join a server of your own to run it').waitFor();
+    await customer.getByRole('button', { name: 'Order' }).click();
+    await customer.getByLabel('Install in').selectOption({ label: 'Globex' });
+    await customer.getByRole('button', { name: 'Continue' }).click();
+    const join = customer.getByRole('region', { name: 'Join your server' });
+    await join.waitFor({ timeout: 60_000 });
+    await join.getByRole('button', { name: 'Create join command' }).click();
+    const command = await join.getByLabel('Command').inputValue();
+    assert.match(command, /machine join --server .* --token svcb_\S+$/);
+    await join.getByText('shown only this once').waitFor();
+    await join.getByRole('button', { name: 'Copy', exact: true }).click();
+    assert.equal(await customer.evaluate(() => navigator.clipboard.readText()), command);
+    await join.getByText('Waiting for your server to join…').waitFor();
+    assert.equal(await noOverflow(customer), 0, 'the join step fits 360 px');
+    await checkA11y(customer, 'wizard: join your server');
+    await shot(customer, 'wizard-join');
+    // The server runs the command: its agent trades the token for its machine, as `svc machine join` does.
+    const token = /--token (svcb_\S+)/.exec(command)![1]!;
+    const facts = { hostname: 'globex-1', os: 'linux', arch: 'x64', cpu_count: 2, memory_bytes: 4 * 1024 ** 3, kernel: '6.1.0', agent_version: '0.1.0' };
+    const joined = await fetch(`${web.base}/v1/machine_joins`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, facts }) });
+    assert.equal(joined.status, 201, await joined.text());
+    await customer.getByRole('region', { name: 'Configuration' }).waitFor({ timeout: 60_000 });
   });
 });
