@@ -49,7 +49,7 @@ export const PHASE_WORDS: Record<AnyDraft['status'], string> = {
   auth: 'Waiting for the customer to sign in',
   workspace: 'Choosing a workspace',
   compute: 'Preparing the cluster',
-  compute_bootstrap: 'Waiting for the customer’s server to join',
+  compute_bootstrap: 'Waiting for the server to join',
   configure: 'Configuring',
   payment: 'Waiting for payment',
   install: 'Installing',

@@ -12,6 +12,7 @@ import { priceWords, type CustomerDraft } from '../../lib/commerce.ts';
 import { Section } from '../../components/Page.tsx';
 import { Fields } from '../../components/Fields.tsx';
 import { CopyValue } from '../../components/CopyValue.tsx';
+import { Time } from '../../components/Time.tsx';
 import { OperationSteps } from '../../components/OperationLive.tsx';
 import { SelectField, TextField, violationOf } from '../../components/Form.tsx';
 import type { Verb } from './DraftPage.tsx';
@@ -71,7 +72,7 @@ function BootstrapStep(props: { draft: CustomerDraft; verb: Verb }) {
       {made ? (
         <CopyValue label="Command" value={made.command} once>
           <p>
-            It works until <time dateTime={new Date(made.expires_at * 1000).toISOString()}>{new Date(made.expires_at * 1000).toLocaleString()}</time>.
+            It works until <Time at={made.expires_at} />.
           </p>
         </CopyValue>
       ) : null}
