@@ -157,6 +157,24 @@ describe('orders paid through the local provider', () => {
     assert.ok((await t.services.localPayments.findSession(session.id))!.refunded_at !== null);
   });
 
+  test('a payment for a draft whose workspace was deleted meanwhile is refunded, and no order is made', async () => {
+    const offer = await makeOffer(t, seller, { max_uses: null });
+    const buyer = await t.user('buyer');
+    const { draft, session } = await inPayment(buyer, offer.id);
+    const wsEtag = (await t.request('GET', `/v1/workspaces/${draft.workspace_id}`, { token: buyer.token })).body.etag;
+    const deletion = await t.request('DELETE', `/v1/workspaces/${draft.workspace_id}`, { token: buyer.token, headers: { 'if-match': wsEtag } });
+    assert.equal(deletion.status, 202, deletion.text);
+    const ended = await t.request('POST', `/v1/operations/${deletion.body.id}:wait?timeout=30`, { token: buyer.token, headers: { 'svc-context': draft.workspace_id } });
+    assert.equal(ended.body.state, 'SUCCEEDED', ended.text);
+    const before = captured.length;
+    assert.equal(await t.services.localPayments.pay(session.id, '4242'), 'paid');
+    assert.ok(captured[before], 'the provider sent its event');
+    const row = await t.services.db.selectFrom('checkout_sessions').selectAll().where('provider_session_id', '=', session.id).executeTakeFirstOrThrow();
+    assert.equal(row.status, 'complete');
+    assert.ok(row.refunded_at !== null, 'the payment was refunded');
+    assert.equal((await ordersOfDraft(draft.id)).length, 0);
+  });
+
   test('a recurring order shows its next renewal and renews once per period', async () => {
     const offer = await makeOffer(t, seller, { max_uses: null, pricing: { currency: 'usd', unit_amount: 1500, interval: 'month' } });
     const buyer = await t.user('buyer');
