@@ -5158,6 +5158,8 @@ export interface components {
          * @example {
          *       "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *       "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "offer_title": "Hello service, hosted",
+         *       "offer_short_hash": "a8Kd02Xz",
          *       "status": "payment",
          *       "cluster_ready": true,
          *       "server_joined": false,
@@ -5195,6 +5197,10 @@ export interface components {
             id: string;
             /** @description the offer being redeemed (ofr_ id) */
             offer_id: string;
+            /** @description the offer's title */
+            offer_title: string;
+            /** @description the offer's link is {public_url}/i/{offer_short_hash}; GET /v1/offers:resolve with it gives the input schema the configuration fills */
+            offer_short_hash: string;
             /**
              * @description the wizard phase (see the order drafts tag for the moves)
              * @enum {string}
@@ -5308,6 +5314,8 @@ export interface components {
          * @example {
          *       "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *       "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "offer_title": "Hello service, hosted",
+         *       "offer_short_hash": "a8Kd02Xz",
          *       "status": "payment",
          *       "cluster_ready": true,
          *       "server_joined": false,
@@ -5338,6 +5346,10 @@ export interface components {
             id: string;
             /** @description the offer being redeemed (ofr_ id) */
             offer_id: string;
+            /** @description the offer's title */
+            offer_title: string;
+            /** @description the offer's link is {public_url}/i/{offer_short_hash}; GET /v1/offers:resolve with it gives the input schema the configuration fills */
+            offer_short_hash: string;
             /**
              * @description the wizard phase (see the order drafts tag for the moves)
              * @enum {string}
@@ -5445,6 +5457,8 @@ export interface components {
          * @example {
          *       "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *       "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "offer_title": "Hello service, hosted",
+         *       "offer_short_hash": "a8Kd02Xz",
          *       "status": "payment",
          *       "cluster_ready": true,
          *       "server_joined": false,
@@ -5477,6 +5491,8 @@ export interface components {
          *       "order_draft": {
          *         "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *         "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "offer_title": "Hello service, hosted",
+         *         "offer_short_hash": "a8Kd02Xz",
          *         "status": "auth",
          *         "cluster_ready": false,
          *         "server_joined": false,
@@ -5620,6 +5636,8 @@ export interface components {
          *       "order_draft": {
          *         "id": "odft_01kaxq3m7y0c9v8t6r5p4n3m2k",
          *         "offer_id": "ofr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *         "offer_title": "Hello service, hosted",
+         *         "offer_short_hash": "a8Kd02Xz",
          *         "status": "compute_bootstrap",
          *         "cluster_ready": true,
          *         "server_joined": false,

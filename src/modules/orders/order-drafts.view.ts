@@ -11,6 +11,7 @@ import type { DraftStatus, OrderDraftSellerViewT, OrderDraftT, OrderStatus, Orde
 /** What a view needs of the draft's offer. */
 export interface DraftOffer {
   title: string;
+  short_hash: string;
   unit_amount: number;
   currency: string;
   interval: string;
@@ -53,6 +54,8 @@ export function toSellerDraft(row: DraftRow, rel: DraftRelated, publicUrl: strin
   const draft: OrderDraftSellerViewT = {
     id: row.id,
     offer_id: row.offer_id,
+    offer_title: offer.title,
+    offer_short_hash: offer.short_hash,
     status: row.status as DraftStatus,
     cluster_ready: row.cluster_ready === 1,
     server_joined: row.server_joined === 1,

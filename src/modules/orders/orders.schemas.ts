@@ -60,6 +60,8 @@ export const Delivery = Type.Object(
 const draftProperties = {
   id: Type.String({ description: 'odft_ id' }),
   offer_id: Type.String({ description: 'the offer being redeemed (ofr_ id)' }),
+  offer_title: Type.String({ description: 'the offer\'s title' }),
+  offer_short_hash: Type.String({ description: 'the offer\'s link is {public_url}/i/{offer_short_hash}; GET /v1/offers:resolve with it gives the input schema the configuration fills' }),
   status: StringEnum(DRAFT_STATUSES, { description: 'the wizard phase (see the order drafts tag for the moves)' }),
   cluster_ready: Type.Boolean({ description: 'the platform cluster of the compute phase is active' }),
   server_joined: Type.Boolean({ description: 'bring your own: a machine joined the draft\'s cluster' }),
@@ -85,7 +87,7 @@ const draftProperties = {
 };
 
 const EXAMPLE_DRAFT = {
-  id: 'odft_01kaxq3m7y0c9v8t6r5p4n3m2k', offer_id: 'ofr_01kaxq3m7y0c9v8t6r5p4n3m2k', status: 'payment', cluster_ready: true, server_joined: false,
+  id: 'odft_01kaxq3m7y0c9v8t6r5p4n3m2k', offer_id: 'ofr_01kaxq3m7y0c9v8t6r5p4n3m2k', offer_title: 'Hello service, hosted', offer_short_hash: 'a8Kd02Xz', status: 'payment', cluster_ready: true, server_joined: false,
   payment_completed: false, created_at: 1767225600, updated_at: 1767225720, ttl_expires_at: 1767232800, etag: '5',
   user_id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', customer_email: 'ada@globex.example', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2m',
   cluster_id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k',

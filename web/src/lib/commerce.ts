@@ -175,28 +175,6 @@ export function createBodyOf(f: OfferFieldsBody) {
   };
 }
 
-const LINK_KEY = 'svc.offer-link.';
-
-/**
- * Remembers an offer's short hash by its id: a draft names its offer by id only, and the customer
- * reads the offer's input schema through its link (GET /v1/offers:resolve). Kept per browser.
- */
-export function rememberOfferLink(offerId: string, hash: string): void {
-  try {
-    localStorage.setItem(LINK_KEY + offerId, hash);
-  } catch {
-    // private mode: the configure step then takes the values as JSON
-  }
-}
-
-export function offerLinkOf(offerId: string): string | null {
-  try {
-    return localStorage.getItem(LINK_KEY + offerId);
-  } catch {
-    return null;
-  }
-}
-
 /** The wizard's phases in the order a customer meets them (bring your own: its server instead of a cluster). */
 export function phasesOf(d: Pick<AnyDraft, 'compute_mode' | 'amount'>): [AnyDraft['status'], string][] {
   return [

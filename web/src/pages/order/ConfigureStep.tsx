@@ -3,10 +3,9 @@
 // started from the draft's field_values (the offer's pre-fills). Without the offer's link at hand
 // (the draft names its offer by id only), the values are edited as JSON instead.
 import { useMemo, useState } from 'preact/hooks';
-import { useLocation } from 'preact-iso';
 import { ok, personalClient } from '../../lib/api.ts';
 import { useApi } from '../../lib/useApi.ts';
-import { offerLinkOf, type CustomerDraft } from '../../lib/commerce.ts';
+import { type CustomerDraft } from '../../lib/commerce.ts';
 import { parseJson } from '../../lib/schema-form.ts';
 import { Section } from '../../components/Page.tsx';
 import { Fields, Code } from '../../components/Fields.tsx';
@@ -23,8 +22,7 @@ function show(value: unknown): string {
 
 export function ConfigureStep(props: { draft: CustomerDraft; verb: Verb }) {
   const d = props.draft;
-  const { query } = useLocation();
-  const hash = query.offer ?? offerLinkOf(d.offer_id);
+  const hash = d.offer_short_hash;
   const offer = useApi(() => (hash ? ok(personalClient.GET('/v1/offers:resolve', { params: { query: { short_hash: hash } } })) : Promise.resolve(undefined)), [hash]);
   const locked = new Set(d.locked_keys);
   const open = useMemo(() => Object.fromEntries(Object.entries(d.field_values).filter(([k]) => !locked.has(k))), [d.etag]);

@@ -8,7 +8,7 @@ import { useLocation } from 'preact-iso';
 import { ok, personalClient } from '../../lib/api.ts';
 import { useApi } from '../../lib/useApi.ts';
 import { idempotencyKey } from '../../lib/idempotency.ts';
-import { priceWords, rememberOfferLink, type ResolvedOffer } from '../../lib/commerce.ts';
+import { priceWords, type ResolvedOffer } from '../../lib/commerce.ts';
 import { Page, Section } from '../../components/Page.tsx';
 import { Fields } from '../../components/Fields.tsx';
 import { Time } from '../../components/Time.tsx';
@@ -69,7 +69,6 @@ export function OfferLink(props: { hash: string; signedIn: boolean; onSignedIn?:
   if (!o) return <p aria-busy="true">Loading…</p>;
 
   async function order() {
-    rememberOfferLink(o!.offer_id, o!.short_hash);
     const id = await action.run(() => draftFor(o!.offer_id, key));
     if (id) route(`/order_drafts/${id}`);
   }
