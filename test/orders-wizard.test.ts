@@ -50,7 +50,7 @@ describe('order drafts: the wizard refuses what does not belong', () => {
     const inPayment = await draftToConfigure(t, buyer, paid.id);
     const payment = (await as('POST', `/v1/order_drafts/${inPayment.id}:submitConfiguration`, { etag: inPayment.etag, body: { field_values: {} } })).body;
     const bootstrap = await draftToConfigure(t, buyer, byo.id);
-    assert.equal(bootstrap.status, 'compute_bootstrap');
+    assert.equal(bootstrap.status, 'compute_bootstrap', JSON.stringify(bootstrap));
     const toFinish = await draftToConfigure(t, buyer, free.id);
     await as('POST', `/v1/order_drafts/${toFinish.id}:submitConfiguration`, { etag: toFinish.etag, body: { field_values: {} } });
     const done = await waitDraft(t, buyer, toFinish.id, inStatus('done', 'terminated'));
