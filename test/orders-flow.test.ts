@@ -66,6 +66,12 @@ describe('order flow (free offer)', () => {
     const stranger = await t.user('stranger');
     assert.equal((await customer(t, stranger)('GET', `/v1/order_drafts/${configure.id}`)).status, 404);
     assert.equal((await customer(t, stranger)('GET', `/v1/orders/${done.order.id}`)).status, 404);
+    // The offer's id leads to its page for the seller, and to nothing for anyone else.
+    const lookup = await t.request('GET', `/v1/lookup/${offer.id}`, { token: seller.user.token });
+    assert.equal(lookup.status, 200, lookup.text);
+    assert.equal(lookup.body.workspace_id, seller.ws);
+    assert.equal(lookup.body.html_url, `${t.config.publicUrl}/offers/${offer.id}`);
+    assert.equal((await customer(t, stranger)('GET', `/v1/lookup/${offer.id}`)).status, 404);
     const notifications = await as('GET', '/v1/notifications');
     assert.ok(notifications.body.data.some((n: { type: string }) => n.type === 'order_delivered'), JSON.stringify(notifications.body));
   });

@@ -108,6 +108,13 @@ describe('orders paid through the local provider', () => {
     assert.equal(forged.body.error.reason, 'WEBHOOK_SIGNATURE_INVALID');
     const tampered = await webhook({ body: event.body.replace('"complete"', '"expired"'), headers: event.headers });
     assert.equal(tampered.status, 400);
+    // Bodies that are not JSON, or nest past any bound, are refused by the signature before anything parses them.
+    for (const body of ['{', '[1, 2', `${'['.repeat(5000)}${']'.repeat(5000)}`, '']) {
+      const res = await webhook({ body, headers: { ...event.headers, 'content-type': 'application/json' } });
+      assert.equal(res.status, 400, body.slice(0, 20));
+      assert.equal(res.body.error.reason, 'WEBHOOK_SIGNATURE_INVALID', res.text);
+    }
+    assert.equal((await t.request('POST', '/v1/payment_webhooks/paypal', { payload: event.body, headers: event.headers })).status, 400);
     clock.offsetMs = 10 * 60 * 1000;
     assert.equal((await webhook(event)).status, 400, 'an event signed 10 minutes ago is refused');
     clock.offsetMs = 0;
@@ -155,6 +162,24 @@ describe('orders paid through the local provider', () => {
     assert.equal(row.status, 'complete');
     assert.ok(row.refunded_at !== null, 'the payment was refunded');
     assert.ok((await t.services.localPayments.findSession(session.id))!.refunded_at !== null);
+  });
+
+  test('a payment for a draft whose workspace was deleted meanwhile is refunded, and no order is made', async () => {
+    const offer = await makeOffer(t, seller, { max_uses: null });
+    const buyer = await t.user('buyer');
+    const { draft, session } = await inPayment(buyer, offer.id);
+    const wsEtag = (await t.request('GET', `/v1/workspaces/${draft.workspace_id}`, { token: buyer.token })).body.etag;
+    const deletion = await t.request('DELETE', `/v1/workspaces/${draft.workspace_id}`, { token: buyer.token, headers: { 'if-match': wsEtag } });
+    assert.equal(deletion.status, 202, deletion.text);
+    const ended = await t.request('POST', `/v1/operations/${deletion.body.id}:wait?timeout=30`, { token: buyer.token, headers: { 'svc-context': draft.workspace_id } });
+    assert.equal(ended.body.state, 'SUCCEEDED', ended.text);
+    const before = captured.length;
+    assert.equal(await t.services.localPayments.pay(session.id, '4242'), 'paid');
+    assert.ok(captured[before], 'the provider sent its event');
+    const row = await t.services.db.selectFrom('checkout_sessions').selectAll().where('provider_session_id', '=', session.id).executeTakeFirstOrThrow();
+    assert.equal(row.status, 'complete');
+    assert.ok(row.refunded_at !== null, 'the payment was refunded');
+    assert.equal((await ordersOfDraft(draft.id)).length, 0);
   });
 
   test('a recurring order shows its next renewal and renews once per period', async () => {

@@ -368,6 +368,21 @@ describe('README.md followed top to bottom in two terminals', () => {
     assert.ok(walk.some((l) => /^Created secret greeting \(sec_/.test(l)), walk.join('\n'));
   });
 
+  test('selling: a second user orders the offer, pays on the local checkout page and reaches the delivered URL; the seller sees the order', () => {
+    const order = outputOf('$API/v1/offers/$OFR/order_drafts');
+    assert.match(order, /\/i\/[0-9A-Za-z]{8}\n/, 'the offer\'s link');
+    assert.match(order, /^compute\n(clu_[0-9a-z]{26})\n/m, 'the draft went to compute, then configure with its cluster');
+    assert.match(order, /"greeting":"Hello from Examples"/, 'the locked value won');
+    assert.match(order, /\/checkout\/chk_[0-9a-z]{26}\n/, 'the hosted checkout page');
+    const paid = outputOf('wait_status done');
+    assert.match(paid, /^303 \S+\/checkout\/return\/local\?session_id=chk_/m);
+    const orderId = /^(ord_[0-9a-z]{26})$/m.exec(paid)?.[1];
+    assert.ok(orderId, paid);
+    assert.match(paid, /"kind":"install_url"/, 'the delivered URL answered');
+    assert.match(paid, /^delivered$/m);
+    assert.ok(paid.split('\n').filter((l) => l === orderId).length >= 2, 'the audit log names the order');
+  });
+
   test('rotating the key leaves a service that reads old values with a plain npm start', () => {
     assert.match(outputOf('svc admin rotate-keys'), /done: everything is sealed under the current key/);
     assert.match(outputOf('rm data/new.key'), /^still readable$/m);

@@ -1,7 +1,8 @@
 // The app: who is signed in decides between the sign-in page and the signed-in frame; inside it,
-// the router picks the page for the path (every html_url the API hands out is one of them).
+// the router picks the page for the path (every html_url the API hands out is one of them). An
+// offer's link is the one page a signed-out visitor sees (with sign-in and sign-up on it).
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ErrorBoundary, LocationProvider, Router } from 'preact-iso';
+import { ErrorBoundary, LocationProvider, Router, useLocation } from 'preact-iso';
 import { ApiError, client, ok } from './lib/api.ts';
 import { loadWorkspaces, SessionProvider, type Me, type Workspace } from './lib/session.tsx';
 import { toApiError } from './lib/useApi.ts';
@@ -9,7 +10,21 @@ import { Layout } from './components/Layout.tsx';
 import { ErrorNotice } from './components/ErrorNotice.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { NotFound } from './pages/NotFound.tsx';
+import { OfferLink } from './pages/order/OfferLink.tsx';
 import { ROUTES } from './routes.tsx';
+
+/** An offer's link (/i/{short_hash}) is public: it shows the offer to a visitor who is signed out. */
+const OFFER_LINK = /^\/i\/([0-9A-Za-z]{8})\/?$/;
+
+function SignedOut(props: { onSignedIn: () => Promise<void> }) {
+  const hash = OFFER_LINK.exec(useLocation().path)?.[1];
+  if (!hash) return <SignIn onSignedIn={props.onSignedIn} />;
+  return (
+    <main class="public" id="main" tabIndex={-1}>
+      <OfferLink hash={hash} signedIn={false} onSignedIn={props.onSignedIn} />
+    </main>
+  );
+}
 
 type State = { kind: 'loading' } | { kind: 'signed-out' } | { kind: 'signed-in'; me: Me; workspaces: Workspace[] } | { kind: 'error'; error: ApiError };
 
@@ -41,7 +56,7 @@ export function App() {
   return (
     <LocationProvider>
       {state.kind === 'signed-out' ? (
-        <SignIn onSignedIn={load} />
+        <SignedOut onSignedIn={load} />
       ) : (
         <SessionProvider me={state.me} workspaces={state.workspaces} onSignedOut={signedOut}>
           <Layout>

@@ -27,6 +27,11 @@ import { AgentList, NewAgent } from './pages/agents/Agents.tsx';
 import { AgentPage } from './pages/agents/AgentPage.tsx';
 import { SessionList } from './pages/agents/Sessions.tsx';
 import { ChatPage, NewChat } from './pages/agents/ChatPage.tsx';
+import { NewOffer, OfferList } from './pages/offers/Offers.tsx';
+import { OfferPage } from './pages/offers/OfferPage.tsx';
+import { OrderList, OrderPage } from './pages/orders/Orders.tsx';
+import { OfferLinkPage } from './pages/order/OfferLink.tsx';
+import { DraftPage } from './pages/order/DraftPage.tsx';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Routed = FunctionComponent<any>;
@@ -76,4 +81,13 @@ export const ROUTES: [path: string, page: Routed][] = [
   ['/settings/plan', PlanPage],
   ['/notifications', Notifications],
   ['/audit', Audit],
+  // selling: offers and orders (html_url /offers/{id}, /orders/{id}), the customer's link and wizard
+  // (/i/{short_hash}, html_url /order_drafts/{id}); the link is also public (app.tsx)
+  ['/offers', OfferList],
+  ['/offers/new', NewOffer],
+  ['/offers/:id', OfferPage],
+  ['/orders', OrderList],
+  ['/orders/:id', OrderPage],
+  ['/i/:hash', OfferLinkPage],
+  ['/order_drafts/:id', DraftPage],
 ];

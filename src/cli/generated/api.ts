@@ -2070,7 +2070,7 @@ export interface paths {
          * Start an order of an offer
          * @description The signed-in customer starts an order: 201 with the draft (their view, with field_values) in `workspace`. It takes one of the offer's uses until it is paid or ends (422 OFFER_NOT_REDEEMABLE when none is left, or the offer is archived or expired; 403 EMAIL_NOT_ALLOWED when the offer names other emails). The package version is fixed now (the latest release of a package offer). `ttl_expires_at` is now plus the offer's order_ttl_minutes. Accepts idempotency-key.
          */
-        post: operations["createOfferOrderDraft"];
+        post: operations["createOrderDraft"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2326,7 +2326,7 @@ export interface paths {
         };
         /**
          * Find the workspace and page of an id
-         * @description Which workspace an id of an operation, cluster, install, secret, snippet or package belongs to, and its `html_url`, when the caller may read it: a user credential must be a member (any role) of that workspace now, a workspace credential (API token, OAuth client) only finds ids of its own workspace. An operation of a deleted workspace is found only by the user who requested it. The web app uses it to open a link to a record of another workspace than the one it shows. Needs no svc-context. 404 NOT_FOUND, the same for each, when the id is unknown, malformed, of another kind, or of a workspace the caller may not read (the id is not validated into a 400).
+         * @description Which workspace an id of an operation, cluster, install, secret, snippet, package, machine, agent or offer belongs to, and its `html_url`, when the caller may read it: a user credential must be a member (any role) of that workspace now, a workspace credential (API token, OAuth client) only finds ids of its own workspace. An operation of a deleted workspace is found only by the user who requested it. The web app uses it to open a link to a record of another workspace than the one it shows. Needs no svc-context. 404 NOT_FOUND, the same for each, when the id is unknown, malformed, of another kind, or of a workspace the caller may not read (the id is not validated into a 400).
          */
         get: operations["getLookup"];
         put?: never;
@@ -2637,7 +2637,7 @@ export interface components {
              * @description what the id names, as the API calls it (`cluster` is a `/v1/clusters/{id}`)
              * @enum {string}
              */
-            type: "operation" | "cluster" | "install" | "secret" | "snippet" | "package";
+            type: "operation" | "cluster" | "install" | "secret" | "snippet" | "package" | "machine" | "agent" | "offer";
             /** @description ws_ id of the workspace it belongs to: send it as svc-context to read it with a user credential */
             workspace_id: string;
             /** @description the same html_url the resource carries (its page in the web app); null for a type without one (package) */
@@ -15492,7 +15492,7 @@ export interface operations {
                 cursor?: string;
                 /** @description items per page, 1-100 */
                 limit?: number;
-                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_ or ws_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
+                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_, ws_, wbs_, mch_, agt_, apr_, ofr_ or ord_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
                 resource_id?: string;
                 /** @description only events of this action */
                 action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit";
@@ -21215,7 +21215,7 @@ export interface operations {
             };
         };
     };
-    createOfferOrderDraft: {
+    createOrderDraft: {
         parameters: {
             query?: never;
             header?: {
@@ -22690,7 +22690,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description an id of an operation (op_), cluster (clu_), install (inst_), secret (sec_), snippet (snp_) or package (pkg_) */
+                /** @description an id of an operation (op_), cluster (clu_), install (inst_), secret (sec_), snippet (snp_), package (pkg_), machine (mch_), agent (agt_) or offer (ofr_) */
                 id: string;
             };
             cookie?: never;

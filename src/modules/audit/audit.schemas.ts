@@ -57,7 +57,7 @@ export const ListAuditEventsQuery = Type.Object(
     ...PageQuery,
     resource_id: Type.Optional(Type.String({
       minLength: 1, maxLength: 64,
-      description: 'only events about this resource (a sec_, secv_, tok_, oac_, wsm_ or ws_ id). A secret\'s sec_ id also selects the ' +
+      description: 'only events about this resource (a sec_, secv_, tok_, oac_, wsm_, ws_, wbs_, mch_, agt_, apr_, ofr_ or ord_ id). A secret\'s sec_ id also selects the ' +
         'events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version\'s events only',
     })),
     action: Type.Optional(StringEnum(AUDIT_ACTIONS, { description: 'only events of this action' })),

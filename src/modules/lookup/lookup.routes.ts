@@ -28,7 +28,7 @@ export const IdLookup = Type.Object(
 const LookupParams = Type.Object({
   id: Type.String({
     maxLength: 100,
-    description: 'an id of an operation (op_), cluster (clu_), install (inst_), secret (sec_), snippet (snp_) or package (pkg_)',
+    description: 'an id of an operation (op_), cluster (clu_), install (inst_), secret (sec_), snippet (snp_), package (pkg_), machine (mch_), agent (agt_) or offer (ofr_)',
   }),
 });
 
@@ -39,7 +39,7 @@ export function lookupRoutes(app: App, s: Services): void {
     schema: {
       tags: ['lookup'], security: bearerSecurity, operationId: 'getLookup', summary: 'Find the workspace and page of an id',
       description:
-        'Which workspace an id of an operation, cluster, install, secret, snippet or package belongs to, and its `html_url`, ' +
+        'Which workspace an id of an operation, cluster, install, secret, snippet, package, machine, agent or offer belongs to, and its `html_url`, ' +
         'when the caller may read it: a user credential must be a member (any role) of that workspace now, a workspace ' +
         'credential (API token, OAuth client) only finds ids of its own workspace. An operation of a deleted workspace is ' +
         'found only by the user who requested it. The web app uses it to open a link to a record of another workspace than ' +

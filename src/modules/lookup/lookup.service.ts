@@ -20,6 +20,9 @@ const KINDS = {
   secret: { table: 'secrets', page: 'secrets' },
   snippet: { table: 'snippets', page: 'snippets' },
   package: { table: 'packages', page: null },
+  machine: { table: 'machines', page: 'machines' },
+  agent: { table: 'agents', page: 'agents' },
+  offer: { table: 'offers', page: 'offers' },
 } as const satisfies Partial<Record<IdKind, { table: string; page: string | null }>>;
 
 export type LookupType = keyof typeof KINDS;
@@ -67,6 +70,9 @@ const QUERIES = {
   secret: ownerQuery('secrets'),
   snippet: ownerQuery('snippets'),
   package: ownerQuery('packages'),
+  machine: ownerQuery('machines'),
+  agent: ownerQuery('agents'),
+  offer: ownerQuery('offers'),
 };
 
 /** The lookup type of a well-formed id of a kind this route knows, else null. */

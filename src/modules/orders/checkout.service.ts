@@ -14,7 +14,7 @@ import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Logger } from 'pino';
 import type { OperationService } from '../operations/operations.service.js';
-import { endDraft } from './draft-endings.js';
+import { endDraft, workspaceLive } from './draft-endings.js';
 import { findOfferById, offerWithdrawn } from './offer-uses.js';
 import { commitOrder } from './order-commit.js';
 import * as repo from './order-drafts.repo.js';
@@ -130,7 +130,9 @@ export function createCheckoutService(deps: CheckoutDeps) {
       completed_at: clock.now(), payment_ref: state.paymentRef, subscription_id: state.subscriptionId,
     });
     if (!moved) return { outcome: 'duplicate', refund: null };
-    const payable = draft && draft.status === 'payment' && draft.payment_completed === 0 && session.draft_revision === draft.content_revision;
+    // A customer workspace deleted meanwhile cannot take the install: the payment is refunded.
+    const payable = draft && draft.status === 'payment' && draft.payment_completed === 0 && session.draft_revision === draft.content_revision
+      && draft.workspace_id !== null && (await workspaceLive(tx, draft.workspace_id));
     if (!payable) return { outcome: draft && session.draft_revision !== draft.content_revision ? 'stale' : 'late', refund: session };
     const offer = (await findOfferById(tx, draft.offer_id))!;
     const paidDraft = await repo.moveDraft(tx, draft.id, ['payment'], null, { status: 'install', payment_completed: 1 }, clock.now());

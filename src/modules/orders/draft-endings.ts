@@ -6,6 +6,7 @@
 import type { Executor } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import type { OperationService } from '../operations/operations.service.js';
+import { lockWorkspace } from '../workspaces/workspaces.repo.js';
 import { returnOfferUse } from './offer-uses.js';
 import * as repo from './order-drafts.repo.js';
 import type { TerminationReason } from './orders.schemas.js';
@@ -28,12 +29,18 @@ export async function endDraft(
   const now = clock.now();
   const moved = await repo.moveDraft(tx, draft.id, from, null, { status: 'cleaning_up', termination_reason: reason }, now);
   if (!moved) return undefined;
-  if (moved.workspace_id === null) return finishTermination(tx, moved.id);
+  // Nothing to release where no customer workspace is (ended before one was chosen, or it was deleted with what it held).
+  if (moved.workspace_id === null || !(await workspaceLive(tx, moved.workspace_id))) return finishTermination(tx, moved.id);
   const op = await operations.start(tx, {
     type: ORDER_DRAFT_CLEANUP, workspaceId: moved.workspace_id, ownerType: 'order_draft', ownerId: moved.id, clusterId: null,
     input: {}, metadata: { order_draft_id: moved.id, termination_reason: reason }, actor,
   });
   return repo.moveDraft(tx, moved.id, ['cleaning_up'], null, { cleanup_operation_id: op.id }, now);
+}
+
+/** Whether new work may start in the workspace: it exists and its deletion has not begun (locks its row, ordered against that). */
+export async function workspaceLive(tx: Executor, workspaceId: string): Promise<boolean> {
+  return (await lockWorkspace(tx, workspaceId))?.state === 'active';
 }
 
 /** The last move of a termination: the offer's use given back (an unpaid draft's), then terminated. */

@@ -33,7 +33,7 @@ export function orderDraftRoutes(app: App, s: Services): void {
   app.post('/v1/offers/:id/order_drafts', {
     config: { auth: 'user' },
     schema: {
-      tags: draftTags, security: bearerSecurity, operationId: 'createOfferOrderDraft', summary: 'Start an order of an offer',
+      tags: draftTags, security: bearerSecurity, operationId: 'createOrderDraft', summary: 'Start an order of an offer',
       description:
         'The signed-in customer starts an order: 201 with the draft (their view, with field_values) in `workspace`. It takes one of ' +
         'the offer\'s uses until it is paid or ends (422 OFFER_NOT_REDEEMABLE when none is left, or the offer is archived or expired; ' +

@@ -4,7 +4,7 @@
 // runs: the customer's role in their workspace now, never one remembered from an earlier step.
 import type { Db, Executor } from '../../db/database.js';
 import type { Json } from '../../jobs/workflows.js';
-import { permissionDenied } from '../../platform/errors.js';
+import { ApiError, permissionDenied } from '../../platform/errors.js';
 import { clock } from '../../platform/clock.js';
 import { isId } from '../../platform/ids.js';
 import { roleAtLeast } from '../../platform/auth.js';
@@ -17,7 +17,7 @@ import { mergeFieldValues } from '../offers/offer-values.js';
 import { fieldValuesOf } from '../offers/offers.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import type { WorkspaceService } from '../workspaces/workspaces.service.js';
-import { endDraft, ORDER_DRAFT_COMPUTE } from './draft-endings.js';
+import { endDraft, ORDER_DRAFT_COMPUTE, workspaceLive } from './draft-endings.js';
 import { findOfferById, offerWithdrawn, type OfferRow } from './offer-uses.js';
 import { commitOrder } from './order-commit.js';
 import * as repo from './order-drafts.repo.js';
@@ -106,6 +106,9 @@ export function createWizardService(deps: WizardDeps) {
         return null;
       }
       const checked = await checkedConfiguration(tx, row, offer, values);
+      if (!(await workspaceLive(tx, row.workspace_id!))) {
+        throw new ApiError('FAILED_PRECONDITION', `workspace ${row.workspace_id} is being deleted: cancel this draft and order again`, { reason: 'WORKSPACE_DELETING' });
+      }
       const free = amountOf(offer) === 0;
       const moved = await repo.moveDraft(tx, id, [row.status], row.revision, {
         status: free ? 'install' : 'payment', field_values: JSON.stringify(checked), content_revision: row.content_revision + 1,

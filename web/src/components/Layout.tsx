@@ -26,6 +26,13 @@ export const NAV: { title: string; items: NavItem[] }[] = [
     ],
   },
   {
+    title: 'Sell',
+    items: [
+      { href: '/offers', label: 'Offers' },
+      { href: '/orders', label: 'Orders' },
+    ],
+  },
+  {
     title: 'Build',
     items: [
       { href: '/secrets', label: 'Secrets' },
@@ -78,7 +85,13 @@ function useUnread(path: string, workspaceId: string | undefined): number | null
   return count;
 }
 
-/** Every page but workspace creation acts in a workspace: a person in none is asked to make one. */
+/**
+ * Pages a person uses without a workspace: creating one, and a customer's order (an offer's link,
+ * the order wizard, their order), which a new customer reaches before they have any.
+ */
+const PERSONAL = /^\/(workspaces\/new|i\/|order_drafts\/|orders\/)/;
+
+/** Every page but those acts in a workspace: a person in none is asked to make one. */
 function NoWorkspace() {
   return (
     <Page title="No workspace yet">
@@ -161,7 +174,7 @@ export function Layout(props: { children: ComponentChildren }) {
         ))}
       </nav>
       <main id="main" class="content" tabIndex={-1}>
-        {workspace || path === '/workspaces/new' ? props.children : <NoWorkspace />}
+        {workspace || PERSONAL.test(path) ? props.children : <NoWorkspace />}
       </main>
     </div>
   );

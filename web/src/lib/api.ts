@@ -43,11 +43,10 @@ export function setUnauthenticatedHandler(fn: () => void): void {
   onUnauthenticated = fn;
 }
 
-const headers: Middleware = {
+/** Every call: x-svc-csrf on writes, and a 401 ends the signed-in app. */
+const csrf: Middleware = {
   onRequest({ request }) {
     if (request.method !== 'GET' && request.method !== 'HEAD') request.headers.set('x-svc-csrf', '1');
-    const path = new URL(request.url).pathname;
-    if (currentWorkspace && !UNSCOPED.test(path) && !request.headers.has('svc-context')) request.headers.set('svc-context', currentWorkspace);
     return request;
   },
   onResponse({ response, request }) {
@@ -56,8 +55,25 @@ const headers: Middleware = {
   },
 };
 
+/** Workspace-scoped calls: svc-context of the current workspace unless the call names one. */
+const scope: Middleware = {
+  onRequest({ request }) {
+    const path = new URL(request.url).pathname;
+    if (currentWorkspace && !UNSCOPED.test(path) && !request.headers.has('svc-context')) request.headers.set('svc-context', currentWorkspace);
+    return request;
+  },
+};
+
 export const client = createClient<paths>({ baseUrl: location.origin, credentials: 'same-origin' });
-client.use(headers);
+client.use(csrf, scope);
+
+/**
+ * Calls made as the person themselves, never with svc-context: the customer of an order draft
+ * (API.md 8.7: a user credential without svc-context is the customer; with the seller's workspace
+ * it is the seller's view), and the public offer link.
+ */
+export const personalClient = createClient<paths>({ baseUrl: location.origin, credentials: 'same-origin' });
+personalClient.use(csrf);
 
 interface Answer<T> {
   data?: T;

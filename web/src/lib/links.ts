@@ -11,6 +11,9 @@ const RECORD_PAGES: Record<string, string> = {
   machine: 'machines',
   agent: 'agents',
   agent_session: 'agent_sessions',
+  offer: 'offers',
+  order: 'orders',
+  order_draft: 'order_drafts',
 };
 
 const SETTINGS_PAGES: Record<string, string> = {

@@ -46,6 +46,11 @@ const ACTIONS: Record<Action, string> = {
   'agent.undelete': 'Agent restored',
   'approval_request.approve': 'Agent change approved',
   'approval_request.reject': 'Agent change rejected',
+  'offer.create': 'Offer created',
+  'offer.update': 'Offer changed',
+  'offer.delete': 'Offer archived',
+  'offer.undelete': 'Offer restored',
+  'order.commit': 'Order committed',
 };
 const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   secret: 'Secret',
@@ -58,6 +63,8 @@ const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   worker_bootstrap: 'Worker bootstrap',
   agent: 'Agent',
   approval_request: 'Approval request',
+  offer: 'Offer',
+  order: 'Order',
 };
 const ACTION_OPTIONS: [string, string][] = [['', 'Every action'], ...(Object.entries(ACTIONS) as [string, string][])];
 

@@ -1,0 +1,46 @@
+// Making an account from an offer's link (API.md 6: POST /v1/users, open unless SVC_SIGNUP is
+// closed), then signing in as the sign-in form does: the person stays on the offer's page.
+import { useState } from 'preact/hooks';
+import { client, ok } from '../../lib/api.ts';
+import { TextField, useAction, violationOf } from '../../components/Form.tsx';
+import { ErrorNotice } from '../../components/ErrorNotice.tsx';
+
+export function SignUpForm(props: { onSignedIn: () => Promise<void> }) {
+  const [name, setName] = useState('');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const action = useAction();
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    const done = await action.run(async () => {
+      await ok(client.POST('/v1/users', { body: { email, password, ...(name.trim() ? { name: name.trim() } : {}) } }));
+      return ok(client.POST('/v1/auth/browser_session', { body: { email, password } }));
+    });
+    if (done) await props.onSignedIn();
+  }
+
+  return (
+    <form class="card" onSubmit={submit} aria-labelledby="signup-title">
+      <h2 id="signup-title">Create an account</h2>
+      <ErrorNotice error={action.error} shownFields={['body.email', 'body.password']} title="The account was not created." />
+      <TextField label="Your name" autoComplete="name" maxLength={200} value={name} onValue={setName} />
+      <TextField label="Email" type="email" autoComplete="email" required value={email} onValue={setEmail} error={violationOf(action.error, 'body.email')} />
+      <TextField
+        label="Password"
+        type="password"
+        autoComplete="new-password"
+        required
+        minLength={8}
+        maxLength={256}
+        value={password}
+        onValue={setPassword}
+        hint="At least 8 characters."
+        error={violationOf(action.error, 'body.password')}
+      />
+      <button class="primary" type="submit" disabled={action.busy}>
+        {action.busy ? 'Creating your account…' : 'Create account and continue'}
+      </button>
+    </form>
+  );
+}
