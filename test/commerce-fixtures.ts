@@ -1,7 +1,9 @@
 // Shared steps of the commerce tests (API.md 8.7): a seller with a package and an offer, a customer,
 // and the wizard driven through HTTP, waiting for the service-driven phases by reading the draft.
 import assert from 'node:assert/strict';
-import type { TestApp, TestUser } from './harness.js';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../src/db/schema.js';
+import { DIALECT, type TestApp, type TestUser } from './harness.js';
 
 export const SCHEMA = {
   type: 'object',
@@ -75,4 +77,25 @@ export async function draftToConfigure(t: TestApp, user: TestUser, offerId: stri
   const picked = await as('POST', `/v1/order_drafts/${created.body.id}:selectWorkspace`, { etag: created.body.etag, body: { kind: 'new', name: workspaceName } });
   assert.equal(picked.status, 200, picked.text);
   return waitDraft(t, user, created.body.id, inStatus('configure', 'compute_bootstrap', 'terminated'), 'configure');
+}
+
+/**
+ * Faults for the clusters order drafts register (named `order-…`): the compute phase registers its
+ * cluster with no options, so a trigger gives those rows the local driver's documented fault
+ * options (`local.faults`, as POST /v1/clusters takes them) at insert. Answers the function that
+ * removes the trigger. Works on both dialects; the driver reads the options at each step.
+ */
+export async function faultOrderClusters(db: Kysely<Database>, faults: Array<{ action: string; fail_times?: number; latency_ms?: number }>): Promise<() => Promise<void>> {
+  const options = JSON.stringify({ faults: faults.map((f) => ({ fail_times: 0, latency_ms: 0, ...f })) }).replace(/'/g, "''");
+  if (DIALECT === 'postgres') {
+    await sql.raw(`CREATE OR REPLACE FUNCTION order_cluster_faults() RETURNS trigger AS $$ BEGIN NEW.options := '${options}'; RETURN NEW; END $$ LANGUAGE plpgsql`).execute(db);
+    await sql.raw(`CREATE TRIGGER order_cluster_faults BEFORE INSERT ON clusters FOR EACH ROW WHEN (NEW.name LIKE 'order-%') EXECUTE FUNCTION order_cluster_faults()`).execute(db);
+    return async () => {
+      await sql.raw('DROP TRIGGER IF EXISTS order_cluster_faults ON clusters').execute(db);
+    };
+  }
+  await sql.raw(`CREATE TRIGGER order_cluster_faults AFTER INSERT ON clusters WHEN NEW.name LIKE 'order-%' BEGIN UPDATE clusters SET options = '${options}' WHERE id = NEW.id; END`).execute(db);
+  return async () => {
+    await sql.raw('DROP TRIGGER IF EXISTS order_cluster_faults').execute(db);
+  };
 }

@@ -163,7 +163,8 @@ export function createCheckoutService(deps: CheckoutDeps) {
   }
 
   /** A verified webhook event, taken in exactly once by its id (recorded in the transaction of its effect). */
-  async function takePaymentEvent(provider: PaymentProviderName, event: PaymentEvent): Promise<IntakeOutcome> {
+  async function takePaymentEvent(provider: PaymentProviderName, received: PaymentEvent): Promise<IntakeOutcome> {
+    const event = await withPeriodEnd(provider, received);
     const now = clock.now();
     const result = await db.transaction().execute(async (tx) => {
       const sessionId = event.type === 'checkout.completed' || event.type === 'checkout.expired' ? event.checkout.id : null;
@@ -182,6 +183,22 @@ export function createCheckoutService(deps: CheckoutDeps) {
     });
     if (result.refund) await refund(result.refund);
     return result.refund ? 'refunded' : result.outcome;
+  }
+
+  /**
+   * A webhook's paid session names its subscription but not the paid period (Stripe sends the
+   * subscription unexpanded): the session is read back so the order shows its next renewal. If the
+   * provider cannot be reached the event is taken as sent; the first renewal sets the date then.
+   */
+  async function withPeriodEnd(provider: string, event: PaymentEvent): Promise<PaymentEvent> {
+    if (event.type !== 'checkout.completed' || event.checkout.subscriptionId === null || event.checkout.currentPeriodEnd !== null) return event;
+    try {
+      const state = await deps.providers.get(provider)?.getCheckout(event.checkout.id);
+      return state && state.status === 'complete' && state.currentPeriodEnd !== null ? { ...event, checkout: state } : event;
+    } catch (err) {
+      deps.log.current?.warn({ checkout_session_id: event.checkout.id, err: (err as Error).message }, 'could not read the subscription period of a paid session');
+      return event;
+    }
   }
 
   /** The sweep's share: refunds that failed before are tried again. */

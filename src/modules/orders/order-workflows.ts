@@ -93,11 +93,13 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
         async run(ctx) {
           const draft = await draftOf(db, ctx);
           if (draft.status !== 'compute' || draft.cluster_id === null) return { moved_on: true };
+          // The operation before the cluster: a cluster.create that succeeds between the two reads
+          // then shows an active cluster, never a "finished but not active" one read the other way round.
+          const op = await latestOperation(db, draft.cluster_id, 'cluster.create');
           const cluster = await findClusterById(db, draft.cluster_id);
           if (!cluster || cluster.state === 'deleting') throw new StepError(`cluster ${draft.cluster_id} is gone`, false);
           if (cluster.state === 'active') return { moved_on: false };
-          const op = await latestOperation(db, cluster.id, 'cluster.create');
-          if (op && op.state !== 'RUNNING') throw new StepError(`cluster ${cluster.id} could not be created (its cluster.create ${op.state})`, false);
+          if (op && (op.state === 'FAILED' || op.state === 'CANCELLED')) throw new StepError(`cluster ${cluster.id} could not be created (its cluster.create ${op.state})`, false);
           throw new StepError(`waiting for cluster ${cluster.id} (${cluster.state})`, true);
         },
         async apply(tx, ctx) {

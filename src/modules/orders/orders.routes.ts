@@ -141,7 +141,7 @@ export function orderDraftRoutes(app: App, s: Services): void {
       description:
         'configure -> payment, or configure -> install when nothing is to be paid (a non_billable_test offer, or a price of 0: the ' +
         'order is committed at once). The values are checked against the version\'s input schema after the offer\'s are merged in: ' +
-        'unlocked offer values are defaults, locked ones win (sending a locked key with another value is 400 FIELD_LOCKED). Also ' +
+        'unlocked offer values are defaults, locked ones win (sending a locked key with another value is 400 VALUE_LOCKED). Also ' +
         'accepted in `payment` before it is paid, to change the configuration: the open checkout session then charges a stale ' +
         'revision and the next POST /v1/order_drafts/{id}/checkout_sessions replaces it. An offer archived or expired meanwhile ends the draft `offer_expired` ' +
         '(422 OFFER_NOT_REDEEMABLE). ' + VERB_RULES,
