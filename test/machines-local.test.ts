@@ -73,7 +73,8 @@ describe('machines on the local compute provider', () => {
     assert.equal(machine.facts.hostname, server.name);
     assert.deepEqual(provider.running(), [server.id]);
     assert.equal(joins(), 1);
-    assert.ok(lines.some((l) => l.machine_id === machineId && /^heartbeating every 1 s: machine mch_\w+ is ACTIVE$/.test(l.msg)), JSON.stringify(lines));
+    // The agent logs its first answered heartbeat after the service recorded it: the line may follow the read above.
+    await until('the agent to log its heartbeat', () => lines.some((l) => l.machine_id === machineId && /^heartbeating every 1 s: machine mch_\w+ is ACTIVE$/.test(l.msg)));
 
     const suspended = await as('POST', `/v1/machines/${machineId}:suspend`, { headers: { 'if-match': machine.etag } });
     assert.equal(suspended.status, 202, suspended.text);
