@@ -7,10 +7,10 @@ import type { Db } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { recordAuditEvent } from '../audit/audit.js';
 import { machineExpiry, machineUnreachable } from '../notifications/sources.js';
-import type { OperationService } from '../operations/operations.service.js';
+import { SYSTEM_ACTOR, type OperationService } from '../operations/operations.service.js';
 import { syncClusterNodes } from './machine-nodes.js';
 import * as repo from './machines.repo.js';
-import { startMachineDeletion, SYSTEM_ACTOR } from './machines.workflows.js';
+import { startMachineDeletion } from './machines.workflows.js';
 
 export interface MachineSweepResult {
   unreachable: number;

@@ -12,7 +12,7 @@ import { ComputeProviderError, type ComputeProvider, type ComputeCallContext } f
 import { StepError, type Json, type RetryPolicy, type StepContext, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
 import { drainOperationsStep, releaseEach } from '../operations/operation-steps.js';
-import type { OperationService } from '../operations/operations.service.js';
+import { SYSTEM_ACTOR, type OperationService } from '../operations/operations.service.js';
 import { machineReachable, supersedeMachineNotices } from '../notifications/sources.js';
 import { bootstrapToken, cloudInit, type AgentLaunch } from './join-tokens.js';
 import { syncClusterNodes } from './machine-nodes.js';
@@ -44,8 +44,6 @@ function waitPolicy(seconds: number): RetryPolicy {
   return { maxAttempts: Math.ceil(seconds / 5) + 4, initialDelayMs: 1000, maxDelayMs: 5000 };
 }
 
-/** Who starts what the service does on its own (a failed create's cleanup, an expiry). */
-export const SYSTEM_ACTOR = { actorId: 'system', userId: null } as const;
 
 /** A DNS-safe server name for the machine (underscores are not allowed in host names). */
 export const serverNameOf = (machineId: string) => `svc-${machineId.replace('_', '-')}`;

@@ -46,6 +46,9 @@ export function toStep(row: repo.StepRow): OperationStepT {
 }
 
 /** Who starts an operation: the acting credential, and the user behind it when a user acts. */
+/** Who starts what the service does on its own (a failed create's cleanup, an expiry, a sweep). */
+export const SYSTEM_ACTOR = { actorId: 'system', userId: null } as const;
+
 export function actorOf(scope: WorkspaceScope): StartOperation['actor'] {
   return { actorId: scope.actorId, userId: isId('user', scope.actorId) ? scope.actorId : null };
 }

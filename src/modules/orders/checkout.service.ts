@@ -116,7 +116,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
     } catch (err) {
       throw providerDown(err);
     }
-    await takeCheckoutState(session.provider as PaymentProviderName, state, 'expire');
+    await takeCheckoutState(session.provider as PaymentProviderName, state);
   }
 
   /** Applies what the provider says of a session, in the caller's transaction; forward only. */
@@ -156,7 +156,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
   }
 
   /** The return page and expiries: what the provider says now of a session. */
-  async function takeCheckoutState(provider: PaymentProviderName, state: CheckoutState, _via: 'return' | 'expire' | 'webhook'): Promise<IntakeOutcome> {
+  async function takeCheckoutState(provider: PaymentProviderName, state: CheckoutState): Promise<IntakeOutcome> {
     const { outcome, refund: toRefund } = await db.transaction().execute((tx) => applyCheckoutState(tx, provider, state));
     if (toRefund) await refund(toRefund);
     return toRefund ? 'refunded' : outcome;

@@ -5,7 +5,7 @@
 // any other runs the order_draft.cleanup operation in the customer's workspace.
 import type { Executor } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
-import type { OperationService } from '../operations/operations.service.js';
+import { SYSTEM_ACTOR, type OperationService } from '../operations/operations.service.js';
 import { lockWorkspace } from '../workspaces/workspaces.repo.js';
 import { returnOfferUse } from './offer-uses.js';
 import * as repo from './order-drafts.repo.js';
@@ -15,8 +15,6 @@ export const ORDER_DRAFT_COMPUTE = 'order_draft.compute';
 export const ORDER_DRAFT_DELIVER = 'order_draft.deliver';
 export const ORDER_DRAFT_CLEANUP = 'order_draft.cleanup';
 
-/** Who the service acts as when it ends or moves a draft on its own (a sweep, a workflow). */
-export const SYSTEM_ACTOR = { actorId: 'system', userId: null } as const;
 
 /**
  * Ends a draft with `reason` if it still is in one of `from` (by default the phases before payment);

@@ -6,6 +6,7 @@ import type { Executor } from '../../db/database.js';
 import { keysetPage } from '../../db/keyset.js';
 import type { CheckoutSessionsTable, OrderDraftsTable, OrdersTable, PaymentEventsTable } from '../../db/schema.js';
 import type { PageRequest } from '../../platform/pagination.js';
+import type { UrlEntryT } from '../installs/installs.schemas.js';
 
 export type DraftRow = OrderDraftsTable;
 export type CheckoutRow = CheckoutSessionsTable;
@@ -50,15 +51,13 @@ export interface DraftFilters {
   status?: string;
 }
 
-export function listSellerDrafts(db: Executor, sellerWorkspaceId: string, f: DraftFilters, page: PageRequest): Promise<DraftRow[]> {
-  let q = db.selectFrom('order_drafts').selectAll().where('seller_workspace_id', '=', sellerWorkspaceId);
-  if (f.offer !== undefined) q = q.where('offer_id', '=', f.offer);
-  if (f.status !== undefined) q = q.where('status', '=', f.status);
-  return keysetPage(q, 'id', page).execute();
-}
+/** Whose drafts or orders a list shows: the seller's workspace's, or the customer's own. */
+export type ListOwner = { seller_workspace_id: string } | { customer: string };
 
-export function listCustomerDrafts(db: Executor, userId: string, f: DraftFilters, page: PageRequest): Promise<DraftRow[]> {
-  let q = db.selectFrom('order_drafts').selectAll().where('user_id', '=', userId);
+export function listDrafts(db: Executor, owner: ListOwner, f: DraftFilters, page: PageRequest): Promise<DraftRow[]> {
+  let q = 'customer' in owner
+    ? db.selectFrom('order_drafts').selectAll().where('user_id', '=', owner.customer)
+    : db.selectFrom('order_drafts').selectAll().where('seller_workspace_id', '=', owner.seller_workspace_id);
   if (f.offer !== undefined) q = q.where('offer_id', '=', f.offer);
   if (f.status !== undefined) q = q.where('status', '=', f.status);
   return keysetPage(q, 'id', page).execute();
@@ -77,6 +76,12 @@ export function draftsToWarn(db: Executor, now: number, within: number, limit: n
     .where('status', 'in', OPEN_STATUSES).where('payment_completed', '=', 0).where('user_id', 'is not', null)
     .where('expiry_notified_at', 'is', null).where('ttl_expires_at', '<=', now + within).where('ttl_expires_at', '>', now)
     .orderBy('ttl_expires_at').limit(limit).execute();
+}
+
+/** Records that the customer was told of the draft's expiry; false when another run did it first. */
+export async function markExpiryNotified(tx: Executor, id: string, now: number): Promise<boolean> {
+  const marked = await tx.updateTable('order_drafts').set({ expiry_notified_at: now }).where('id', '=', id).where('expiry_notified_at', 'is', null).executeTakeFirst();
+  return Number(marked.numUpdatedRows) > 0;
 }
 
 /** Unpaid open drafts whose offer expired. */
@@ -184,15 +189,10 @@ export function updateOrder(db: Executor, id: string, set: Partial<Omit<OrderRow
     .where('id', '=', id).returningAll().executeTakeFirst();
 }
 
-export function listSellerOrders(db: Executor, sellerWorkspaceId: string, f: { offer?: string; status?: string }, page: PageRequest): Promise<OrderRow[]> {
-  let q = db.selectFrom('orders').selectAll().where('seller_workspace_id', '=', sellerWorkspaceId);
-  if (f.offer !== undefined) q = q.where('offer_id', '=', f.offer);
-  if (f.status !== undefined) q = q.where('status', '=', f.status);
-  return keysetPage(q, 'id', page).execute();
-}
-
-export function listCustomerOrders(db: Executor, userId: string, f: { offer?: string; status?: string }, page: PageRequest): Promise<OrderRow[]> {
-  let q = db.selectFrom('orders').selectAll().where('customer_user_id', '=', userId);
+export function listOrders(db: Executor, owner: ListOwner, f: DraftFilters, page: PageRequest): Promise<OrderRow[]> {
+  let q = 'customer' in owner
+    ? db.selectFrom('orders').selectAll().where('customer_user_id', '=', owner.customer)
+    : db.selectFrom('orders').selectAll().where('seller_workspace_id', '=', owner.seller_workspace_id);
   if (f.offer !== undefined) q = q.where('offer_id', '=', f.offer);
   if (f.status !== undefined) q = q.where('status', '=', f.status);
   return keysetPage(q, 'id', page).execute();
@@ -215,10 +215,21 @@ export async function endSubscriptionOrders(db: Executor, subscriptionId: string
   return Number(result.numUpdatedRows);
 }
 
-/** URLs of installs, for the deliveries of a page of orders or drafts. */
+/** URLs of installs, for the deliveries of a page of orders or drafts (one statement). */
 export function urlsOfInstalls(db: Executor, installIds: string[]) {
   if (installIds.length === 0) return Promise.resolve([]);
   return db.selectFrom('install_urls').selectAll().where('install_id', 'in', installIds).orderBy('route_key').execute();
+}
+
+/** Those URLs by install, as deliveries show them. */
+export async function urlsByInstall(db: Executor, installIds: (string | null)[]): Promise<Map<string, UrlEntryT[]>> {
+  const out = new Map<string, UrlEntryT[]>();
+  for (const r of await urlsOfInstalls(db, installIds.filter((i): i is string => i !== null))) {
+    const list = out.get(r.install_id) ?? [];
+    list.push({ route_key: r.route_key, hostname: r.hostname, url: r.url, error: r.error, updated_at: r.updated_at, last_observed_at: r.last_observed_at });
+    out.set(r.install_id, list);
+  }
+  return out;
 }
 
 // ---- payment events ----

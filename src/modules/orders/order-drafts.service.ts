@@ -11,18 +11,22 @@ import { ApiError, notFound } from '../../platform/errors.js';
 import { etagMismatch } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
-import type { UrlEntryT } from '../installs/installs.schemas.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { resolvedVersion } from '../offers/offers.service.js';
 import { findUserById } from '../users/users.repo.js';
+import { findMemberRole } from '../workspaces/workspaces.repo.js';
 import { endDraft } from './draft-endings.js';
 import { findOfferById, findOfferByShortHash, offersByIds, offerWithdrawn, takeOfferUse, type OfferRow } from './offer-uses.js';
 import * as repo from './order-drafts.repo.js';
-import { toCustomerDraft, toSellerDraft, toUrls, type DraftOffer, type DraftRelated } from './order-drafts.view.js';
+import { toCustomerDraft, toSellerDraft, type DraftOffer, type DraftRelated } from './order-drafts.view.js';
 import type { OrderDraftSellerViewT, OrderDraftT } from './orders.schemas.js';
 
 /** Who reads or acts on a draft: its customer (a user credential without svc-context) or a member of the seller's workspace. */
 export type DraftViewer = { kind: 'customer'; userId: string } | { kind: 'seller'; scope: WorkspaceScope };
+
+/** Whose records a list of this viewer shows. */
+export const ownerOf = (viewer: DraftViewer): repo.ListOwner =>
+  viewer.kind === 'customer' ? { customer: viewer.userId } : { seller_workspace_id: viewer.scope.workspaceId };
 
 export interface OrderDraftDeps {
   db: Db;
@@ -44,7 +48,7 @@ const CLAIM_PREFIX = 'odc_';
 /** The customer's workspace scope now: their membership read at the moment of the action, never a copy. */
 export async function customerScope(db: Executor, draft: repo.DraftRow): Promise<WorkspaceScope | null> {
   if (draft.workspace_id === null || draft.user_id === null) return null;
-  const row = await db.selectFrom('workspace_members').select('role').where('workspace_id', '=', draft.workspace_id).where('user_id', '=', draft.user_id).executeTakeFirst();
+  const row = await findMemberRole(db, draft.workspace_id, draft.user_id);
   return row ? { workspaceId: draft.workspace_id, role: row.role as WorkspaceScope['role'], actorId: draft.user_id } : null;
 }
 
@@ -57,14 +61,7 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
     const [offers, checkouts, orders] = await Promise.all([
       offersByIds(executor, rows.map((r) => r.offer_id)), repo.openCheckoutsOfDrafts(executor, ids), repo.ordersOfDrafts(executor, ids),
     ]);
-    const installIds = orders.map((o) => o.install_id).filter((i): i is string => i !== null);
-    const urlRows = await repo.urlsOfInstalls(executor, installIds);
-    const urlsOf = new Map<string, UrlEntryT[]>();
-    for (const r of urlRows) {
-      const list = urlsOf.get(r.install_id) ?? [];
-      list.push(...toUrls([r]));
-      urlsOf.set(r.install_id, list);
-    }
+    const urlsOf = await repo.urlsByInstall(executor, orders.map((o) => o.install_id));
     const offerOf = new Map(offers.map((o) => [o.id, o as DraftOffer]));
     const checkoutOf = new Map(checkouts.map((c) => [c.draft_id, c]));
     const orderOf = new Map(orders.map((o) => [o.order_draft_id, o]));
@@ -179,9 +176,7 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
     const bound = Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== undefined));
     const scopeKey = viewer.kind === 'customer' ? viewer.userId : viewer.scope.workspaceId;
     const page = cursors.request(query, scopeKey, bound);
-    const rows = viewer.kind === 'customer'
-      ? await repo.listCustomerDrafts(db, viewer.userId, filters, page)
-      : await repo.listSellerDrafts(db, viewer.scope.workspaceId, filters, page);
+    const rows = await repo.listDrafts(db, ownerOf(viewer), filters, page);
     const related = await relatedOf(db, rows.slice(0, page.limit));
     return cursors.page(rows, page, scopeKey, bound, (row) =>
       viewer.kind === 'customer' ? toCustomerDraft(row, related(row), publicUrl) : toSellerDraft(row, related(row), publicUrl));

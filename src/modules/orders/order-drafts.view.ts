@@ -34,10 +34,6 @@ export interface DraftRelated {
   urls: UrlEntryT[];
 }
 
-export function toUrls(rows: { install_id: string; route_key: string; hostname: string; url: string; error: string; updated_at: number; last_observed_at: number }[]): UrlEntryT[] {
-  return rows.map((r) => ({ route_key: r.route_key, hostname: r.hostname, url: r.url, error: r.error, updated_at: r.updated_at, last_observed_at: r.last_observed_at }));
-}
-
 function deliveryOf(order: OrderRow, urls: UrlEntryT[]) {
   return {
     id: order.delivery_id,

@@ -23,6 +23,7 @@ import { revokeBootstrapIfRevision } from '../machines/machines.repo.js';
 import { orderDelivered, orderDeliveryFailed } from '../notifications/sources.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { findVersion } from '../packages/packages.repo.js';
+import { findOperation } from '../operations/operations.repo.js';
 import { endDraft, finishTermination, ORDER_DRAFT_CLEANUP, ORDER_DRAFT_COMPUTE, ORDER_DRAFT_DELIVER } from './draft-endings.js';
 import { findOfferById } from './offer-uses.js';
 import * as repo from './order-drafts.repo.js';
@@ -157,7 +158,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
         async run(ctx) {
           const draft = await draftOf(db, ctx);
           if (draft.status !== 'install' || draft.install_operation_id === null) return null;
-          const op = await db.selectFrom('operations').select(['state', 'error']).where('id', '=', draft.install_operation_id).executeTakeFirst();
+          const op = await findOperation(db, draft.install_operation_id);
           if (!op) throw new StepError(`install operation ${draft.install_operation_id} is gone`, false);
           if (op.state === 'RUNNING') throw new StepError('waiting for the install to become healthy', true);
           if (op.state !== 'SUCCEEDED') {

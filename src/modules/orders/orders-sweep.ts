@@ -38,9 +38,7 @@ export async function sweepOrders(deps: {
   if (deps.noticeSeconds > 0) {
     for (const draft of await repo.draftsToWarn(db, now, deps.noticeSeconds, BATCH)) {
       await db.transaction().execute(async (tx) => {
-        const marked = await tx.updateTable('order_drafts').set({ expiry_notified_at: now })
-          .where('id', '=', draft.id).where('expiry_notified_at', 'is', null).executeTakeFirst();
-        if (Number(marked.numUpdatedRows) === 0) return;
+        if (!(await repo.markExpiryNotified(tx, draft.id, now))) return;
         const offer = await findOfferById(tx, draft.offer_id);
         out.expiry_notices += await orderDraftExpiring(tx, {
           customerUserId: draft.user_id!, workspaceId: draft.workspace_id, draftId: draft.id, offerTitle: offer?.title ?? draft.offer_id, expiresAt: draft.ttl_expires_at,

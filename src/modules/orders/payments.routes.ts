@@ -78,7 +78,7 @@ export async function paymentRoutes(app: App, s: Services): Promise<void> {
     const session = provider ? await s.checkout.findSession(name, request.query.session_id) : undefined;
     if (!provider || !session) throw notFound('checkout session');
     try {
-      await s.checkout.takeCheckoutState(name, await provider.getCheckout(session.provider_session_id), 'return');
+      await s.checkout.takeCheckoutState(name, await provider.getCheckout(session.provider_session_id));
     } catch (err) {
       // The webhook still brings the payment; the draft's page shows where it stands.
       request.log.warn({ err: (err as Error).message, provider: name }, 'return page could not re-read the checkout session');

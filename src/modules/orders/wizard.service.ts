@@ -16,6 +16,7 @@ import { findVersion } from '../packages/packages.repo.js';
 import { mergeFieldValues } from '../offers/offer-values.js';
 import { fieldValuesOf } from '../offers/offers.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
+import { findMemberRole } from '../workspaces/workspaces.repo.js';
 import type { WorkspaceService } from '../workspaces/workspaces.service.js';
 import { endDraft, ORDER_DRAFT_COMPUTE, workspaceLive } from './draft-endings.js';
 import { findOfferById, offerWithdrawn, type OfferRow } from './offer-uses.js';
@@ -44,7 +45,7 @@ export function createWizardService(deps: WizardDeps) {
       let created = 0;
       if (body.kind === 'existing') {
         const member = isId('workspace', body.workspace_id)
-          ? await tx.selectFrom('workspace_members').select('role').where('workspace_id', '=', body.workspace_id).where('user_id', '=', userId).executeTakeFirst()
+          ? await findMemberRole(tx, body.workspace_id, userId)
           : undefined;
         if (!member) throw permissionDenied(`you are not a member of workspace ${body.workspace_id}`, 'NOT_A_MEMBER');
         if (!roleAtLeast(member.role as 'member', 'admin')) {
