@@ -240,18 +240,25 @@ export function nativeSerialization(): SerializerFactory {
     const external = (externalSchemas ?? {}) as Record<string, Schema>;
     const fallback = defaults(external, options);
     const compiler = new Compiler(external);
+    // Both are compiled on a route's first response, never at start: fast-json-stringify alone
+    // took about 5 s of CPU to compile every route's schemas eagerly, for a fallback that most
+    // responses never reach (bench/start.js).
     const compile: RouteCompiler = (route) => {
-      const slow = fallback(route);
-      let copy: Copy;
-      try {
-        copy = compiler.compile(route.schema);
-      } catch (error) {
-        if (error instanceof Unsupported) return slow;
-        throw error;
-      }
+      let slow: ((data: unknown) => string) | undefined;
+      const slowly = (data: unknown) => (slow ??= fallback(route))(data);
+      let copy: Copy | null | undefined;
       return (data) => {
+        if (copy === undefined) {
+          try {
+            copy = compiler.compile(route.schema);
+          } catch (error) {
+            if (!(error instanceof Unsupported)) throw error;
+            copy = null;
+          }
+        }
+        if (copy === null) return slowly(data);
         const copied = copy(data);
-        return copied === MISMATCH || copied === undefined ? slow(data) : JSON.stringify(copied);
+        return copied === MISMATCH || copied === undefined ? slowly(data) : JSON.stringify(copied);
       };
     };
     return compile as unknown as SerializerCompiler;

@@ -16,23 +16,55 @@ type SchemaController = NonNullable<FastifyServerOptions['schemaController']>;
  * without coercion for bodies; both otherwise use the app's ajv options.
  */
 export function bodyStrictValidation(): SchemaController {
-  const pool = AjvCompiler();
   return {
     compilersFactory: {
       buildValidator(externalSchemas: Record<string, unknown>, ajvOptions: unknown) {
         const options = ajvOptions as { customOptions?: Record<string, unknown> };
         // The pool's compilers take the whole route definition ({schema, method, url, httpPart}),
-        // whatever its type declarations say.
-        type RouteCompiler = (route: { httpPart?: string }) => unknown;
-        const coercing = pool(externalSchemas as Parameters<typeof pool>[0], ajvOptions as Parameters<typeof pool>[1]) as unknown as RouteCompiler;
-        const strict = pool(externalSchemas as Parameters<typeof pool>[0], {
-          ...options,
-          customOptions: { ...options.customOptions, coerceTypes: false },
-        } as Parameters<typeof pool>[1]) as unknown as RouteCompiler;
-        return ((route: { httpPart?: string }) => (route.httpPart === 'body' ? strict : coercing)(route)) as never;
+        // whatever its type declarations say. Each is made on the first request that needs it:
+        // the pool keys its Ajv instances by the text of every named schema, which costs as much
+        // as compiling a few routes.
+        type RouteCompiler = (route: { httpPart?: string }) => Validate;
+        let coercing: RouteCompiler | undefined;
+        let strict: RouteCompiler | undefined;
+        const compilerFor = (httpPart: string | undefined): RouteCompiler => {
+          if (httpPart !== 'body') return (coercing ??= AJV_POOL(externalSchemas as PoolSchemas, ajvOptions as PoolOptions) as unknown as RouteCompiler);
+          return (strict ??= AJV_POOL(externalSchemas as PoolSchemas, {
+            ...options,
+            customOptions: { ...options.customOptions, coerceTypes: false },
+          } as PoolOptions) as unknown as RouteCompiler);
+        };
+        return ((route: { httpPart?: string }) => lazyValidator(() => compilerFor(route.httpPart)(route))) as never;
       },
     },
   };
+}
+
+/**
+ * One Ajv pool for the process: apps built with the same named schemas and options (every app a
+ * test file builds) share their Ajv instances and so each compiled validator.
+ */
+const AJV_POOL = AjvCompiler();
+type PoolSchemas = Parameters<typeof AJV_POOL>[0];
+type PoolOptions = Parameters<typeof AJV_POOL>[1];
+
+type Validate = ((data: unknown) => unknown) & { errors?: unknown };
+
+/**
+ * A route's validator compiled on its first request, not at start: compiling all of them eagerly
+ * cost most of a second of CPU at every start (and in every test file's app), for routes most
+ * processes never serve. Fastify reads `errors` off the function after a failed call, so the
+ * compiled function's errors are copied onto the wrapper.
+ */
+function lazyValidator(compile: () => Validate): Validate {
+  let compiled: Validate | undefined;
+  const validate: Validate = (data) => {
+    compiled ??= compile();
+    const result = compiled(data);
+    validate.errors = compiled.errors;
+    return result;
+  };
+  return validate;
 }
 
 const JSON_MEDIA_TYPE = /^application\/json\s*(;|$)/i;
