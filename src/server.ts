@@ -10,6 +10,7 @@ import { startRuntime } from './jobs/runtime.js';
 import { unopenableKeysProblem } from './modules/secrets/key-census.js';
 import { keyringOf } from './platform/keyring.js';
 import { createPreviewRouter } from './modules/preview-hostnames/preview-router.js';
+import { portsProblem } from './platform/ports.js';
 
 export { REDACT_PATHS } from './platform/logging.js';
 
@@ -34,6 +35,13 @@ export interface RunningServer {
 
 export async function startServer(config: Config, opts: { handleSignals?: boolean } = {}): Promise<RunningServer> {
   const logger = createLogger(config);
+  const serves = config.role !== 'worker';
+  const problem = await portsProblem(config.host, [
+    { setting: 'PORT', port: config.port },
+    ...(serves ? [{ setting: 'SVC_PREVIEW_PORT', port: config.preview.port }] : []),
+  ]);
+  if (problem) throw new ConfigError(problem);
+  logger.info({ database: config.databaseUrl ? 'postgres' : 'sqlite', data_dir: config.dataDir }, 'starting: opening the database');
   const handle: DatabaseHandle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const applied = await migrateToLatest(handle.db);
   if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
@@ -60,18 +68,21 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
     );
   }
 
+  logger.info('starting: workers and routes');
   const runtime = await startRuntime(services, logger);
   const { app, beginShutdown } = await buildApp({ services, logger });
   // The preview router answers for install URLs and preview hostnames on its own port.
-  const previewRouter = config.role === 'worker' ? null : createPreviewRouter({ db: handle.db, domain: config.preview.domain, logger, limits: config.http });
+  const previewRouter = !serves ? null : createPreviewRouter({ db: handle.db, domain: config.preview.domain, logger, limits: config.http });
   if (previewRouter) {
     const previewUrl = await previewRouter.listen(config.preview.port, config.host);
     logger.info({ url: previewUrl, domain: config.preview.domain }, 'preview router listening');
   }
   // The sandbox's workers (about 100 ms and ~35 MB each) start at the first run, or here when asked.
-  if (config.role !== 'worker' && config.sandbox.prewarm) await services.snippetRunner.warm();
+  if (serves && config.sandbox.prewarm) await services.snippetRunner.warm();
   const url = await app.listen({ port: config.port, host: config.host });
-  logger.info({ url, database: handle.dialect, role: config.role, worker_id: runtime.workerId }, 'svc listening');
+  // The one line a person reads to know the service is up and where (tests and scripts read `url`).
+  const serving = serves ? 'web app and API' : 'worker: probes and metrics only';
+  logger.info({ url, database: handle.dialect, role: config.role, worker_id: runtime.workerId }, `svc listening on ${url} (${serving})`);
 
   const purge = setInterval(() => {
     services.idempotency.purgeExpired().catch((err) => logger.warn({ err }, 'idempotency purge failed'));

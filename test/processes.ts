@@ -126,7 +126,7 @@ export async function startSvc(env: Record<string, string>, timeoutMs = 180_000)
     });
   };
 
-  const listening = await waitForLog((l) => l.msg === 'svc listening');
+  const listening = await waitForLog((l) => typeof l.msg === 'string' && l.msg.startsWith('svc listening on '));
   return {
     child,
     url: String(listening.url),
