@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs every *.test.ts under test/ (TypeScript through tsx), each file in a node process of its
+// Runs every *.test.ts under test/ (TypeScript through test/ts-loader.mjs), each file in a node process of its
 // own, the longest files first, a few at a time; prints each file's report as it ends, then the
 // totals. The database is SQLite unless SVC_TEST_DATABASE_URL names a PostgreSQL server whose user
 // may create databases: each test file then gets a database of its own.
@@ -53,7 +53,8 @@ const concurrency = Math.max(1, Number(process.env.SVC_TEST_CONCURRENCY) || 3);
 const started = Date.now();
 
 ensureBuilt();
-if (files.some((f) => f.startsWith('test/web/'))) await ensureWebBuilt();
+// The journeys and the bundle checks under test/web read dist/app; the unit tests beside them do not.
+if (files.some((f) => /startWeb\(|ensureBuilt\(|dist\/app/.test(readFileSync(join(ROOT, f), 'utf8')))) await ensureWebBuilt();
 const templateEnv = await prepareTemplates(process.env.SVC_TEST_DATABASE_URL);
 console.log(`running ${files.length} test files on ${dialect}, ${concurrency} at a time`);
 
@@ -65,7 +66,7 @@ const failed = [];
 function runFile(file) {
   return new Promise((resolve) => {
     const t0 = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', file], {
+    const child = spawn(process.execPath, ['--import', './test/ts-loader.mjs', '--test-reporter=spec', file], {
       cwd: ROOT,
       env: { ...process.env, ...templateEnv, NODE_ENV: 'test' },
       stdio: ['ignore', 'pipe', 'pipe'],
