@@ -27,9 +27,12 @@ function distIsFresh(): boolean {
 
 /** The command line starting `svc` (before its arguments): the build when fresh, else the source. */
 export const SVC_COMMAND: readonly [string, ...string[]] = process.env.SVC_TEST_SVC !== 'source' && distIsFresh()
-  ? [process.execPath, 'test/svc-dist.js']
-  : [process.execPath, '--import', 'tsx', 'test/svc.ts'];
+  ? [process.execPath, join(ROOT, 'test/svc-dist.js')]
+  : [process.execPath, '--import', import.meta.resolve('tsx'), join(ROOT, 'test/svc.ts')];
 const ENTRY = SVC_COMMAND;
+
+/** SVC_COMMAND as a shell command line (for the tests that run `svc` from a shell script). */
+export const SVC_SHELL_COMMAND = SVC_COMMAND.map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(' ');
 
 const SECRET_KEY = randomBytes(32).toString('hex');
 

@@ -19,8 +19,10 @@ import { ensureBuilt, ensureWebBuilt } from './build.js';
 import { prepareTemplates } from './templates.js';
 
 const ROOT = join(import.meta.dirname, '..');
-/** Wall time of each file's last run (ms), for the order: committed as a seed, updated by every run. */
+/** Wall time (ms) of each file's last run here, for the order: written by every run (git-ignored). */
 const DURATIONS = join(ROOT, 'test', '.durations.json');
+/** The same from a whole run on the reference machine, committed, for a fresh clone's first run. */
+const SEED = join(ROOT, 'test', 'durations-seed.json');
 
 function find(dir) {
   const out = [];
@@ -32,16 +34,16 @@ function find(dir) {
   return out;
 }
 
-function readDurations() {
+function readJson(file) {
   try {
-    return JSON.parse(readFileSync(DURATIONS, 'utf8'));
+    return JSON.parse(readFileSync(file, 'utf8'));
   } catch {
     return {};
   }
 }
 
 const filter = process.argv.slice(2);
-const durations = readDurations();
+const durations = { ...readJson(SEED), ...readJson(DURATIONS) };
 // Longest first, so the long files do not start last and leave one core idle at the end; a file
 // never timed goes first (it may be long). Ties by name, for a stable order.
 const files = find(join(ROOT, 'test'))
@@ -94,7 +96,7 @@ await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, as
 }));
 
 // Merged with earlier runs (a run of some files keeps the others' figures), sorted for small diffs.
-const all = { ...readDurations(), ...Object.fromEntries(files.map((f) => [f, durations[f]])) };
+const all = { ...readJson(DURATIONS), ...Object.fromEntries(files.map((f) => [f, durations[f]])) };
 writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]])), null, 1)}\n`);
 
 const wall = ((Date.now() - started) / 1000).toFixed(0);
