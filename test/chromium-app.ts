@@ -22,7 +22,7 @@ export interface ChromiumApp {
 
 /** Starts the app (after `configure` saw its services) and Chromium. */
 export async function startChromiumApp(configure: (services: Services) => void = () => {}): Promise<ChromiumApp> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: true });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const config = testConfig(database, { SVC_PUBLIC_URL: base, HOST: '127.0.0.1', PORT: String(port) });

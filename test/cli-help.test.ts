@@ -13,7 +13,7 @@ import type { Command } from 'commander';
 import { buildProgram } from '../src/cli/program.js';
 import { createOutput } from '../src/cli/output.js';
 import { createTestDatabase, freePort, type TestDatabase } from './harness.js';
-import { dbEnv, ROOT, runSvc, startSvc, type Finished, type RunningSvc } from './processes.js';
+import { dbEnv, ROOT, runSvc, startSvc, SVC_SHELL_COMMAND, type Finished, type RunningSvc } from './processes.js';
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const BUILT = existsSync(join(ROOT, 'dist/main.js'));
@@ -158,9 +158,9 @@ describe('svc --version, svc help and --help', () => {
 describe('shell completion, run by the shells themselves', () => {
   let bin: string;
   before(() => {
-    // `svc` on PATH runs the sources, as bin/svc runs the build: the completion scripts call it by name.
+    // `svc` on PATH runs it as the other process tests do (SVC_COMMAND): the completion scripts call it by name.
     bin = mkdtempSync(join(tmpdir(), 'svc-completion-'));
-    writeFileSync(join(bin, 'svc'), `#!/bin/sh\ncd '${ROOT}' && exec '${process.execPath}' --import tsx test/svc.ts "$@"\n`);
+    writeFileSync(join(bin, 'svc'), `#!/bin/sh\ncd '${ROOT}' && exec ${SVC_SHELL_COMMAND} "$@"\n`);
     chmodSync(join(bin, 'svc'), 0o755);
   });
   after(() => rmSync(bin, { recursive: true, force: true }));

@@ -2,7 +2,7 @@
 // database when SVC_TEST_DATABASE_URL is set), the real app over it, and small factories that go
 // through the same services the HTTP routes use.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,15 +27,28 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty database for one test file. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * Creates a database for one test file: empty, or with `migrated` a copy of the migrated template
+ * that test/run.js made for this run (see test/templates.js), which saves each file its
+ * migrations. Without a template (a file run on its own, not through test/run.js) it is empty and
+ * the caller's migrateToLatest does the work, as the service does at start.
+ */
+export async function createTestDatabase(opts: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const admin = process.env.SVC_TEST_DATABASE_URL;
-  if (!admin) return { databaseUrl: null, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  if (!admin) {
+    const template = opts.migrated ? process.env.SVC_TEST_SQLITE_TEMPLATE : undefined;
+    if (template) {
+      copyFileSync(template, join(dataDir, 'svc.db'));
+      chmodSync(join(dataDir, 'svc.db'), 0o600);
+    }
+    return { databaseUrl: null, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
   const name = `svc_t_${randomBytes(6).toString('hex')}`;
+  const template = opts.migrated ? process.env.SVC_TEST_PG_TEMPLATE : undefined;
   const client = new pg.Client({ connectionString: admin });
   await client.connect();
-  await client.query(`create database ${name}`);
+  await client.query(template ? `create database ${name} template ${template}` : `create database ${name}`);
   await client.end();
   const url = new URL(admin);
   url.pathname = `/${name}`;
@@ -217,7 +230,7 @@ export class TestApp {
  * configuration (a new secret key, say); the test drops it.
  */
 export async function startTestApp(env: NodeJS.ProcessEnv = {}, opts: { logger?: Logger; database?: TestDatabase } = {}): Promise<TestApp> {
-  const database = opts.database ?? (await createTestDatabase());
+  const database = opts.database ?? (await createTestDatabase({ migrated: true }));
   const config = testConfig(database, env);
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
   await migrateToLatest(handle.db);

@@ -10,21 +10,20 @@
 // The only differences from a reader's machine: a fresh working directory (with its own `data/`)
 // and HOME (the CLI's login), free ports (PORT, SVC_PREVIEW_PORT, and SVC_API_URL naming the
 // API), DATABASE_URL when the suite runs on PostgreSQL, and `svc`, `npx svc` and `npm start` as
-// shell functions running this checkout's source through tsx (`npm ci` has been done). `svc
+// shell functions running this checkout's `svc` as the other process tests do (SVC_COMMAND: the
+// build, fresh, see test/processes.ts; `npm ci` has been done). `svc
 // login` is approved the way the reader does it, by signing in on the /device page (over HTTP).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { FormBrowser } from './device-form.js';
 import { createTestDatabase, freePort, type TestDatabase } from './harness.js';
-import { dbEnv, ROOT, startSvc, type RunningSvc } from './processes.js';
+import { dbEnv, ROOT, startSvc, SVC_SHELL_COMMAND, type RunningSvc } from './processes.js';
 
 const README = readFileSync(join(process.env.README_CHECKOUT ?? ROOT, 'README.md'), 'utf8');
-const TSX = fileURLToPath(import.meta.resolve('tsx'));
 // a fresh checkout's server block runs `npm ci` first
 const BLOCK_TIMEOUT_MS = process.env.README_CHECKOUT ? 900_000 : 240_000;
 
@@ -112,7 +111,7 @@ function logicalLines(code: string): string[] {
  */
 const CHECKOUT = process.env.README_CHECKOUT;
 const PRELUDE = CHECKOUT ? 'set -euo pipefail\n' : `set -euo pipefail
-svc() { node --import "$README_TSX" "$README_ROOT/test/svc.ts" "$@"; }
+svc() { ${SVC_SHELL_COMMAND} "$@"; }
 npx() { if [ "\${1-}" = svc ]; then shift; svc "$@"; else command npx "$@"; fi; }
 npm() {
   case "\${1-}" in
@@ -297,7 +296,7 @@ describe('README.md followed top to bottom in two terminals', () => {
           PATH: process.env.PATH, HOME: home, TMPDIR: process.env.TMPDIR, LANG: 'C.UTF-8',
           PORT: String(port), SVC_PREVIEW_PORT: String(previewPort), SVC_API_URL: api,
           ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
-          README_ROOT: ROOT, README_TSX: TSX,
+          README_ROOT: ROOT,
         };
     const owner = startEnv(blocks.find((b) => b.kind === 'server')!.code);
     assert.ok(owner.SVC_BOOTSTRAP_EMAIL && owner.SVC_BOOTSTRAP_PASSWORD, 'the first server block creates the owner');

@@ -1,10 +1,28 @@
 #!/usr/bin/env node
-// Runs every *.test.ts under test/ with node's test runner (TypeScript through tsx).
-// The database is SQLite unless SVC_TEST_DATABASE_URL names a PostgreSQL server whose user may
-// create databases: each test file then gets a database of its own.
-import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+// Runs every *.test.ts under test/ (TypeScript through test/ts-loader.mjs), each file in a node process of its
+// own, the longest files first, a few at a time; prints each file's report as it ends, then the
+// totals. The database is SQLite unless SVC_TEST_DATABASE_URL names a PostgreSQL server whose user
+// may create databases: each test file then gets a database of its own.
+//
+// Before the first file: dist/ is built when older than src/ (spawned `svc` processes run the
+// build, see test/processes.ts), the web app when a selected file needs it and it is stale, and
+// the migrated template databases are made (see test/templates.js), so each test file copies a
+// migrated database instead of migrating its own.
+//
+// Usage: node test/run.js [substring...]   (only the files whose path contains a substring)
+// SVC_TEST_CONCURRENCY: files run at once (default 3: on 2 cores much of a file's time is spent
+// waiting on spawned processes, the database and the browser).
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { ensureBuilt, ensureWebBuilt } from './build.js';
+import { prepareTemplates } from './templates.js';
+
+const ROOT = join(import.meta.dirname, '..');
+/** Wall time (ms) of each file's last run here, for the order: written by every run (git-ignored). */
+const DURATIONS = join(ROOT, 'test', '.durations.json');
+/** The same from a whole run on the reference machine, committed, for a fresh clone's first run. */
+const SEED = join(ROOT, 'test', 'durations-seed.json');
 
 function find(dir) {
   const out = [];
@@ -16,12 +34,73 @@ function find(dir) {
   return out;
 }
 
+function readJson(file) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
 const filter = process.argv.slice(2);
-const files = find('test').filter((f) => filter.length === 0 || filter.some((x) => f.includes(x))).sort();
+const durations = { ...readJson(SEED), ...readJson(DURATIONS) };
+// Longest first, so the long files do not start last and leave one core idle at the end; a file
+// never timed goes first (it may be long). Ties by name, for a stable order.
+const files = find(join(ROOT, 'test'))
+  .map((f) => relative(ROOT, f))
+  .filter((f) => filter.length === 0 || filter.some((x) => f.includes(x)))
+  .sort((a, b) => (durations[b] ?? Infinity) - (durations[a] ?? Infinity) || a.localeCompare(b));
 const dialect = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
-console.log(`running ${files.length} test files on ${dialect}`);
-const res = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files], {
-  stdio: 'inherit',
-  env: { ...process.env, NODE_ENV: 'test' },
-});
-process.exit(res.status ?? 1);
+const concurrency = Math.max(1, Number(process.env.SVC_TEST_CONCURRENCY) || 3);
+const started = Date.now();
+
+ensureBuilt();
+// The journeys and the bundle checks under test/web read dist/app; the unit tests beside them do not.
+if (files.some((f) => /startWeb\(|ensureBuilt\(|dist\/app/.test(readFileSync(join(ROOT, f), 'utf8')))) await ensureWebBuilt();
+const templateEnv = await prepareTemplates(process.env.SVC_TEST_DATABASE_URL);
+console.log(`running ${files.length} test files on ${dialect}, ${concurrency} at a time`);
+
+const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
+const totals = Object.fromEntries(COUNTS.map((k) => [k, 0]));
+const failed = [];
+
+/** Runs one file: its own node process with the spec reporter; its output is printed when it ends. */
+function runFile(file) {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const child = spawn(process.execPath, ['--import', './test/ts-loader.mjs', '--test-reporter=spec', file], {
+      cwd: ROOT,
+      env: { ...process.env, ...templateEnv, NODE_ENV: 'test' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    child.on('close', (code, signal) => {
+      const ms = Date.now() - t0;
+      durations[file] = ms;
+      const counts = {};
+      for (const m of out.matchAll(/^ℹ (\w+) (\d+)$/gm)) if (COUNTS.includes(m[1])) counts[m[1]] = Number(m[2]);
+      for (const k of COUNTS) totals[k] += counts[k] ?? 0;
+      const ok = code === 0 && counts.tests !== undefined;
+      if (!ok) failed.push(`${file} (${signal ?? `exit ${code}`})`);
+      process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s)${ok ? '' : ' FAILED'}\n${out}`);
+      resolve();
+    });
+  });
+}
+
+const queue = [...files];
+await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
+  while (queue.length) await runFile(queue.shift());
+}));
+
+// Merged with earlier runs (a run of some files keeps the others' figures), sorted for small diffs.
+const all = { ...readJson(DURATIONS), ...Object.fromEntries(files.map((f) => [f, durations[f]])) };
+writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]])), null, 1)}\n`);
+
+const wall = ((Date.now() - started) / 1000).toFixed(0);
+console.log(`\n${COUNTS.map((k) => `ℹ ${k} ${totals[k]}`).join('\n')}\nℹ files ${files.length}\nℹ duration_s ${wall}`);
+console.log(`longest files: ${files.slice().sort((a, b) => durations[b] - durations[a]).slice(0, 8).map((f) => `${f} ${(durations[f] / 1000).toFixed(0)} s`).join(', ')}`);
+if (failed.length) console.log(`\nfailed:\n  ${failed.join('\n  ')}`);
+process.exit(failed.length ? 1 : 0);

@@ -1,4 +1,4 @@
-// The web app's journeys: a real `svc serve` (from source, on the test file's database) serving
+// The web app's journeys: a real `svc serve` (the build, see processes.ts; on a migrated copy of the template database) serving
 // the built app, one headless Debian Chromium driven by playwright-core, a signed-in page per user,
 // axe-core run in the page, and screenshots under test/web/screenshots (git-ignored; the README's
 // pictures are copied from there by `npm run screenshots`).
@@ -56,7 +56,7 @@ export interface Web {
 
 export async function startWeb(extraEnv: Record<string, string> = {}): Promise<Web> {
   await ensureBuilt();
-  const db = await createTestDatabase();
+  const db = await createTestDatabase({ migrated: true });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = dbEnv(db, { PORT: String(port), SVC_PUBLIC_URL: base, ...extraEnv });
