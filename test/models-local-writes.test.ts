@@ -8,7 +8,7 @@ import type { ToolCall } from '../src/drivers/models/driver.js';
 import { createLocalModelProvider } from '../src/drivers/models/local.js';
 import { converse } from './models-local-fixtures.js';
 
-const model = createLocalModelProvider();
+const model = createLocalModelProvider({ testHooks: true });
 const ok = (output: unknown) => ({ ok: true, output, logs: [] });
 const code = (call: ToolCall | undefined) => String(call?.arguments.code ?? '');
 const SECRET = 'create a secret named db-password with value hunter2hunter2';

@@ -12,7 +12,7 @@ import { plan } from '../src/drivers/models/local/plans.js';
 import { AGENT_TOOLS } from '../src/drivers/models/tools.js';
 import { callModel, converse, system, WS } from './models-local-fixtures.js';
 
-const model = createLocalModelProvider();
+const model = createLocalModelProvider({ testHooks: true });
 const ok = (output: unknown) => ({ ok: true, output, logs: [] });
 const user = (content: string): ModelMessage[] => [system(), { role: 'user', content }];
 const code = (call: ToolCall | undefined) => String(call?.arguments.code ?? '');
@@ -197,7 +197,7 @@ describe('the local model streams deterministically and stops when aborted', () 
     const controller = new AbortController();
     const pieces: string[] = [];
     const run = (async () => {
-      for await (const event of model.stream({ model: 'local-1', messages: user('[slow] hello'), tools: AGENT_TOOLS, maxOutputTokens: 100, apiKey: null, signal: controller.signal })) {
+      for await (const event of model.stream({ model: 'local-1', workspaceId: WS, messages: user('[slow] hello'), tools: AGENT_TOOLS, maxOutputTokens: 100, apiKey: null, signal: controller.signal })) {
         if (event.type === 'text') {
           pieces.push(event.text);
           controller.abort();
@@ -242,7 +242,7 @@ describe('the local model reads messages of any size and shape', () => {
       for (const run of runs) {
         for (const suffix of ['', 'a', ' that lists installs']) {
           const message = `${prefix}${run.repeat(Math.ceil(20_000 / run.length))}${suffix}`;
-          const step = plan(readTurn([system(), { role: 'user', content: 'how many clusters?' }, { role: 'assistant', content: 'Two.' }, { role: 'user', content: message }]));
+          const step = plan(readTurn([system(), { role: 'user', content: 'how many clusters?' }, { role: 'assistant', content: 'Two.' }, { role: 'user', content: message }], { workspaceId: WS, testHooks: true }));
           assert.ok(step.text || step.calls.length, JSON.stringify([prefix, run, suffix]));
         }
       }
