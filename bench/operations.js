@@ -129,6 +129,8 @@ async function drainOnPostgres(adminUrl, work, workers, count, latencyMs) {
   const env = {
     DATABASE_URL: url.toString(), SVC_DATA_DIR: join(work, `pg-${workers}`), SVC_SECRET_KEY: randomBytes(32).toString('hex'), SVC_PLANS_FILE: await roomyPlansFile(work),
     SVC_BOOTSTRAP_EMAIL: 'owner@bench.test', SVC_BOOTSTRAP_PASSWORD: 'bench owner password', SVC_BOOTSTRAP_TOKEN: TOKEN, LOG_LEVEL: 'info',
+    // the simulated cluster's latency is a fault injected at creation, a test hook
+    SVC_TEST_HOOKS: '1',
   };
   const api = await startSvc(env, work, `pg-api-${workers}`, 'api');
   const ws = (await call(api.base, 'POST', '/v1/workspaces', TOKEN, { name: 'Bench pg' })).body.id;

@@ -93,6 +93,13 @@ export interface Config {
      */
     enforced: boolean;
   };
+  /**
+   * the test hooks (SVC_TEST_HOOKS=1): fault injection on local clusters (`local.faults` of
+   * POST /v1/clusters) and the local model's bracketed triggers ([slow], [loop], [sleep-tool],
+   * [fail]). Off by default: then a fault body is 400 and the brackets are plain text, so no
+   * tenant can slow or fail the service's shared workers on purpose. For tests and demos only.
+   */
+  testHooks: boolean;
   /** how often workers apply due subscription changes, notify of expiring tokens and purge old notifications */
   accountSweepMs: number;
   /** who may create an account with POST /v1/users and the web app's sign-up page (SVC_SIGNUP): open (default: customers of offers sign up themselves) or closed (only `svc admin create-user`) */
@@ -312,6 +319,13 @@ function booleanSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean)
   return raw === 'true';
 }
 
+/** SVC_TEST_HOOKS: `1` (or `true`) turns the test hooks on; unset, empty, `0` or `false` leaves them off. */
+function parseTestHooks(raw: string | undefined): boolean {
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
+  if (raw === '1' || raw === 'true') return true;
+  throw new ConfigError(`SVC_TEST_HOOKS must be 1 or 0, got "${raw}"`);
+}
+
 /**
  * SVC_COMPUTE_PROVIDER and, for hcloud, its SVC_HCLOUD_* settings. The token is a non-enumerable
  * property: a config (or its compute part) that ends up in a log line or JSON.stringify shows no
@@ -420,6 +434,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     plans: loadPlans(env.SVC_PLANS_FILE),
     quotas: { enforced: booleanSetting(env, 'SVC_QUOTAS_ENFORCED', true) },
+    testHooks: parseTestHooks(env.SVC_TEST_HOOKS),
     accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
     signup: parseSignup(env.SVC_SIGNUP),
     machines: {

@@ -72,12 +72,12 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   workflows.onOperationEnd(operationFailed);
   /** cluster drivers by provider (tests may replace one) */
   const clusterDrivers = new Map<ClusterProvider, ClusterDriver>([
-    ['local', createLocalDriver({ db, secretDigestKey: keyring.deriveKey('local-secret-digest') })],
+    ['local', createLocalDriver({ db, secretDigestKey: keyring.deriveKey('local-secret-digest'), testHooks: config.testHooks })],
     ['kubernetes', lazyDriver('kubernetes', async () => (await import('./drivers/cluster/kubernetes.js')).createKubernetesDriver())],
   ]);
   const clusterDeps = { db, drivers: clusterDrivers, operations, keyring, quotas };
   registerClusterWorkflows(workflows, clusterDeps);
-  const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl });
+  const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl, testHooks: config.testHooks });
   const installDeps = { ...clusterDeps, preview: config.preview, render: config.render };
   registerInstallWorkflows(workflows, installDeps);
   const installs = createInstallService({ ...installDeps, dialect: deps.dialect, cursors, publicUrl: config.publicUrl });

@@ -73,6 +73,7 @@ export function testConfig(db: TestDatabase, env: NodeJS.ProcessEnv = {}): Confi
     LOG_LEVEL: 'silent',
     // Retries wait 1% of their production backoff, so retry tests take milliseconds.
     SVC_RETRY_BACKOFF_SCALE: '0.01',
+    SVC_TEST_HOOKS: '1',
     ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
     ...env,
   });

@@ -31,7 +31,7 @@ describe('anthropic model provider', () => {
   let standin: AnthropicStandin;
   let endpoint: ModelEndpoint;
   const request = (over: Partial<ModelRequest> = {}): ModelRequest => ({
-    model: 'claude-sonnet-4-6', messages: CONVERSATION, tools: AGENT_TOOLS, maxOutputTokens: 2000, apiKey: ANTHROPIC_STANDIN_KEY, signal: new AbortController().signal, ...over,
+    model: 'claude-sonnet-4-6', workspaceId: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', messages: CONVERSATION, tools: AGENT_TOOLS, maxOutputTokens: 2000, apiKey: ANTHROPIC_STANDIN_KEY, signal: new AbortController().signal, ...over,
   });
   const stream = (over: Partial<ModelRequest> = {}, ep: Partial<ModelEndpoint> = {}) => createAnthropicProvider({ ...endpoint, ...ep }).stream(request(over));
 

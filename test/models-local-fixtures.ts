@@ -161,7 +161,7 @@ export interface CallOutcome {
 export async function callModel(provider: ModelProvider, messages: ModelMessage[], signal = new AbortController().signal): Promise<CallOutcome> {
   const pieces: string[] = [];
   const calls: ToolCall[] = [];
-  for await (const event of provider.stream({ model: 'local-1', messages, tools: AGENT_TOOLS, maxOutputTokens: 4096, apiKey: null, signal })) {
+  for await (const event of provider.stream({ model: 'local-1', workspaceId: WS, messages, tools: AGENT_TOOLS, maxOutputTokens: 4096, apiKey: null, signal })) {
     if (event.type === 'text') pieces.push(event.text);
     else if (event.type === 'tool_call') calls.push(event.call);
     else return { text: pieces.join(''), pieces, calls, usage: event.usage, stopReason: event.stop_reason };

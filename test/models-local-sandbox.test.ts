@@ -14,7 +14,7 @@ import { CreateSnippetBody } from '../src/modules/snippets/snippets.schemas.js';
 import { createSandbox, type JsonValue, type RunResult, type Sandbox, type SandboxBridge } from '../src/sandbox/index.js';
 import { cannedApi, converse, manyInstalls, workspace, type Workspace } from './models-local-fixtures.js';
 
-const model = createLocalModelProvider();
+const model = createLocalModelProvider({ testHooks: true });
 let sandbox: Sandbox;
 before(async () => {
   sandbox = createSandbox({ workers: 1 });

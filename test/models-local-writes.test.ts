@@ -8,7 +8,7 @@ import type { ToolCall } from '../src/drivers/models/driver.js';
 import { createLocalModelProvider } from '../src/drivers/models/local.js';
 import { converse } from './models-local-fixtures.js';
 
-const model = createLocalModelProvider();
+const model = createLocalModelProvider({ testHooks: true });
 const ok = (output: unknown) => ({ ok: true, output, logs: [] });
 const code = (call: ToolCall | undefined) => String(call?.arguments.code ?? '');
 const SECRET = 'create a secret named db-password with value hunter2hunter2';
@@ -31,7 +31,7 @@ describe('the local model creates a secret', () => {
     const call = conv.calls[0]!.call;
     assert.equal(call.name, 'propose_change');
     assert.equal(call.arguments.summary, 'Create the secret db-password');
-    assert.match(code(call), /method: 'POST', path: '\/v1\/secrets', body: \{ name: 'db-password', value: 'hunter2hunter2' \}/);
+    assert.match(code(call), /method: 'POST', path: "\/v1\/secrets", body: \{ name: "db-password", value: "hunter2hunter2" \}/);
     assert.equal(conv.answer, 'Created secret db-password (sec_01).');
     assert.doesNotMatch(conv.messages.filter((m) => m.role === 'assistant').map((m) => m.content).join(' '), /hunter2/);
   });
@@ -42,19 +42,19 @@ describe('the local model creates a secret', () => {
       'store Hunter2! as a secret named DB_PASSWORD', 'New secret DB_PASSWORD, value: Hunter2!',
     ]) {
       const conv = await talk(message, () => ok({ id: 'sec_01', name: 'DB_PASSWORD' }));
-      assert.match(code(conv.calls[0]!.call), /body: \{ name: 'DB_PASSWORD', value: 'Hunter2!' \}/, message);
+      assert.match(code(conv.calls[0]!.call), /body: \{ name: "DB_PASSWORD", value: "Hunter2!" \}/, message);
     }
   });
 
   test('asks for a missing value, then for a missing name, and uses the answers exactly', async () => {
     const conv = await talk('create a secret named api-key', () => ok({ id: 'sec_02', name: 'api-key' }), { 'What value should the secret api-key hold?': ' sk live 42 ' });
     assert.equal(conv.calls[0]!.call.name, 'ask_user');
-    assert.match(code(conv.calls[1]!.call), /body: \{ name: 'api-key', value: 'sk live 42' \}/);
+    assert.match(code(conv.calls[1]!.call), /body: \{ name: "api-key", value: "sk live 42" \}/);
     const both = await talk('create a secret', () => ok({ id: 'sec_03', name: 'token' }), {
       'What should the secret be called?': 'call it "token".', 'What value should the secret token hold?': 'abc',
     });
     assert.deepEqual(both.calls.map((c) => c.call.name), ['ask_user', 'ask_user', 'propose_change']);
-    assert.match(code(both.calls[2]!.call), /body: \{ name: 'token', value: 'abc' \}/);
+    assert.match(code(both.calls[2]!.call), /body: \{ name: "token", value: "abc" \}/);
   });
 
   test('rejected: acknowledges and changes nothing; denied: writes are not allowed; 403: no permission; unknown: check first', async () => {
@@ -76,11 +76,11 @@ describe('the local model creates a snippet', () => {
   test('proposes POST /v1/snippets with code that lists (table) or counts (stat)', async () => {
     const table = await talk('create a snippet named failed-ops that lists failed operations', () => ok({ id: 'snp_1', name: 'failed-ops', html_url: 'https://svc.example.com/snippets/snp_1' }));
     const proposed = code(table.calls[0]!.call);
-    assert.match(proposed, /path: '\/v1\/snippets', body: \{ name: 'failed-ops', description: 'Lists the failed operations \(written by the local agent model\)\.', display_type: 'table', code \}/);
-    assert.match(proposed, /all\('\/v1\/operations', \{ state: 'FAILED' \}\)/);
+    assert.match(proposed, /path: "\/v1\/snippets", body: \{ name: "failed-ops", description: "Lists the failed operations \(written by the local agent model\)\.", display_type: "table", code \}/);
+    assert.match(proposed, /all\("\/v1\/operations", \{ state: "FAILED" \}\)/);
     assert.equal(table.answer, 'Created snippet failed-ops (snp_1). Open it at https://svc.example.com/snippets/snp_1.');
     const stat = await talk("make a snippet called 'Install count' that counts installs", () => ok({ id: 'snp_2', name: 'Install count' }));
-    assert.match(code(stat.calls[0]!.call), /name: 'Install count', description: 'Counts the installs[^']*', display_type: 'stat'/);
+    assert.match(code(stat.calls[0]!.call), /name: "Install count", description: "Counts the installs[^"]*", display_type: "stat"/);
     assert.match(code(stat.calls[0]!.call), /return items\.length;/);
   });
 
@@ -89,8 +89,8 @@ describe('the local model creates a snippet', () => {
       'What should the snippet be called?': 'ops', 'What should the snippet show?': 'count running operations',
     });
     assert.deepEqual(conv.calls.map((c) => c.call.name), ['ask_user', 'ask_user', 'propose_change']);
-    assert.match(code(conv.calls[2]!.call), /display_type: 'stat'/);
-    assert.match(code(conv.calls[2]!.call), /state: 'RUNNING'/);
+    assert.match(code(conv.calls[2]!.call), /display_type: "stat"/);
+    assert.match(code(conv.calls[2]!.call), /state: "RUNNING"/);
   });
 });
 
@@ -105,11 +105,11 @@ describe('the local model deploys a package', () => {
     const conv = await talk('Deploy hello to dev', (call) => (call.name === 'execute' ? catalog([['dev', 'active'], ['prod', 'active']]) : started));
     assert.match(code(conv.calls[0]!.call), /all\('\/v1\/packages'\)[\s\S]*all\('\/v1\/clusters'\)/);
     assert.equal(conv.calls[1]!.call.name, 'propose_change');
-    assert.match(code(conv.calls[1]!.call), /path: '\/v1\/installs', body: \{ package_id: 'pkg_1', package_version_pin: \{ kind: 'latest' \}, cluster_id: 'clu_1' \}/);
+    assert.match(code(conv.calls[1]!.call), /path: "\/v1\/installs", body: \{ package_id: "pkg_1", package_version_pin: \{ kind: "latest" \}, cluster_id: "clu_1" \}/);
     assert.equal(conv.answer, 'Deploying hello 1.2.0 (latest) to dev: install inst_9 is being created by operation op_9. ' +
       'Follow it with `svc operations wait op_9`, or ask me why it failed if it does.');
     const pinned = await talk('please install the hello package version 1.1.0 on cluster prod', (call) => (call.name === 'execute' ? catalog([['dev', 'active'], ['prod', 'active']]) : started));
-    assert.match(code(pinned.calls[1]!.call), /package_version_pin: \{ kind: 'pinned', version: '1\.1\.0' \}, cluster_id: 'clu_2'/);
+    assert.match(code(pinned.calls[1]!.call), /package_version_pin: \{ kind: "pinned", version: "1\.1\.0" \}, cluster_id: "clu_2"/);
   });
 
   test('asks "Which cluster?" with the active clusters as choices when there are several; uses the only one otherwise', async () => {
@@ -118,17 +118,17 @@ describe('the local model deploys a package', () => {
     const question = conv.calls[1]!.call;
     assert.equal(question.name, 'ask_user');
     assert.deepEqual(question.arguments, { question: 'Which cluster should I deploy to?', choices: ['dev', 'staging'] });
-    assert.match(code(conv.calls[2]!.call), /cluster_id: 'clu_2'/);
+    assert.match(code(conv.calls[2]!.call), /cluster_id: "clu_2"/);
     const single = await talk('deploy hello', (call) => (call.name === 'execute' ? catalog([['dev', 'active'], ['old', 'suspended']]) : started));
     assert.deepEqual(single.calls.map((c) => c.call.name), ['execute', 'propose_change']);
-    assert.match(code(single.calls[1]!.call), /cluster_id: 'clu_1'/);
+    assert.match(code(single.calls[1]!.call), /cluster_id: "clu_1"/);
   });
 
   test('a cluster or package that does not exist is asked about again; what cannot be deployed is said', async () => {
     const conv = await talk('deploy hello to nowhere', (call) => (call.name === 'execute' ? catalog([['dev', 'active'], ['prod', 'active']]) : started),
       { 'Which cluster should I deploy to?': 'prod' });
     assert.equal(conv.calls[1]!.call.arguments.question, 'Which cluster should I deploy to? There is no cluster named nowhere.');
-    assert.match(code(conv.calls[2]!.call), /cluster_id: 'clu_2'/);
+    assert.match(code(conv.calls[2]!.call), /cluster_id: "clu_2"/);
     const unknownAnswer = await talk('deploy hello', (call) => (call.name === 'execute' ? catalog([['dev', 'active'], ['prod', 'active']]) : started),
       { 'Which cluster should I deploy to?': 'mars' });
     assert.equal(unknownAnswer.answer, 'I could not find a cluster named mars. The active clusters are: dev, prod.');
@@ -138,7 +138,7 @@ describe('the local model deploys a package', () => {
     assert.equal(draft.answer, 'The package draft has no released version yet, so there is nothing to deploy. Publish a version first.');
     const which = await talk('deploy to dev', (call) => (call.name === 'execute' ? catalog([['dev', 'active']]) : started), { 'Which package should I deploy?': 'hello' });
     assert.deepEqual(which.calls[1]!.call.arguments, { question: 'Which package should I deploy?', choices: ['hello', 'draft'] });
-    assert.match(code(which.calls[2]!.call), /package_id: 'pkg_1'/);
+    assert.match(code(which.calls[2]!.call), /package_id: "pkg_1"/);
   });
 
   test('a member without rights, a rejection and a refused read are told', async () => {

@@ -12,7 +12,7 @@ import { plan } from '../src/drivers/models/local/plans.js';
 import { AGENT_TOOLS } from '../src/drivers/models/tools.js';
 import { callModel, converse, system, WS } from './models-local-fixtures.js';
 
-const model = createLocalModelProvider();
+const model = createLocalModelProvider({ testHooks: true });
 const ok = (output: unknown) => ({ ok: true, output, logs: [] });
 const user = (content: string): ModelMessage[] => [system(), { role: 'user', content }];
 const code = (call: ToolCall | undefined) => String(call?.arguments.code ?? '');
@@ -29,9 +29,9 @@ async function answerWith(message: string, results: (call: ToolCall) => Record<s
 
 describe('the local model plans reads as execute code', () => {
   const paths: [string, string][] = [
-    ['installs', "'/v1/installs'"], ['clusters', "'/v1/clusters'"], ['machines', "'/v1/machines'"], ['secrets', "'/v1/secrets'"],
-    ['snippets', "'/v1/snippets'"], ['operations', "'/v1/operations'"], ['packages', "'/v1/packages'"], ['agents', "'/v1/agents'"],
-    ['members', `'/v1/workspaces/${WS}/members'`], ['api tokens', "'/v1/api_tokens'"],
+    ['installs', '"/v1/installs"'], ['clusters', '"/v1/clusters"'], ['machines', '"/v1/machines"'], ['secrets', '"/v1/secrets"'],
+    ['snippets', '"/v1/snippets"'], ['operations', '"/v1/operations"'], ['packages', '"/v1/packages"'], ['agents', '"/v1/agents"'],
+    ['members', `"/v1/workspaces/${WS}/members"`], ['api tokens', '"/v1/api_tokens"'],
   ];
   for (const [noun, path] of paths) {
     test(`"how many ${noun}" and "list my ${noun}" read ${path} with GET, following next_cursor`, async () => {
@@ -56,22 +56,22 @@ describe('the local model plans reads as execute code', () => {
   });
 
   test('states filter the read: failed and running operations, degraded installs on a cluster, offline machines', async () => {
-    assert.match(code((await firstCalls('which operations failed?'))[0]), /state: 'FAILED'/);
-    assert.match(code((await firstCalls('Any operations in progress?'))[0]), /state: 'RUNNING'/);
+    assert.match(code((await firstCalls('which operations failed?'))[0]), /state: "FAILED"/);
+    assert.match(code((await firstCalls('Any operations in progress?'))[0]), /state: "RUNNING"/);
     const degraded = code((await firstCalls('how many degraded installs are on cluster staging?'))[0]);
-    assert.match(degraded, /state: 'degraded'/);
-    assert.match(degraded, /c\.name === 'staging'/);
-    assert.match(code((await firstCalls('which machines are offline'))[0]), /state: 'UNREACHABLE'/);
+    assert.match(degraded, /state: "degraded"/);
+    assert.match(degraded, /c\.name === "staging"/);
+    assert.match(code((await firstCalls('which machines are offline'))[0]), /state: "UNREACHABLE"/);
   });
 
   test('"list them" reads what the earlier message was about; "how many are there?" alone asks which kind', async () => {
     const earlier: ModelMessage[] = [{ role: 'user', content: 'how many clusters are there?' }, { role: 'assistant', content: 'There are 2 clusters.' }];
-    assert.match(code((await firstCalls('list them', earlier))[0]), /'\/v1\/clusters'/);
+    assert.match(code((await firstCalls('list them', earlier))[0]), /"\/v1\/clusters"/);
     const [question] = await firstCalls('how many are there?');
     assert.equal(question!.name, 'ask_user');
     assert.ok((question!.arguments.choices as string[]).includes('installs'));
     const conv = await answerWith('how many are there?', (call) => (call.name === 'ask_user' ? { answer: 'secrets' } : ok({ count: 4, more: false })));
-    assert.match(code(conv.calls[1]!.call), /'\/v1\/secrets'/);
+    assert.match(code(conv.calls[1]!.call), /"\/v1\/secrets"/);
     assert.equal(conv.answer, 'There are 4 secrets.');
   });
 });
@@ -80,11 +80,11 @@ describe('the local model counts several kinds at once', () => {
   test('"how many installs, clusters and secrets?" reads each kind in one step (three execute calls), then says each count', async () => {
     const calls = await firstCalls('How many installs, clusters and secrets are there?');
     assert.deepEqual(calls.map((c) => c.name), ['execute', 'execute', 'execute']);
-    assert.deepEqual(calls.map((c) => /'\/v1\/(\w+)'/.exec(code(c))?.[1]), ['installs', 'clusters', 'secrets']);
+    assert.deepEqual(calls.map((c) => /"\/v1\/(\w+)"/.exec(code(c))?.[1]), ['installs', 'clusters', 'secrets']);
     const counts: Record<string, number> = { installs: 0, clusters: 1, secrets: 4 };
-    const answer = await answerWith('count installs, clusters and secrets', (call) => ok({ count: counts[/'\/v1\/(\w+)'/.exec(code(call))![1]!], more: false }));
+    const answer = await answerWith('count installs, clusters and secrets', (call) => ok({ count: counts[/"\/v1\/(\w+)"/.exec(code(call))![1]!], more: false }));
     assert.equal(answer.answer, 'There are no installs. There is 1 cluster. There are 4 secrets.');
-    assert.deepEqual((await firstCalls('how many clusters and api tokens')).map((c) => /'\/v1\/(\w+)'/.exec(code(c))?.[1]), ['clusters', 'api_tokens']);
+    assert.deepEqual((await firstCalls('how many clusters and api tokens')).map((c) => /"\/v1\/(\w+)"/.exec(code(c))?.[1]), ['clusters', 'api_tokens']);
   });
 });
 
@@ -105,9 +105,9 @@ describe('the local model writes answers from results', () => {
 
   test('explains a failed operation from its error, last error and failed step', async () => {
     const [read] = await firstCalls('Why did operation op_01kaxq3m7y0c9v8t6r5p4n3m002 fail?');
-    assert.match(code(read), /path: '\/v1\/operations\/op_01kaxq3m7y0c9v8t6r5p4n3m002'/);
+    assert.match(code(read), /path: "\/v1\/operations\/op_01kaxq3m7y0c9v8t6r5p4n3m002"/);
     const last = code((await firstCalls('why did the last deploy fail?'))[0]);
-    assert.match(last, /path: '\/v1\/operations', query: \{ state: 'FAILED', limit: 1, owner_type: 'install' \}/);
+    assert.match(last, /path: '\/v1\/operations', query: \{ state: "FAILED", limit: 1, owner_type: "install" \}/);
     assert.match(last, /'\/v1\/operations\/' \+ page\.body\.data\[0\]\.id/);
     const conv = await answerWith('why did the last deploy fail?', () => ok({
       found: true, id: 'op_1', type: 'install.create', owner_type: 'install', owner_id: 'inst_1', state: 'FAILED',
@@ -197,7 +197,7 @@ describe('the local model streams deterministically and stops when aborted', () 
     const controller = new AbortController();
     const pieces: string[] = [];
     const run = (async () => {
-      for await (const event of model.stream({ model: 'local-1', messages: user('[slow] hello'), tools: AGENT_TOOLS, maxOutputTokens: 100, apiKey: null, signal: controller.signal })) {
+      for await (const event of model.stream({ model: 'local-1', workspaceId: WS, messages: user('[slow] hello'), tools: AGENT_TOOLS, maxOutputTokens: 100, apiKey: null, signal: controller.signal })) {
         if (event.type === 'text') {
           pieces.push(event.text);
           controller.abort();
@@ -213,7 +213,7 @@ describe('the local model streams deterministically and stops when aborted', () 
 describe('the local model test triggers', () => {
   test('[fail] fails as unavailable (retryable); [slow] still answers the request', async () => {
     await assert.rejects(callModel(model, user('[fail] how many installs')), (err: unknown) => err instanceof ModelProviderError && err.kind === 'unavailable' && err.retryable);
-    assert.match(code((await firstCalls('[slow] how many installs?'))[0]), /'\/v1\/installs'/);
+    assert.match(code((await firstCalls('[slow] how many installs?'))[0]), /"\/v1\/installs"/);
   });
 
   test('[loop] asks for another execute every round, whatever the results', async () => {
@@ -242,7 +242,7 @@ describe('the local model reads messages of any size and shape', () => {
       for (const run of runs) {
         for (const suffix of ['', 'a', ' that lists installs']) {
           const message = `${prefix}${run.repeat(Math.ceil(20_000 / run.length))}${suffix}`;
-          const step = plan(readTurn([system(), { role: 'user', content: 'how many clusters?' }, { role: 'assistant', content: 'Two.' }, { role: 'user', content: message }]));
+          const step = plan(readTurn([system(), { role: 'user', content: 'how many clusters?' }, { role: 'assistant', content: 'Two.' }, { role: 'user', content: message }], { workspaceId: WS, testHooks: true }));
           assert.ok(step.text || step.calls.length, JSON.stringify([prefix, run, suffix]));
         }
       }
@@ -251,7 +251,7 @@ describe('the local model reads messages of any size and shape', () => {
 
   test('a long quoted value is taken whole; an unclosed quote does not break the reading', async () => {
     const value = 'k'.repeat(40_000);
-    assert.match(code((await firstCalls(`create a secret named kube with value "${value}"`))[0]), new RegExp(`value: '${value}'`));
+    assert.match(code((await firstCalls(`create a secret named kube with value "${value}"`))[0]), new RegExp(`value: "${value}"`));
     const [ask] = await firstCalls('create a snippet named "');
     assert.equal(ask!.name, 'ask_user');
   });

@@ -33,7 +33,7 @@ describe('openai model provider', () => {
   let standin: OpenAiStandin;
   let endpoint: ModelEndpoint;
   const request = (over: Partial<ModelRequest> = {}): ModelRequest => ({
-    model: 'gpt-4o-mini', messages: CONVERSATION, tools: AGENT_TOOLS, maxOutputTokens: 1000, apiKey: OPENAI_STANDIN_KEY, signal: new AbortController().signal, ...over,
+    model: 'gpt-4o-mini', workspaceId: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', messages: CONVERSATION, tools: AGENT_TOOLS, maxOutputTokens: 1000, apiKey: OPENAI_STANDIN_KEY, signal: new AbortController().signal, ...over,
   });
   const stream = (over: Partial<ModelRequest> = {}, ep: Partial<ModelEndpoint> = {}) => createOpenAiProvider({ ...endpoint, ...ep }).stream(request(over));
 
@@ -258,7 +258,7 @@ describe('the providers registry', () => {
       assert.equal(openai.name, 'openai');
       standin.replies.push({ text: ['configured'] });
       // The runner passes the operator's key when the agent brings none.
-      const { events, error } = await collect(openai.stream({ model: 'llama3.2', messages: CONVERSATION, tools: [], maxOutputTokens: 64, apiKey: config.agents.openai.apiKey, signal: new AbortController().signal }));
+      const { events, error } = await collect(openai.stream({ model: 'llama3.2', workspaceId: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', messages: CONVERSATION, tools: [], maxOutputTokens: 64, apiKey: config.agents.openai.apiKey, signal: new AbortController().signal }));
       assert.equal(error, null);
       assert.deepEqual(texts(events), ['configured']);
       assert.equal(standin.requests[0]!.headers.authorization, `Bearer ${OPENAI_STANDIN_KEY}`);

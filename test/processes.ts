@@ -41,6 +41,8 @@ export function dbEnv(db: TestDatabase, extra: Record<string, string> = {}): Rec
   return {
     SVC_DATA_DIR: db.dataDir,
     SVC_SECRET_KEY: SECRET_KEY,
+    // fault injection and the local model's bracketed triggers (the suite's spawned servers use them)
+    SVC_TEST_HOOKS: '1',
     ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
     ...extra,
   };

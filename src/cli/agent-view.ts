@@ -3,6 +3,7 @@
 // `svc chat`: a turn's usage in one phrase, a tool call in one line, its result in a few words.
 import { printRecord, printTable } from './table.js';
 import { isoTime, pick, terminalText, truncate, type Colors, type Output } from './output.js';
+import { revealInvisible, revealPieces } from './reveal-invisible.js';
 import type { RenderContext } from './presenters.js';
 
 export interface AgentEvent {
@@ -131,14 +132,24 @@ export function renderAgentRecord({ body, o }: RenderContext): void {
   printRecord(o, view);
 }
 
-/** The code of a change to approve, framed so it reads as code and not as the tool's own output. */
-export function codeBlock(c: Colors, tty: boolean, text: string): string {
-  return text.replace(/\n+$/, '').split('\n').map((l) => `  ${c.dim('│')} ${tty ? terminalText(l) : l}`).join('\n');
+/**
+ * Text of an approval card: each invisible character (line separators, bidirectional controls,
+ * zero-width characters, controls but newline and tab) as a highlighted `⟨U+202E⟩` marker, so the
+ * person sees exactly what runs; on a terminal the rest is made safe for it too.
+ */
+export function revealedText(c: Colors, tty: boolean, text: string): string {
+  return revealPieces(text).map((p) => (p.invisible ? c.inverse(p.text) : tty ? terminalText(p.text) : p.text)).join('');
 }
 
-/** An approval request: the record, then the exact code that runs if it is approved. */
+/** The code of a change to approve, framed so it reads as code and not as the tool's own output. */
+export function codeBlock(c: Colors, tty: boolean, text: string): string {
+  return text.replace(/\n+$/, '').split('\n').map((l) => `  ${c.dim('│')} ${revealedText(c, tty, l)}`).join('\n');
+}
+
+/** An approval request: the record (its summary's invisible characters shown), then the exact code that runs if it is approved. */
 export function renderApproval({ body, o }: RenderContext): void {
   const { code: text, ...rest } = body as Record<string, unknown> & { code?: string | null };
+  if (typeof rest.summary === 'string') rest.summary = revealInvisible(rest.summary);
   printRecord(o, rest);
   if (typeof text === 'string') o.out.write(`\n${o.color.bold('code')}\n${codeBlock(o.color, o.tty, text)}\n`);
 }

@@ -8,7 +8,7 @@ import { CliError, EXIT } from './errors.js';
 import type { Api } from './http.js';
 import { terminalText, truncate, type Output } from './output.js';
 import { shownText, transcript, type Transcript } from './chat-transcript.js';
-import { codeBlock, resultText, TERMINAL_EVENTS, toolText, usageText, type AgentEvent, type UsageSummary } from './agent-view.js';
+import { codeBlock, resultText, revealedText, TERMINAL_EVENTS, toolText, usageText, type AgentEvent, type UsageSummary } from './agent-view.js';
 import { followEvents } from './agent-events.js';
 import type { LineInput } from './chat-input.js';
 
@@ -177,7 +177,7 @@ async function approval(s: TurnSettings, t: Transcript, ev: AgentEvent, ours: Se
   const id = String(d.approval_request_id);
   // A member's turn on an agent that writes freely waits for an admin, not for the member.
   if (d.kind === 'TURN') return void t.line(`${c.yellow('…')} this turn waits for an admin's approval (${id})`);
-  t.line(`${c.yellow('?')} ${c.bold('approval needed')}: ${o.errTty ? terminalText(String(d.summary ?? '')) : String(d.summary ?? '')} ${c.dim(id)}`);
+  t.line(`${c.yellow('?')} ${c.bold('approval needed')}: ${revealedText(c, o.errTty, String(d.summary ?? ''))} ${c.dim(id)}`);
   if (typeof d.code === 'string') t.line(codeBlock(c, o.errTty, d.code));
   // Shown again from the turn's start (--session), a request decided before is not asked again: approval.resolved follows.
   const first = await read(s.api, '/v1/approval_requests/{id}', id, s.header);

@@ -492,7 +492,7 @@ export interface paths {
         put?: never;
         /**
          * Register a cluster
-         * @description Needs the admin or owner role. Registers a cluster (state `pending`, `reconciling` true) and starts its `cluster.create` operation in the same transaction: 202 with the operation (owner_type cluster, metadata.cluster_id the new clu_ id). The operation provisions the cluster (local) or checks it answers with the kubeconfig (kubernetes), reads its capabilities and makes it `active`; if it fails or is cancelled the cluster is `suspended`. `kubeconfig` is required with provider kubernetes and refused otherwise; `local` only with provider local. A taken name is 409 ALREADY_EXISTS; a workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.
+         * @description Needs the admin or owner role. Registers a cluster (state `pending`, `reconciling` true) and starts its `cluster.create` operation in the same transaction: 202 with the operation (owner_type cluster, metadata.cluster_id the new clu_ id). The operation provisions the cluster (local) or checks it answers with the kubeconfig (kubernetes), reads its capabilities and makes it `active`; if it fails or is cancelled the cluster is `suspended`. `kubeconfig` is required with provider kubernetes and refused otherwise; `local` only with provider local, and its `faults` (a test hook) only when the service runs with SVC_TEST_HOOKS=1, else 400. A taken name is 409 ALREADY_EXISTS; a workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.
          */
         post: operations["createCluster"];
         delete?: never;
@@ -4481,7 +4481,7 @@ export interface components {
          *     }
          */
         UsageSummary: {
-            /** @description what the model calls cost, in cents: the provider's reported tokens times the operator's price table, rounded up */
+            /** @description what the model calls cost, in cents: the provider's reported tokens times the operator's price table, rounded up; always 0 for the local provider, which is free */
             provider_cost_cents: number;
             /** @description input and output tokens the provider reported */
             provider_token_count: number;
@@ -4509,11 +4509,11 @@ export interface components {
          */
         ModelPolicy: {
             /**
-             * @description local (built in, offline), openai (OpenAI-compatible: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic; default the operator's SVC_AGENT_PROVIDER
+             * @description local (built in: a rule-based offline planner, not a language model; it understands a fixed set of requests about the workspace and costs nothing), openai (OpenAI-compatible: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic; default the operator's SVC_AGENT_PROVIDER
              * @enum {string}
              */
             provider?: "local" | "openai" | "anthropic";
-            /** @description the model turns use, e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-6 */
+            /** @description the model turns use, e.g. local-1 (the local provider's rule-based planner), gpt-4o-mini, llama3.1, claude-sonnet-4-6 */
             default_model: string;
             /** @description models the agent may use; default_model must be one of them when given (else MODEL_NOT_ALLOWED at admission) */
             allowed_models?: string[];
@@ -4604,7 +4604,7 @@ export interface components {
             /** @description the model policy with its defaults filled in */
             model_policy: {
                 /**
-                 * @description the provider its turns call
+                 * @description the provider its turns call: local is the built-in rule-based offline planner (not a language model, free)
                  * @enum {string}
                  */
                 provider: "local" | "openai" | "anthropic";
@@ -9692,7 +9692,7 @@ export interface operations {
                     kubeconfig?: string;
                     /** @description local provider only: options of the simulated cluster */
                     local?: {
-                        /** @description injected faults, at most one per action: to see retries, failures and slow steps */
+                        /** @description injected faults, at most one per action: to see retries, failures and slow steps. A test hook: only when the operator runs the service with SVC_TEST_HOOKS=1, else a non-empty list is 400 */
                         faults?: {
                             /**
                              * @description the driver action the fault applies to: provision, capabilities and destroy (the cluster's operations); deploy, health (the readiness check after a deploy: a failure reads as "not ready yet") and undeploy (install operations)

@@ -2,7 +2,9 @@
 // with nothing else. "Existing" means a row in `local_clusters`, so every instance sharing the
 // database agrees on what exists. Its capabilities are a realistic snapshot derived from the
 // cluster id (the same cluster always reports the same nodes and addresses). Faults set at
-// creation make an action wait and fail its first attempts, so retries can be seen. A deploy's
+// creation make an action wait and fail its first attempts, so retries can be seen; they are a test
+// hook, applied only while the service runs with SVC_TEST_HOOKS=1 (faults stored while it did are
+// ignored once it does not). A deploy's
 // secret values are not kept: only an HMAC of them, which shows what was applied and when it changed.
 import { createHash, createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -49,8 +51,8 @@ const API_GROUPS = [
 ];
 
 /** Waits the latency of the target's fault for this action (cut short when the step is aborted); returns the fault. */
-async function faultLatency(target: ClusterTarget, action: LocalFault['action'], ctx: DriverCallContext): Promise<LocalFault | undefined> {
-  const fault = target.faults.find((f) => f.action === action);
+async function faultLatency(faults: readonly LocalFault[], action: LocalFault['action'], ctx: DriverCallContext): Promise<LocalFault | undefined> {
+  const fault = faults.find((f) => f.action === action);
   if (fault?.latency_ms) {
     try {
       await sleep(fault.latency_ms, undefined, { signal: ctx.signal });
@@ -62,8 +64,8 @@ async function faultLatency(target: ClusterTarget, action: LocalFault['action'],
 }
 
 /** Applies the target's fault for this action: its latency, then a failure while the calling step's attempt is within `fail_times`. */
-async function injectFault(target: ClusterTarget, action: LocalFault['action'], ctx: DriverCallContext): Promise<void> {
-  const fault = await faultLatency(target, action, ctx);
+async function injectFault(faults: readonly LocalFault[], action: LocalFault['action'], ctx: DriverCallContext): Promise<void> {
+  const fault = await faultLatency(faults, action, ctx);
   if (fault && ctx.attempt <= (fault.fail_times ?? 0)) {
     throw new ClusterDriverError(`injected fault: ${action} failed on attempt ${ctx.attempt} of the simulated cluster`, true);
   }
@@ -128,14 +130,18 @@ export function secretDigest(key: Buffer, secret: DeploymentSecret): string {
   return mac.digest('hex');
 }
 
-/** `secretDigestKey` keys the HMAC of deployed secrets (a plain hash of a weak value could be tested against guesses). */
-export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer }): ClusterDriver {
+/**
+ * `secretDigestKey` keys the HMAC of deployed secrets (a plain hash of a weak value could be tested
+ * against guesses); `testHooks` (SVC_TEST_HOOKS) applies the faults stored with a cluster.
+ */
+export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer; testHooks: boolean }): ClusterDriver {
   const { db } = deps;
+  const faultsOf = (target: ClusterTarget): readonly LocalFault[] => (deps.testHooks ? target.faults : []);
   return {
     provider: 'local',
 
     async provision(target, ctx) {
-      await injectFault(target, 'provision', ctx);
+      await injectFault(faultsOf(target), 'provision', ctx);
       await db
         .insertInto('local_clusters')
         .values({ cluster_id: target.clusterId, node_count: NODE_COUNT, created_at: clock.now() })
@@ -144,7 +150,7 @@ export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer 
     },
 
     async capabilities(target, ctx) {
-      await injectFault(target, 'capabilities', ctx);
+      await injectFault(faultsOf(target), 'capabilities', ctx);
       const row = await db.selectFrom('local_clusters').selectAll().where('cluster_id', '=', target.clusterId).executeTakeFirst();
       // No retry can make it appear: only provisioning does.
       if (!row) throw new ClusterDriverError('the simulated cluster is not provisioned', false);
@@ -152,14 +158,14 @@ export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer 
     },
 
     async destroy(target, ctx) {
-      await injectFault(target, 'destroy', ctx);
+      await injectFault(faultsOf(target), 'destroy', ctx);
       await db.deleteFrom('local_clusters').where('cluster_id', '=', target.clusterId).execute();
     },
 
     // A deployment is a row naming the render that runs; deploying another render replaces it,
     // as applying new objects over old ones does on a real cluster.
     async deploy(target, spec, ctx) {
-      await injectFault(target, 'deploy', ctx);
+      await injectFault(faultsOf(target), 'deploy', ctx);
       const cluster = await db.selectFrom('local_clusters').select('cluster_id').where('cluster_id', '=', target.clusterId).executeTakeFirst();
       if (!cluster) throw new ClusterDriverError('the simulated cluster is not provisioned', false);
       const now = clock.now();
@@ -176,7 +182,7 @@ export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer 
 
     async deploymentStatus(target, spec, ctx) {
       // A health fault is "not ready yet" on the first checks, not a failure of the call.
-      const fault = await faultLatency(target, 'health', ctx);
+      const fault = await faultLatency(faultsOf(target), 'health', ctx);
       const row = await db
         .selectFrom('local_deployments')
         .select(['render_id', 'resource_count'])
@@ -191,7 +197,7 @@ export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer 
     },
 
     async undeploy(target, deployment, ctx) {
-      await injectFault(target, 'undeploy', ctx);
+      await injectFault(faultsOf(target), 'undeploy', ctx);
       await db.deleteFrom('local_deployments').where('cluster_id', '=', target.clusterId).where('install_id', '=', deployment.installId).execute();
     },
   };

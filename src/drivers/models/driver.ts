@@ -31,6 +31,8 @@ export type ModelMessage =
 
 export interface ModelRequest {
   model: string;
+  /** the workspace the turn acts in: the local model's reads and writes go there (hosted models read it in the system prompt) */
+  workspaceId: string;
   messages: ModelMessage[];
   tools: ToolSpec[];
   /** the most tokens the answer may take */
@@ -84,6 +86,12 @@ export type ModelProviderName = (typeof MODEL_PROVIDERS)[number];
 
 export interface ModelProvider {
   readonly name: ModelProviderName;
+  /**
+   * true for a provider whose calls cost nothing whatever the operator's price table says (the
+   * local model, which runs in the process): its calls record no cost and spend no budget or
+   * `agents/cost_cents`; their tokens are still counted
+   */
+  readonly free?: boolean;
   /**
    * One model call. Yields text deltas and tool calls as they arrive, then `done`. Throws
    * ModelProviderError (never a raw HTTP or SDK error) when the call fails or the signal aborts.

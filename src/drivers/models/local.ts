@@ -1,16 +1,17 @@
-// The `local` model provider (API.md 8.6): the default, offline and deterministic. It understands
-// a documented set of requests about the workspace (README, "The local model"), plans each as
-// code-mode tool calls (execute, propose_change, ask_user, search; local/plans.ts), and writes its
-// answers from the tool results. It keeps nothing between calls: the same conversation always gives
-// the same answer, in any process, which is what lets a turn resume elsewhere after a crash.
+// The `local` model provider (API.md 8.6): the default, offline and deterministic. It is not a
+// language model but a rule-based planner: it understands a documented set of requests about the
+// workspace (README, "The local model"), plans each as code-mode tool calls (execute,
+// propose_change, ask_user, search; local/plans.ts), and writes its answers from the tool results.
+// It keeps nothing between calls: the same conversation always gives the same answer, in any
+// process, which is what lets a turn resume elsewhere after a crash. It acts in the turn's
+// workspace (ModelRequest.workspaceId), never in one a text names.
 //
-// Test triggers in the person's message: [slow] waits about a second (abortably) before each piece
-// of text, [loop] asks for another tool call every round, [sleep-tool] runs code that never ends by
-// itself, [fail] fails the call as unavailable.
+// Test triggers in the person's message, only with SVC_TEST_HOOKS=1 (otherwise plain text): [slow]
+// waits about a second (abortably) before each piece of text, [loop] asks for another tool call
+// every round, [sleep-tool] runs code that never ends by itself, [fail] fails the call as unavailable.
 import { createHash } from 'node:crypto';
 import { ModelProviderError, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent, type ModelUsage, type ToolCall } from './driver.js';
 import { readTurn } from './local/conversation.js';
-import { triggersOf } from './local/intent.js';
 import { plan } from './local/plans.js';
 
 /** The pause before each piece of text under [slow]: long enough for a test to cancel mid-call. */
@@ -19,15 +20,16 @@ const WORDS_PER_PIECE = 3;
 /** Characters per token of the usage estimate, the usual rule of thumb for English and code. */
 const CHARS_PER_TOKEN = 4;
 
-export function createLocalModelProvider(): ModelProvider {
-  return { name: 'local', stream };
+/** `testHooks` (SVC_TEST_HOOKS): whether the bracketed test triggers act. */
+export function createLocalModelProvider(options: { testHooks: boolean }): ModelProvider {
+  return { name: 'local', free: true, stream: (request) => stream(request, options.testHooks) };
 }
 
-async function* stream(request: ModelRequest): AsyncGenerator<ModelStreamEvent> {
+async function* stream(request: ModelRequest, testHooks: boolean): AsyncGenerator<ModelStreamEvent> {
   const { signal } = request;
   if (signal.aborted) throw aborted();
-  const view = readTurn(request.messages);
-  const triggers = triggersOf(view.message);
+  const view = readTurn(request.messages, { workspaceId: request.workspaceId, testHooks });
+  const { triggers } = view;
   if (triggers.has('fail')) throw new ModelProviderError('unavailable', 'the local model failed on purpose ([fail] in the message)');
   const step = plan(view);
   const wait = triggers.has('slow') ? SLOW_PIECE_MS : 0;

@@ -43,7 +43,7 @@ export function createAgentModule(deps: AgentModuleDeps) {
   const agentApprovals = createApprovalService({ db, dialect, cursors, agents, moves });
   /** model providers by name (tests may replace one) */
   const modelProviders: Map<ModelProviderName, ModelProvider> = createModelProviders(config.agents);
-  registerLocal(modelProviders, createLocalModelProvider());
+  registerLocal(modelProviders, createLocalModelProvider({ testHooks: config.testHooks }));
   const tools = createAgentTools({ runner: deps.snippetRunner, credentials: deps.runCredentials, dispatch: () => deps.apiDispatch.current });
   deps.jobHandlers.set('agent_turn', createTurnRunner({
     db, dialect, notifier, events: agentEvents, moves, tools, providers: modelProviders, config: config.agents, keyring: deps.keyring, quotas,

@@ -364,7 +364,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     const turn = (await repo.findTurn(db, turnId))!;
     const history = await repo.historyOf(db, turn.session_id, turn.id, 20);
     const messages = conversationOf(agent, history, turn, steps);
-    const price = priceOf(config.prices, policy.default_model);
+    const price = priceOf(config.prices, policy.default_model, deps.providers.get(policy.provider));
     // The next call costs at least what the conversation's size says, and at least what the last
     // call of this turn cost (each call sends the whole conversation again, so calls only grow).
     const lastModel = [...steps].reverse().find((s) => s.kind === 'model' && s.state === 'DONE');
@@ -386,7 +386,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     await fenced(job, turnId, 'RUNNING', (tx) => repo.insertStep(tx, step));
     for (let attempt = 1; ; attempt++) {
       try {
-        const answer = await streamOnce(job, provider, { model: policy.default_model, messages, apiKey }, signal);
+        const answer = await streamOnce(job, provider, { model: policy.default_model, workspaceId: turn.workspace_id, messages, apiKey }, signal);
         const cost = costMicrocents(price, answer.usage);
         await fenced(job, turnId, 'RUNNING', async (tx, current) => {
           await repo.moveStep(tx, step.id, ['RUNNING'], {
@@ -414,7 +414,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
   }
 
   /** One streamed call: text deltas become message.delta events (gathered, at most one per DELTA_FLUSH_MS). */
-  async function streamOnce(job: ClaimedJob, provider: ModelProvider, req: { model: string; messages: ReturnType<typeof conversationOf>; apiKey: string | null }, signal: AbortSignal) {
+  async function streamOnce(job: ClaimedJob, provider: ModelProvider, req: { model: string; workspaceId: string; messages: ReturnType<typeof conversationOf>; apiKey: string | null }, signal: AbortSignal) {
     let text = '';
     let pending = '';
     let flushedAt = Date.now();
@@ -426,7 +426,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       flushedAt = Date.now();
       await fenced(job, job.agentTurnId!, 'RUNNING', (tx, turn) => events.append(tx, turn, [{ type: 'message.delta', data: { text: piece } }]));
     };
-    const stream = provider.stream({ model: req.model, messages: req.messages, tools: AGENT_TOOLS, maxOutputTokens: config.maxOutputTokens, apiKey: req.apiKey, signal });
+    const stream = provider.stream({ model: req.model, workspaceId: req.workspaceId, messages: req.messages, tools: AGENT_TOOLS, maxOutputTokens: config.maxOutputTokens, apiKey: req.apiKey, signal });
     for await (const event of stream) {
       if (event.type === 'text') {
         text += event.text;

@@ -4,7 +4,7 @@
 // Budgets are checked before every model call against what has been spent plus an estimate of the
 // call about to be made, so a turn stops before the call that would pass a budget.
 import type { ModelPrice } from '../../config-agents.js';
-import type { ModelMessage, ModelUsage } from '../../drivers/models/driver.js';
+import type { ModelMessage, ModelProvider, ModelUsage } from '../../drivers/models/driver.js';
 import type { BudgetPeriod, UsageSummaryT } from './agents.schemas.js';
 import type { TurnRow, UsageSums } from './agents.repo.js';
 
@@ -38,7 +38,9 @@ export function summedUsage(sums: UsageSums | undefined): UsageSummaryT {
   };
 }
 
-export function priceOf(prices: Record<string, ModelPrice>, model: string): ModelPrice {
+/** What a model's calls cost: nothing for a free provider (the local model), else the operator's table's price. */
+export function priceOf(prices: Record<string, ModelPrice>, model: string, provider?: Pick<ModelProvider, 'free'>): ModelPrice {
+  if (provider?.free) return { input: 0, output: 0 };
   return prices[model] ?? prices['*'] ?? { input: 0, output: 0 };
 }
 

@@ -53,7 +53,7 @@ const count = (description: string) => Type.Integer({ minimum: 0, description })
 
 export const UsageSummary = Type.Object(
   {
-    provider_cost_cents: count('what the model calls cost, in cents: the provider\'s reported tokens times the operator\'s price table, rounded up'),
+    provider_cost_cents: count('what the model calls cost, in cents: the provider\'s reported tokens times the operator\'s price table, rounded up; always 0 for the local provider, which is free'),
     provider_token_count: count('input and output tokens the provider reported'),
     runtime_compute_seconds: count('CPU seconds of the sandbox runs of tool calls, rounded up'),
     runtime_storage_gb_hours: count('always 0: code mode keeps no storage between tool calls'),
@@ -76,8 +76,8 @@ const Cents = Type.Integer({ minimum: 0, maximum: 100_000_000, description: 'cen
 
 export const ModelPolicy = Type.Object(
   {
-    provider: Type.Optional(StringEnum(MODEL_PROVIDERS, { description: 'local (built in, offline), openai (OpenAI-compatible: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic; default the operator\'s SVC_AGENT_PROVIDER' })),
-    default_model: Type.String({ minLength: 1, maxLength: 120, description: 'the model turns use, e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-6' }),
+    provider: Type.Optional(StringEnum(MODEL_PROVIDERS, { description: 'local (built in: a rule-based offline planner, not a language model; it understands a fixed set of requests about the workspace and costs nothing), openai (OpenAI-compatible: OpenAI, Ollama, vLLM, llama.cpp, OpenRouter) or anthropic; default the operator\'s SVC_AGENT_PROVIDER' })),
+    default_model: Type.String({ minLength: 1, maxLength: 120, description: 'the model turns use, e.g. local-1 (the local provider\'s rule-based planner), gpt-4o-mini, llama3.1, claude-sonnet-4-6' }),
     allowed_models: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 120 }), {
       maxItems: 50, uniqueItems: true, description: 'models the agent may use; default_model must be one of them when given (else MODEL_NOT_ALLOWED at admission)',
     })),
@@ -121,7 +121,7 @@ export const Agent = Type.Object(
     capabilities: Type.Array(StringEnum(AGENT_CAPABILITIES), { description: 'CHAT, CODING, AMBIENT' }),
     model_policy: Type.Object(
       {
-        provider: StringEnum(MODEL_PROVIDERS, { description: 'the provider its turns call' }),
+        provider: StringEnum(MODEL_PROVIDERS, { description: 'the provider its turns call: local is the built-in rule-based offline planner (not a language model, free)' }),
         default_model: Type.String({ description: 'the model its turns use' }),
         allowed_models: Type.Array(Type.String(), { description: 'models it may use (empty: only default_model)' }),
         credential_secret_id: stringOrNull('the secret holding its provider API key, or null for the operator\'s'),

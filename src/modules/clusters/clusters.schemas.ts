@@ -78,7 +78,7 @@ export const CreateClusterBody = Type.Object(
       {
         faults: Type.Optional(Type.Array(LocalFaultSchema, {
           maxItems: 3,
-          description: 'injected faults, at most one per action: to see retries, failures and slow steps',
+          description: 'injected faults, at most one per action: to see retries, failures and slow steps. A test hook: only when the operator runs the service with SVC_TEST_HOOKS=1, else a non-empty list is 400',
         })),
       },
       { additionalProperties: false, description: 'local provider only: options of the simulated cluster' },

@@ -28,14 +28,16 @@ export interface ClusterServiceDeps extends ClusterWorkflowDeps {
   cursors: CursorCodec;
   operations: OperationService;
   publicUrl: string;
+  /** SVC_TEST_HOOKS: whether a body may inject faults (`local.faults`) */
+  testHooks: boolean;
 }
 
 const clusterDeleting = (id: string) =>
   new ApiError('FAILED_PRECONDITION', `cluster ${id} is being deleted`, { reason: 'CLUSTER_DELETING' });
 
 
-/** The provider options the body must and must not carry (the schema cannot say "iff"). */
-function checkProviderOptions(body: CreateClusterBodyT, provider: ClusterProvider): void {
+/** The provider options the body must and must not carry (the schema cannot say "iff"); faults only with the test hooks on. */
+function checkProviderOptions(body: CreateClusterBodyT, provider: ClusterProvider, testHooks: boolean): void {
   if (provider === 'kubernetes') {
     if (body.kubeconfig === undefined) throw fieldInvalid('body.kubeconfig', 'kubeconfig is required with provider kubernetes');
     if (body.local !== undefined) throw fieldInvalid('body.local', 'local options are only accepted with provider local');
@@ -44,6 +46,9 @@ function checkProviderOptions(body: CreateClusterBodyT, provider: ClusterProvide
   }
   if (body.kubeconfig !== undefined) throw fieldInvalid('body.kubeconfig', 'kubeconfig is only accepted with provider kubernetes');
   const actions = (body.local?.faults ?? []).map((f) => f.action);
+  if (actions.length > 0 && !testHooks) {
+    throw fieldInvalid('body.local.faults', 'fault injection is a test hook, off on this service: the operator starts it with SVC_TEST_HOOKS=1 to allow local.faults (tests and demos only)');
+  }
   if (new Set(actions).size !== actions.length) throw fieldInvalid('body.local.faults', 'at most one fault per action');
 }
 
@@ -75,7 +80,7 @@ export function createClusterService(deps: ClusterServiceDeps) {
   async function createCluster(scope: WorkspaceScope, body: CreateClusterBodyT, tx: Executor): Promise<OperationT> {
     requireRole(scope, 'admin');
     const provider: ClusterProvider = body.provider ?? 'local';
-    checkProviderOptions(body, provider);
+    checkProviderOptions(body, provider, deps.testHooks);
     await assertWorkspaceActive(tx, scope.workspaceId);
     const now = clock.now();
     const faults = (body.local?.faults ?? []).map((f) => ({ action: f.action, fail_times: f.fail_times ?? 0, latency_ms: f.latency_ms ?? 0 }));

@@ -26,7 +26,7 @@ export const WRITES_WORDS: Record<WritePolicy, string> = {
 };
 
 export const PROVIDER_WORDS: Record<Provider, string> = {
-  local: 'Local (built in, offline)',
+  local: 'Local: a rule-based offline planner (not a language model; free)',
   openai: 'OpenAI-compatible (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter)',
   anthropic: 'Anthropic',
 };

@@ -1,8 +1,13 @@
 // The JavaScript the local model writes for the sandbox: small, readable programs (people read them
 // in tool lines and approve them in approval cards) that call the API through platform.request and
 // return compact JSON the answer writer reads (replies.ts). An API refusal is returned as
-// `{failed: {status, code, message}}`, never thrown, so the answer can say what happened. Every
-// string from a message enters the code as a JSON literal, never spliced in as code.
+// `{failed: {status, code, message}}`, never thrown, so the answer can say what happened.
+//
+// No value is ever code: every value from a message or a record (a name, an id, a secret's value,
+// words of the request) enters the code only through `lit`, as a JSON literal in which line and
+// paragraph separators (line breaks to older JavaScript, which JSON.stringify leaves raw) and the
+// characters an approval card could not show (bidirectional controls, zero-width characters...)
+// are \u escapes; comments are fixed text and never carry a value.
 import { RESOURCES, type ResourceKey } from './resources.js';
 
 /** Pages a list read follows at most (100 items each), so a turn's reads stay bounded. */
@@ -10,15 +15,32 @@ export const MAX_PAGES = 10;
 /** Items a list result carries for the answer (the count covers all that were read). */
 export const SHOWN_ITEMS = 50;
 
-/** A JavaScript literal of a JSON value, written as a person would: 'single-quoted' plain strings, bare identifier keys. */
-function lit(value: unknown): string {
-  if (typeof value === 'string') return /^[^'\\\n\r\u2028\u2029]*$/.test(value) ? `'${value}'` : JSON.stringify(value);
+/**
+ * Characters JSON.stringify leaves raw that must not be raw in code: U+2028 and U+2029 (line
+ * terminators in JavaScript before ES2019 and in many tools), and the invisible ones: controls,
+ * soft hyphen, bidirectional marks, embeddings, overrides and isolates, zero-width characters, the
+ * byte order mark, interlinear annotations, tag characters (the same set an approval card marks; reveal-invisible.ts).
+ */
+// eslint-disable-next-line no-control-regex, no-misleading-character-class
+const ESCAPED = /[\x7f-\x9f\xad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\u3164\uffa0\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}\u{e0100}-\u{e01ef}]/gu;
+/** `\u202e`; an astral character as its two UTF-16 halves (`split('')` splits into code units). */
+const escaped = (c: string): string => c.split('').map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+
+/** A string as a JSON literal with U+2028, U+2029 and the invisible characters as \u escapes: valid JSON and JavaScript, one line, all visible. */
+export function jsonString(value: string): string {
+  return JSON.stringify(value).replace(ESCAPED, escaped);
+}
+
+/** A JavaScript literal of a JSON value: strings as jsonString, bare identifier keys (others as strings). */
+export function lit(value: unknown): string {
+  if (typeof value === 'string') return jsonString(value);
   if (Array.isArray(value)) return `[${value.map(lit).join(', ')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value).map(([k, v]) => `${/^[A-Za-z_$][\w$]*$/.test(k) ? k : JSON.stringify(k)}: ${lit(v)}`);
+    const entries = Object.entries(value).map(([k, v]) => `${/^[A-Za-z_$][\w$]*$/.test(k) ? k : jsonString(k)}: ${lit(v)}`);
     return entries.length ? `{ ${entries.join(', ')} }` : '{}';
   }
-  return JSON.stringify(value) ?? 'null';
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return JSON.stringify(value) ?? 'null';
+  return 'null';
 }
 
 const FAILURE =
@@ -166,10 +188,14 @@ export function catalogCode(packageName: string | null, clusterName: string | nu
   ].join('\n');
 }
 
-/** POSTs one resource; `expect` is the status of success, `keep` the response fields returned. */
-function createCode(comment: string, path: string, body: string, expect: number, keep: string): string {
+/**
+ * POSTs one resource; `comment` is fixed text (never a value), `before` lines declared first,
+ * `expect` the status of success, `keep` the response fields returned.
+ */
+function createCode(comment: string, before: string[], path: string, body: string, expect: number, keep: string): string {
   return [
     `// ${comment}`,
+    ...before,
     FAILURE,
     `const res = await platform.request({ method: 'POST', path: ${lit(path)}, body: ${body} });`,
     `if (res.status !== ${expect}) return failure(res);`,
@@ -179,19 +205,23 @@ function createCode(comment: string, path: string, body: string, expect: number,
 
 export function createSecretCode(name: string, value: string): string {
   return createCode(
-    `Creates the secret ${lit(name)}; its value is stored encrypted and never shown again.`,
+    'Creates the secret; its value is stored encrypted and never shown again.', [],
     '/v1/secrets', `{ name: ${lit(name)}, value: ${lit(value)} }`, 201, '{ id: res.body.id, name: res.body.name }',
   );
 }
 
 export function createSnippetCode(name: string, snippetCode: string, displayType: 'table' | 'stat', description: string): string {
-  // in a template literal when nothing in it would be read as one (the usual case: easier to read in an approval card)
-  const code = /[`\\]|\$\{/.test(snippetCode) ? `[\n${snippetCode.split('\n').map((l) => `  ${lit(l)},`).join('\n')}\n].join('\\n')` : `\`\n${snippetCode}\n\``;
+  // In a template literal when nothing in it would be read as one (the usual case: easier to read
+  // in an approval card): no backtick, backslash or `${`, and (its values being JSON literals) no
+  // raw line separator or carriage return; else as lines of JSON literals. The template's first
+  // and last line breaks are for reading, and sliced off.
+  const code = /[`\\\r\u2028\u2029]|\$\{/.test(snippetCode) ? `[\n${snippetCode.split('\n').map((l) => `  ${lit(l)},`).join('\n')}\n].join('\\n')`
+    : `\`\n${snippetCode}\n\`.slice(1, -1)`;
   return [
     '// The code the snippet runs:',
     `const code = ${code};`,
     createCode(
-      `Saves it as the snippet ${lit(name)}.`, '/v1/snippets',
+      'Saves it as a snippet.', [], '/v1/snippets',
       `{ name: ${lit(name)}, description: ${lit(description)}, display_type: ${lit(displayType)}, code }`, 201,
       '{ id: res.body.id, name: res.body.name, html_url: res.body.html_url }',
     ),
@@ -201,7 +231,8 @@ export function createSnippetCode(name: string, snippetCode: string, displayType
 export function createInstallCode(p: { packageId: string; packageName: string; clusterId: string; clusterName: string; version: string | null }): string {
   const pin = p.version ? { kind: 'pinned', version: p.version } : { kind: 'latest' };
   return createCode(
-    `Installs ${p.packageName} (${p.version ?? 'latest version'}) on the cluster ${p.clusterName}: an install.create operation does the work.`,
+    'Installs a package on a cluster: an install.create operation does the work.',
+    [`const named = ${lit({ package: p.packageName, version: p.version ?? 'latest', cluster: p.clusterName })}; // the names of the ids below, for the reader`],
     '/v1/installs', `{ package_id: ${lit(p.packageId)}, package_version_pin: ${lit(pin)}, cluster_id: ${lit(p.clusterId)} }`, 202,
     '{ operation_id: res.body.id, install_id: res.body.metadata?.install_id ?? res.body.owner_id, state: res.body.state, html_url: res.body.html_url }',
   );

@@ -1,7 +1,10 @@
 // What the local model reads from a conversation, and nothing else: it keeps no state between
 // calls (a turn may resume in another process), so every decision comes from the messages. This
 // turn is everything after the last user message: the model's own earlier calls and their results.
+// The workspace is the turn's, given by the caller, never read from the text: an agent's
+// instructions (written by an admin) or a message could name any other workspace's id.
 import type { ModelMessage } from '../driver.js';
+import { triggersOf, type Trigger } from './intent.js';
 
 /** A tool result as the runner reports it (tools.ts), or what an unreadable one is taken for. */
 export type ToolResult = Record<string, unknown>;
@@ -18,15 +21,15 @@ export interface TurnView {
   message: string;
   /** the person's earlier messages in the session, oldest first */
   earlier: string[];
-  /** the workspace the system instructions name, if they do */
+  /** the workspace the turn acts in (ModelRequest.workspaceId) */
   workspaceId: string | null;
+  /** the test triggers of this turn's message: none unless the service runs with SVC_TEST_HOOKS=1 */
+  triggers: ReadonlySet<Trigger>;
   /** the model calls this turn has made so far (each is one assistant message) */
   rounds: number;
   /** every tool call of this turn, in order, with its result */
   calls: PastCall[];
 }
-
-const WORKSPACE_ID = /\bws_[0-9a-z]{10,40}\b/;
 
 /** A tool result's JSON, or an error result when it is not JSON (the runner cuts very long results). */
 export function parseResult(content: string): ToolResult {
@@ -39,11 +42,17 @@ export function parseResult(content: string): ToolResult {
   return { ok: false, error: { code: 'UNREADABLE_RESULT', message: 'the result was too long or not JSON, so it could not be read' } };
 }
 
-export function readTurn(messages: ModelMessage[]): TurnView {
+export interface TurnContext {
+  /** the turn's workspace */
+  workspaceId: string | null;
+  /** SVC_TEST_HOOKS: whether bracketed triggers in the message act (else they are plain text) */
+  testHooks: boolean;
+}
+
+export function readTurn(messages: ModelMessage[], context: TurnContext): TurnView {
   const userAt = messages.map((m) => m.role).lastIndexOf('user');
   const message = userAt >= 0 ? messages[userAt]!.content : '';
   const earlier = messages.slice(0, Math.max(userAt, 0)).filter((m) => m.role === 'user').map((m) => m.content);
-  const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n');
   const calls: PastCall[] = [];
   const byId = new Map<string, PastCall>();
   let rounds = 0;
@@ -60,7 +69,8 @@ export function readTurn(messages: ModelMessage[]): TurnView {
       if (past) past.result = parseResult(m.content);
     }
   }
-  return { message, earlier, workspaceId: WORKSPACE_ID.exec(system)?.[0] ?? null, rounds, calls };
+  const triggers = context.testHooks ? triggersOf(message) : new Set<Trigger>();
+  return { message, earlier, workspaceId: context.workspaceId, triggers, rounds, calls };
 }
 
 /** The latest call of a tool in this turn (optionally one whose arguments pass `match`). */

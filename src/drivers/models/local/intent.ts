@@ -17,7 +17,10 @@ export type Intent =
   | { kind: 'deploy'; packageName: string | null; clusterName: string | null; version: string | null }
   | { kind: 'search'; query: string };
 
-/** Test triggers (README, "The local model"): bracketed words that change how the model behaves. */
+/**
+ * Test triggers (README, "The local model"): bracketed words that change how the model behaves,
+ * only when the service runs with SVC_TEST_HOOKS=1 (readTurn); otherwise they are plain text.
+ */
 export const TRIGGERS = ['slow', 'loop', 'sleep-tool', 'fail'] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
@@ -56,8 +59,9 @@ function asksForChange(words: string[]): boolean {
     (i === 0 || BEFORE_VERB.has(words[i - 1]!) || (words[i - 1] === 'to' && i >= 2 && BEFORE_TO.has(words[i - 2]!))));
 }
 
-export function parseIntent(message: string, earlier: string[] = []): Intent {
-  const text = message.replace(/\[(slow|loop|sleep-tool|fail)\]/gi, ' ').trim();
+/** `triggers`: the test triggers acting on this message, whose bracketed words are then not part of the request. */
+export function parseIntent(message: string, earlier: string[] = [], triggers: ReadonlySet<Trigger> = new Set()): Intent {
+  const text = message.replace(/\[(slow|loop|sleep-tool|fail)\]/gi, (word, t: string) => (triggers.has(t.toLowerCase() as Trigger) ? ' ' : word)).trim();
   const lower = text.toLowerCase();
   const words = wordsOf(text);
   const polite = lower.replace(/^(please|can you|could you|would you|kindly|now|ok|okay|and|then|so|\s|,)+/g, '');

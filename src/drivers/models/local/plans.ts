@@ -4,7 +4,7 @@
 import { answerTo, asked, lastCall, type TurnView } from './conversation.js';
 import { LOOP_CODE, SLEEP_CODE, installCode, listCode, operationCode } from './code.js';
 import { behaviourOf } from './extract.js';
-import { parseIntent, triggersOf, type Intent } from './intent.js';
+import { parseIntent, type Intent } from './intent.js';
 import { failureReply, HELP, installReply, listReply, searchReply } from './replies.js';
 import { RESOURCES, RESOURCE_KEYS } from './resources.js';
 import { act, ask, execute, Q, say, search, type Step } from './steps.js';
@@ -13,10 +13,10 @@ import { deployPlan, secretPlan, snippetPlan } from './writes.js';
 const RESOURCE_CHOICES = RESOURCE_KEYS.map((k) => RESOURCES[k].plural);
 
 export function plan(view: TurnView): Step {
-  const triggers = triggersOf(view.message);
+  const { triggers } = view;
   if (triggers.has('loop')) return act('Let me look once more.', execute(LOOP_CODE, 'one more look ([loop] test trigger)'));
   if (triggers.has('sleep-tool')) return sleepPlan(view);
-  const intent = parseIntent(view.message, view.earlier);
+  const intent = parseIntent(view.message, view.earlier, triggers);
   switch (intent.kind) {
     case 'help':
       return say(intent.thanks ? 'You are welcome. Ask me anything else about this workspace, or say "help".' : HELP);

@@ -68,6 +68,7 @@ export function AgentForm(props: {
           value={f.provider}
           onValue={(v) => set({ provider: v as Provider | '' })}
           options={[['', 'The service’s default'], ...(Object.entries(PROVIDER_WORDS) as [string, string][])]}
+          hint="Local is built into the service: a rule-based planner, not a language model. It works offline, costs nothing and understands a fixed set of requests about this workspace (lists, counts, failed operations, URLs, creating a secret or snippet, deploying); anything else it turns into a search of the API."
           error={problem('body.model_policy.provider')}
         />
         <TextField label="Model" maxLength={120} value={f.model} onValue={(model) => set({ model })} hint="e.g. local-1, gpt-4o-mini, llama3.1, claude-sonnet-4-5. Empty: the service’s default model." error={problem('body.model_policy.default_model')} />

@@ -6,6 +6,7 @@ import type { ChatTurn, Conversation as Conv, Item } from '../../lib/chat.ts';
 import { isTerminal, toolLine, toolOutcome } from '../../lib/chat.ts';
 import { STATE_WORDS, usageWords } from '../../lib/agents.ts';
 import { StateBadge } from '../../components/StateBadge.tsx';
+import { RevealedText } from '../../components/RevealedText.tsx';
 import { ApprovalCard, QuestionCard, type Deciders } from './Decisions.tsx';
 
 export interface Viewer extends Deciders {
@@ -38,7 +39,7 @@ function ToolDetails(props: { item: ToolItem }) {
         <>
           <h4>Code</h4>
           <pre class="code-block" tabIndex={0}>
-            {code}
+            <RevealedText text={code} />
           </pre>
         </>
       )}

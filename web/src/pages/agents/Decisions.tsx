@@ -12,6 +12,7 @@ import type { Approval, Question } from '../../lib/chat.ts';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { TextArea, TextField, useAction } from '../../components/Form.tsx';
 import { Conflict, isConflict } from '../../components/Conflict.tsx';
+import { RevealedText } from '../../components/RevealedText.tsx';
 
 /** Who may decide: `mine` (the session is the viewer's) for a CHANGE; `admin` for a member's TURN. */
 export interface Deciders {
@@ -51,14 +52,17 @@ export function ApprovalCard(props: { approval: Approval; pending: boolean; ende
   const code = request.data?.code ?? a.code;
   return (
     <section class={`decision card ${a.decision ? 'decided' : ''}`} aria-labelledby={headingId}>
-      <h3 id={headingId}>{a.kind === 'TURN' ? 'This turn needs an owner’s or admin’s approval' : `Approve this change? ${a.summary}`}</h3>
+      <h3 id={headingId}>{a.kind === 'TURN' ? 'This turn needs an owner’s or admin’s approval' : <>Approve this change? <RevealedText text={a.summary} /></>}</h3>
       {a.kind === 'TURN' ? (
         <p class="muted">The agent may change things without asking, so a member’s message waits for an owner or admin before it runs.</p>
       ) : (
         <>
-          <p class="muted small">This exact code runs, as {props.deciders.mine ? 'you' : 'the person who started the chat'}, only if it is approved:</p>
+          <p class="muted small">
+            This exact code runs, as {props.deciders.mine ? 'you' : 'the person who started the chat'}, only if it is approved (invisible characters are shown as
+            markers like <span class="invisible-char">⟨U+202E⟩</span>):
+          </p>
           <pre class="code-block" tabIndex={0} aria-label="Code of the change">
-            {code}
+            <RevealedText text={code ?? ''} />
           </pre>
         </>
       )}
