@@ -111,6 +111,8 @@ export function markServerJoined(tx: Executor, clusterId: string, now: number): 
 }
 
 // ---- checkout sessions ----
+// status: pending (a slot taken, the provider not answered yet; never shown) -> open -> complete or
+// expired; complete never changes again.
 
 export async function insertCheckout(db: Executor, row: CheckoutRow): Promise<void> {
   await db.insertInto('checkout_sessions').values(row).execute();
@@ -119,6 +121,30 @@ export async function insertCheckout(db: Executor, row: CheckoutRow): Promise<vo
 export function findCheckoutByProviderId(db: Executor, provider: string, providerSessionId: string): Promise<CheckoutRow | undefined> {
   return db.selectFrom('checkout_sessions').selectAll()
     .where('provider', '=', provider).where('provider_session_id', '=', providerSessionId).executeTakeFirst();
+}
+
+/**
+ * The draft's newest checkout slot: a session row in status `pending` taken before the provider is
+ * called (checkout.service.ts), so that calls made at once all create the same provider session.
+ */
+export function pendingCheckoutOf(db: Executor, draftId: string): Promise<CheckoutRow | undefined> {
+  return db.selectFrom('checkout_sessions').selectAll()
+    .where('draft_id', '=', draftId).where('status', '=', 'pending').orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
+
+export function findCheckout(db: Executor, id: string): Promise<CheckoutRow | undefined> {
+  return db.selectFrom('checkout_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** pending -> open with what the provider made; false when the slot was settled or given up before. */
+export async function settleCheckout(db: Executor, id: string, made: { provider_session_id: string; url: string; expires_at: number }): Promise<boolean> {
+  const result = await db.updateTable('checkout_sessions').set({ ...made, status: 'open' }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** pending -> expired: a slot nobody settled in time (its caller failed or died), never handed out. */
+export async function abandonCheckout(db: Executor, id: string): Promise<void> {
+  await db.updateTable('checkout_sessions').set({ status: 'expired' }).where('id', '=', id).where('status', '=', 'pending').execute();
 }
 
 /** The draft's newest checkout session in status open, if any. */
