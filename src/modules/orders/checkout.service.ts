@@ -15,6 +15,7 @@ import { newId } from '../../platform/ids.js';
 import type { Logger } from 'pino';
 import type { OperationService } from '../operations/operations.service.js';
 import { endDraft, workspaceLive } from './draft-endings.js';
+import { allows, isPayable } from './draft-moves.js';
 import { findOfferById, offerWithdrawn, type OfferRow } from './offer-uses.js';
 import { commitOrder } from './order-commit.js';
 import * as repo from './order-drafts.repo.js';
@@ -68,7 +69,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
     const now = clock.now();
     // Checked and the slot taken first; the provider is called outside any transaction.
     const taken = await db.transaction().execute(async (tx) => {
-      const row = await drafts.customerDraftIn(tx, userId, id, revision, ['payment']);
+      const row = await drafts.customerDraftIn(tx, userId, id, revision, 'checkoutOpened');
       const offer = (await findOfferById(tx, row.offer_id))!;
       if (offerWithdrawn(offer, now)) {
         await endDraft(tx, deps.operations, row, 'offer_expired');
@@ -101,12 +102,12 @@ export function createCheckoutService(deps: CheckoutDeps) {
     const made = { provider_session_id: created.id, url: created.url, expires_at: created.expiresAt };
     const settled = await db.transaction().execute(async (tx) => {
       const current = await repo.lockDraft(tx, id);
-      const payable = current !== undefined && current.status === 'payment' && current.payment_completed === 0 && current.content_revision === slot.draft_revision;
+      const payable = current !== undefined && isPayable(current, slot.draft_revision);
       const recorded = await repo.findCheckoutByProviderId(tx, slot.provider, created.id);
       if (payable && recorded?.status === 'open') return { kind: 'joined' as const, session: recorded };
       if (payable && !recorded && (await repo.settleCheckout(tx, slot.id, made))) {
         for (const session of await repo.openCheckoutsOf(tx, id)) if (session.id !== slot.id) await repo.moveCheckout(tx, session.id, 'expired', {});
-        await repo.moveDraft(tx, id, ['payment'], null, {}, clock.now());
+        await repo.moveDraft(tx, id, 'checkoutOpened', null, {}, clock.now());
         return { kind: 'made' as const, session: (await repo.findCheckout(tx, slot.id))! };
       }
       const open = payable ? await repo.openCheckoutOf(tx, id) : undefined;
@@ -117,7 +118,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
     if (settled.ours) await expireAtProvider({ ...settled.ours, ...made }).catch(() => {});
     if (settled.winner) return { status: 200, body: toSession(settled.winner) };
     const moved = settled.draft;
-    if (moved && moved.status !== 'payment') throw new ApiError('FAILED_PRECONDITION', `order draft ${id} is in ${moved.status} now`, { reason: 'WRONG_PHASE', metadata: { status: moved.status } });
+    if (moved && !allows('checkoutOpened', moved.status)) throw new ApiError('FAILED_PRECONDITION', `order draft ${id} is in ${moved.status} now`, { reason: 'WRONG_PHASE', metadata: { status: moved.status } });
     throw new ApiError('ABORTED', `etag mismatch for order draft ${id}`, { reason: 'ETAG_MISMATCH', metadata: { etag: String(moved?.revision ?? '') } });
   }
 
@@ -168,11 +169,10 @@ export function createCheckoutService(deps: CheckoutDeps) {
     });
     if (!moved) return { outcome: 'duplicate', refund: null };
     // A customer workspace deleted meanwhile cannot take the install: the payment is refunded.
-    const payable = draft && draft.status === 'payment' && draft.payment_completed === 0 && session.draft_revision === draft.content_revision
-      && draft.workspace_id !== null && (await workspaceLive(tx, draft.workspace_id));
+    const payable = draft && isPayable(draft, session.draft_revision) && draft.workspace_id !== null && (await workspaceLive(tx, draft.workspace_id));
     if (!payable) return { outcome: draft && session.draft_revision !== draft.content_revision ? 'stale' : 'late', refund: session };
     const offer = (await findOfferById(tx, draft.offer_id))!;
-    const paidDraft = await repo.moveDraft(tx, draft.id, ['payment'], null, { status: 'install', payment_completed: 1 }, clock.now());
+    const paidDraft = await repo.moveDraft(tx, draft.id, 'paid', null, { payment_completed: 1 }, clock.now());
     await commitOrder(tx, deps.operations, paidDraft!, offer, {
       provider, providerSessionId: session.provider_session_id, subscriptionId: state.subscriptionId, currentPeriodEnd: state.currentPeriodEnd,
     });
