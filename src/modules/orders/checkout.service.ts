@@ -15,7 +15,8 @@ import { newId } from '../../platform/ids.js';
 import type { Logger } from 'pino';
 import type { OperationService } from '../operations/operations.service.js';
 import { endDraft, workspaceLive } from './draft-endings.js';
-import { findOfferById, offerWithdrawn } from './offer-uses.js';
+import { allows, isPayable } from './draft-moves.js';
+import { findOfferById, offerWithdrawn, type OfferRow } from './offer-uses.js';
 import { commitOrder } from './order-commit.js';
 import * as repo from './order-drafts.repo.js';
 import { offerNotRedeemable, type OrderDraftService } from './order-drafts.service.js';
@@ -24,6 +25,8 @@ import type { CheckoutSessionT } from './orders.schemas.js';
 
 /** An open session is reused only with at least this much time left to pay. */
 export const REUSE_MIN_SECONDS = 300;
+/** A checkout slot whose caller has not settled it by then is taken as given up (its caller failed or died). */
+export const SLOT_SECONDS = 60;
 
 export interface CheckoutDeps {
   db: Db;
@@ -49,61 +52,96 @@ export function createCheckoutService(deps: CheckoutDeps) {
 
   const toSession = (c: repo.CheckoutRow): CheckoutSessionT => ({ id: c.provider_session_id, url: c.url, expires_at: c.expires_at });
 
-  /** Endpoint 13: 200 with the reusable open session, or 201 with a new one (a stale one is expired first). */
+  /** An open session is handed out again while it charges the draft's content and has time left. */
+  const reusable = (session: repo.CheckoutRow | undefined, draft: repo.DraftRow, now: number): session is repo.CheckoutRow =>
+    session !== undefined && session.draft_revision === draft.content_revision && session.expires_at - now >= REUSE_MIN_SECONDS;
+
+  /**
+   * Endpoint 13: 200 with the reusable open session, or 201 with a new one (stale ones are expired).
+   * Calls made at once (a double click) hand out one session: the first takes the draft's checkout
+   * slot (a pending row, under the draft's lock) and the others join it; all ask the provider under
+   * the slot's idempotency key with the slot's parameters, so they get the same session, and the
+   * one conditional UPDATE that settles the slot decides who answers 201. The others answer 200
+   * with it. A caller never expires a session someone recorded: only the stale open ones (of an
+   * older content revision, or about to expire) and one it made itself that nobody will hand out.
+   */
   async function createCheckoutSession(userId: string, id: string, revision: number | null): Promise<{ status: 200 | 201; body: CheckoutSessionT }> {
     const now = clock.now();
-    // Checked and read first; the provider is called outside any transaction, then the write is conditional on the revision.
-    const checked = await db.transaction().execute(async (tx) => {
-      const row = await drafts.customerDraftIn(tx, userId, id, revision, ['payment']);
+    // Checked and the slot taken first; the provider is called outside any transaction.
+    const taken = await db.transaction().execute(async (tx) => {
+      const row = await drafts.customerDraftIn(tx, userId, id, revision, 'checkoutOpened');
       const offer = (await findOfferById(tx, row.offer_id))!;
       if (offerWithdrawn(offer, now)) {
         await endDraft(tx, deps.operations, row, 'offer_expired');
         return null;
       }
       const open = await repo.openCheckoutOf(tx, id);
-      return { row, offer, open, count: await repo.countCheckoutsOf(tx, id) };
+      if (reusable(open, row, now)) return { kind: 'reuse' as const, session: open };
+      return { kind: 'slot' as const, row, offer, stale: await repo.openCheckoutsOf(tx, id), slot: await checkoutSlot(tx, row, offer, now) };
     });
-    if (!checked) throw offerNotRedeemable(`the offer of order draft ${id} was archived or expired; the draft ended`);
-    const { row, offer, open } = checked;
-    if (open && open.draft_revision === row.content_revision && open.expires_at - now >= REUSE_MIN_SECONDS) return { status: 200, body: toSession(open) };
-    if (open) await expireAtProvider(open);
-    const provider = deps.provider();
-    // Stripe takes 30 minutes at least; a session that outlives its draft is expired by the draft's cleanup.
-    const expiresAt = Math.max(now + (provider.name === 'stripe' ? 1800 : 60), Math.min(row.ttl_expires_at, now + deps.checkoutTtlSeconds));
+    if (!taken) throw offerNotRedeemable(`the offer of order draft ${id} was archived or expired; the draft ended`);
+    if (taken.kind === 'reuse') return { status: 200, body: toSession(taken.session) };
+    const { row, offer, stale, slot } = taken;
+    for (const session of stale) await expireAtProvider(session);
+    const provider = deps.providers.get(slot.provider);
+    if (!provider) throw new ApiError('UNAVAILABLE', `payment provider ${slot.provider} is not configured`, { reason: 'PAYMENT_PROVIDER_UNAVAILABLE' });
     let created;
     try {
       created = await provider.createCheckout({
         clientReferenceId: row.id,
-        metadata: { order_draft_id: row.id, draft_revision: String(row.content_revision), offer_id: offer.id },
-        idempotencyKey: `${row.id}:${row.content_revision}:${checked.count + 1}`,
-        title: offer.title, amount: amountOf(offer), currency: offer.currency as 'eur', interval: offer.interval as 'one_time',
-        customerEmail: row.customer_email, expiresAt,
+        metadata: { order_draft_id: row.id, draft_revision: String(slot.draft_revision), offer_id: offer.id },
+        idempotencyKey: `${row.id}:${slot.draft_revision}:${slot.id}`,
+        title: offer.title, amount: slot.amount, currency: slot.currency as 'eur', interval: slot.interval as 'one_time',
+        customerEmail: row.customer_email, expiresAt: slot.expires_at,
         successUrl: `${deps.publicUrl}/checkout/return/${provider.name}?session_id={CHECKOUT_SESSION_ID}`,
         cancelUrl: `${deps.publicUrl}/order_drafts/${row.id}`,
       });
     } catch (err) {
       throw providerDown(err);
     }
-    const session: repo.CheckoutRow = {
-      id: newId('checkoutSession'), draft_id: row.id, provider: provider.name, provider_session_id: created.id, draft_revision: row.content_revision,
-      url: created.url, status: 'open', amount: amountOf(offer), currency: offer.currency, interval: offer.interval, expires_at: created.expiresAt,
+    const made = { provider_session_id: created.id, url: created.url, expires_at: created.expiresAt };
+    const settled = await db.transaction().execute(async (tx) => {
+      const current = await repo.lockDraft(tx, id);
+      const payable = current !== undefined && isPayable(current, slot.draft_revision);
+      const recorded = await repo.findCheckoutByProviderId(tx, slot.provider, created.id);
+      if (payable && recorded?.status === 'open') return { kind: 'joined' as const, session: recorded };
+      if (payable && !recorded && (await repo.settleCheckout(tx, slot.id, made))) {
+        for (const session of await repo.openCheckoutsOf(tx, id)) if (session.id !== slot.id) await repo.moveCheckout(tx, session.id, 'expired', {});
+        await repo.moveDraft(tx, id, 'checkoutOpened', null, {}, clock.now());
+        return { kind: 'made' as const, session: (await repo.findCheckout(tx, slot.id))! };
+      }
+      const open = payable ? await repo.openCheckoutOf(tx, id) : undefined;
+      return { kind: 'lost' as const, draft: current, winner: reusable(open, current!, clock.now()) ? open : null, ours: recorded ? null : slot };
+    });
+    if (settled.kind !== 'lost') return { status: settled.kind === 'made' ? 201 : 200, body: toSession(settled.session) };
+    // The session this call got will not be handed out: it must not stay payable.
+    if (settled.ours) await expireAtProvider({ ...settled.ours, ...made }).catch(() => {});
+    if (settled.winner) return { status: 200, body: toSession(settled.winner) };
+    const moved = settled.draft;
+    if (moved && !allows('checkoutOpened', moved.status)) throw new ApiError('FAILED_PRECONDITION', `order draft ${id} is in ${moved.status} now`, { reason: 'WRONG_PHASE', metadata: { status: moved.status } });
+    throw new ApiError('ABORTED', `etag mismatch for order draft ${id}`, { reason: 'ETAG_MISMATCH', metadata: { etag: String(moved?.revision ?? '') } });
+  }
+
+  /**
+   * The draft's checkout slot for its current content, in the transaction that holds the draft's
+   * lock: the pending one when it still fits (same content, younger than SLOT_SECONDS, time left to
+   * pay), else a new one (a pending slot that no longer fits was given up by its caller).
+   */
+  async function checkoutSlot(tx: Executor, row: repo.DraftRow, offer: OfferRow, now: number): Promise<repo.CheckoutRow> {
+    const pending = await repo.pendingCheckoutOf(tx, row.id);
+    if (pending && pending.draft_revision === row.content_revision && now - pending.created_at <= SLOT_SECONDS && pending.expires_at - now >= REUSE_MIN_SECONDS) return pending;
+    if (pending) await repo.abandonCheckout(tx, pending.id);
+    const provider = deps.provider();
+    // Stripe takes 30 minutes at least; a session that outlives its draft is expired by the draft's cleanup.
+    const expiresAt = Math.max(now + (provider.name === 'stripe' ? 1800 : 60), Math.min(row.ttl_expires_at, now + deps.checkoutTtlSeconds));
+    const slotId = newId('checkoutSession');
+    const slot: repo.CheckoutRow = {
+      id: slotId, draft_id: row.id, provider: provider.name, provider_session_id: `pending:${slotId}`, draft_revision: row.content_revision,
+      url: '', status: 'pending', amount: amountOf(offer), currency: offer.currency, interval: offer.interval, expires_at: expiresAt,
       created_at: now, completed_at: null, payment_ref: null, subscription_id: null, refunded_at: null,
     };
-    const written = await db.transaction().execute(async (tx) => {
-      const current = await repo.lockDraft(tx, id);
-      if (!current || current.revision !== row.revision || current.status !== 'payment') return current;
-      if (open) await repo.moveCheckout(tx, open.id, 'expired', {});
-      await repo.insertCheckout(tx, session);
-      await repo.moveDraft(tx, id, ['payment'], row.revision, {}, clock.now());
-      return null;
-    });
-    if (written) {
-      // Another request moved the draft meanwhile: the session just made must not stay payable.
-      await expireAtProvider(session).catch(() => {});
-      if (written.status !== 'payment') throw new ApiError('FAILED_PRECONDITION', `order draft ${id} is in ${written.status} now`, { reason: 'WRONG_PHASE', metadata: { status: written.status } });
-      throw new ApiError('ABORTED', `etag mismatch for order draft ${id}`, { reason: 'ETAG_MISMATCH', metadata: { etag: String(written.revision) } });
-    }
-    return { status: 201, body: toSession(session) };
+    await repo.insertCheckout(tx, slot);
+    return slot;
   }
 
   /** Expires a session at its provider; a session paid meanwhile is taken in as paid (never lost). */
@@ -131,11 +169,10 @@ export function createCheckoutService(deps: CheckoutDeps) {
     });
     if (!moved) return { outcome: 'duplicate', refund: null };
     // A customer workspace deleted meanwhile cannot take the install: the payment is refunded.
-    const payable = draft && draft.status === 'payment' && draft.payment_completed === 0 && session.draft_revision === draft.content_revision
-      && draft.workspace_id !== null && (await workspaceLive(tx, draft.workspace_id));
+    const payable = draft && isPayable(draft, session.draft_revision) && draft.workspace_id !== null && (await workspaceLive(tx, draft.workspace_id));
     if (!payable) return { outcome: draft && session.draft_revision !== draft.content_revision ? 'stale' : 'late', refund: session };
     const offer = (await findOfferById(tx, draft.offer_id))!;
-    const paidDraft = await repo.moveDraft(tx, draft.id, ['payment'], null, { status: 'install', payment_completed: 1 }, clock.now());
+    const paidDraft = await repo.moveDraft(tx, draft.id, 'paid', null, { payment_completed: 1 }, clock.now());
     await commitOrder(tx, deps.operations, paidDraft!, offer, {
       provider, providerSessionId: session.provider_session_id, subscriptionId: state.subscriptionId, currentPeriodEnd: state.currentPeriodEnd,
     });

@@ -7,6 +7,7 @@ import type { Executor } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { SYSTEM_ACTOR, type OperationService } from '../operations/operations.service.js';
 import { lockWorkspace } from '../workspaces/workspaces.repo.js';
+import { allows } from './draft-moves.js';
 import { returnOfferUse } from './offer-uses.js';
 import * as repo from './order-drafts.repo.js';
 import type { TerminationReason } from './orders.schemas.js';
@@ -17,15 +18,15 @@ export const ORDER_DRAFT_CLEANUP = 'order_draft.cleanup';
 
 
 /**
- * Ends a draft with `reason` if it still is in one of `from` (by default the phases before payment);
+ * Ends a draft with `reason` by `move` (`end` before payment, `deliveryFailed` in install) if the draft still is in a phase it is allowed from;
  * answers the draft as it is now in cleaning_up (or terminated), or undefined when it had moved on.
  */
 export async function endDraft(
   tx: Executor, operations: Pick<OperationService, 'start'>, draft: repo.DraftRow, reason: TerminationReason,
-  actor: { actorId: string; userId: string | null } = SYSTEM_ACTOR, from: readonly string[] = repo.OPEN_STATUSES,
+  actor: { actorId: string; userId: string | null } = SYSTEM_ACTOR, move: 'end' | 'deliveryFailed' = 'end',
 ): Promise<repo.DraftRow | undefined> {
   const now = clock.now();
-  const moved = await repo.moveDraft(tx, draft.id, from, null, { status: 'cleaning_up', termination_reason: reason }, now);
+  const moved = await repo.moveDraft(tx, draft.id, move, null, { termination_reason: reason }, now);
   if (!moved) return undefined;
   // Nothing to release where no customer workspace is (ended before one was chosen, or it was deleted with what it held).
   if (moved.workspace_id === null || !(await workspaceLive(tx, moved.workspace_id))) return finishTermination(tx, moved.id);
@@ -33,7 +34,7 @@ export async function endDraft(
     type: ORDER_DRAFT_CLEANUP, workspaceId: moved.workspace_id, ownerType: 'order_draft', ownerId: moved.id, clusterId: null,
     input: {}, metadata: { order_draft_id: moved.id, termination_reason: reason }, actor,
   });
-  return repo.moveDraft(tx, moved.id, ['cleaning_up'], null, { cleanup_operation_id: op.id }, now);
+  return repo.moveDraft(tx, moved.id, 'cleanupStarted', null, { cleanup_operation_id: op.id }, now);
 }
 
 /** Whether new work may start in the workspace: it exists and its deletion has not begun (locks its row, ordered against that). */
@@ -44,7 +45,7 @@ export async function workspaceLive(tx: Executor, workspaceId: string): Promise<
 /** The last move of a termination: the offer's use given back (an unpaid draft's), then terminated. */
 export async function finishTermination(tx: Executor, draftId: string): Promise<repo.DraftRow | undefined> {
   const draft = await repo.lockDraft(tx, draftId);
-  if (!draft || draft.status !== 'cleaning_up') return draft;
+  if (!draft || !allows('terminate', draft.status)) return draft;
   if (draft.holds_use === 1) await returnOfferUse(tx, draft.offer_id);
-  return repo.moveDraft(tx, draft.id, ['cleaning_up'], null, { status: 'terminated', holds_use: 0 }, clock.now());
+  return repo.moveDraft(tx, draft.id, 'terminate', null, { holds_use: 0 }, clock.now());
 }

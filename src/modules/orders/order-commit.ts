@@ -42,7 +42,7 @@ export async function commitOrder(
   };
   await repo.insertOrder(tx, order);
   await countOrder(tx, offer.id);
-  await repo.moveDraft(tx, draft.id, ['install'], null, { holds_use: 0 }, now);
+  await repo.moveDraft(tx, draft.id, 'orderCommitted', null, { holds_use: 0 }, now);
   await recordAuditEvent(tx, { workspaceId: draft.seller_workspace_id, actor: { type: 'user', id: draft.user_id! }, requestId: null }, {
     action: 'order.commit', resourceType: 'order', resourceId: order.id,
     metadata: {

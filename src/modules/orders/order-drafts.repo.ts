@@ -1,12 +1,14 @@
 // SQL of order drafts, their checkout sessions, orders and the payment events taken in. Every move
-// of a draft is one conditional UPDATE (on its status, and on its revision when a person's if-match
-// names one), so two requests, a webhook and a return page, or two workers never both move it.
+// of a draft is one conditional UPDATE (on its status, from the phases draft-moves.ts allows the move
+// from, and on its revision when a person's if-match names one), so two requests, a webhook and a
+// return page, or two workers never both move it.
 import { PostgresAdapter } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import { keysetPage } from '../../db/keyset.js';
 import type { CheckoutSessionsTable, OrderDraftsTable, OrdersTable, PaymentEventsTable } from '../../db/schema.js';
 import type { PageRequest } from '../../platform/pagination.js';
 import type { UrlEntryT } from '../installs/installs.schemas.js';
+import { DRAFT_MOVES, ENDABLE_PHASES, type DraftMoveName, type MoveTarget } from './draft-moves.js';
 
 export type DraftRow = OrderDraftsTable;
 export type CheckoutRow = CheckoutSessionsTable;
@@ -30,17 +32,22 @@ export function lockDraft(tx: Executor, id: string): Promise<DraftRow | undefine
   return (isPostgres(tx) ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export type DraftChange = Partial<Omit<DraftRow, 'id' | 'offer_id' | 'seller_workspace_id' | 'created_at' | 'revision'>>;
+export type DraftChange = Partial<Omit<DraftRow, 'id' | 'offer_id' | 'seller_workspace_id' | 'created_at' | 'revision' | 'status'>>;
 
 /**
- * Moves a draft: sets `change` (and a new revision) where it still is in one of `from` and, when
- * `revision` is given, at that revision. Undefined when it was not (another move won, or a stale etag).
+ * Makes one of the draft's moves (draft-moves.ts): sets `change` (its new phase, and a new revision)
+ * where the draft still is in a phase the move is allowed from and, when `revision` is given, at
+ * that revision. The new phase is the move's own unless it has several (then `change.status` names
+ * it). Undefined when the draft was not moved (another move won, or a stale etag).
  */
-export function moveDraft(
-  db: Executor, id: string, from: readonly string[], revision: number | null, change: DraftChange, now: number,
+export function moveDraft<M extends DraftMoveName>(
+  db: Executor, id: string, move: M, revision: number | null, change: DraftChange & { status?: MoveTarget<M> }, now: number,
 ): Promise<DraftRow | undefined> {
+  const { from, to } = DRAFT_MOVES[move];
+  const status = change.status ?? (to.length === 1 ? to[0] : undefined);
+  if (status === undefined || !(to as readonly string[]).includes(status)) throw new Error(`order draft move ${move} needs one of ${to.join(', ')}`);
   let q = db.updateTable('order_drafts')
-    .set((eb) => ({ ...change, updated_at: now, revision: eb('revision', '+', 1) }))
+    .set((eb) => ({ ...change, status, updated_at: now, revision: eb('revision', '+', 1) }))
     .where('id', '=', id).where('status', 'in', from);
   if (revision !== null) q = q.where('revision', '=', revision);
   return q.returningAll().executeTakeFirst();
@@ -66,14 +73,14 @@ export function listDrafts(db: Executor, owner: ListOwner, f: DraftFilters, page
 /** Drafts not yet done whose ttl passed (unpaid: a paid draft's order is committed and its delivery goes on). */
 export function expiredDrafts(db: Executor, now: number, limit: number): Promise<DraftRow[]> {
   return db.selectFrom('order_drafts').selectAll()
-    .where('status', 'in', OPEN_STATUSES).where('payment_completed', '=', 0).where('ttl_expires_at', '<=', now)
+    .where('status', 'in', ENDABLE_PHASES).where('payment_completed', '=', 0).where('ttl_expires_at', '<=', now)
     .orderBy('ttl_expires_at').limit(limit).execute();
 }
 
 /** Open drafts of a customer ending within `within` seconds that were not told yet. */
 export function draftsToWarn(db: Executor, now: number, within: number, limit: number): Promise<DraftRow[]> {
   return db.selectFrom('order_drafts').selectAll()
-    .where('status', 'in', OPEN_STATUSES).where('payment_completed', '=', 0).where('user_id', 'is not', null)
+    .where('status', 'in', ENDABLE_PHASES).where('payment_completed', '=', 0).where('user_id', 'is not', null)
     .where('expiry_notified_at', 'is', null).where('ttl_expires_at', '<=', now + within).where('ttl_expires_at', '>', now)
     .orderBy('ttl_expires_at').limit(limit).execute();
 }
@@ -87,7 +94,7 @@ export async function markExpiryNotified(tx: Executor, id: string, now: number):
 /** Unpaid open drafts whose offer expired. */
 export function draftsOfExpiredOffers(db: Executor, now: number, limit: number): Promise<DraftRow[]> {
   return db.selectFrom('order_drafts as d').innerJoin('offers as o', 'o.id', 'd.offer_id').selectAll('d')
-    .where('d.status', 'in', OPEN_STATUSES).where('d.payment_completed', '=', 0)
+    .where('d.status', 'in', ENDABLE_PHASES).where('d.payment_completed', '=', 0)
     .where('o.expires_at', 'is not', null).where('o.expires_at', '<=', now)
     .orderBy('d.id').limit(limit).execute();
 }
@@ -95,22 +102,21 @@ export function draftsOfExpiredOffers(db: Executor, now: number, limit: number):
 /** Unpaid open drafts of an offer (its archive ends them). */
 export function openDraftsOfOffer(db: Executor, offerId: string): Promise<DraftRow[]> {
   return db.selectFrom('order_drafts').selectAll()
-    .where('offer_id', '=', offerId).where('status', 'in', OPEN_STATUSES).where('payment_completed', '=', 0)
+    .where('offer_id', '=', offerId).where('status', 'in', ENDABLE_PHASES).where('payment_completed', '=', 0)
     .orderBy('id').execute();
 }
-
-/** The phases a draft can still be ended in (revoked, timeout, offer_expired): before payment. */
-export const OPEN_STATUSES = ['auth', 'workspace', 'compute', 'compute_bootstrap', 'configure', 'payment'] as const;
 
 /** A machine joined the cluster of a draft waiting for one: the draft moves on (bring your own server). */
 export function markServerJoined(tx: Executor, clusterId: string, now: number): Promise<DraftRow | undefined> {
   return tx.updateTable('order_drafts')
-    .set((eb) => ({ server_joined: 1, status: 'configure', updated_at: now, revision: eb('revision', '+', 1) }))
-    .where('cluster_id', '=', clusterId).where('status', '=', 'compute_bootstrap')
+    .set((eb) => ({ server_joined: 1, status: DRAFT_MOVES.serverJoined.to[0], updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('cluster_id', '=', clusterId).where('status', 'in', DRAFT_MOVES.serverJoined.from)
     .returningAll().executeTakeFirst();
 }
 
 // ---- checkout sessions ----
+// status: pending (a slot taken, the provider not answered yet; never shown) -> open -> complete or
+// expired; complete never changes again.
 
 export async function insertCheckout(db: Executor, row: CheckoutRow): Promise<void> {
   await db.insertInto('checkout_sessions').values(row).execute();
@@ -119,6 +125,30 @@ export async function insertCheckout(db: Executor, row: CheckoutRow): Promise<vo
 export function findCheckoutByProviderId(db: Executor, provider: string, providerSessionId: string): Promise<CheckoutRow | undefined> {
   return db.selectFrom('checkout_sessions').selectAll()
     .where('provider', '=', provider).where('provider_session_id', '=', providerSessionId).executeTakeFirst();
+}
+
+/**
+ * The draft's newest checkout slot: a session row in status `pending` taken before the provider is
+ * called (checkout.service.ts), so that calls made at once all create the same provider session.
+ */
+export function pendingCheckoutOf(db: Executor, draftId: string): Promise<CheckoutRow | undefined> {
+  return db.selectFrom('checkout_sessions').selectAll()
+    .where('draft_id', '=', draftId).where('status', '=', 'pending').orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
+
+export function findCheckout(db: Executor, id: string): Promise<CheckoutRow | undefined> {
+  return db.selectFrom('checkout_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** pending -> open with what the provider made; false when the slot was settled or given up before. */
+export async function settleCheckout(db: Executor, id: string, made: { provider_session_id: string; url: string; expires_at: number }): Promise<boolean> {
+  const result = await db.updateTable('checkout_sessions').set({ ...made, status: 'open' }).where('id', '=', id).where('status', '=', 'pending').executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** pending -> expired: a slot nobody settled in time (its caller failed or died), never handed out. */
+export async function abandonCheckout(db: Executor, id: string): Promise<void> {
+  await db.updateTable('checkout_sessions').set({ status: 'expired' }).where('id', '=', id).where('status', '=', 'pending').execute();
 }
 
 /** The draft's newest checkout session in status open, if any. */

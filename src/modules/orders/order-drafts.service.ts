@@ -16,6 +16,7 @@ import { resolvedVersion } from '../offers/offers.service.js';
 import { findUserById } from '../users/users.repo.js';
 import { findMemberRole } from '../workspaces/workspaces.repo.js';
 import { endDraft } from './draft-endings.js';
+import { allows, canCancel, FIRST_PHASE, isEnding, phasesOf, type DraftMoveName } from './draft-moves.js';
 import { findOfferById, findOfferByShortHash, offersByIds, offerWithdrawn, takeOfferUse, type OfferRow } from './offer-uses.js';
 import * as repo from './order-drafts.repo.js';
 import { toCustomerDraft, toSellerDraft, type DraftOffer, type DraftRelated } from './order-drafts.view.js';
@@ -89,12 +90,12 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
     return row;
   }
 
-  /** The customer's own draft, locked, checked against if-match (409) and the phases the verb needs (422). */
-  async function customerDraftIn(tx: Executor, userId: string, id: string, revision: number | null, phases: readonly string[]): Promise<repo.DraftRow> {
+  /** The customer's own draft, locked, checked against if-match (409) and the phases the verb's move is allowed from (422). */
+  async function customerDraftIn(tx: Executor, userId: string, id: string, revision: number | null, move: DraftMoveName): Promise<repo.DraftRow> {
     await draftFor(tx, { kind: 'customer', userId }, id);
     const row = (await repo.lockDraft(tx, id))!;
     if (revision !== null && row.revision !== revision) throw etagMismatch(`order draft ${id}`, row.revision);
-    if (!phases.includes(row.status)) throw wrongPhase(row, phases.join(' or '));
+    if (!allows(move, row.status)) throw wrongPhase(row, phasesOf(move).join(' or '));
     return row;
   }
 
@@ -120,7 +121,7 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
     const now = clock.now();
     const { email, version } = await admitCustomer(tx, offer, userId, now);
     const row = newDraftRow(offer, now, {
-      status: 'workspace', user_id: userId, customer_email: email, package_id: version.package_id, package_version_id: version.id, holds_use: 1,
+      status: FIRST_PHASE.signedIn, user_id: userId, customer_email: email, package_id: version.package_id, package_version_id: version.id, holds_use: 1,
     });
     await repo.insertDraft(tx, row);
     return customerView(tx, row);
@@ -128,7 +129,7 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
 
   function newDraftRow(offer: OfferRow, now: number, set: Partial<repo.DraftRow>): repo.DraftRow {
     return {
-      id: newId('orderDraft'), offer_id: offer.id, seller_workspace_id: offer.workspace_id, status: 'auth', termination_reason: null,
+      id: newId('orderDraft'), offer_id: offer.id, seller_workspace_id: offer.workspace_id, status: FIRST_PHASE.signedOut, termination_reason: null,
       cluster_ready: 0, server_joined: 0, payment_completed: 0, user_id: null, customer_email: null, claim_token_hash: null,
       workspace_id: null, workspace_created: 0, cluster_id: null, cluster_allocated: 0, bootstrap_id: null, package_id: null,
       package_version_id: null, field_values: null, content_revision: 1, holds_use: 0, compute_operation_id: null,
@@ -155,12 +156,12 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
       // Without the token a draft is nobody's: 404, as for any draft the caller cannot see.
       if (!row || row.claim_token_hash === null || !safeEqual(row.claim_token_hash, sha256Hex(token))) throw notFound('order draft');
       if (revision !== null && row.revision !== revision) throw etagMismatch(`order draft ${id}`, row.revision);
-      if (row.status !== 'auth') throw wrongPhase(row, 'auth');
+      if (!allows('claim', row.status)) throw wrongPhase(row, phasesOf('claim').join(' or '));
       const now = clock.now();
       const offer = (await findOfferById(tx, row.offer_id))!;
       const { email, version } = await admitCustomer(tx, offer, userId, now);
-      const moved = await repo.moveDraft(tx, id, ['auth'], row.revision, {
-        status: 'workspace', user_id: userId, customer_email: email, claim_token_hash: null, holds_use: 1,
+      const moved = await repo.moveDraft(tx, id, 'claim', row.revision, {
+        user_id: userId, customer_email: email, claim_token_hash: null, holds_use: 1,
         package_id: version.package_id, package_version_id: version.id,
       }, now);
       return customerView(tx, moved!);
@@ -190,9 +191,9 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
     return db.transaction().execute(async (tx) => {
       await draftFor(tx, viewer, id);
       const row = (await repo.lockDraft(tx, id))!;
-      if (row.status === 'cleaning_up' || row.status === 'terminated') return viewFor(viewer, row, tx);
+      if (isEnding(row.status)) return viewFor(viewer, row, tx);
       if (revision !== null && row.revision !== revision) throw etagMismatch(`order draft ${id}`, row.revision);
-      if (!(repo.OPEN_STATUSES as readonly string[]).includes(row.status) || row.payment_completed === 1) {
+      if (!canCancel(row)) {
         throw wrongPhase(row, 'a phase before payment (a paid order is delivered, not revoked)');
       }
       const actor = viewer.kind === 'customer' ? { actorId: viewer.userId, userId: viewer.userId } : { actorId: viewer.scope.actorId, userId: isId('user', viewer.scope.actorId) ? viewer.scope.actorId : null };

@@ -5,6 +5,7 @@ import { etagOf } from '../../platform/etag.js';
 import { lockedKeysOf } from '../offers/offer-values.js';
 import { fieldValuesOf } from '../offers/offers.service.js';
 import type { UrlEntryT } from '../installs/installs.schemas.js';
+import { allows } from './draft-moves.js';
 import type { CheckoutRow, DraftRow, OrderRow } from './order-drafts.repo.js';
 import type { DraftStatus, OrderDraftSellerViewT, OrderDraftT, OrderStatus, OrderT, TerminationReason } from './orders.schemas.js';
 
@@ -71,7 +72,7 @@ export function toSellerDraft(row: DraftRow, rel: DraftRelated, publicUrl: strin
   if (row.customer_email !== null) draft.customer_email = row.customer_email;
   if (row.workspace_id !== null) draft.workspace_id = row.workspace_id;
   if (row.cluster_id !== null) draft.cluster_id = row.cluster_id;
-  if (checkout && checkout.status === 'open' && row.status === 'payment') {
+  if (checkout && checkout.status === 'open' && allows('checkoutOpened', row.status)) {
     draft.current_checkout_session = { id: checkout.provider_session_id, draft_revision: checkout.draft_revision, url: checkout.url, expires_at: checkout.expires_at };
   }
   if (row.install_operation_id !== null) draft.install_operation_id = row.install_operation_id;

@@ -25,6 +25,7 @@ import type { OperationService } from '../operations/operations.service.js';
 import { findVersion } from '../packages/packages.repo.js';
 import { findOperation } from '../operations/operations.repo.js';
 import { endDraft, finishTermination, ORDER_DRAFT_CLEANUP, ORDER_DRAFT_COMPUTE, ORDER_DRAFT_DELIVER } from './draft-endings.js';
+import { allows } from './draft-moves.js';
 import { findOfferById } from './offer-uses.js';
 import * as repo from './order-drafts.repo.js';
 import { customerScope } from './order-drafts.service.js';
@@ -62,8 +63,8 @@ function latestOperation(db: Executor, ownerId: string, type: string) {
 
 export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
   const { db } = deps;
-  const end = (tx: Executor, draft: repo.DraftRow, reason: TerminationReason, from?: readonly string[]) =>
-    endDraft(tx, deps.operations, draft, reason, undefined, from);
+  const end = (tx: Executor, draft: repo.DraftRow, reason: TerminationReason, move?: 'end' | 'deliveryFailed') =>
+    endDraft(tx, deps.operations, draft, reason, undefined, move);
 
   const compute: WorkflowDefinition = {
     type: ORDER_DRAFT_COMPUTE,
@@ -73,7 +74,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
         name: 'register_cluster',
         async apply(tx, ctx) {
           const draft = await repo.lockDraft(tx, ctx.ownerId);
-          if (!draft || draft.status !== 'compute' || draft.cluster_id !== null) return;
+          if (!draft || !allows('clusterRegistered', draft.status) || draft.cluster_id !== null) return;
           const scope = await customerScope(tx, draft);
           if (!scope) {
             await end(tx, draft, 'cluster_allocation_failed');
@@ -81,7 +82,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           }
           try {
             const op = await deps.clusters.createCluster(scope, { name: `order-${draft.id.replace('_', '-')}`, provider: 'local' }, tx);
-            await repo.moveDraft(tx, draft.id, ['compute'], null, { cluster_id: op.owner_id, cluster_allocated: 1 }, clock.now());
+            await repo.moveDraft(tx, draft.id, 'clusterRegistered', null, { cluster_id: op.owner_id, cluster_allocated: 1 }, clock.now());
           } catch (err) {
             if (!(err instanceof ApiError)) throw err;
             await end(tx, draft, isQuota(err) ? 'quota_exceeded' : 'cluster_allocation_failed');
@@ -93,7 +94,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
         retry: waitFor(900),
         async run(ctx) {
           const draft = await draftOf(db, ctx);
-          if (draft.status !== 'compute' || draft.cluster_id === null) return { moved_on: true };
+          if (!allows('clusterReady', draft.status) || draft.cluster_id === null) return { moved_on: true };
           // The operation before the cluster: a cluster.create that succeeds between the two reads
           // then shows an active cluster, never a "finished but not active" one read the other way round.
           const op = await latestOperation(db, draft.cluster_id, 'cluster.create');
@@ -105,17 +106,17 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
         },
         async apply(tx, ctx) {
           const draft = await repo.lockDraft(tx, ctx.ownerId);
-          if (!draft || draft.status !== 'compute') return;
+          if (!draft || !allows('clusterReady', draft.status)) return;
           const offer = (await findOfferById(tx, draft.offer_id))!;
           const next = offer.compute_mode === 'bring_your_own' ? 'compute_bootstrap' : 'configure';
-          await repo.moveDraft(tx, draft.id, ['compute'], null, { status: next, cluster_ready: 1 }, clock.now());
+          await repo.moveDraft(tx, draft.id, 'clusterReady', null, { status: next, cluster_ready: 1 }, clock.now());
         },
       },
     ],
     async onEnd(tx, ctx, outcome) {
       if (outcome === 'SUCCEEDED') return;
       const draft = await repo.lockDraft(tx, ctx.ownerId);
-      if (draft?.status === 'compute') await end(tx, draft, 'cluster_allocation_failed');
+      if (draft && allows('clusterReady', draft.status)) await end(tx, draft, 'cluster_allocation_failed');
     },
   };
 
@@ -127,7 +128,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
         name: 'start_install',
         async apply(tx, ctx) {
           const draft = await repo.lockDraft(tx, ctx.ownerId);
-          if (!draft || draft.status !== 'install' || draft.install_operation_id !== null) return;
+          if (!draft || !allows('installStarted', draft.status) || draft.install_operation_id !== null) return;
           const order = (await repo.findOrderOfDraft(tx, draft.id))!;
           const scope: WorkspaceScope | null = await customerScope(tx, draft);
           const version = await findVersion(tx, draft.seller_workspace_id, draft.package_version_id!);
@@ -139,13 +140,13 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
               version, values: JSON.parse(draft.field_values ?? '{}') as Record<string, Json>, clusterId: draft.cluster_id!,
             }, tx);
             const now = clock.now();
-            await repo.moveDraft(tx, draft.id, ['install'], null, { install_operation_id: operation.id }, now);
+            await repo.moveDraft(tx, draft.id, 'installStarted', null, { install_operation_id: operation.id }, now);
             await repo.updateOrder(tx, order.id, { install_id: installId, install_operation_id: operation.id, delivery_started_at: now, status: 'delivery_running' }, now);
           } catch (err) {
             if (!(err instanceof ApiError)) throw err;
             if (isQuota(err)) {
               await markOrderFailed(tx, draft, order, err.message);
-              await end(tx, draft, 'quota_exceeded', ['install']);
+              await end(tx, draft, 'quota_exceeded', 'deliveryFailed');
               return;
             }
             await failed(err.message);
@@ -157,7 +158,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
         retry: waitFor(3600),
         async run(ctx) {
           const draft = await draftOf(db, ctx);
-          if (draft.status !== 'install' || draft.install_operation_id === null) return null;
+          if (!allows('delivered', draft.status) || draft.install_operation_id === null) return null;
           const op = await findOperation(db, draft.install_operation_id);
           if (!op) throw new StepError(`install operation ${draft.install_operation_id} is gone`, false);
           if (op.state === 'RUNNING') throw new StepError('waiting for the install to become healthy', true);
@@ -169,10 +170,10 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
         },
         async apply(tx, ctx) {
           const draft = await repo.lockDraft(tx, ctx.ownerId);
-          if (!draft || draft.status !== 'install') return;
+          if (!draft || !allows('delivered', draft.status)) return;
           const order = (await repo.findOrderOfDraft(tx, draft.id))!;
           const now = clock.now();
-          await repo.moveDraft(tx, draft.id, ['install'], null, { status: 'done' }, now);
+          await repo.moveDraft(tx, draft.id, 'delivered', null, {}, now);
           await repo.updateOrder(tx, order.id, { status: 'delivered', delivery_completed_at: now }, now);
           const offer = (await findOfferById(tx, draft.offer_id))!;
           const url = order.install_id ? (await repo.urlsOfInstalls(tx, [order.install_id]))[0]?.url ?? null : null;
@@ -186,7 +187,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
     async onEnd(tx, ctx, outcome) {
       if (outcome === 'SUCCEEDED') return;
       const draft = await repo.lockDraft(tx, ctx.ownerId);
-      if (draft?.status !== 'install') return;
+      if (!draft || !allows('deliveryFailed', draft.status)) return;
       const order = (await repo.findOrderOfDraft(tx, draft.id))!;
       await deliveryFailed(tx, draft, order, 'the install failed; read its operation');
     },
@@ -201,7 +202,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
 
   async function deliveryFailed(tx: Executor, draft: repo.DraftRow, order: repo.OrderRow, message: string): Promise<void> {
     await markOrderFailed(tx, draft, order, message);
-    await end(tx, draft, 'install_failed', ['install']);
+    await end(tx, draft, 'install_failed', 'deliveryFailed');
   }
 
   const cleanup: WorkflowDefinition = {

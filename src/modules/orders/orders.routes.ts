@@ -160,7 +160,9 @@ export function orderDraftRoutes(app: App, s: Services): void {
         'charges the draft\'s current revision (`current_checkout_session.draft_revision`) and has at least 5 minutes left. A stale ' +
         'session (another revision, or about to expire) is expired at the provider and replaced. Send the customer to `url`; the ' +
         'payment reaches the service by the provider\'s webhook and by the return page, whichever comes first, and the draft moves ' +
-        'to `install` with its order committed. 503 PAYMENT_PROVIDER_UNAVAILABLE when the provider cannot be reached. ' + VERB_RULES,
+        'to `install` with its order committed. Calls made at once (a double click) hand out one session: one answers 201, the ' +
+        'others 200 with the same session (or 409 when the first one\'s change of the etag reached them first). ' +
+        '503 PAYMENT_PROVIDER_UNAVAILABLE when the provider cannot be reached. ' + VERB_RULES,
       params: IdParams, headers: requestHeaders({ ifMatch: 'required', context: false }),
       response: responses({ 200: CheckoutSession, 201: CheckoutSession }, [400, 403, 404, 409, 422]),
     },

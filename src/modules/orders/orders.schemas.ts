@@ -5,20 +5,15 @@ import { refTo, StringEnum } from '../../platform/http.js';
 import { UrlEntry } from '../installs/installs.schemas.js';
 import { CreatedWorkerBootstrap } from '../machines/machines.schemas.js';
 import { COMPUTE_MODES, CURRENCIES, PRICE_INTERVALS } from '../offers/offers.schemas.js';
+import { DRAFT_PHASES, type DraftStatus } from './draft-moves.js';
 
-export const DRAFT_STATUSES = [
-  'auth', 'workspace', 'compute', 'compute_bootstrap', 'configure', 'payment', 'install', 'done', 'cleaning_up', 'terminated',
-] as const;
-export type DraftStatus = (typeof DRAFT_STATUSES)[number];
+/** The wizard's phases (draft-moves.ts declares them with the moves between them). */
+export const DRAFT_STATUSES = DRAFT_PHASES;
+export type { DraftStatus };
 export const TERMINATION_REASONS = ['timeout', 'revoked', 'offer_expired', 'install_failed', 'cluster_allocation_failed', 'quota_exceeded'] as const;
 export type TerminationReason = (typeof TERMINATION_REASONS)[number];
 export const ORDER_STATUSES = ['delivery_pending', 'delivery_running', 'delivered', 'delivery_failed'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
-
-/** Named predicates of the draft's phases, in one place. */
-export const isDraftEnded = (status: string) => status === 'done' || status === 'cleaning_up' || status === 'terminated';
-/** Phases a draft may still be revoked, time out, or lose its offer in: before `done` and not already ending. */
-export const isDraftOpen = (status: string) => !isDraftEnded(status);
 
 export const OrderDraftId = Type.String({ minLength: 1, maxLength: 55, description: 'order draft id (odft_...)' });
 export const OrderId = Type.String({ minLength: 1, maxLength: 56, description: 'order id (ord_...)' });

@@ -40,7 +40,7 @@ export function createWizardService(deps: WizardDeps) {
   /** :selectWorkspace (workspace -> compute): an existing workspace where the customer is owner or admin, or a new one they own. */
   async function selectWorkspace(userId: string, id: string, revision: number | null, body: SelectWorkspaceBodyT): Promise<OrderDraftT> {
     return db.transaction().execute(async (tx) => {
-      const row = await drafts.customerDraftIn(tx, userId, id, revision, ['workspace']);
+      const row = await drafts.customerDraftIn(tx, userId, id, revision, 'selectWorkspace');
       let workspaceId: string;
       let created = 0;
       if (body.kind === 'existing') {
@@ -58,14 +58,14 @@ export function createWizardService(deps: WizardDeps) {
         created = 1;
       }
       const now = clock.now();
-      await repo.moveDraft(tx, id, ['workspace'], row.revision, {
-        status: 'compute', workspace_id: workspaceId, workspace_created: created, content_revision: row.content_revision + 1,
+      await repo.moveDraft(tx, id, 'selectWorkspace', row.revision, {
+        workspace_id: workspaceId, workspace_created: created, content_revision: row.content_revision + 1,
       }, now);
       const op = await deps.operations.start(tx, {
         type: ORDER_DRAFT_COMPUTE, workspaceId, ownerType: 'order_draft', ownerId: id, clusterId: null,
         input: {}, metadata: { order_draft_id: id }, actor: { actorId: userId, userId },
       });
-      const moved = await repo.moveDraft(tx, id, ['compute'], null, { compute_operation_id: op.id }, now);
+      const moved = await repo.moveDraft(tx, id, 'computeStarted', null, { compute_operation_id: op.id }, now);
       return drafts.customerView(tx, moved!);
     });
   }
@@ -73,13 +73,13 @@ export function createWizardService(deps: WizardDeps) {
   /** :createWorkerBootstrap (compute_bootstrap): a one-time join token for the customer's own server, for the draft's cluster. */
   async function createDraftBootstrap(userId: string, id: string, revision: number | null, ttlSeconds: number): Promise<{ order_draft: OrderDraftT; worker_bootstrap: CreatedWorkerBootstrapT }> {
     return db.transaction().execute(async (tx) => {
-      const row = await drafts.customerDraftIn(tx, userId, id, revision, ['compute_bootstrap']);
+      const row = await drafts.customerDraftIn(tx, userId, id, revision, 'bootstrapIssued');
       const scope = await customerScope(tx, row);
       if (!scope) throw permissionDenied(`you are no longer a member of workspace ${row.workspace_id}`, 'NOT_A_MEMBER');
       const now = clock.now();
       if (row.bootstrap_id !== null) await revokeBootstrapIfRevision(tx, row.bootstrap_id, null, now);
       const bootstrap = await deps.workerBootstraps.createBootstrap(scope, row.cluster_id!, ttlSeconds, tx);
-      const moved = await repo.moveDraft(tx, id, ['compute_bootstrap'], row.revision, { bootstrap_id: bootstrap.id }, now);
+      const moved = await repo.moveDraft(tx, id, 'bootstrapIssued', row.revision, { bootstrap_id: bootstrap.id }, now);
       return { order_draft: await drafts.customerView(tx, moved!), worker_bootstrap: bootstrap };
     });
   }
@@ -99,7 +99,7 @@ export function createWizardService(deps: WizardDeps) {
    */
   async function submitConfiguration(userId: string, id: string, revision: number | null, values: Record<string, Json>): Promise<OrderDraftT> {
     const outcome = await db.transaction().execute(async (tx) => {
-      const row = await drafts.customerDraftIn(tx, userId, id, revision, ['configure', 'payment']);
+      const row = await drafts.customerDraftIn(tx, userId, id, revision, 'submitConfiguration');
       const offer = (await findOfferById(tx, row.offer_id))!;
       const now = clock.now();
       if (offerWithdrawn(offer, now)) {
@@ -111,7 +111,7 @@ export function createWizardService(deps: WizardDeps) {
         throw new ApiError('FAILED_PRECONDITION', `workspace ${row.workspace_id} is being deleted: cancel this draft and order again`, { reason: 'WORKSPACE_DELETING' });
       }
       const free = amountOf(offer) === 0;
-      const moved = await repo.moveDraft(tx, id, [row.status], row.revision, {
+      const moved = await repo.moveDraft(tx, id, 'submitConfiguration', row.revision, {
         status: free ? 'install' : 'payment', field_values: JSON.stringify(checked), content_revision: row.content_revision + 1,
         ...(free ? { payment_completed: 1 } : {}),
       }, now);
