@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { CompiledQuery, sql } from 'kysely';
 import { fillAuditSecretIds } from '../src/db/migrations/010_secret_lookups.js';
-import { eventsQuery } from '../src/modules/audit/audit.service.js';
+import { eventsQuery } from '../src/modules/audit/audit.repo.js';
 import { keysetPage } from '../src/db/keyset.js';
 import { newId } from '../src/platform/ids.js';
 import { DIALECT, startTestApp, type TestApp, type TestUser } from './harness.js';

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BUILT_IN_PLANS, type Plan } from '../src/modules/plans/plans.js';
-import type { MetricKey } from '../src/modules/quotas/metrics.js';
+import type { MetricKey } from '../src/modules/plans/metrics.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-plans-'));
 process.once('exit', () => rmSync(dir, { recursive: true, force: true }));

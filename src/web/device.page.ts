@@ -9,7 +9,7 @@ import type { UserPrincipal } from '../platform/auth.js';
 import { clock } from '../platform/clock.js';
 import { ApiError } from '../platform/errors.js';
 import type { App } from '../platform/http.js';
-import { findUserById } from '../modules/users/users.repo.js';
+import { findUserById } from '../modules/users/users.service.js';
 import type { UserCodeLookup } from '../modules/device/device.service.js';
 import type { Services } from '../services.js';
 import { createCookieSessions } from './cookie.session.js';

@@ -5,7 +5,7 @@
 // The SDKs' own error messages are never passed on: they may quote parts of the request.
 import { clock } from '../../platform/clock.js';
 import { retryAfterMs as parseRetryAfter } from '../../platform/retry-after.js';
-import { estimateTokens } from '../../modules/agents/agent-usage.js';
+import { estimateTokens } from './token-estimate.js';
 import { ModelProviderError, type ModelEndpoint, type ModelErrorKind, type ModelMessage, type ModelUsage, type ToolCall } from './driver.js';
 
 /** Longest wait taken from a retry-after header: a bogus header must not park a turn for hours. */

@@ -4,7 +4,7 @@
 // Budgets are checked before every model call against what has been spent plus an estimate of the
 // call about to be made, so a turn stops before the call that would pass a budget.
 import type { ModelPrice } from '../../config-agents.js';
-import type { ModelMessage, ModelProvider, ModelUsage } from '../../drivers/models/driver.js';
+import type { ModelProvider, ModelUsage } from '../../drivers/models/driver.js';
 import type { BudgetPeriod, UsageSummaryT } from './agents.schemas.js';
 import type { TurnRow, UsageSums } from './agents.repo.js';
 
@@ -49,15 +49,8 @@ export function costMicrocents(price: ModelPrice, usage: ModelUsage): number {
   return Math.ceil(usage.input_tokens * price.input + usage.output_tokens * price.output);
 }
 
-/** Tokens of a conversation, estimated at 4 characters each (the figure providers quote for English). */
-export function estimateTokens(messages: ModelMessage[]): number {
-  let chars = 0;
-  for (const m of messages) {
-    chars += m.content.length;
-    if (m.role === 'assistant' && m.tool_calls) for (const c of m.tool_calls) chars += JSON.stringify(c.arguments).length + c.name.length;
-  }
-  return Math.ceil(chars / 4);
-}
+/** Tokens of a conversation, estimated (kept with the model drivers, which estimate what a provider does not report). */
+export { estimateTokens } from '../../drivers/models/token-estimate.js';
 
 /** The start (Unix seconds, UTC) of the budget period containing `now`: the day, the ISO week (Monday), the month. */
 export function periodStart(period: BudgetPeriod, now: number): number {

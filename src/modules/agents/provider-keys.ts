@@ -7,7 +7,7 @@ import type { AgentsConfig } from '../../config-agents.js';
 import type { ModelProviderName } from '../../drivers/models/driver.js';
 import type { Keyring } from '../../platform/keyring.js';
 import { ApiError } from '../../platform/errors.js';
-import { findSecret } from '../secrets/secrets.repo.js';
+import { findSecret } from '../secrets/secrets.service.js';
 import { assertReadable, openVersionValue, resolveVersion } from '../secrets/secret-values.js';
 import type { StoredModelPolicy } from './agents.service.js';
 

@@ -3,12 +3,11 @@
 // commit together or not at all. A read that changes nothing (`:access`) calls commitAuditEvent,
 // which waits for its event to be committed (group commit, below). Events are append-only and
 // never hold a secret value.
-import { PostgresAdapter, sql } from 'kysely';
 import type { Db, Executor } from '../../db/database.js';
-import { preparedQuery } from '../../db/prepared.js';
 import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { isId, newId } from '../../platform/ids.js';
+import { insertAuditEvent, insertAuditEventBatch, type AuditEventRow } from './audit.repo.js';
 
 export const ACTOR_TYPES = ['user', 'api_token', 'oauth_client', 'machine', 'system'] as const;
 export type ActorType = (typeof ACTOR_TYPES)[number];
@@ -73,17 +72,7 @@ export function auditContextOf(scope: WorkspaceScope): AuditContext {
   return { workspaceId: scope.workspaceId, actor: actorOfId(scope.actorId), requestId: scope.requestId ?? null };
 }
 
-// Prepared: every :access writes one, so building the insert anew each time would show.
-const insertEvent = preparedQuery((db, p: {
-  id: string; workspaceId: string; actorType: string; actorId: string; action: string; resourceType: string;
-  resourceId: string; requestId: string | null; metadata: string; createdAt: number; secretId: string | null;
-}) => db.insertInto('audit_events').values({
-  id: p.id, workspace_id: p.workspaceId, actor_type: p.actorType, actor_id: p.actorId, action: p.action,
-  resource_type: p.resourceType, resource_id: p.resourceId, request_id: p.requestId, metadata: p.metadata, created_at: p.createdAt,
-  secret_id: p.secretId,
-}));
-
-type EventRow = Parameters<typeof insertEvent>[1];
+type EventRow = AuditEventRow;
 
 function eventRow(ctx: AuditContext | WorkspaceScope, event: AuditEventInput): EventRow {
   const c = 'actor' in ctx ? ctx : auditContextOf(ctx);
@@ -104,7 +93,7 @@ function eventRow(ctx: AuditContext | WorkspaceScope, event: AuditEventInput): E
 
 /** Appends one event, in the caller's transaction. */
 export async function recordAuditEvent(tx: Executor, ctx: AuditContext | WorkspaceScope, event: AuditEventInput): Promise<void> {
-  await insertEvent(tx, eventRow(ctx, event));
+  await insertAuditEvent(tx, eventRow(ctx, event));
 }
 
 // Group commit. On SQLite a commit of one :access event wrote its pages to the WAL (12 writes, 6
@@ -128,34 +117,12 @@ const queues = new WeakMap<Db, Queue>();
 /** rows per statement: bounds the statement's size (about 300 bytes a row) */
 const MAX_BATCH = 500;
 
-/**
- * One multi-row insert of one shape whatever the batch size: the rows travel as one array per
- * column (PostgreSQL, unnest) or as one JSON array (SQLite, json_each). A statement per batch
- * size would take a slot of the statement caches for each size (PostgreSQL's named statements
- * are never evicted, see db/database.ts); this one is prepared once per connection.
- */
-function insertBatch(db: Db, rows: EventRow[]): Promise<unknown> {
-  const column = <K extends keyof EventRow>(key: K) => rows.map((r) => r[key]);
-  if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    return sql`insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at, secret_id)
-      select * from unnest(${column('id')}::text[], ${column('workspaceId')}::text[], ${column('actorType')}::text[], ${column('actorId')}::text[],
-        ${column('action')}::text[], ${column('resourceType')}::text[], ${column('resourceId')}::text[], ${column('requestId')}::text[],
-        ${column('metadata')}::text[], ${column('createdAt')}::bigint[], ${column('secretId')}::text[])`.execute(db);
-  }
-  const json = JSON.stringify(rows.map((r) => [
-    r.id, r.workspaceId, r.actorType, r.actorId, r.action, r.resourceType, r.resourceId, r.requestId, r.metadata, r.createdAt, r.secretId,
-  ]));
-  return sql`insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at, secret_id)
-    select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10
-    from json_each(${json})`.execute(db);
-}
-
 async function flush(db: Db, queue: Queue): Promise<void> {
   while (queue.rows.length > 0) {
     const batch = queue.rows.splice(0, MAX_BATCH);
     let failure: unknown;
     try {
-      await insertBatch(db, batch.map((p) => p.row));
+      await insertAuditEventBatch(db, batch.map((p) => p.row));
     } catch (err) {
       failure = err ?? new Error('audit insert failed');
     }

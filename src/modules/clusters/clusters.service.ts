@@ -12,7 +12,7 @@ import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
 import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
-import { runningOperations } from '../operations/operations.repo.js';
+import { runningOperations } from '../operations/operations.service.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import * as repo from './clusters.repo.js';
@@ -23,6 +23,9 @@ import type { ClusterCapabilitiesViewT, ClusterT, CreateClusterBodyT } from './c
 import {
   CLUSTER_CREATE, CLUSTER_DELETE, CLUSTER_REFRESH, releaseWorkspaceClusters, type ClusterWorkflowDeps, type ReleaseWorkspaceClustersOptions,
 } from './clusters.workflows.js';
+
+/** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
+export { findCluster, findClusterById, KUBECONFIG_SEAL, type ClusterRow } from './clusters.repo.js';
 
 export interface ClusterServiceDeps extends ClusterWorkflowDeps {
   cursors: CursorCodec;

@@ -8,7 +8,6 @@ import { preparedQuery } from '../../db/prepared.js';
 import type { Database, InstallRendersTable, InstallsTable, InstallUrlsTable } from '../../db/schema.js';
 import type { PageRequest } from '../../platform/pagination.js';
 import type { UsageCounter } from '../quotas/usage.js';
-import { findRunningOperation } from '../operations/operations.repo.js';
 import { INSTALL_DELETE } from './installs.schemas.js';
 
 export type InstallRow = InstallsTable;
@@ -210,7 +209,9 @@ function deletionOf(eb: ExpressionBuilder<Database, 'installs'>, installId: stri
 
 /** True while an install.delete operation runs on the install. */
 export async function isBeingDeleted(db: Executor, installId: string): Promise<boolean> {
-  return (await findRunningOperation(db, installId, INSTALL_DELETE)) !== undefined;
+  const running = await db.selectFrom('operations').select('id')
+    .where('owner_id', '=', installId).where('type', '=', INSTALL_DELETE).where('state', '=', 'RUNNING').executeTakeFirst();
+  return running !== undefined;
 }
 
 /** Writes the end of a deletion (undeploy done: `deleted`), or hands the install back when it failed. */

@@ -13,12 +13,12 @@ import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
 import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
-import { findRunningOperation } from '../operations/operations.repo.js';
+import { findRunningOperation } from '../operations/operations.service.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import { checkValuesBounds, validateValues } from '../packages/input-schema.js';
 import type { QuotaService } from '../quotas/quotas.service.js';
-import { findPackage, resolveVersion } from '../packages/packages.repo.js';
+import { findPackage, resolveVersion } from '../packages/packages.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { assertRefsNotInlined, checkSecretRefs, findSecretRefs } from '../secrets/secret-refs.js';
 import * as repo from './installs.repo.js';
@@ -27,6 +27,9 @@ import {
   type PackageVersionPinT, type PatchInstallBodyT, type RenderDetailT, type RenderT,
 } from './installs.schemas.js';
 import { releaseWorkspaceInstalls, type InstallWorkflowDeps, type ReleaseWorkspaceInstallsOptions } from './installs.workflows.js';
+
+/** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
+export { isBeingDeleted, lockInstall, type InstallRow } from './installs.repo.js';
 
 export interface InstallServiceDeps extends InstallWorkflowDeps {
   dialect: Dialect;

@@ -13,13 +13,13 @@ import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type StepContext
 import { clock } from '../../platform/clock.js';
 import type { Keyring } from '../../platform/keyring.js';
 import { newId } from '../../platform/ids.js';
-import { findClusterById, type ClusterRow } from '../clusters/clusters.repo.js';
+import { findClusterById, type ClusterRow } from '../clusters/clusters.service.js';
 import { driverFor, driverStep, targetOf } from '../clusters/clusters.workflows.js';
 import { drainOperationsStep, releaseEach } from '../operations/operation-steps.js';
 import type { OperationService } from '../operations/operations.service.js';
-import { findVersion } from '../packages/packages.repo.js';
+import { findVersion } from '../packages/packages.service.js';
 import { canonicalJson, RenderError, renderManifest, type RenderLimits } from '../packages/render.js';
-import { findOperation } from '../operations/operations.repo.js';
+import { findOperation } from '../operations/operations.service.js';
 import { findSecretRefs, openSecretRefs, resolveSecretRefs, SecretRefError, type RenderSecret } from '../secrets/secret-refs.js';
 import { ApiError } from '../../platform/errors.js';
 import { installDegraded } from '../notifications/sources.js';

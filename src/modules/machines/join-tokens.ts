@@ -76,9 +76,3 @@ export function cloudInit(launch: AgentLaunch, token: string): string {
     '',
   ].join('\n');
 }
-
-/** The token in user data made by cloudInit (the local compute provider boots its servers from it). */
-export function joinTokenFromUserData(userData: string): string | null {
-  const match = /SVC_JOIN_TOKEN=(svcb_[A-Za-z0-9_-]+)/.exec(userData) ?? /--token (svcb_[A-Za-z0-9_-]+)/.exec(userData);
-  return match ? match[1]! : null;
-}

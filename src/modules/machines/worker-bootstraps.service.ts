@@ -11,7 +11,7 @@ import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import { recordAuditEvent } from '../audit/audit.js';
-import { findCluster, findClusterById, type ClusterRow } from '../clusters/clusters.repo.js';
+import { findCluster, findClusterById, type ClusterRow } from '../clusters/clusters.service.js';
 import type { QuotaService } from '../quotas/quotas.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { bootstrapToken, cloudInit, hashToken, joinCommand, newMachineCredential, type AgentLaunch } from './join-tokens.js';

@@ -6,8 +6,7 @@ import type { TrustedIssuer } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { UserPrincipal } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
-import { findUserByEmail } from '../users/users.repo.js';
-import { normalizeEmail } from '../users/users.service.js';
+import { findUserByEmail, normalizeEmail } from '../users/users.service.js';
 
 /** Asymmetric algorithms only: an HMAC "signed" with a public key can never pass (RFC 8725 2.1). */
 const EXTERNAL_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];

@@ -9,6 +9,7 @@ import { unauthenticated } from '../../platform/errors.js';
 import { verifyAccessToken } from './access-tokens.js';
 import { createExternalIssuers } from './external-issuers.js';
 import type { SigningKeys } from './signing-keys.js';
+import { findClientPrincipal } from './oauth.repo.js';
 
 /** Compact JWS: three base64url segments (the signature is empty for `alg: none`, which still fails). */
 const JWT_FORM = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -30,11 +31,7 @@ export function createJwtVerifier(deps: { db: Db; config: Config; keys: SigningK
     const claims = await verifyAccessToken(keys, config.publicUrl, token);
     if (!claims) throw unauthenticated();
     // Deleting a client revokes its outstanding tokens at once: the row is checked on every use.
-    const client = await db
-      .selectFrom('oauth_clients')
-      .select(['id', 'workspace_id', 'role'])
-      .where('id', '=', claims.clientId)
-      .executeTakeFirst();
+    const client = await findClientPrincipal(db, claims.clientId);
     if (!client || client.workspace_id !== claims.workspaceId) throw unauthenticated();
     return { kind: 'workspace', via: 'client_jwt', workspaceId: client.workspace_id, role: client.role as Role, credentialId: client.id };
   }

@@ -3,7 +3,6 @@
 // only; tokens issued for a client act on its workspace with its role until the client is deleted.
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import { keysetPage } from '../../db/keyset.js';
 import type { OAuthClientsTable } from '../../db/schema.js';
 import { roleAtLeast, type Role, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
@@ -18,6 +17,9 @@ import { OAuthError, type GrantHandler } from './oauth.errors.js';
 import { createSigningKeys } from './signing-keys.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { recordAuditEvent } from '../audit/audit.js';
+import {
+  deleteClientOfWorkspace, findClientCredential, findClientOfWorkspace, insertClient, listClientsOfWorkspace, touchClientLastUsed,
+} from './oauth.repo.js';
 
 export const CLIENT_SECRET_PREFIX = 'svc_cs_';
 const CLIENT_SECRET_BODY_LENGTH = 43;
@@ -65,7 +67,7 @@ export function createOAuthService(deps: { db: Db; config: Config; cursors: Curs
     // Ordered against a workspace deletion, which deletes the workspace's clients: none may appear after.
     await db.transaction().execute(async (tx) => {
       await assertWorkspaceActive(tx, scope.workspaceId);
-      await tx.insertInto('oauth_clients').values(row).execute();
+      await insertClient(tx, row);
       await recordAuditEvent(tx, scope, { action: 'oauth_client.create', resourceType: 'oauth_client', resourceId: row.id, metadata: { name: row.name, role } });
     });
     return {
@@ -76,13 +78,13 @@ export function createOAuthService(deps: { db: Db; config: Config; cursors: Curs
 
   async function listClients(scope: WorkspaceScope, query: PageQueryT): Promise<Page<OAuthClientItemT>> {
     const page = cursors.request(query, scope.workspaceId);
-    const rows = await keysetPage(db.selectFrom('oauth_clients').selectAll().where('workspace_id', '=', scope.workspaceId), 'id', page).execute();
+    const rows = await listClientsOfWorkspace(db, scope.workspaceId, page);
     return cursors.page(rows, page, scope.workspaceId, {}, toItem);
   }
 
   async function getClient(scope: WorkspaceScope, id: string): Promise<OAuthClientItemT> {
     if (!isId('oauthClient', id)) throw notFound('OAuth client');
-    const row = await db.selectFrom('oauth_clients').selectAll().where('id', '=', id).where('workspace_id', '=', scope.workspaceId).executeTakeFirst();
+    const row = await findClientOfWorkspace(db, scope.workspaceId, id);
     if (!row) throw notFound('OAuth client');
     return toItem(row);
   }
@@ -92,7 +94,7 @@ export function createOAuthService(deps: { db: Db; config: Config; cursors: Curs
     assertMayManage(scope);
     if (!isId('oauthClient', id)) throw notFound('OAuth client');
     await db.transaction().execute(async (tx) => {
-      const deleted = await tx.deleteFrom('oauth_clients').where('id', '=', id).where('workspace_id', '=', scope.workspaceId).returning(['name', 'role']).executeTakeFirst();
+      const deleted = await deleteClientOfWorkspace(tx, scope.workspaceId, id);
       if (!deleted) throw notFound('OAuth client');
       await recordAuditEvent(tx, scope, { action: 'oauth_client.delete', resourceType: 'oauth_client', resourceId: id, metadata: { name: deleted.name, role: deleted.role } });
     });
@@ -114,13 +116,13 @@ export function createOAuthService(deps: { db: Db; config: Config; cursors: Curs
   const clientCredentialsGrant: GrantHandler = async (form, basic) => {
     const { clientId, secret } = clientCredentialsOf(form, basic);
     const row = isId('oauthClient', clientId)
-      ? await db.selectFrom('oauth_clients').select(['id', 'workspace_id', 'role', 'secret_hash', 'last_used_at']).where('id', '=', clientId).executeTakeFirst()
+      ? await findClientCredential(db, clientId)
       : undefined;
     const matches = safeEqual(sha256Hex(secret), row?.secret_hash ?? DUMMY_SECRET_HASH);
     if (!row || !matches) throw new OAuthError('invalid_client', 'unknown client or wrong client secret');
     const now = clock.now();
     if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_SECONDS) {
-      await db.updateTable('oauth_clients').set({ last_used_at: now }).where('id', '=', row.id).execute();
+      await touchClientLastUsed(db, row.id, now);
     }
     const accessToken = await issueAccessToken(keys, config.publicUrl, { clientId: row.id, workspaceId: row.workspace_id, role: row.role as Role });
     return { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS };

@@ -8,6 +8,7 @@ import type { SigningKeysTable } from '../../db/schema.js';
 import { clock } from '../../platform/clock.js';
 import { isId, newId } from '../../platform/ids.js';
 import { keyringOf } from '../../platform/keyring.js';
+import { findOldestSigningKey, findPublicSigningKey, insertSigningKey, listPublicSigningKeys } from './oauth.repo.js';
 
 export const SIGNING_ALGORITHM = 'EdDSA';
 
@@ -42,8 +43,7 @@ export function createSigningKeys(deps: { db: Db; config: Config }) {
   const publicKeys = new Map<string, CryptoKey>();
 
   function oldestKey(): Promise<SigningKeysTable | undefined> {
-    return db.selectFrom('signing_keys').selectAll().where('algorithm', '=', SIGNING_ALGORITHM)
-      .orderBy('created_at', 'asc').orderBy('id', 'asc').limit(1).executeTakeFirst();
+    return findOldestSigningKey(db, SIGNING_ALGORITHM);
   }
 
   async function generateKeyRow(): Promise<SigningKeysTable> {
@@ -64,7 +64,7 @@ export function createSigningKeys(deps: { db: Db; config: Config }) {
       // Several instances may start at once and each insert a key. Re-reading the oldest row
       // makes them converge; an instance that already signed with a younger key stays valid,
       // because verification accepts every stored key by its kid.
-      await db.insertInto('signing_keys').values(await generateKeyRow()).execute();
+      await insertSigningKey(db, await generateKeyRow());
       row = await oldestKey();
       if (!row) throw new Error('signing key vanished right after it was stored');
     }
@@ -94,7 +94,7 @@ export function createSigningKeys(deps: { db: Db; config: Config }) {
     const cached = publicKeys.get(kid);
     if (cached) return cached;
     if (!isId('signingKey', kid)) return null;
-    const row = await db.selectFrom('signing_keys').select(['id', 'algorithm', 'public_jwk']).where('id', '=', kid).executeTakeFirst();
+    const row = await findPublicSigningKey(db, kid);
     if (!row || row.algorithm !== SIGNING_ALGORITHM) return null;
     const key = (await importJWK(JSON.parse(row.public_jwk) as JWK, row.algorithm)) as CryptoKey;
     publicKeys.set(kid, key);
@@ -104,7 +104,7 @@ export function createSigningKeys(deps: { db: Db; config: Config }) {
   /** Every stored public key, so tokens from any instance verify against the published set. */
   async function publishedKeys(): Promise<PublishedJwk[]> {
     await signingKey();
-    const rows = await db.selectFrom('signing_keys').select(['id', 'algorithm', 'public_jwk']).orderBy('id', 'asc').execute();
+    const rows = await listPublicSigningKeys(db);
     return rows.map(publishedJwk);
   }
 

@@ -12,11 +12,14 @@ import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import { recordAuditEvent } from '../audit/audit.js';
-import { findPackage, findVersion, resolveVersion } from '../packages/packages.repo.js';
+import { findPackage, findVersion, resolveVersion } from '../packages/packages.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { checkFieldValuesBounds, checkOfferFieldValues, schemaWithoutLocked, type OfferFieldValuesMap } from './offer-values.js';
 import * as repo from './offers.repo.js';
 import type { CreateOfferBodyT, OfferStatus, OfferT, PatchOfferBodyT, ResolvedOfferT } from './offers.schemas.js';
+
+/** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
+export type { OfferRow } from './offers.repo.js';
 
 /** Ends the offer's unpaid drafts (`offer_expired`) in the transaction that archives it: the orders module's. */
 export type OfferWithdrawn = (tx: Executor, offerId: string) => Promise<void>;

@@ -13,6 +13,9 @@ import type { CursorCodec, Page } from '../../platform/pagination.js';
 import * as repo from './operations.repo.js';
 import { isTerminal, type OperationState, type OperationStepT, type OperationT, type OwnerType, type StepStatus } from './operations.schemas.js';
 
+/** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
+export { findOperation, findRunningOperation, findVisibleOperation, listSteps, runningOperations } from './operations.repo.js';
+
 export const OPERATION_JOB = 'operation';
 
 export interface StartOperation {

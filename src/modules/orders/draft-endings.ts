@@ -6,7 +6,7 @@
 import type { Executor } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { SYSTEM_ACTOR, type OperationService } from '../operations/operations.service.js';
-import { lockWorkspace } from '../workspaces/workspaces.repo.js';
+import { lockWorkspace } from '../workspaces/workspaces.service.js';
 import { allows } from './draft-moves.js';
 import { returnOfferUse } from './offer-uses.js';
 import * as repo from './order-drafts.repo.js';

@@ -1,7 +1,7 @@
 // What the orders side reads of offers beyond the offers module's repo (API.md 8.7): many at once
 // for a page of drafts, and whether customers may still start or pay a draft of one.
 import type { Executor } from '../../db/database.js';
-import type { OfferRow } from '../offers/offers.repo.js';
+import type { OfferRow } from '../offers/offers.service.js';
 
 export { countOrder, findOfferById, findOfferByShortHash, returnOfferUse, takeOfferUse, type OfferRow } from '../offers/offers.repo.js';
 

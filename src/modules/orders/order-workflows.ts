@@ -16,14 +16,14 @@ import { StepError, type Json, type RetryPolicy, type StepContext, type Workflow
 import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
-import { findClusterById } from '../clusters/clusters.repo.js';
+import { findClusterById } from '../clusters/clusters.service.js';
 import type { ClusterService } from '../clusters/clusters.service.js';
 import type { InstallService } from '../installs/installs.service.js';
 import { revokeBootstrapIfRevision } from '../machines/machines.repo.js';
 import { orderDelivered, orderDeliveryFailed } from '../notifications/sources.js';
 import type { OperationService } from '../operations/operations.service.js';
-import { findVersion } from '../packages/packages.repo.js';
-import { findOperation } from '../operations/operations.repo.js';
+import { findVersion } from '../packages/packages.service.js';
+import { findOperation } from '../operations/operations.service.js';
 import { endDraft, finishTermination, ORDER_DRAFT_CLEANUP, ORDER_DRAFT_COMPUTE, ORDER_DRAFT_DELIVER } from './draft-endings.js';
 import { allows } from './draft-moves.js';
 import { findOfferById } from './offer-uses.js';

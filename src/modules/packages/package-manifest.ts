@@ -3,6 +3,7 @@
 // and each rendered object again after substitution (render.ts), with the same rules.
 import type { KubernetesObject, RouteSpec } from '../../drivers/cluster/driver.js';
 import { ApiError, type FieldViolation } from '../../platform/errors.js';
+import { PLACEHOLDER, parsePlaceholder } from '../secrets/manifest-placeholders.js';
 
 export const ROUTE_KEY_PATTERN = '^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$';
 export const ROUTE_PROTOCOLS = ['http', 'websocket', 'grpc'] as const;
@@ -24,27 +25,8 @@ export const CLUSTER_SCOPED_KINDS = new Set([
   'SelfSubjectReview', 'IPAddress', 'ServiceCIDR', 'DeviceClass', 'ResourceSlice', 'StorageVersionMigration', 'ClusterIssuer',
 ]);
 
-/**
- * `{{ values.a.b }}`, `{{ install.id }}`, `{{ install.namespace }}`, `{{ render.id }}`, and for
- * values that reference secrets `{{ secret.name }}` (the install's Kubernetes Secret) and
- * `{{ secret.key.a.b }}` (the key in it that holds the value referenced at values.a.b).
- */
-export const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
-const VALUES_PATH = /^values(\.[A-Za-z0-9_-]+)+$/;
-const SECRET_KEY_PATH = /^secret\.key(\.[A-Za-z0-9_-]+)+$/;
-const CONTEXT_NAMES = new Set(['install.id', 'install.namespace', 'render.id', 'secret.name']);
-
-export type Placeholder =
-  | { kind: 'values' | 'secret.key'; path: string[] }
-  | { kind: 'install.id' | 'install.namespace' | 'render.id' | 'secret.name' };
-
-/** The placeholder an expression names; null when it names none of the known ones. */
-export function parsePlaceholder(expression: string): Placeholder | null {
-  if (VALUES_PATH.test(expression)) return { kind: 'values', path: expression.split('.').slice(1) };
-  if (SECRET_KEY_PATH.test(expression)) return { kind: 'secret.key', path: expression.split('.').slice(2) };
-  if (CONTEXT_NAMES.has(expression)) return { kind: expression as 'install.id' | 'install.namespace' | 'render.id' | 'secret.name' };
-  return null;
-}
+// The placeholder grammar lives with secrets (below packages), which finds secret references in manifests by it.
+export { PLACEHOLDER, parsePlaceholder, type Placeholder } from '../secrets/manifest-placeholders.js';
 
 /** A manifest as stored: routes with their protocol defaulted, resources as published. */
 export interface StoredManifest {

@@ -14,6 +14,9 @@ import { checkManifest, type StoredManifest } from './package-manifest.js';
 import * as repo from './packages.repo.js';
 import type { CreatePackageBodyT, CreateVersionBodyT, PackageT, PackageVersionT } from './packages.schemas.js';
 
+/** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
+export { findPackage, findVersion, resolveVersion } from './packages.repo.js';
+
 export interface PackageServiceDeps {
   db: Db;
   cursors: CursorCodec;

@@ -1,6 +1,6 @@
 // Plans (API.md 8.2).
 import { Type, type Static } from 'typebox';
-import { METRIC_KEYS } from '../quotas/metrics.js';
+import { METRIC_KEYS } from './metrics.js';
 
 export const PlanSchema = Type.Object(
   {

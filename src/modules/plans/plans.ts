@@ -2,7 +2,7 @@
 // (SVC_PLANS_FILE) that replaces it, validated when the process starts. Plans are ordered from
 // the lowest to the highest: moving to a later plan is an upgrade (applied at once), to an
 // earlier one a downgrade (applied at the end of the billing period).
-import { METRIC_KEYS, type MetricKey } from '../quotas/metrics.js';
+import { METRIC_KEYS, type MetricKey } from './metrics.js';
 
 export interface Plan {
   tier: string;

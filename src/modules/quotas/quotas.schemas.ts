@@ -1,7 +1,7 @@
 // Quota entries (spec 2.11, endpoint 17).
 import { Type, type Static } from 'typebox';
 import { StringEnum } from '../../platform/http.js';
-import { METRIC_KEYS, METRICS } from './metrics.js';
+import { METRIC_KEYS, METRICS } from '../plans/metrics.js';
 
 export const QuotaEntry = Type.Object(
   {

@@ -13,7 +13,7 @@ import { isId } from '../../platform/ids.js';
 import { DEFAULT_TIER, type PlanCatalog } from '../plans/plans.js';
 import { quotaThresholdReached } from '../notifications/sources.js';
 import { lockWorkspace } from '../workspaces/workspaces.repo.js';
-import { dayWindow, METRICS, metricOf, monthWindow, rateWindow, type MetricDefinition, type MetricKey } from './metrics.js';
+import { dayWindow, METRICS, metricOf, monthWindow, rateWindow, type MetricDefinition, type MetricKey } from '../plans/metrics.js';
 import * as repo from './quotas.repo.js';
 import type { QuotaEntryT } from './quotas.schemas.js';
 import { inWorkspaces, type UsageCounter, type WorkspaceSet } from './usage.js';

@@ -15,7 +15,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { preparedQuery } from '../../db/prepared.js';
 import { KeyringError, type Keyring } from '../../platform/keyring.js';
-import { KUBECONFIG_SEAL } from '../clusters/clusters.repo.js';
+import { KUBECONFIG_SEAL } from '../clusters/clusters.service.js';
 import { LOCAL_SERVER_SEALS } from '../../drivers/compute/local.js';
 import { SIGNING_KEY_SEAL } from '../oauth/signing-keys.js';
 import { versionContext } from './secret-values.js';

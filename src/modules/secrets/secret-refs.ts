@@ -18,7 +18,7 @@ import { actorOfId, recordAuditEvent } from '../audit/audit.js';
 import { assertReadable, openVersionValue, resolveVersion } from './secret-values.js';
 import * as repo from './secrets.repo.js';
 import { ALIAS_PATTERN } from './secrets.schemas.js';
-import { PLACEHOLDER, parsePlaceholder } from '../packages/package-manifest.js';
+import { PLACEHOLDER, parsePlaceholder } from './manifest-placeholders.js';
 
 /** The Kubernetes Secret, in the install's namespace, that holds the referenced values. */
 export const INSTALL_SECRET_NAME = 'svc-secrets';

@@ -19,6 +19,9 @@ import {
   VALUE_MAX_BYTES, type CreateSecretBodyT, type ListSecretsQueryT, type PatchSecretBodyT, type SecretKind, type SecretState, type SecretT,
 } from './secrets.schemas.js';
 
+/** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
+export { findSecret } from './secrets.repo.js';
+
 export interface SecretServiceDeps {
   db: Db;
   cursors: CursorCodec;

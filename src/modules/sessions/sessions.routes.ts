@@ -3,7 +3,7 @@ import { CSRF_HEADER, SESSION_COOKIE, userOf } from '../../platform/auth.js';
 import { ApiError, notFound, permissionDenied } from '../../platform/errors.js';
 import { bearerSecurity, NoContent, responses, StringEnum, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
-import { findUserById } from '../users/users.repo.js';
+import { findUserById } from '../users/users.service.js';
 
 const tags = ['identity'];
 

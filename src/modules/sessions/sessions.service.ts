@@ -2,15 +2,14 @@
 // as SHA-256, alive for one year from their last use. The renewal is written at most once a
 // minute so a busy client does not turn every read into a write.
 import { isUniqueViolation, type Db } from '../../db/database.js';
-import { preparedQuery } from '../../db/prepared.js';
 import type { Principal, TokenVerifier } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { DUMMY_PASSWORD_HASH, randomString, sha256Hex, verifyPassword } from '../../platform/crypto.js';
 import { ApiError, unauthenticated } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { findUserByEmail } from '../users/users.repo.js';
-import { normalizeEmail } from '../users/users.service.js';
+import { findUserByEmail, normalizeEmail } from '../users/users.service.js';
 import { createSignInThrottle } from './sign-in-throttle.js';
+import { deleteSession, findSessionByHash, findSessionOwnerByHash, insertSession, renewSession } from './sessions.repo.js';
 
 export const SESSION_TTL_SECONDS = 365 * 24 * 60 * 60;
 const RENEW_EVERY_SECONDS = 60;
@@ -23,10 +22,6 @@ export interface IssuedSession {
   expires_at: number;
 }
 
-// Every request with a session token runs this lookup: prepared once.
-const sessionByHash = preparedQuery((db, p: { hash: string }) =>
-  db.selectFrom('sessions').select(['id', 'user_id', 'last_used_at', 'expires_at']).where('token_hash', '=', p.hash));
-
 export function createSessionService(deps: { db: Db }) {
   const { db } = deps;
   const throttle = createSignInThrottle(db);
@@ -34,16 +29,13 @@ export function createSessionService(deps: { db: Db }) {
   async function createSession(userId: string, token: string = randomString(32)): Promise<IssuedSession> {
     const now = clock.now();
     const id = newId('session');
-    await db
-      .insertInto('sessions')
-      .values({ id, user_id: userId, token_hash: sha256Hex(token), created_at: now, last_used_at: now, expires_at: now + SESSION_TTL_SECONDS })
-      .execute();
+    await insertSession(db, { id, user_id: userId, token_hash: sha256Hex(token), created_at: now, last_used_at: now, expires_at: now + SESSION_TTL_SECONDS });
     return { id, token, user_id: userId, expires_at: now + SESSION_TTL_SECONDS };
   }
 
   /** Registers a known token value for a user (SVC_BOOTSTRAP_TOKEN); idempotent. */
   async function ensureSessionToken(userId: string, token: string): Promise<void> {
-    const existing = await db.selectFrom('sessions').select(['id', 'user_id']).where('token_hash', '=', sha256Hex(token)).executeTakeFirst();
+    const existing = await findSessionOwnerByHash(db, sha256Hex(token));
     if (existing) {
       if (existing.user_id !== userId) throw new Error('SVC_BOOTSTRAP_TOKEN is already a session of another user');
       return;
@@ -58,16 +50,11 @@ export function createSessionService(deps: { db: Db }) {
   const verifier: TokenVerifier = {
     async verify(token: string): Promise<Principal | null> {
       if (!SESSION_TOKEN.test(token)) return null;
-      const [row] = await sessionByHash(db, { hash: sha256Hex(token) });
+      const [row] = await findSessionByHash(db, { hash: sha256Hex(token) });
       const now = clock.now();
       if (!row || row.expires_at <= now) throw unauthenticated();
       if (now - row.last_used_at >= RENEW_EVERY_SECONDS) {
-        await db
-          .updateTable('sessions')
-          .set({ last_used_at: now, expires_at: now + SESSION_TTL_SECONDS })
-          .where('id', '=', row.id)
-          .where('last_used_at', '<', now)
-          .execute();
+        await renewSession(db, row.id, now, now + SESSION_TTL_SECONDS);
       }
       return { kind: 'user', via: 'session', userId: row.user_id, sessionId: row.id };
     },
@@ -94,7 +81,7 @@ export function createSessionService(deps: { db: Db }) {
   }
 
   async function revokeSession(sessionId: string): Promise<void> {
-    await db.deleteFrom('sessions').where('id', '=', sessionId).execute();
+    await deleteSession(db, sessionId);
   }
 
   return { createSession, ensureSessionToken, verifier, checkPassword, signIn, revokeSession };

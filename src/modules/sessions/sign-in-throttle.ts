@@ -21,13 +21,14 @@
 //
 // Every attempt takes its slots before the (slow) password check, in one conditional upsert per
 // counter, so a burst of concurrent guesses cannot all pass a check made before any was counted.
-import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
+import { claimThrottleSlot, deleteThrottles, findThrottles, giveBackFailures } from './sign-in-throttle.repo.js';
 
 const MAX_DELAY_SECONDS = 15 * 60;
 const RESET_AFTER_SECONDS = 60 * 60;
+const RULE = { resetAfterSeconds: RESET_AFTER_SECONDS, maxDelaySeconds: MAX_DELAY_SECONDS };
 
 interface Counter {
   key: string;
@@ -60,31 +61,9 @@ function userCodeThrottled(retryAfter: number): ApiError {
 }
 
 export function createSignInThrottle(db: Db) {
-  /** true when the counter allows an attempt at `now`: the same rule as delayAfter, in SQL. */
-  function allowed(now: number, free: number): Expression<SqlBool> {
-    const branches = [sql<SqlBool>`sign_in_throttles.failures < ${free}`, sql<SqlBool>`sign_in_throttles.last_failure_at <= ${now - RESET_AFTER_SECONDS}`];
-    for (let extra = 0; 2 ** extra < MAX_DELAY_SECONDS; extra++) {
-      branches.push(sql<SqlBool>`(sign_in_throttles.failures = ${free + extra} and sign_in_throttles.last_failure_at <= ${now - 2 ** extra})`);
-    }
-    branches.push(sql<SqlBool>`sign_in_throttles.last_failure_at <= ${now - MAX_DELAY_SECONDS}`);
-    return sql<SqlBool>`(${sql.join(branches, sql` or `)})`;
-  }
-
   /** Counts one failure on the counter if it allows an attempt now; false when it does not. */
-  async function claim(counter: Counter, now: number): Promise<boolean> {
-    const row = await db
-      .insertInto('sign_in_throttles')
-      .values({ key: counter.key, failures: 1, last_failure_at: now })
-      .onConflict((oc) => {
-        const update = oc.column('key').doUpdateSet({
-          failures: sql<number>`case when sign_in_throttles.last_failure_at <= ${now - RESET_AFTER_SECONDS} then 1 else sign_in_throttles.failures + 1 end`,
-          last_failure_at: now,
-        });
-        return counter.free === null ? update : update.where(allowed(now, counter.free));
-      })
-      .returning('failures')
-      .executeTakeFirst();
-    return row !== undefined;
+  function claim(counter: Counter, now: number): Promise<boolean> {
+    return claimThrottleSlot(db, counter.key, counter.free, now, RULE);
   }
 
   /**
@@ -95,8 +74,7 @@ export function createSignInThrottle(db: Db) {
     const address = rawAddress.slice(0, 64);
     const keys = { pair: `pair:${address} ${email}`, account: `acct:${email}`, address: `addr:${address}` };
     const now = clock.now();
-    const rows = await db.selectFrom('sign_in_throttles').select(['key', 'failures', 'last_failure_at'])
-      .where('key', 'in', [keys.pair, keys.account, keys.address]).execute();
+    const rows = await findThrottles(db, [keys.pair, keys.account, keys.address]);
     const byKey = new Map(rows.map((r) => [r.key, r]));
     const failedHereBefore = (byKey.get(keys.pair)?.failures ?? 0) > 0;
     const counters: Counter[] = [
@@ -128,8 +106,7 @@ export function createSignInThrottle(db: Db) {
 
   /** Gives back the attempt just made on each key (it was no failure); clears nothing. */
   async function giveBack(keys: string[]): Promise<void> {
-    await db.updateTable('sign_in_throttles').set({ failures: sql<number>`failures - 1` })
-      .where('key', 'in', keys).where('failures', '>', 0).execute();
+    await giveBackFailures(db, keys);
   }
 
   /**
@@ -140,7 +117,7 @@ export function createSignInThrottle(db: Db) {
   async function beginUserCode(session: string, rawAddress: string): Promise<string[]> {
     const keys = [`code-sess:${session}`, `code-addr:${rawAddress.slice(0, 64)}`];
     const now = clock.now();
-    const rows = await db.selectFrom('sign_in_throttles').select(['key', 'failures', 'last_failure_at']).where('key', 'in', keys).execute();
+    const rows = await findThrottles(db, keys);
     const counters: Counter[] = [
       { key: keys[0]!, free: USER_CODE_FREE_FAILURES.session },
       { key: keys[1]!, free: USER_CODE_FREE_FAILURES.address },
@@ -151,7 +128,7 @@ export function createSignInThrottle(db: Db) {
 
   /** The password was right: the attempt was no failure. */
   async function succeeded(keys: { pair: string; account: string; address: string }): Promise<void> {
-    await db.deleteFrom('sign_in_throttles').where('key', 'in', [keys.pair, keys.account]).execute();
+    await deleteThrottles(db, [keys.pair, keys.account]);
     await giveBack([keys.address]);
   }
 

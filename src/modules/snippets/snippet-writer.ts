@@ -8,7 +8,7 @@ import type { Executor } from '../../db/database.js';
 import { roleAtLeast, type Role, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { isId } from '../../platform/ids.js';
-import { findMemberRole } from '../workspaces/workspaces.repo.js';
+import { findMemberRole } from '../workspaces/workspaces.service.js';
 import type { SnippetRow } from './snippets.repo.js';
 
 /** The columns a write that changes behaviour sets (migration 008). */

@@ -17,7 +17,7 @@ import type { OperationT } from '../operations/operations.schemas.js';
 import { DEFAULT_TIER, type PlanCatalog } from '../plans/plans.js';
 import type { QuotaService } from '../quotas/quotas.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
-import { lockWorkspace } from '../workspaces/workspaces.repo.js';
+import { lockWorkspace } from '../workspaces/workspaces.service.js';
 import { billingPeriod } from './periods.js';
 import * as repo from './subscriptions.repo.js';
 import {

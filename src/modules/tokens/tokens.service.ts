@@ -2,8 +2,6 @@
 // `sk_svc_` + 40 base62 characters + a 6-character base62 CRC32 of those 40 (GitHub's scheme, so
 // scanners can reject fakes offline). Stored as SHA-256 only and looked up by that hash.
 import type { Db } from '../../db/database.js';
-import { keysetPage } from '../../db/keyset.js';
-import { preparedQuery } from '../../db/prepared.js';
 import { roleAtLeast, type Principal, type Role, type TokenVerifier, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { base62, crc32, randomString, sha256Hex } from '../../platform/crypto.js';
@@ -14,6 +12,7 @@ import type { ApiTokensTable } from '../../db/schema.js';
 import type { ApiTokenItemT, CreatedApiTokenT } from './tokens.schemas.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { recordAuditEvent } from '../audit/audit.js';
+import { deleteToken, findTokenByHash, insertToken, listTokensOfWorkspace, touchTokenLastUsed } from './tokens.repo.js';
 
 export const API_TOKEN_PREFIX = 'sk_svc_';
 const BODY_LENGTH = 40;
@@ -44,10 +43,6 @@ function toItem(row: ApiTokensTable): ApiTokenItemT {
     ...(row.expires_at !== null ? { expires_at: row.expires_at } : {}),
   };
 }
-
-// Every authenticated request with an API token runs this lookup: prepared once.
-const tokenByHash = preparedQuery((db, p: { hash: string }) =>
-  db.selectFrom('api_tokens').select(['id', 'workspace_id', 'role', 'expires_at', 'last_used_at']).where('token_hash', '=', p.hash));
 
 export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
   const { db, cursors } = deps;
@@ -84,7 +79,7 @@ export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
     // Ordered against a workspace deletion, which revokes the workspace's tokens: none may appear after.
     await db.transaction().execute(async (tx) => {
       await assertWorkspaceActive(tx, scope.workspaceId);
-      await tx.insertInto('api_tokens').values(row).execute();
+      await insertToken(tx, row);
       await recordAuditEvent(tx, scope, { action: 'api_token.create', resourceType: 'api_token', resourceId: row.id, metadata: { name: row.name, role } });
     });
     return {
@@ -95,7 +90,7 @@ export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
 
   async function listTokens(scope: WorkspaceScope, query: PageQueryT): Promise<Page<ApiTokenItemT>> {
     const page = cursors.request(query, scope.workspaceId);
-    const rows = await keysetPage(db.selectFrom('api_tokens').selectAll().where('workspace_id', '=', scope.workspaceId), 'id', page).execute();
+    const rows = await listTokensOfWorkspace(db, scope.workspaceId, page);
     return cursors.page(rows, page, scope.workspaceId, {}, toItem);
   }
 
@@ -104,7 +99,7 @@ export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
     assertMayManage(scope);
     if (!isId('apiToken', id)) throw notFound('API token');
     await db.transaction().execute(async (tx) => {
-      const revoked = await tx.deleteFrom('api_tokens').where('id', '=', id).where('workspace_id', '=', scope.workspaceId).returning(['name', 'role']).executeTakeFirst();
+      const revoked = await deleteToken(tx, scope.workspaceId, id);
       if (!revoked) throw notFound('API token');
       await recordAuditEvent(tx, scope, { action: 'api_token.revoke', resourceType: 'api_token', resourceId: id, metadata: { name: revoked.name, role: revoked.role } });
     });
@@ -114,11 +109,11 @@ export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
     async verify(token: string): Promise<Principal | null> {
       if (!token.startsWith(API_TOKEN_PREFIX)) return null;
       if (!hasValidChecksum(token)) throw unauthenticated();
-      const [row] = await tokenByHash(db, { hash: sha256Hex(token) });
+      const [row] = await findTokenByHash(db, { hash: sha256Hex(token) });
       const now = clock.now();
       if (!row || (row.expires_at !== null && row.expires_at <= now)) throw unauthenticated();
       if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_SECONDS) {
-        await db.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', row.id).execute();
+        await touchTokenLastUsed(db, row.id, now);
       }
       return { kind: 'workspace', via: 'api_token', workspaceId: row.workspace_id, role: row.role as Role, credentialId: row.id };
     },

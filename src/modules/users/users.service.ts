@@ -6,6 +6,9 @@ import { ApiError, invalidArgument } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { anyUserExists, findUserByEmail, insertUser, type UserRow } from './users.repo.js';
 
+/** Other modules read users through these (never through users.repo.ts). */
+export { findUserByEmail, findUserById, type UserRow } from './users.repo.js';
+
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }

@@ -9,11 +9,13 @@ import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import { DEFAULT_TIER } from '../plans/plans.js';
 import type { QuotaService } from '../quotas/quotas.service.js';
-import { findUserByEmail, findUserById } from '../users/users.repo.js';
-import { normalizeEmail } from '../users/users.service.js';
+import { findUserByEmail, findUserById, normalizeEmail } from '../users/users.service.js';
 import * as repo from './workspaces.repo.js';
 import type { MemberT, WorkspaceT } from './workspaces.schemas.js';
 import { recordAuditEvent } from '../audit/audit.js';
+
+/** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
+export { findMemberRole, lockWorkspace } from './workspaces.repo.js';
 
 export function toWorkspace(row: repo.WorkspaceRow, role?: string): WorkspaceT {
   return {

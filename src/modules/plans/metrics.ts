@@ -1,5 +1,6 @@
 // The quota metrics (API.md 8.2, spec endpoint 17): one closed catalog. Plans give each a limit;
-// the module that owns the counted resource supplies its usage (see quotas.service.ts).
+// the module that owns the counted resource supplies its usage (see quotas/quotas.service.ts).
+// Kept with the plans, below the quotas that count against them, so the two folders form no cycle.
 
 /** allocation: things that exist; rate: uses per window (a UTC day); concurrency: things running at once. */
 export type MetricType = 'allocation' | 'rate' | 'concurrency';
