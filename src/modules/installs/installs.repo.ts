@@ -97,13 +97,19 @@ export function listUrlsOfInstallRange(db: Executor, workspaceId: string, oldest
   return urlsOfRange(db, { workspaceId, oldestId, newestId });
 }
 
+// An install read (GET /v1/installs/{id}) is a hot read too: both of its statements are prepared.
+const urlsOfInstall = preparedQuery((db, p: { installId: string }) =>
+  db.selectFrom('install_urls as u').select(URL_COLUMNS).where('u.install_id', '=', p.installId).orderBy('u.route_key'));
+const installDetail = preparedQuery((db, p: { workspaceId: string; id: string }) =>
+  itemsQuery(db, p.workspaceId).select('i.values').where('i.id', '=', p.id));
+
 export function listUrlsOfInstall(db: Executor, installId: string): Promise<UrlItemRow[]> {
-  return db.selectFrom('install_urls as u').select(URL_COLUMNS).where('u.install_id', '=', installId).orderBy('u.route_key').execute();
+  return urlsOfInstall(db, { installId });
 }
 
 /** The install in its workspace, with its values and version's semver. */
-export function findInstallDetail(db: Executor, workspaceId: string, id: string): Promise<InstallDetailRow | undefined> {
-  return itemsQuery(db, workspaceId).select('i.values').where('i.id', '=', id).executeTakeFirst();
+export async function findInstallDetail(db: Executor, workspaceId: string, id: string): Promise<InstallDetailRow | undefined> {
+  return (await installDetail(db, { workspaceId, id }))[0];
 }
 
 /** The install row in its workspace. */

@@ -49,7 +49,19 @@ export async function findLatestEnabled(db: Executor, secretId: string): Promise
   return (await latestEnabled(db, { secretId }))[0];
 }
 
-export function listSecrets(db: Executor, workspaceId: string, page: PageRequest, filters: { kind: string | null; state: string | null }) {
+// The unfiltered list (GET /v1/secrets) is prepared too: its first page and the pages after a cursor.
+const firstSecretsPage = preparedQuery((db, p: { workspaceId: string; limit: number }) =>
+  db.selectFrom('secrets').selectAll().where('workspace_id', '=', p.workspaceId).orderBy('id', 'desc').limit(p.limit));
+const nextSecretsPage = preparedQuery((db, p: { workspaceId: string; afterId: string; limit: number }) =>
+  db.selectFrom('secrets').selectAll().where('workspace_id', '=', p.workspaceId).where('id', '<', p.afterId).orderBy('id', 'desc').limit(p.limit));
+
+/** A page of the workspace's secrets, newest first (limit + 1 rows); filters narrow it (built per call). */
+export function listSecrets(db: Executor, workspaceId: string, page: PageRequest, filters: { kind: string | null; state: string | null }): Promise<SecretRow[]> {
+  if (filters.kind === null && filters.state === null) {
+    return page.afterId
+      ? nextSecretsPage(db, { workspaceId, afterId: page.afterId, limit: page.limit + 1 })
+      : firstSecretsPage(db, { workspaceId, limit: page.limit + 1 });
+  }
   const q = db.selectFrom('secrets').selectAll().where('workspace_id', '=', workspaceId)
     .$if(filters.kind !== null, (b) => b.where('kind', '=', filters.kind!))
     .$if(filters.state !== null, (b) => b.where('state', '=', filters.state!));
