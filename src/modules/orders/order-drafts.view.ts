@@ -1,6 +1,7 @@
 // How drafts and orders look on the wire: the customer's view of a draft (with field_values and the
 // offer's locked keys) and everyone else's (without), and an order with its delivery. Built from
 // rows read in batches, so a page costs a fixed number of statements.
+import type { Json } from '../../jobs/workflows.js';
 import { etagOf } from '../../platform/etag.js';
 import { lockedKeysOf } from '../offers/offer-values.js';
 import { fieldValuesOf } from '../offers/offers.service.js';
@@ -88,9 +89,14 @@ export function toSellerDraft(row: DraftRow, rel: DraftRelated, publicUrl: strin
 export function toCustomerDraft(row: DraftRow, rel: DraftRelated, publicUrl: string): OrderDraftT {
   return {
     ...toSellerDraft(row, rel, publicUrl),
-    field_values: row.field_values === null ? prefillsOf(rel.offer) : (JSON.parse(row.field_values) as Record<string, unknown>),
+    field_values: configuredValuesOf(row) ?? prefillsOf(rel.offer),
     locked_keys: lockedKeysOf(fieldValuesOf(rel.offer)),
   };
+}
+
+/** The customer's configured values (JSON written by :submitConfiguration from checked values), or null before. */
+export function configuredValuesOf(row: DraftRow): Record<string, Json> | null {
+  return row.field_values === null ? null : (JSON.parse(row.field_values) as Record<string, Json>);
 }
 
 /** Before the customer configured anything, their values are the offer's pre-fills. */

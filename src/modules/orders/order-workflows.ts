@@ -11,8 +11,10 @@
 // - order_draft.cleanup: expire open checkout sessions (a payment that raced in is refunded),
 //   release the draft's cluster unless an install or a machine is on it, revoke its worker
 //   bootstrap, give the offer's use back, then `terminated`.
+// Steps are declared over typed values (draft-steps.ts): the job's JSON is decoded once where a
+// step begins, and each step's result has a declared type.
 import type { Db, Executor } from '../../db/database.js';
-import { StepError, type Json, type RetryPolicy, type StepContext, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
+import { StepError, type RetryPolicy, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
@@ -26,9 +28,11 @@ import { findVersion } from '../packages/packages.service.js';
 import { findOperation } from '../operations/operations.service.js';
 import { endDraft, finishTermination, ORDER_DRAFT_CLEANUP, ORDER_DRAFT_COMPUTE, ORDER_DRAFT_DELIVER } from './draft-endings.js';
 import { allows } from './draft-moves.js';
+import { decodeDraftStep, draftStep, isClusterKept, operationErrorMessage, type DraftStep, type ReleaseClusterResultT, type WaitClusterResultT } from './draft-steps.js';
 import { findOfferById } from './offer-uses.js';
 import * as repo from './order-drafts.repo.js';
 import { customerScope } from './order-drafts.service.js';
+import { configuredValuesOf } from './order-drafts.view.js';
 import type { TerminationReason } from './orders.schemas.js';
 
 export interface OrderWorkflowDeps {
@@ -40,8 +44,6 @@ export interface OrderWorkflowDeps {
   expireCheckout: (session: repo.CheckoutRow) => Promise<void>;
 }
 
-type Ctx = StepContext<Record<string, Json>>;
-
 /** Waiting for another operation (a cluster, an install): checked soon, then every 2 s, for about `seconds`. */
 function waitFor(seconds: number): RetryPolicy {
   return { maxAttempts: Math.ceil(seconds / 2) + 6, initialDelayMs: 100, maxDelayMs: 2000 };
@@ -49,9 +51,9 @@ function waitFor(seconds: number): RetryPolicy {
 
 const isQuota = (err: unknown) => err instanceof ApiError && err.options.reason === 'QUOTA_EXCEEDED';
 
-async function draftOf(db: Executor, ctx: Ctx): Promise<repo.DraftRow> {
-  const row = await repo.findDraft(db, ctx.ownerId);
-  if (!row) throw new StepError(`order draft ${ctx.ownerId} no longer exists`, false);
+async function draftOf(db: Executor, step: DraftStep): Promise<repo.DraftRow> {
+  const row = await repo.findDraft(db, step.draftId);
+  if (!row) throw new StepError(`order draft ${step.draftId} no longer exists`, false);
   return row;
 }
 
@@ -70,10 +72,10 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
     type: ORDER_DRAFT_COMPUTE,
     cancellable: false,
     steps: [
-      {
+      draftStep({
         name: 'register_cluster',
-        async apply(tx, ctx) {
-          const draft = await repo.lockDraft(tx, ctx.ownerId);
+        async apply(tx, step) {
+          const draft = await repo.lockDraft(tx, step.draftId);
           if (!draft || !allows('clusterRegistered', draft.status) || draft.cluster_id !== null) return;
           const scope = await customerScope(tx, draft);
           if (!scope) {
@@ -88,12 +90,12 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
             await end(tx, draft, isQuota(err) ? 'quota_exceeded' : 'cluster_allocation_failed');
           }
         },
-      },
-      {
+      }),
+      draftStep({
         name: 'wait_cluster',
         retry: waitFor(900),
-        async run(ctx) {
-          const draft = await draftOf(db, ctx);
+        async run(step): Promise<WaitClusterResultT> {
+          const draft = await draftOf(db, step);
           if (!allows('clusterReady', draft.status) || draft.cluster_id === null) return { moved_on: true };
           // The operation before the cluster: a cluster.create that succeeds between the two reads
           // then shows an active cluster, never a "finished but not active" one read the other way round.
@@ -104,18 +106,18 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           if (op && (op.state === 'FAILED' || op.state === 'CANCELLED')) throw new StepError(`cluster ${cluster.id} could not be created (its cluster.create ${op.state})`, false);
           throw new StepError(`waiting for cluster ${cluster.id} (${cluster.state})`, true);
         },
-        async apply(tx, ctx) {
-          const draft = await repo.lockDraft(tx, ctx.ownerId);
+        async apply(tx, step) {
+          const draft = await repo.lockDraft(tx, step.draftId);
           if (!draft || !allows('clusterReady', draft.status)) return;
           const offer = (await findOfferById(tx, draft.offer_id))!;
           const next = offer.compute_mode === 'bring_your_own' ? 'compute_bootstrap' : 'configure';
           await repo.moveDraft(tx, draft.id, 'clusterReady', null, { status: next, cluster_ready: 1 }, clock.now());
         },
-      },
+      }),
     ],
     async onEnd(tx, ctx, outcome) {
       if (outcome === 'SUCCEEDED') return;
-      const draft = await repo.lockDraft(tx, ctx.ownerId);
+      const draft = await repo.lockDraft(tx, decodeDraftStep(ctx).draftId);
       if (draft && allows('clusterReady', draft.status)) await end(tx, draft, 'cluster_allocation_failed');
     },
   };
@@ -124,10 +126,10 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
     type: ORDER_DRAFT_DELIVER,
     cancellable: false,
     steps: [
-      {
+      draftStep({
         name: 'start_install',
-        async apply(tx, ctx) {
-          const draft = await repo.lockDraft(tx, ctx.ownerId);
+        async apply(tx, step) {
+          const draft = await repo.lockDraft(tx, step.draftId);
           if (!draft || !allows('installStarted', draft.status) || draft.install_operation_id !== null) return;
           const order = (await repo.findOrderOfDraft(tx, draft.id))!;
           const scope: WorkspaceScope | null = await customerScope(tx, draft);
@@ -137,7 +139,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           if (!version) return failed('the package version sold no longer exists');
           try {
             const { operation, installId } = await deps.installs.createDeliveredInstall(scope, {
-              version, values: JSON.parse(draft.field_values ?? '{}') as Record<string, Json>, clusterId: draft.cluster_id!,
+              version, values: configuredValuesOf(draft) ?? {}, clusterId: draft.cluster_id!,
             }, tx);
             const now = clock.now();
             await repo.moveDraft(tx, draft.id, 'installStarted', null, { install_operation_id: operation.id }, now);
@@ -152,24 +154,23 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
             await failed(err.message);
           }
         },
-      },
-      {
+      }),
+      draftStep({
         name: 'wait_install',
         retry: waitFor(3600),
-        async run(ctx) {
-          const draft = await draftOf(db, ctx);
+        async run(step): Promise<null> {
+          const draft = await draftOf(db, step);
           if (!allows('delivered', draft.status) || draft.install_operation_id === null) return null;
           const op = await findOperation(db, draft.install_operation_id);
           if (!op) throw new StepError(`install operation ${draft.install_operation_id} is gone`, false);
           if (op.state === 'RUNNING') throw new StepError('waiting for the install to become healthy', true);
           if (op.state !== 'SUCCEEDED') {
-            const message = op.error ? (JSON.parse(op.error) as { message?: string }).message ?? op.state : op.state;
-            throw new StepError(`the install failed: ${message}`, false);
+            throw new StepError(`the install failed: ${operationErrorMessage(op.error, op.state)}`, false);
           }
           return null;
         },
-        async apply(tx, ctx) {
-          const draft = await repo.lockDraft(tx, ctx.ownerId);
+        async apply(tx, step) {
+          const draft = await repo.lockDraft(tx, step.draftId);
           if (!draft || !allows('delivered', draft.status)) return;
           const order = (await repo.findOrderOfDraft(tx, draft.id))!;
           const now = clock.now();
@@ -182,11 +183,11 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
             installId: order.install_id ?? '', offerTitle: offer.title, url,
           });
         },
-      },
+      }),
     ],
     async onEnd(tx, ctx, outcome) {
       if (outcome === 'SUCCEEDED') return;
-      const draft = await repo.lockDraft(tx, ctx.ownerId);
+      const draft = await repo.lockDraft(tx, decodeDraftStep(ctx).draftId);
       if (!draft || !allows('deliveryFailed', draft.status)) return;
       const order = (await repo.findOrderOfDraft(tx, draft.id))!;
       await deliveryFailed(tx, draft, order, 'the install failed; read its operation');
@@ -209,18 +210,18 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
     type: ORDER_DRAFT_CLEANUP,
     cancellable: false,
     steps: [
-      {
+      draftStep({
         name: 'expire_checkout',
-        async run(ctx) {
-          for (const session of await repo.openCheckoutsOf(db, ctx.ownerId)) await deps.expireCheckout(session);
+        async run(step): Promise<null> {
+          for (const session of await repo.openCheckoutsOf(db, step.draftId)) await deps.expireCheckout(session);
           return null;
         },
-      },
-      {
+      }),
+      draftStep({
         name: 'release_cluster',
         retry: waitFor(900),
-        async run(ctx) {
-          const draft = await draftOf(db, ctx);
+        async run(step): Promise<ReleaseClusterResultT> {
+          const draft = await draftOf(db, step);
           if (draft.cluster_allocated !== 1 || draft.cluster_id === null) return { released: false, kept: 'NOT_ALLOCATED' };
           const cluster = await findClusterById(db, draft.cluster_id);
           if (!cluster || cluster.state === 'deleting') return { released: true, kept: null };
@@ -233,20 +234,20 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           } catch (err) {
             // Something the customer put there keeps it (an install delivered, their own server): never undone.
             const reason = err instanceof ApiError ? err.options.reason ?? err.code : null;
-            if (reason === 'CLUSTER_HAS_INSTALLS' || reason === 'CLUSTER_HAS_MACHINES' || reason === 'NOT_FOUND') return { released: false, kept: reason };
+            if (isClusterKept(reason) && reason !== 'NOT_ALLOCATED') return { released: false, kept: reason };
             throw err;
           }
         },
-      },
-      {
+      }),
+      draftStep({
         name: 'finish',
-        async apply(tx, ctx) {
-          const draft = await repo.lockDraft(tx, ctx.ownerId);
+        async apply(tx, step) {
+          const draft = await repo.lockDraft(tx, step.draftId);
           if (!draft) return;
           if (draft.bootstrap_id !== null) await revokeBootstrapIfRevision(tx, draft.bootstrap_id, null, clock.now());
           await finishTermination(tx, draft.id);
         },
-      },
+      }),
     ],
   };
 
