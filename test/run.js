@@ -64,6 +64,12 @@ const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo
 const totals = Object.fromEntries(COUNTS.map((k) => [k, 0]));
 const failed = [];
 
+/** Records a file's time at once (merged with the other files' from earlier runs, sorted for small diffs): an interrupted run keeps what it measured. */
+function recordDuration(file, ms) {
+  const all = { ...readJson(DURATIONS), [file]: ms };
+  writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]])), null, 1)}\n`);
+}
+
 /** Runs one file: its own node process with the spec reporter; its output is printed when it ends. */
 function runFile(file) {
   return new Promise((resolve) => {
@@ -79,6 +85,7 @@ function runFile(file) {
     child.on('close', (code, signal) => {
       const ms = Date.now() - t0;
       durations[file] = ms;
+      recordDuration(file, ms);
       const counts = {};
       for (const m of out.matchAll(/^ℹ (\w+) (\d+)$/gm)) if (COUNTS.includes(m[1])) counts[m[1]] = Number(m[2]);
       for (const k of COUNTS) totals[k] += counts[k] ?? 0;
@@ -94,10 +101,6 @@ const queue = [...files];
 await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
   while (queue.length) await runFile(queue.shift());
 }));
-
-// Merged with earlier runs (a run of some files keeps the others' figures), sorted for small diffs.
-const all = { ...readJson(DURATIONS), ...Object.fromEntries(files.map((f) => [f, durations[f]])) };
-writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]])), null, 1)}\n`);
 
 const wall = ((Date.now() - started) / 1000).toFixed(0);
 console.log(`\n${COUNTS.map((k) => `ℹ ${k} ${totals[k]}`).join('\n')}\nℹ files ${files.length}\nℹ duration_s ${wall}`);
