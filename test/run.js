@@ -44,12 +44,15 @@ function readJson(file) {
 
 const filter = process.argv.slice(2);
 const durations = { ...readJson(SEED), ...readJson(DURATIONS) };
-// Longest first, so the long files do not start last and leave one core idle at the end; a file
-// never timed goes first (it may be long). Ties by name, for a stable order.
+// Longest first, so the long files do not start last and leave a core idle at the end. A file
+// never timed counts as the median file. Ties by name, for a stable order.
+const known = Object.values(durations).sort((a, b) => a - b);
+const median = known.length ? known[Math.floor(known.length / 2)] : 0;
+const expected = (f) => durations[f] ?? median;
 const files = find(join(ROOT, 'test'))
   .map((f) => relative(ROOT, f))
   .filter((f) => filter.length === 0 || filter.some((x) => f.includes(x)))
-  .sort((a, b) => (durations[b] ?? Infinity) - (durations[a] ?? Infinity) || a.localeCompare(b));
+  .sort((a, b) => expected(b) - expected(a) || a.localeCompare(b));
 const dialect = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 const concurrency = Math.max(1, Number(process.env.SVC_TEST_CONCURRENCY) || 3);
 const started = Date.now();
