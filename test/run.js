@@ -44,12 +44,15 @@ function readJson(file) {
 
 const filter = process.argv.slice(2);
 const durations = { ...readJson(SEED), ...readJson(DURATIONS) };
-// Longest first, so the long files do not start last and leave one core idle at the end; a file
-// never timed goes first (it may be long). Ties by name, for a stable order.
+// Longest first, so the long files do not start last and leave a core idle at the end. A file
+// never timed counts as the median file. Ties by name, for a stable order.
+const known = Object.values(durations).sort((a, b) => a - b);
+const median = known.length ? known[Math.floor(known.length / 2)] : 0;
+const expected = (f) => durations[f] ?? median;
 const files = find(join(ROOT, 'test'))
   .map((f) => relative(ROOT, f))
   .filter((f) => filter.length === 0 || filter.some((x) => f.includes(x)))
-  .sort((a, b) => (durations[b] ?? Infinity) - (durations[a] ?? Infinity) || a.localeCompare(b));
+  .sort((a, b) => expected(b) - expected(a) || a.localeCompare(b));
 const dialect = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 const concurrency = Math.max(1, Number(process.env.SVC_TEST_CONCURRENCY) || 3);
 const started = Date.now();
@@ -63,6 +66,12 @@ console.log(`running ${files.length} test files on ${dialect}, ${concurrency} at
 const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
 const totals = Object.fromEntries(COUNTS.map((k) => [k, 0]));
 const failed = [];
+
+/** Records a file's time at once (merged with the other files' from earlier runs, sorted for small diffs): an interrupted run keeps what it measured. */
+function recordDuration(file, ms) {
+  const all = { ...readJson(DURATIONS), [file]: ms };
+  writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]])), null, 1)}\n`);
+}
 
 /** Runs one file: its own node process with the spec reporter; its output is printed when it ends. */
 function runFile(file) {
@@ -79,6 +88,7 @@ function runFile(file) {
     child.on('close', (code, signal) => {
       const ms = Date.now() - t0;
       durations[file] = ms;
+      recordDuration(file, ms);
       const counts = {};
       for (const m of out.matchAll(/^ℹ (\w+) (\d+)$/gm)) if (COUNTS.includes(m[1])) counts[m[1]] = Number(m[2]);
       for (const k of COUNTS) totals[k] += counts[k] ?? 0;
@@ -94,10 +104,6 @@ const queue = [...files];
 await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
   while (queue.length) await runFile(queue.shift());
 }));
-
-// Merged with earlier runs (a run of some files keeps the others' figures), sorted for small diffs.
-const all = { ...readJson(DURATIONS), ...Object.fromEntries(files.map((f) => [f, durations[f]])) };
-writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]])), null, 1)}\n`);
 
 const wall = ((Date.now() - started) / 1000).toFixed(0);
 console.log(`\n${COUNTS.map((k) => `ℹ ${k} ${totals[k]}`).join('\n')}\nℹ files ${files.length}\nℹ duration_s ${wall}`);
