@@ -291,6 +291,7 @@ export function createSnippetService(deps: SnippetServiceDeps) {
       wall_time_ms: result.stats.wall_time_ms,
       heap_used_bytes: result.stats.heap_used_bytes,
       request_count: result.stats.request_count,
+      secret_derived: 0,
       created_at: run.startedAt,
     };
     // Deleting the workspace removes its snippets, also while one of them runs: then there is nothing to record into.
