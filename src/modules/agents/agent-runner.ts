@@ -269,6 +269,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     let result: Record<string, unknown>;
     let cpuMs = 0;
     let requests = 0;
+    let secretDerived = false;
     if (call.name === 'search') {
       result = typeof args.query === 'string' && args.query ? await tools.search(args.query) : { ok: false, error: { code: 'INVALID_ARGUMENTS', message: 'search needs a query' } };
     } else if (call.name === 'execute' || call.name === 'propose_change') {
@@ -287,21 +288,22 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         ({ result } = run);
         cpuMs = run.cpuMs;
         requests = run.requestCount;
+        secretDerived = run.secretDerived;
       }
     } else {
       result = { ok: false, error: { code: 'UNKNOWN_TOOL', message: `there is no tool named ${call.name}; the tools are search, execute, propose_change, ask_user` } };
     }
-    await finishTool(job, step, result, cpuMs, requests);
+    await finishTool(job, step, result, cpuMs, requests, secretDerived);
     return false;
   }
 
-  async function finishTool(job: ClaimedJob, step: repo.StepRow, result: Record<string, unknown>, cpuMs: number, requests: number): Promise<void> {
+  async function finishTool(job: ClaimedJob, step: repo.StepRow, result: Record<string, unknown>, cpuMs: number, requests: number, secretDerived = false): Promise<void> {
     const text = boundedJson(result);
     await fenced(job, job.agentTurnId!, 'RUNNING', async (tx, turn) => {
       await repo.moveStep(tx, step.id, ['RUNNING', 'WAITING'], { state: 'DONE', result: text, completed_at: clock.now() });
       const used = cpuMs > 0 || requests > 0 ? await repo.addTurnUsage(tx, turn.id, { cost_microcents: 0, token_count: 0, compute_ms: cpuMs, api_call_count: requests }) : undefined;
       await events.append(tx, turn, [
-        { type: 'tool.completed', data: { call_id: step.call_id, tool: step.tool, result: text.length < JSON.stringify(result).length ? text : result } },
+        { type: 'tool.completed', data: { call_id: step.call_id, tool: step.tool, result: text.length < JSON.stringify(result).length ? text : result, secret_derived: secretDerived } },
         ...(used ? [{ type: 'usage.updated' as const, data: { usage_summary: turnUsage(used) } }] : []),
       ]);
     });
