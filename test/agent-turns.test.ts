@@ -229,11 +229,12 @@ describe('agent turns', () => {
 
   test('budgets stop a turn before the model call that would pass them; STEP_LIMIT; MODEL_UNAVAILABLE after retries', async () => {
     model.scripts.set('loop', () => ({ tool_calls: [{ name: 'search', arguments: { query: 'installs' } }] }));
-    const capped = await agent({ model_policy: { default_model: 'local-1', max_turn_budget_cents: 2 } });
+    // A call holds its most (4096 output tokens at 1,500 cents per million: 6.2 cents) before it is made; each costs 0.45.
+    const capped = await agent({ model_policy: { default_model: 'local-1', max_turn_budget_cents: 8 } });
     const broke = await settle(owner, (await turn(owner, capped.id, 'loop')).id);
     assert.equal(broke.state, 'FAILED');
     assert.equal(broke.failure.code, 'BUDGET_EXHAUSTED');
-    assert.ok(broke.usage_summary.provider_cost_cents <= 2, 'the turn never passed its budget');
+    assert.ok(broke.usage_summary.provider_cost_cents <= 8, 'the turn never passed its budget');
     const search = (await toolResults(owner, broke.id))[0];
     assert.ok(search.operations.some((o: any) => o.path === '/v1/installs'));
 

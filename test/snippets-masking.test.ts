@@ -52,12 +52,17 @@ describe('secret values masked in snippet runs', () => {
     assert.equal(threw.body.error.code, 'SNIPPET_THREW');
     assert.equal(threw.body.error.message, 'leaked [masked]');
     assert.ok(!threw.text.includes('hunter2'), threw.text);
-    // What is stored is masked: a member reading the runs sees no value.
-    const listed = await t.request('GET', `/v1/snippets/${created.body.id}/runs?view=full`, ctx(member));
+    // What is stored is masked: the owner reading the runs sees no value; a member gets the
+    // output and logs of these secret-derived runs withheld altogether (snippets-secret-derived.test.ts).
+    const listed = await t.request('GET', `/v1/snippets/${created.body.id}/runs?view=full`, ctx(owner));
     assert.equal(listed.status, 200, listed.text);
     assert.equal(listed.body.data.length, 2);
     assert.ok(!listed.text.includes('hunter2'), listed.text);
     assert.ok(listed.text.includes('[masked]'));
+    const asMember = await t.request('GET', `/v1/snippets/${created.body.id}/runs?view=full`, ctx(member));
+    assert.equal(asMember.status, 200, asMember.text);
+    assert.ok(!asMember.text.includes('hunter2'), asMember.text);
+    assert.deepEqual(asMember.body.data.map((r: { output_withheld: boolean }) => r.output_withheld), [true, true]);
   });
 
   test(':execute answers the same masked output; base64 of the value is masked too', async () => {

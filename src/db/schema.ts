@@ -452,6 +452,8 @@ export interface SnippetRunsTable {
   wall_time_ms: number;
   heap_used_bytes: number;
   request_count: number;
+  /** 1 when the run read a secret value: its output and logs are shown only to roles that may read secret values */
+  secret_derived: number;
   created_at: number;
 }
 
@@ -628,6 +630,11 @@ export interface AgentTurnsTable {
   token_count: number;
   compute_ms: number;
   api_call_count: number;
+  /** the estimate of the model call the turn is making, held against its agent's budget (0 between calls) */
+  reserved_microcents: number;
+  /** the cents of that estimate held on the workspace's agents/cost_cents counter, and the counter's window */
+  reserved_quota_cents: number;
+  reserved_quota_window: number | null;
   output_text: string | null;
   cancel_requested: number;
   created_at: number;

@@ -8,6 +8,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { ContentBlockParam, MessageCreateParamsStreaming, MessageParam } from '@anthropic-ai/sdk/resources/messages/messages';
 import { ModelProviderError, type ModelEndpoint, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent, type ToolCall } from './driver.js';
+import { AnswerScrubber, heldText } from './answer-scrub.js';
 import { aborted, clientOptions, estimatedUsage, parseArguments, RemoteCall, serverName } from './remote.js';
 
 /** Anthropic's tool_use ids match ^[a-zA-Z0-9_-]+$; ids made by another provider may not. */
@@ -80,6 +81,7 @@ export function createAnthropicProvider(endpoint: ModelEndpoint): ModelProvider 
     };
 
     const remote = new RemoteCall(request.signal, endpoint.timeoutMs, server, key);
+    const scrubbed = new AnswerScrubber(key);
     const blocks = new Map<number, { id: string; name: string; json: string }>();
     const calls: ToolCall[] = [];
     let text = '';
@@ -102,7 +104,8 @@ export function createAnthropicProvider(endpoint: ModelEndpoint): ModelProvider 
           const delta = event.delta;
           if (delta.type === 'text_delta' && delta.text) {
             text += delta.text;
-            yield { type: 'text', text: delta.text };
+            const safe = scrubbed.push(delta.text);
+            if (safe) yield { type: 'text', text: safe };
           } else if (delta.type === 'input_json_delta') {
             const block = blocks.get(event.index);
             if (block) block.json += delta.partial_json;
@@ -111,7 +114,7 @@ export function createAnthropicProvider(endpoint: ModelEndpoint): ModelProvider 
           const block = blocks.get(event.index);
           if (block) {
             blocks.delete(event.index);
-            const made = { id: block.id, name: block.name, arguments: parseArguments(block.json) };
+            const made = { id: block.id, name: block.name, arguments: scrubbed.json(parseArguments(block.json)) };
             calls.push(made);
             yield { type: 'tool_call', call: made };
           }
@@ -126,10 +129,12 @@ export function createAnthropicProvider(endpoint: ModelEndpoint): ModelProvider 
       }
     } catch (err) {
       const answered = err instanceof Anthropic.APIError && !(err instanceof Anthropic.APIConnectionError) && !(err instanceof Anthropic.APIUserAbortError);
+      if (!request.signal.aborted) yield* heldText(scrubbed);
       throw remote.failure(err, answered ? describe(err) : null, err instanceof Anthropic.APIConnectionTimeoutError);
     } finally {
       remote.dispose();
     }
+    if (!request.signal.aborted) yield* heldText(scrubbed);
     remote.assertComplete(stopped, 'message_stop');
     const estimate = estimatedUsage(request.messages, text, calls);
     yield { type: 'done', usage: { input_tokens: input ?? estimate.input_tokens, output_tokens: output ?? estimate.output_tokens }, stop_reason: stopReason(reason, calls.length) };

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { ModelProviderError, type ModelEndpoint, type ModelMessage, type ModelProvider, type ModelRequest, type ModelStreamEvent, type ToolCall } from './driver.js';
+import { AnswerScrubber, heldText } from './answer-scrub.js';
 import { aborted, clientOptions, estimatedUsage, parseArguments, RemoteCall, serverName } from './remote.js';
 
 /** A tool call being assembled from its streamed fragments. */
@@ -71,6 +72,7 @@ export function createOpenAiProvider(endpoint: ModelEndpoint): ModelProvider {
     } as ChatCompletionCreateParamsStreaming;
 
     const remote = new RemoteCall(request.signal, endpoint.timeoutMs, server, key);
+    const scrubbed = new AnswerScrubber(key);
     const partials = new Map<number, PartialCall>();
     let text = '';
     let finish: string | null = null;
@@ -88,7 +90,8 @@ export function createOpenAiProvider(endpoint: ModelEndpoint): ModelProvider {
         // Reasoning text some servers stream beside the answer (delta.reasoning) is not the answer: dropped.
         if (typeof delta.content === 'string' && delta.content !== '') {
           text += delta.content;
-          yield { type: 'text', text: delta.content };
+          const safe = scrubbed.push(delta.content);
+          if (safe) yield { type: 'text', text: safe };
         }
         for (const [position, part] of (delta.tool_calls ?? []).entries()) {
           const index = typeof part.index === 'number' ? part.index : position;
@@ -105,14 +108,16 @@ export function createOpenAiProvider(endpoint: ModelEndpoint): ModelProvider {
       }
     } catch (err) {
       const answered = err instanceof OpenAI.APIError && !(err instanceof OpenAI.APIConnectionError) && !(err instanceof OpenAI.APIUserAbortError);
+      if (!request.signal.aborted) yield* heldText(scrubbed);
       throw remote.failure(err, answered ? describe(err) : null, err instanceof OpenAI.APIConnectionTimeoutError);
     } finally {
       remote.dispose();
     }
+    if (!request.signal.aborted) yield* heldText(scrubbed);
     remote.assertComplete(finish !== null, 'finish_reason');
     const calls: ToolCall[] = [...partials.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([, p]) => ({ id: p.id || `call_${randomBytes(12).toString('hex')}`, name: p.name, arguments: parseArguments(p.args) }));
+      .map(([, p]) => ({ id: p.id || `call_${randomBytes(12).toString('hex')}`, name: p.name, arguments: scrubbed.json(parseArguments(p.args)) }));
     for (const made of calls) yield { type: 'tool_call', call: made };
     const estimate = estimatedUsage(request.messages, text, calls);
     yield {

@@ -8,6 +8,7 @@ import { clock } from '../../platform/clock.js';
 import { invalidArgument, notFound } from '../../platform/errors.js';
 import { bearerSecurity, headerOf, requestHeaders, responses, verbPath, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
+import { eventForReader } from './agent-events.js';
 import { AgentEvent, AGENT_EVENT_TYPES, TERMINAL_EVENT_TYPES, type AgentEventT } from './agents.schemas.js';
 import { followStream } from './event-stream.js';
 
@@ -41,7 +42,8 @@ const STREAM_DESCRIPTION =
   'reconnect with the last id. Event types and their data: turn.queued {state, content}, turn.started {state, model}, message.delta ' +
   '{text} (a piece of the model\'s text as it is written; if a model call is retried after a cut, its pieces may repeat: ' +
   'message.created holds the whole text), message.created {content}, tool.started {call_id, tool, arguments}, tool.completed ' +
-  '{call_id, tool, result}, approval.requested {approval_request_id, kind, call_id, code, summary}, approval.resolved ' +
+  '{call_id, tool, result, secret_derived} (secret_derived: the code read a secret value; then only admins and owners get the result, others ' +
+  'get result null and result_withheld true, since masking cannot catch a value split, reversed or re-encoded), approval.requested {approval_request_id, kind, call_id, code, summary}, approval.resolved ' +
   '{approval_request_id, decision, reason, resolved_by}, input.requested {call_id, question, choices}, input.received {content}, ' +
   'usage.updated {usage_summary}, turn.completed {state, content}, turn.failed {state, failure}, turn.cancelled {state}.';
 
@@ -86,7 +88,8 @@ export function agentEventRoutes(app: App, s: Services): void {
     config: { auth: 'workspace' },
     schema: {
       tags, security: bearerSecurity, operationId: 'listAgentEvents', summary: 'List the events of a session or turn',
-      description: `Oldest first, after \`after\` (a cursor; default from the start). Event types: ${AGENT_EVENT_TYPES.join(', ')}. The session must be one you may read.`,
+      description: `Oldest first, after \`after\` (a cursor; default from the start). Event types: ${AGENT_EVENT_TYPES.join(', ')}. The session must be one you may read. ` +
+        'A tool.completed event whose code read a secret value (data.secret_derived) has its result withheld from members (result null, result_withheld true).',
       headers: requestHeaders(), querystring: ListEventsQuery,
       response: responses({ 200: EventPage }),
     },
@@ -94,7 +97,7 @@ export function agentEventRoutes(app: App, s: Services): void {
     const filter = await filterOf(scopeOf(request), request.query);
     const limit = request.query.limit ?? 50;
     const rows = await s.agentEvents.list({ ...filter, after: afterOf(request, request.query.after), limit: limit + 1 });
-    const data = rows.slice(0, limit);
+    const data = rows.slice(0, limit).map((event) => eventForReader(event, scopeOf(request).role));
     return { data, has_more: rows.length > limit, next_cursor: data.length ? data[data.length - 1]!.cursor : null };
   });
 
@@ -114,7 +117,7 @@ export function agentEventRoutes(app: App, s: Services): void {
     const ends = (event: AgentEventT) => filter.turnId !== undefined && event.turn_id === filter.turnId && TERMINAL_EVENT_TYPES.includes(event.type);
     reply.hijack();
     await followStream(request, reply.raw, {
-      after, list: (since) => s.agentEvents.list({ ...filter, after: since, limit: 100 }), watch: (wake) => s.agentEvents.watch(filter.sessionId, wake),
+      after, list: async (since) => (await s.agentEvents.list({ ...filter, after: since, limit: 100 })).map((event) => eventForReader(event, scopeOf(request).role)), watch: (wake) => s.agentEvents.watch(filter.sessionId, wake),
       ends, turnEnded, heartbeatMs: s.config.agents.streamHeartbeatSeconds * 1000, maxMs: s.config.agents.streamMaxSeconds * 1000,
       streams: s.agentStreams, now: () => clock.nowMs(), safetyReadMs: s.dialect === 'sqlite' ? 1000 : 30_000,
     });

@@ -8,6 +8,8 @@ import type { Db, Executor } from '../../db/database.js';
 import { RESYNC, type Notifier } from '../../jobs/notifier.js';
 import { clock } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
+import type { Role } from '../../platform/auth.js';
+import { readsSecretValues } from '../secrets/secret-readers.js';
 import type { AgentEventT, AgentEventType } from './agents.schemas.js';
 
 export interface EventInput {
@@ -41,6 +43,16 @@ export function toEvent(row: EventRow): AgentEventT {
     id: row.id, workspace_id: row.workspace_id, agent_id: row.agent_id, session_id: row.session_id, turn_id: row.turn_id,
     sequence, cursor: String(sequence), type: row.type as AgentEventType, data: JSON.parse(row.data) as Record<string, unknown>, created_at: row.created_at,
   };
+}
+
+/**
+ * An event as `reader` may see it: the result of a tool call that read a secret value
+ * (`secret_derived`) only for roles that may read secret values; others get `result` null and
+ * `result_withheld` true (masking cannot catch a value split, reversed or re-encoded).
+ */
+export function eventForReader(event: AgentEventT, reader: Role): AgentEventT {
+  if (event.type !== 'tool.completed' || event.data.secret_derived !== true || readsSecretValues(reader)) return event;
+  return { ...event, data: { ...event.data, result: null, result_withheld: true } };
 }
 
 export interface EventQuery {

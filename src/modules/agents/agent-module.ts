@@ -18,6 +18,7 @@ import { createAgentTools } from './agent-tools.js';
 import { createTurnService } from './agent-turns.service.js';
 import { createAgentService } from './agents.service.js';
 import { StreamRegistry } from './event-stream.js';
+import { createSpendReservations } from './spend-reservations.js';
 import { createTurnMoves } from './turn-moves.js';
 
 export interface AgentModuleDeps {
@@ -37,7 +38,8 @@ export interface AgentModuleDeps {
 export function createAgentModule(deps: AgentModuleDeps) {
   const { db, dialect, cursors, notifier, quotas, config } = deps;
   const agentEvents = createEventLog({ db, notifier });
-  const moves = createTurnMoves({ dialect, events: agentEvents, notifier });
+  const spend = createSpendReservations({ dialect, quotas });
+  const moves = createTurnMoves({ dialect, events: agentEvents, notifier, spend });
   const agents = createAgentService({ db, cursors, publicUrl: config.publicUrl, agents: config.agents });
   const agentTurns = createTurnService({ db, dialect, cursors, notifier, quotas, agents, events: agentEvents, moves, config: config.agents });
   const agentApprovals = createApprovalService({ db, dialect, cursors, agents, moves });
@@ -46,7 +48,7 @@ export function createAgentModule(deps: AgentModuleDeps) {
   registerLocal(modelProviders, createLocalModelProvider({ testHooks: config.testHooks }));
   const tools = createAgentTools({ runner: deps.snippetRunner, credentials: deps.runCredentials, dispatch: () => deps.apiDispatch.current });
   deps.jobHandlers.set('agent_turn', createTurnRunner({
-    db, dialect, notifier, events: agentEvents, moves, tools, providers: modelProviders, config: config.agents, keyring: deps.keyring, quotas,
+    db, dialect, notifier, events: agentEvents, moves, tools, providers: modelProviders, config: config.agents, keyring: deps.keyring, spend,
     backoffScale: config.jobs.backoffScale,
   }));
   return { agents, agentTurns, agentApprovals, agentEvents, modelProviders, agentStreams: new StreamRegistry() };

@@ -22,16 +22,16 @@ import { ApiError } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import type { Keyring } from '../../platform/keyring.js';
 import { agentTurnWaiting } from '../notifications/sources.js';
-import type { QuotaService } from '../quotas/quotas.service.js';
 import { writerRights } from '../snippets/snippet-writer.js';
 import type { EventInput, EventLog } from './agent-events.js';
 import { conversationOf, type ModelAnswer } from './agent-conversation.js';
 import { boundedJson, type AgentTools } from './agent-tools.js';
-import { centsOf, costMicrocents, estimateTokens, periodStart, priceOf, turnUsage } from './agent-usage.js';
+import { costMicrocents, priceOf, turnUsage } from './agent-usage.js';
 import * as repo from './agents.repo.js';
 import { isTerminalTurn, type FailureCode } from './agents.schemas.js';
 import { modelPolicyOf, writePolicyOf, type StoredModelPolicy } from './agents.service.js';
 import { resolveKey } from './provider-keys.js';
+import { BudgetRefused, callEstimate, type SpendReservations } from './spend-reservations.js';
 import type { TurnMoves } from './turn-moves.js';
 
 /** The turn is no longer this worker's to write (cancelled, ended, or the lease moved). */
@@ -45,8 +45,6 @@ class TurnFailure extends Error {
 
 /** A text delta is written as an event at most this often; what comes between is gathered into one. */
 const DELTA_FLUSH_MS = 40;
-/** the answer's length a budget check assumes: a short answer or a tool call */
-const EXPECTED_OUTPUT_TOKENS = 256;
 /** claims of one turn's job before the turn fails INTERNAL (a bug that kills every worker that runs it) */
 const MAX_CLAIMS = 6;
 
@@ -60,7 +58,7 @@ export interface TurnRunnerDeps {
   providers: Map<ModelProviderName, ModelProvider>;
   config: AgentsConfig;
   keyring: Keyring;
-  quotas: Pick<QuotaService, 'record' | 'check'>;
+  spend: SpendReservations;
   backoffScale: number;
 }
 
@@ -271,6 +269,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     let result: Record<string, unknown>;
     let cpuMs = 0;
     let requests = 0;
+    let secretDerived = false;
     if (call.name === 'search') {
       result = typeof args.query === 'string' && args.query ? await tools.search(args.query) : { ok: false, error: { code: 'INVALID_ARGUMENTS', message: 'search needs a query' } };
     } else if (call.name === 'execute' || call.name === 'propose_change') {
@@ -289,21 +288,22 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
         ({ result } = run);
         cpuMs = run.cpuMs;
         requests = run.requestCount;
+        secretDerived = run.secretDerived;
       }
     } else {
       result = { ok: false, error: { code: 'UNKNOWN_TOOL', message: `there is no tool named ${call.name}; the tools are search, execute, propose_change, ask_user` } };
     }
-    await finishTool(job, step, result, cpuMs, requests);
+    await finishTool(job, step, result, cpuMs, requests, secretDerived);
     return false;
   }
 
-  async function finishTool(job: ClaimedJob, step: repo.StepRow, result: Record<string, unknown>, cpuMs: number, requests: number): Promise<void> {
+  async function finishTool(job: ClaimedJob, step: repo.StepRow, result: Record<string, unknown>, cpuMs: number, requests: number, secretDerived = false): Promise<void> {
     const text = boundedJson(result);
     await fenced(job, job.agentTurnId!, 'RUNNING', async (tx, turn) => {
       await repo.moveStep(tx, step.id, ['RUNNING', 'WAITING'], { state: 'DONE', result: text, completed_at: clock.now() });
       const used = cpuMs > 0 || requests > 0 ? await repo.addTurnUsage(tx, turn.id, { cost_microcents: 0, token_count: 0, compute_ms: cpuMs, api_call_count: requests }) : undefined;
       await events.append(tx, turn, [
-        { type: 'tool.completed', data: { call_id: step.call_id, tool: step.tool, result: text.length < JSON.stringify(result).length ? text : result } },
+        { type: 'tool.completed', data: { call_id: step.call_id, tool: step.tool, result: text.length < JSON.stringify(result).length ? text : result, secret_derived: secretDerived } },
         ...(used ? [{ type: 'usage.updated' as const, data: { usage_summary: turnUsage(used) } }] : []),
       ]);
     });
@@ -338,38 +338,16 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
     return true;
   }
 
-  /** Budgets before the call: the turn's, the agent's period's and the workspace's spend quota, each with this call's estimate. */
-  async function checkBudgets(turn: repo.TurnRow, policy: StoredModelPolicy, estimate: number): Promise<void> {
-    const spent = Number(turn.cost_microcents);
-    const adding = centsOf(spent + estimate) - centsOf(spent);
-    if (policy.max_turn_budget_cents !== null && centsOf(spent + estimate) > policy.max_turn_budget_cents) {
-      throw new TurnFailure('BUDGET_EXHAUSTED', `the next model call (about ${centsOf(estimate)} cents) would pass the turn's budget of ${policy.max_turn_budget_cents} cents (${centsOf(spent)} spent)`);
-    }
-    if (policy.max_budget_cents !== null) {
-      const period = await repo.agentSpendSince(db, turn.agent_id, periodStart(policy.budget_period, clock.now()));
-      if (period + adding > policy.max_budget_cents) {
-        throw new TurnFailure('BUDGET_EXHAUSTED', `the next model call would pass the agent's budget of ${policy.max_budget_cents} cents this ${policy.budget_period.toLowerCase()} (${period} spent)`);
-      }
-    }
-    try {
-      await deps.quotas.check(db, turn.workspace_id, 'agents/cost_cents', adding);
-    } catch (err) {
-      if (err instanceof ApiError) throw new TurnFailure('BUDGET_EXHAUSTED', err.message);
-      throw err;
-    }
-  }
-
   async function callModel(job: ClaimedJob, agent: repo.AgentRow, policy: StoredModelPolicy, steps: repo.StepRow[], signal: AbortSignal, logger: Logger): Promise<void> {
     const turnId = job.agentTurnId!;
     const turn = (await repo.findTurn(db, turnId))!;
     const history = await repo.historyOf(db, turn.session_id, turn.id, 20);
     const messages = conversationOf(agent, history, turn, steps);
     const price = priceOf(config.prices, policy.default_model, deps.providers.get(policy.provider));
-    // The next call costs at least what the conversation's size says, and at least what the last
-    // call of this turn cost (each call sends the whole conversation again, so calls only grow).
+    // Each call sends the whole conversation again, so the last call's reported figures bound the next one's from below.
     const lastModel = [...steps].reverse().find((s) => s.kind === 'model' && s.state === 'DONE');
-    const lastCost = lastModel?.result ? (JSON.parse(lastModel.result) as { cost_microcents: number }).cost_microcents : 0;
-    await checkBudgets(turn, policy, Math.max(lastCost, costMicrocents(price, { input_tokens: estimateTokens(messages), output_tokens: EXPECTED_OUTPUT_TOKENS })));
+    const last = lastModel?.result ? (JSON.parse(lastModel.result) as { input_tokens: number; cost_microcents: number }) : null;
+    const estimate = callEstimate(price, messages, config.maxOutputTokens, last);
     const provider = deps.providers.get(policy.provider);
     if (!provider) throw new TurnFailure('MODEL_UNAVAILABLE', `the model provider ${policy.provider} is not set up on this service`);
     let apiKey: string | null;
@@ -383,7 +361,16 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
       id: newId('agentStep'), turn_id: turnId, position: steps.length, kind: 'model', call_id: null, tool: null, state: 'RUNNING',
       request: null, result: null, started_at: clock.now(), completed_at: null,
     };
-    await fenced(job, turnId, 'RUNNING', (tx) => repo.insertStep(tx, step));
+    // The call's estimated cost is held in the transaction that records its step (spend-reservations.ts).
+    try {
+      await fenced(job, turnId, 'RUNNING', async (tx, current) => {
+        await deps.spend.reserve(tx, current, policy, estimate);
+        await repo.insertStep(tx, step);
+      });
+    } catch (err) {
+      if (err instanceof BudgetRefused) throw new TurnFailure('BUDGET_EXHAUSTED', err.message);
+      throw err;
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         const answer = await streamOnce(job, provider, { model: policy.default_model, workspaceId: turn.workspace_id, messages, apiKey }, signal);
@@ -393,7 +380,7 @@ export function createTurnRunner(deps: TurnRunnerDeps) {
             state: 'DONE', request: JSON.stringify({ text: answer.text, tool_calls: answer.tool_calls }), result: JSON.stringify({ ...answer.usage, cost_microcents: cost }), completed_at: clock.now(),
           });
           const used = (await repo.addTurnUsage(tx, turnId, { cost_microcents: cost, token_count: answer.usage.input_tokens + answer.usage.output_tokens, compute_ms: 0, api_call_count: 0 }))!;
-          await deps.quotas.record(tx, current.workspace_id, 'agents/cost_cents', centsOf(Number(used.cost_microcents)) - centsOf(Number(current.cost_microcents)));
+          await deps.spend.settle(tx, current, used);
           await events.append(tx, current, [
             ...(answer.text ? [{ type: 'message.created' as const, data: { content: answer.text } }] : []),
             { type: 'usage.updated', data: { usage_summary: turnUsage(used) } },

@@ -19,6 +19,8 @@ export interface CodeRun {
   result: Record<string, JsonValue>;
   cpuMs: number;
   requestCount: number;
+  /** the code read a secret value (`:access`): its result is shown only to roles that may read secret values */
+  secretDerived: boolean;
 }
 
 export interface CodeRunRequest {
@@ -117,10 +119,10 @@ export function createAgentTools(deps: { runner: SnippetRunner; credentials: Run
       const run = mask.result(await deps.runner.run({
         code: req.code, inputs: {}, tenant: req.workspaceId, bridge: req.writes ? bridge : readOnly(bridge), signal: req.signal,
       }));
-      return { result: toolResult(run), cpuMs: run.stats.cpu_time_ms, requestCount: run.stats.request_count };
+      return { result: toolResult(run), cpuMs: run.stats.cpu_time_ms, requestCount: run.stats.request_count, secretDerived: mask.read };
     } catch (err) {
       const e = err as { code?: string; message?: string; options?: { reason?: string } };
-      if (e.options?.reason) return { result: { ok: false, error: { code: e.options.reason, message: e.message ?? 'the sandbox refused the run' } }, cpuMs: 0, requestCount: 0 };
+      if (e.options?.reason) return { result: { ok: false, error: { code: e.options.reason, message: e.message ?? 'the sandbox refused the run' } }, cpuMs: 0, requestCount: 0, secretDerived: false };
       throw err;
     } finally {
       credential.revoke();

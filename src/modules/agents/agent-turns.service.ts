@@ -94,7 +94,7 @@ export function createTurnService(deps: TurnServiceDeps) {
       resolved_execution_mode: denied ? null : 'CODE_MODE',
       admission_error_code: admission.error?.code ?? null, admission_error_message: admission.error?.message ?? null,
       failure_code: admission.error?.code ?? null, failure_message: admission.error?.message ?? null,
-      cost_microcents: 0, token_count: 0, compute_ms: 0, api_call_count: 0, output_text: null, cancel_requested: 0,
+      cost_microcents: 0, token_count: 0, compute_ms: 0, api_call_count: 0, ...repo.NO_RESERVATION, output_text: null, cancel_requested: 0,
       created_at: now, updated_at: now, revision: 1,
     };
     await repo.insertTurn(tx, row);

@@ -268,3 +268,29 @@ export function cancelPendingApprovals(tx: Executor, turnId: string, now: number
     .returningAll()
     .execute();
 }
+
+// ---- spend reservations (spend-reservations.ts) ----
+
+/** The agent's row lock (PostgreSQL; SQLite's transaction holds the database): orders the reservations against its budget. */
+export async function lockAgent(tx: Executor, dialect: Dialect, agentId: string): Promise<void> {
+  if (dialect === 'postgres') await tx.selectFrom('agents').select('id').where('id', '=', agentId).forUpdate().execute();
+}
+
+/** What an agent's turns created since `since` cost or hold for the model calls they are making, each turn rounded up to cents. */
+export async function agentCommittedSince(db: Executor, agentId: string, since: number): Promise<number> {
+  const row = await db
+    .selectFrom('agent_turns')
+    .select((eb) => eb.fn.sum<number | string>(sql`(cost_microcents + reserved_microcents + 999999) / 1000000`).as('cents'))
+    .where('agent_id', '=', agentId)
+    .where('created_at', '>=', since)
+    .executeTakeFirst();
+  return Number(row?.cents ?? 0);
+}
+
+export type TurnReservation = Pick<TurnRow, 'reserved_microcents' | 'reserved_quota_cents' | 'reserved_quota_window'>;
+
+export const NO_RESERVATION: TurnReservation = { reserved_microcents: 0, reserved_quota_cents: 0, reserved_quota_window: null };
+
+export async function setTurnReservation(tx: Executor, id: string, reservation: TurnReservation): Promise<void> {
+  await tx.updateTable('agent_turns').set(reservation).where('id', '=', id).execute();
+}

@@ -1,7 +1,8 @@
 // Every change of a turn's state goes through `move` (trigger.dev's one-place state machine): a
 // conditional update from the states the move is allowed from, the events it appends, the
-// session's mirrored state, and what a turn's end implies (its pending approvals cancelled, its
-// notices superseded, the session's next queued turn started) in the same transaction. A move
+// session's mirrored state, and what a turn's end implies (the spend held for a model call given
+// back, its pending approvals cancelled, its notices superseded, the session's next queued turn
+// started) in the same transaction. A move
 // whose turn is no longer in an allowed state changes nothing and returns undefined, so a worker
 // racing a person's :cancel loses cleanly.
 //
@@ -23,6 +24,7 @@ import type { EventInput, EventLog } from './agent-events.js';
 import * as repo from './agents.repo.js';
 import { isTerminalTurn, isWaitingTurn, type TurnState } from './agents.schemas.js';
 import { sessionStateOfTurn } from './agents.service.js';
+import type { SpendReservations } from './spend-reservations.js';
 
 export const MOVES_FROM: Record<TurnState, readonly TurnState[]> = {
   QUEUED: ['WAITING_FOR_PERMISSION'],
@@ -34,8 +36,8 @@ export const MOVES_FROM: Record<TurnState, readonly TurnState[]> = {
   CANCELLED: ['QUEUED', 'RUNNING', 'WAITING_FOR_INPUT', 'WAITING_FOR_PERMISSION'],
 };
 
-export function createTurnMoves(deps: { dialect: Dialect; events: EventLog; notifier: Notifier }) {
-  const { events, notifier } = deps;
+export function createTurnMoves(deps: { dialect: Dialect; events: EventLog; notifier: Notifier; spend: Pick<SpendReservations, 'release'> }) {
+  const { events, notifier, spend } = deps;
 
   /** Makes sure a job will run the turn (one job per turn at a time). */
   async function schedule(tx: Executor, turnId: string): Promise<void> {
@@ -67,6 +69,8 @@ export function createTurnMoves(deps: { dialect: Dialect; events: EventLog; noti
     await events.append(tx, moved, appended);
     await mirrorOnSession(tx, moved);
     if (terminal) {
+      // A model call cut by the end (a :cancel, a failure) gives back the spend it held.
+      await spend.release(tx, moved);
       await repo.cancelPendingApprovals(tx, moved.id, now);
       const next = await repo.nextQueuedTurn(tx, moved.session_id);
       if (next) await schedule(tx, next.id);

@@ -54,7 +54,8 @@ export const METRICS = [
   },
   {
     key: 'agents/cost_cents', type: 'rate', subject: 'workspace', display_name: 'Agent model spend per month', unit: 'cents', window: 'month',
-    counts: 'what the model calls of agent turns cost in the workspace during the current UTC month, in cents (each turn rounded up); checked before every model call',
+    counts: 'what the model calls of agent turns cost in the workspace during the current UTC month, in cents (each turn rounded up); a model call holds its most ' +
+      '(its output at the configured maximum) from before it is made until its real cost replaces it, so calls running now count and concurrent turns never pass it',
   },
   {
     key: 'operations/running', type: 'concurrency', subject: 'cluster', display_name: 'Running operations per cluster', unit: 'count',

@@ -102,6 +102,31 @@ export function createQuotaService(deps: QuotaServiceDeps) {
     });
   }
 
+  /** Adds `adding` to the rate counter of the current window unless that passes the limit (one conditional upsert); throws quotaExceeded. */
+  async function chargeRate(tx: Executor, workspaceId: string, metric: MetricKey, adding: number) {
+    const def = metricOf(metric);
+    const tier = (await tx.selectFrom('workspaces').select('plan_tier').where('id', '=', workspaceId).executeTakeFirst())?.plan_tier ?? DEFAULT_TIER;
+    const limit = plans.limit(tier, metric);
+    const now = clock.now();
+    const window = rateWindow(def, now);
+    const after = await repo.incrementWithin(tx, workspaceId, metric, window.start, adding, limit);
+    if (after === null) throw quotaExceeded(def, limit, await repo.counterValue(tx, workspaceId, metric, window.start), { retryAfter: window.end - now });
+    const charge: RateCharge = { workspaceId, metric, windowStart: window.start, adding };
+    return { charge, tier, limit, after };
+  }
+
+  /**
+   * Holds `adding` of a rate metric before the use it pays for happens (a model call's estimated
+   * cost): counted at once, under the same conditional upsert as `enforce`, so concurrent holders
+   * never pass the limit together. The holder gives the charge back (`refund`) and `record`s what
+   * the use really came to once it is known. A hold notifies no threshold (it may be given back).
+   */
+  async function reserve(tx: Executor, workspaceId: string, metric: MetricKey, adding: number): Promise<RateCharge | null> {
+    if (!enforced || adding <= 0) return null;
+    if (metricOf(metric).type !== 'rate') throw new Error(`${metric} is not a rate metric`);
+    return (await chargeRate(tx, workspaceId, metric, adding)).charge;
+  }
+
   /**
    * Refuses with 429 RESOURCE_EXHAUSTED (reason QUOTA_EXCEEDED, metadata metric, limit, usage)
    * when `adding` more of `metric` would pass the subject's limit; otherwise returns, having
@@ -121,14 +146,9 @@ export function createQuotaService(deps: QuotaServiceDeps) {
     }
     if (!('workspaceId' in subject)) throw new Error(`${metric} is checked for a workspace`);
     if (def.type === 'rate') {
-      const tier = (await tx.selectFrom('workspaces').select('plan_tier').where('id', '=', subject.workspaceId).executeTakeFirst())?.plan_tier ?? DEFAULT_TIER;
-      const limit = plans.limit(tier, metric);
-      const now = clock.now();
-      const window = rateWindow(def, now);
-      const after = await repo.incrementWithin(tx, subject.workspaceId, metric, window.start, adding, limit);
-      if (after === null) throw quotaExceeded(def, limit, await repo.counterValue(tx, subject.workspaceId, metric, window.start), { retryAfter: window.end - now });
+      const { charge, tier, limit, after } = await chargeRate(tx, subject.workspaceId, metric, adding);
       await crossed(tx, def, subject, tier, limit, after - adding, after);
-      return { workspaceId: subject.workspaceId, metric, windowStart: window.start, adding };
+      return charge;
     }
     const locked = await lockWorkspace(tx, subject.workspaceId);
     const tier = locked?.plan_tier ?? DEFAULT_TIER;
@@ -324,7 +344,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
     if (usage >= limit || usage + adding > limit) throw quotaExceeded(def, limit, usage, { retryAfter: window.end - now });
   }
 
-  return { registerUsage, unregisteredMetrics, enforce, refund, record, check, admitOperation, firstOverLimit, report, purgeCounters, plans };
+  return { registerUsage, unregisteredMetrics, enforce, reserve, refund, record, check, admitOperation, firstOverLimit, report, purgeCounters, plans };
 }
 
 export type QuotaService = ReturnType<typeof createQuotaService>;

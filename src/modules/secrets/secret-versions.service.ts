@@ -18,6 +18,7 @@ import {
 import { checkValueSize } from './secrets.service.js';
 import * as repo from './secrets.repo.js';
 import type { AccessedSecretVersionT, CreateVersionBodyT, ListVersionsQueryT, SecretVersionT, VersionState } from './secrets.schemas.js';
+import { SECRET_VALUE_READER_ROLE } from './secret-readers.js';
 
 export interface SecretVersionServiceDeps {
   db: Db;
@@ -146,7 +147,7 @@ export function createSecretVersionService(deps: SecretVersionServiceDeps) {
    * AUDIT_UNAVAILABLE, as Vault refuses a request no audit device could record).
    */
   async function accessVersion(scope: WorkspaceScope, secretId: string, which: string): Promise<AccessedSecretVersionT> {
-    requireRole(scope, 'admin');
+    requireRole(scope, SECRET_VALUE_READER_ROLE);
     const secret = await secretOr404(db, scope.workspaceId, secretId);
     if (secret.state !== 'active') throw secretDeleted(secret.id);
     const version = await resolveVersion(db, secret, which);

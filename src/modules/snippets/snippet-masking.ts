@@ -53,6 +53,11 @@ export class SecretMask {
     return this.anywhere.size === 0 && this.alone.size === 0;
   }
 
+  /** The run read a secret value: what it left behind is secret-derived (masking cannot catch every form). */
+  get read(): boolean {
+    return !this.empty;
+  }
+
   text(text: string): string {
     let out = text;
     for (const form of this.sortedAnywhere) {

@@ -66,7 +66,7 @@ export function findRun(db: Executor, workspaceId: string, snippetId: string, id
 
 const BASIC_COLUMNS = [
   'id', 'workspace_id', 'snippet_id', 'agent_session_id', 'agent_turn_id', 'state', 'source', 'run_by', 'snippet_revision',
-  'inputs', 'overrides', 'cpu_time_ms', 'wall_time_ms', 'heap_used_bytes', 'request_count', 'created_at',
+  'inputs', 'overrides', 'cpu_time_ms', 'wall_time_ms', 'heap_used_bytes', 'request_count', 'secret_derived', 'created_at',
 ] as const;
 
 export type BasicRunRow = Pick<SnippetRunRow, (typeof BASIC_COLUMNS)[number]>;

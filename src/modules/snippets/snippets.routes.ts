@@ -184,7 +184,7 @@ export function snippetRoutes(app: App, s: Services): void {
     };
     return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
       async (runId) => {
-        const run = await s.snippets.loadRun(scope.workspaceId, id, runId);
+        const run = await s.snippets.loadRun(scope, id, runId);
         return run && located(run);
       },
       async (tx, finished) => {
@@ -200,8 +200,8 @@ export function snippetRoutes(app: App, s: Services): void {
       tags, security: bearerSecurity, operationId: 'listSnippetRuns', summary: 'List a snippet\'s runs',
       description:
         'Runs of the snippet, newest first, filtered by `state`. `view=basic` (default) leaves out `output`, `error` and `logs`; ' +
-        '`view=full` includes them, with every secret value the run read stored as `[masked]`. Any member may list them, also of an ' +
-        'archived snippet.',
+        '`view=full` includes them, with every secret value the run read stored as `[masked]`; a run that read a secret value ' +
+        '(`secret_derived`) has them withheld from members (`output_withheld`). Any member may list them, also of an archived snippet.',
       params: IdParams, headers: requestHeaders(), querystring: ListRunsQuery,
       response: responses({ 200: pageOf(SnippetRun, 'A page of snippet runs') }),
     },
@@ -211,7 +211,9 @@ export function snippetRoutes(app: App, s: Services): void {
     config: { auth: 'workspace' },
     schema: {
       tags, security: bearerSecurity, operationId: 'getSnippetRun', summary: 'Get a snippet run',
-      description: 'One run, always in the full view (output, error, logs). Any member may read it.',
+      description: 'One run, always in the full view (output, error, logs). Any member may read it; the output, error and logs of a run ' +
+        'that read a secret value (`secret_derived`) only roles that may read secret values (admin, owner): others get them withheld ' +
+        '(`output_withheld` true, output and error null, logs empty).',
       params: RunParams, headers: requestHeaders(),
       response: responses({ 200: SnippetRun }),
     },

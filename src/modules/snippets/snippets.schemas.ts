@@ -276,7 +276,14 @@ export const SnippetRun = Type.Object(
     duration_ms: Type.Integer({ minimum: 0, description: 'wall time of the run, ms (stats.wall_time_ms)' }),
     created_at: Timestamp('when the run started'),
     etag: Type.String({ description: 'runs never change once recorded' }),
-    output: Type.Optional(AnyJson('view=full (and GET of one run): the return value, null when the run failed; secret values the run read are [masked]')),
+    secret_derived: Type.Boolean({
+      description: 'true when the run read a secret value (`:access` through platform.request). Masking cannot catch a value split, reversed or ' +
+        're-encoded, so such a run\'s output, error and logs are shown only to roles that may read secret values (admin, owner)',
+    }),
+    output_withheld: Type.Boolean({
+      description: 'true when this run is secret_derived and your role may not read secret values: output and error are null and logs empty here, whatever the run returned',
+    }),
+    output: Type.Optional(AnyJson('view=full (and GET of one run): the return value, null when the run failed (or output_withheld); secret values the run read are [masked]')),
     error: Type.Optional(Type.Unsafe<Static<typeof RunErrorSchema> | null>({ ...RunErrorSchema, type: ['object', 'null'], description: 'view=full: why it failed, null when it succeeded' })),
     logs: Type.Optional(Type.Array(LogLineSchema, { description: 'view=full: the captured console lines, secret values the run read [masked]' })),
   },
@@ -287,7 +294,7 @@ export const SnippetRun = Type.Object(
       id: 'snpr_01jf8x3q6m2c4y7n0k5t9r1b3e', snippet_id: 'snp_01jf8x3q6m2c4y7n0k5t9r1b3d', workspace_id: 'ws_01jf8x3q6m2c4y7n0k5t9r1b3a',
       agent_session_id: null, agent_turn_id: null, state: 'succeeded', source: 'manual', run_by: 'usr_01jf8x3q6m2c4y7n0k5t9r1b3c',
       snippet_etag: '1', inputs: { limit: 20 }, overrides: {}, stats: { cpu_time_ms: 3, wall_time_ms: 6, heap_used_bytes: 412_000, request_count: 1 },
-      duration_ms: 6, created_at: 1767225600, etag: '1',
+      duration_ms: 6, created_at: 1767225600, etag: '1', secret_derived: false, output_withheld: false,
       output: [{ id: 'inst_01jf8x3q6m2c4y7n0k5t9r1b3f', state: 'healthy', urls: 'http://web-01jf8x3q6m2c4y7n0k5t9r1b3f.preview.localhost:8081' }],
       error: null, logs: [],
     }],

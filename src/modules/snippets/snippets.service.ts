@@ -15,6 +15,7 @@ import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import { inputsProblem, type JsonValue, type RunResult } from '../../sandbox/index.js';
 import type { QuotaService, RateCharge } from '../quotas/quotas.service.js';
+import { readsSecretValues } from '../secrets/secret-readers.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { runBridge, type Dispatch, type RunCredentials } from './snippet-bridge.js';
 import { checkDeclarations, resolveInputs } from './snippet-inputs.js';
@@ -52,6 +53,8 @@ export interface FinishedRun {
   overrides: RunOverridesT;
   startedAt: number;
   result: RunResult;
+  /** the run read a secret value (`:access`) */
+  secretDerived: boolean;
 }
 
 const archivedError = (id: string) =>
@@ -95,7 +98,10 @@ export function createSnippetService(deps: SnippetServiceDeps) {
     };
   }
 
-  function toRun(row: repo.BasicRunRow & Partial<repo.SnippetRunRow>, full: boolean): SnippetRunT {
+  /** A run as `reader` may see it: a secret-derived run's output, error and logs only for roles that may read secret values. */
+  function toRun(row: repo.BasicRunRow & Partial<repo.SnippetRunRow>, full: boolean, reader: Role): SnippetRunT {
+    const derived = row.secret_derived === 1;
+    const withheld = derived && !readsSecretValues(reader);
     const run: SnippetRunT = {
       id: row.id,
       snippet_id: row.snippet_id,
@@ -112,11 +118,13 @@ export function createSnippetService(deps: SnippetServiceDeps) {
       duration_ms: row.wall_time_ms,
       created_at: row.created_at,
       etag: '1',
+      secret_derived: derived,
+      output_withheld: withheld,
     };
     if (full) {
-      run.output = row.output == null ? null : JSON.parse(row.output);
-      run.error = row.error == null ? null : JSON.parse(row.error);
-      run.logs = JSON.parse(row.logs ?? '[]');
+      run.output = withheld || row.output == null ? null : JSON.parse(row.output);
+      run.error = withheld || row.error == null ? null : JSON.parse(row.error);
+      run.logs = withheld ? [] : JSON.parse(row.logs ?? '[]');
     }
     return run;
   }
@@ -228,7 +236,7 @@ export function createSnippetService(deps: SnippetServiceDeps) {
    */
   async function sandboxRun(
     scope: WorkspaceScope, role: Role, code: string, inputs: Record<string, JsonValue>, overrides: RunOverridesT, ctx: RunContext, charge: RateCharge | null,
-  ): Promise<RunResult> {
+  ): Promise<{ result: RunResult; secretDerived: boolean }> {
     const credential = credentials.mint({ workspaceId: scope.workspaceId, role, actorId: scope.actorId });
     const mask = new SecretMask();
     try {
@@ -237,7 +245,7 @@ export function createSnippetService(deps: SnippetServiceDeps) {
         code, inputs, tenant: scope.workspaceId, limits: { wallMs: timeoutMs, cpuMs: timeoutMs },
         bridge: runBridge(ctx.dispatch, credential.token, scope.workspaceId, ctx.requestId, mask),
       });
-      return mask.result(result);
+      return { result: mask.result(result), secretDerived: mask.read };
     } catch (err) {
       // The refusal is the answer: a refund that fails (the database gone) leaves one run over-counted.
       await quotas.refund(db, charge).catch(() => undefined);
@@ -263,11 +271,11 @@ export function createSnippetService(deps: SnippetServiceDeps) {
     const { snippet, inputs, rights } = admitted;
     const overrides = body.overrides ?? {};
     const source = body.source ?? 'manual';
-    if (!rights.ok) return { snippet, scope, source, inputs, overrides, startedAt, result: writerUnauthorized(rights.message, rights.details) };
+    if (!rights.ok) return { snippet, scope, source, inputs, overrides, startedAt, result: writerUnauthorized(rights.message, rights.details), secretDerived: false };
     // Never more than the runner, nor than the last writer has now.
     const role = lowerRole(scope.role, rights.role);
-    const result = await sandboxRun(scope, role, snippet.code, inputs, overrides, ctx, admitted.charge);
-    return { snippet, scope, source, inputs, overrides, startedAt, result };
+    const { result, secretDerived } = await sandboxRun(scope, role, snippet.code, inputs, overrides, ctx, admitted.charge);
+    return { snippet, scope, source, inputs, overrides, startedAt, result, secretDerived };
   }
 
   async function recordRun(tx: Executor, run: FinishedRun): Promise<SnippetRunT> {
@@ -291,12 +299,13 @@ export function createSnippetService(deps: SnippetServiceDeps) {
       wall_time_ms: result.stats.wall_time_ms,
       heap_used_bytes: result.stats.heap_used_bytes,
       request_count: result.stats.request_count,
+      secret_derived: run.secretDerived ? 1 : 0,
       created_at: run.startedAt,
     };
     // Deleting the workspace removes its snippets, also while one of them runs: then there is nothing to record into.
     if (!(await repo.findSnippet(tx, row.workspace_id, row.snippet_id))) throw notFound('snippet');
     await repo.insertRun(tx, row);
-    return toRun(row, true);
+    return toRun(row, true, run.scope.role);
   }
 
   /** Runs code without storing anything (the run still counts against the daily quota). */
@@ -307,7 +316,8 @@ export function createSnippetService(deps: SnippetServiceDeps) {
       throw invalidArgument(`the inputs ${checked.problem}`, 'INVALID_INPUTS', [{ field: 'body.inputs', description: `the inputs ${checked.problem}` }]);
     }
     const charge = await db.transaction().execute((tx) => admit(tx, scope));
-    const result = await sandboxRun(scope, scope.role, body.code, (body.inputs ?? {}) as Record<string, JsonValue>, body.overrides ?? {}, ctx, charge);
+    // Nothing is stored, and the answer goes to the caller whose rights the code ran with: shown whole.
+    const { result } = await sandboxRun(scope, scope.role, body.code, (body.inputs ?? {}) as Record<string, JsonValue>, body.overrides ?? {}, ctx, charge);
     return result.ok
       ? { output: result.output, error: null, logs: result.logs, stats: result.stats }
       : { output: null, error: result.error, logs: result.logs, stats: result.stats };
@@ -319,19 +329,19 @@ export function createSnippetService(deps: SnippetServiceDeps) {
     const filters = { state: query.state, view: query.view ?? 'basic' };
     const page = cursors.request(query, scope.workspaceId, { snippet: id, ...filters });
     const rows = await repo.listRuns(db, id, query.state, full, page);
-    return cursors.page(rows, page, scope.workspaceId, { snippet: id, ...filters }, (row) => toRun(row, full));
+    return cursors.page(rows, page, scope.workspaceId, { snippet: id, ...filters }, (row) => toRun(row, full, scope.role));
   }
 
   async function getRun(scope: WorkspaceScope, id: string, runId: string): Promise<SnippetRunT> {
     const row = isId('snippet', id) && isId('snippetRun', runId) ? await repo.findRun(db, scope.workspaceId, id, runId) : undefined;
     if (!row) throw notFound('snippet run');
-    return toRun(row, true);
+    return toRun(row, true, scope.role);
   }
 
-  /** For idempotent replays of POST …/runs: the run recorded under the key. */
-  async function loadRun(workspaceId: string, snippetId: string, runId: string): Promise<SnippetRunT | null> {
-    const row = await repo.findRun(db, workspaceId, snippetId, runId);
-    return row ? toRun(row, true) : null;
+  /** For idempotent replays of POST …/runs: the run recorded under the key, as `scope` may see it. */
+  async function loadRun(scope: WorkspaceScope, snippetId: string, runId: string): Promise<SnippetRunT | null> {
+    const row = await repo.findRun(db, scope.workspaceId, snippetId, runId);
+    return row ? toRun(row, true, scope.role) : null;
   }
 
   return {
