@@ -70,7 +70,7 @@ export interface paths {
         };
         /**
          * This API as OpenAPI 3.1
-         * @description Generated from the route schemas (the same schemas that validate requests); use it to generate clients.
+         * @description Generated from the route schemas (the same schemas that validate requests); use it to generate clients. Compressed with br or gzip when Accept-Encoding allows; carries a strong ETag, and If-None-Match with it is 304 without a body.
          */
         get: operations["getOpenApi"];
         put?: never;
@@ -2348,7 +2348,7 @@ export interface paths {
         put?: never;
         /**
          * OAuth 2.0 token endpoint
-         * @description Form-encoded (or JSON). `grant_type=urn:ietf:params:oauth:grant-type:device_code` with `device_code` (RFC 8628: the CLI polls until approved; errors authorization_pending, slow_down (+5 s interval), access_denied, expired_token, invalid_grant once exchanged) returns a 32-character session token. `grant_type=client_credentials` with client_id/client_secret (body or Basic) returns a 1-hour JWT (`typ: at+jwt`) acting on the client's workspace. Responses carry `cache-control: no-store`.
+         * @description Form-encoded (or JSON). `grant_type=urn:ietf:params:oauth:grant-type:device_code` with `device_code` (RFC 8628: the CLI polls until approved; errors authorization_pending, slow_down (+5 s interval), access_denied, expired_token, invalid_grant once exchanged) returns a 32-character session token. `grant_type=client_credentials` with client_id/client_secret (body or Basic) returns a 1-hour JWT (`typ: at+jwt`) acting on the client's workspace. Responses carry `cache-control: no-store`. A body over 16 KiB is 413 `invalid_request`; the connection stays open.
          */
         post: operations["oauthToken"];
         delete?: never;
@@ -2368,7 +2368,7 @@ export interface paths {
         put?: never;
         /**
          * Start the device authorization grant (RFC 8628)
-         * @description For the CLI and other input-constrained clients. Form-encoded (or JSON, or no body). Returns a `device_code` to poll `POST /oauth/token` with `grant_type=urn:ietf:params:oauth:grant-type:device_code` every `interval` seconds, and a `user_code` (8 letters from BCDFGHJKLMNPQRSTVWXZ, shown as XXXX-XXXX) that the user confirms at `verification_uri` after signing in. Polling answers `authorization_pending` until then, `slow_down` (the interval grows by 5 s for good) when polling faster, `access_denied` when the user denies, `expired_token` after `expires_in` seconds, and on approval a 32-character session token (a broad user credential), once: any later exchange of the same code is `invalid_grant`. Responses carry `cache-control: no-store`.
+         * @description For the CLI and other input-constrained clients. Form-encoded (or JSON, or no body). Returns a `device_code` to poll `POST /oauth/token` with `grant_type=urn:ietf:params:oauth:grant-type:device_code` every `interval` seconds, and a `user_code` (8 letters from BCDFGHJKLMNPQRSTVWXZ, shown as XXXX-XXXX) that the user confirms at `verification_uri` after signing in. Polling answers `authorization_pending` until then, `slow_down` (the interval grows by 5 s for good) when polling faster, `access_denied` when the user denies, `expired_token` after `expires_in` seconds, and on approval a 32-character session token (a broad user credential), once: any later exchange of the same code is `invalid_grant`. Responses carry `cache-control: no-store`. A body over 16 KiB is 413 `invalid_request`; the connection stays open.
          */
         post: operations["oauthDeviceAuthorization"];
         delete?: never;
@@ -6876,7 +6876,12 @@ export interface operations {
     getOpenApi: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description br and gzip are offered */
+                "accept-encoding"?: string;
+                /** @description an ETag of this document: 304 when it is still current */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6891,6 +6896,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+            /** @description the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
@@ -22849,7 +22874,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            /** @description OAuth error (RFC 6749 section 5.2): this endpoint answers in the OAuth shape, not the API error body. */
             413: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -22857,7 +22882,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @description RFC 6749 section 5.2 error code: authorization_pending, slow_down, access_denied, expired_token, invalid_grant, invalid_client, invalid_request, unsupported_grant_type */
+                        error: string;
+                        error_description?: string;
+                    };
                 };
             };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
@@ -22936,7 +22965,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            /** @description OAuth error (RFC 6749 section 5.2): this endpoint answers in the OAuth shape, not the API error body. */
             413: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -22944,7 +22973,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @description RFC 6749 section 5.2 error code: here `invalid_request` */
+                        error: string;
+                        error_description?: string;
+                    };
                 };
             };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
