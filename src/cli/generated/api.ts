@@ -2088,7 +2088,7 @@ export interface paths {
         put?: never;
         /**
          * Start an order signed out
-         * @description No credential: the web app starts a draft for someone who has the offer's link but is not signed in yet. 201 with the draft in `auth` and a one-time `claim_token` (stored hashed, shown only here); it holds none of the offer's uses until the customer signs in and claims it with `:claim`. 404 when the link is unknown, archived or expired.
+         * @description No credential: the web app starts a draft for someone who has the offer's link but is not signed in yet. 201 with the draft in `auth` and a one-time `claim_token` (stored hashed, shown only here); it holds none of the offer's uses until the customer signs in and claims it with `:claim`. 404 when the link is unknown, archived or expired. Rate limited per client address (SVC_ORDER_BEGINS_PER_ADDRESS, 30) and per offer (SVC_ORDER_BEGINS_PER_OFFER, 300), each per 10 minutes: past either, 429 RESOURCE_EXHAUSTED (reason RATE_LIMITED) with retry-after.
          */
         post: operations["beginOrderDraft"];
         delete?: never;
@@ -21445,6 +21445,19 @@ export interface operations {
             /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
             413: {
                 headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;
                     [name: string]: unknown;
