@@ -4,6 +4,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifyCookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { registerAuth } from './platform/auth.js';
+import { LongRequestSlots, longRequestLimits, registerLongRequestCaps } from './platform/long-requests.js';
 import { ApiError } from './platform/errors.js';
 import { registerErrorHandling } from './platform/errorHandling.js';
 import { clientErrorHandler, frameworkErrors, limitConnections, nextRequestId, serverOptions } from './platform/httpServer.js';
@@ -204,6 +205,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     cookieSessions: services.sessions.verifier,
     memberships: services.workspaces.memberships,
   });
+  // After authentication: streams and :wait calls are capped per principal and per workspace.
+  registerLongRequestCaps(app, new LongRequestSlots(longRequestLimits(config)));
 
   systemRoutes(app, services);
   collectingProbes = false;

@@ -448,7 +448,7 @@ export interface paths {
         put?: never;
         /**
          * Wait for an operation to end
-         * @description Returns the operation as soon as it is done (the end is pushed to every instance, not polled), or as it is when `timeout` seconds (1-60, default 30) pass; check `done`. No body. After a workspace is deleted, the user who requested an operation in it can still read and wait for it by sending the deleted workspace's id in svc-context.
+         * @description Returns the operation as soon as it is done (the end is pushed to every instance, not polled), or as it is when `timeout` seconds (1-60, default 30) pass; check `done`. No body. After a workspace is deleted, the user who requested an operation in it can still read and wait for it by sending the deleted workspace's id in svc-context. At most SVC_LONG_REQUESTS_PER_PRINCIPAL (16) event streams and `:wait` calls of one credential, and SVC_LONG_REQUESTS_PER_WORKSPACE (64) of one workspace, are open at once: past either, 429 RESOURCE_EXHAUSTED (reason TOO_MANY_LONG_REQUESTS).
          */
         post: operations["waitOperation"];
         delete?: never;
@@ -1856,7 +1856,7 @@ export interface paths {
         put?: never;
         /**
          * Wait for an agent turn to end or need you
-         * @description Returns the turn as soon as it is COMPLETED, FAILED or CANCELLED, or waits on a person (WAITING_FOR_INPUT, WAITING_FOR_PERMISSION) (pushed to every instance, not polled), or as it is when `timeout` seconds (1-60, default 30) pass. No body.
+         * @description Returns the turn as soon as it is COMPLETED, FAILED or CANCELLED, or waits on a person (WAITING_FOR_INPUT, WAITING_FOR_PERMISSION) (pushed to every instance, not polled), or as it is when `timeout` seconds (1-60, default 30) pass. No body. At most SVC_LONG_REQUESTS_PER_PRINCIPAL (16) event streams and `:wait` calls of one credential, and SVC_LONG_REQUESTS_PER_WORKSPACE (64) of one workspace, are open at once: past either, 429 RESOURCE_EXHAUSTED (reason TOO_MANY_LONG_REQUESTS).
          */
         post: operations["waitAgentTurn"];
         delete?: never;
@@ -1954,7 +1954,7 @@ export interface paths {
         };
         /**
          * Follow the events of a session or turn (SSE)
-         * @description Server-Sent Events (text/event-stream) of a session's or a turn's events. Each event is `id: <cursor>`, `event: <type>`, `data: <the AgentEvent as JSON>` and a blank line. The stream first replays the stored events after `after` or the `Last-Event-ID` header (which wins; an EventSource sends it when it reconnects), then follows new ones as they are appended, on whichever instance, with no gap and no duplicate. A `: keepalive` comment comes every SVC_AGENT_STREAM_HEARTBEAT_S seconds (15) while idle. A stream following a turn (`turn_id`) ends after the turn's terminal event (turn.completed, turn.failed, turn.cancelled); a session's stream continues. A connection ends after SVC_AGENT_STREAM_MAX_S (3600) and at shutdown; reconnect with the last id. Event types and their data: turn.queued {state, content}, turn.started {state, model}, message.delta {text} (a piece of the model's text as it is written; if a model call is retried after a cut, its pieces may repeat: message.created holds the whole text), message.created {content}, tool.started {call_id, tool, arguments}, tool.completed {call_id, tool, result}, approval.requested {approval_request_id, kind, call_id, code, summary}, approval.resolved {approval_request_id, decision, reason, resolved_by}, input.requested {call_id, question, choices}, input.received {content}, usage.updated {usage_summary}, turn.completed {state, content}, turn.failed {state, failure}, turn.cancelled {state}.
+         * @description Server-Sent Events (text/event-stream) of a session's or a turn's events. Each event is `id: <cursor>`, `event: <type>`, `data: <the AgentEvent as JSON>` and a blank line. The stream first replays the stored events after `after` or the `Last-Event-ID` header (which wins; an EventSource sends it when it reconnects), then follows new ones as they are appended, on whichever instance, with no gap and no duplicate. A `: keepalive` comment comes every SVC_AGENT_STREAM_HEARTBEAT_S seconds (15) while idle. A stream following a turn (`turn_id`) ends after the turn's terminal event (turn.completed, turn.failed, turn.cancelled); a session's stream continues. A connection ends after SVC_AGENT_STREAM_MAX_S (3600) and at shutdown; reconnect with the last id. Event types and their data: turn.queued {state, content}, turn.started {state, model}, message.delta {text} (a piece of the model's text as it is written; if a model call is retried after a cut, its pieces may repeat: message.created holds the whole text), message.created {content}, tool.started {call_id, tool, arguments}, tool.completed {call_id, tool, result}, approval.requested {approval_request_id, kind, call_id, code, summary}, approval.resolved {approval_request_id, decision, reason, resolved_by}, input.requested {call_id, question, choices}, input.received {content}, usage.updated {usage_summary}, turn.completed {state, content}, turn.failed {state, failure}, turn.cancelled {state}. At most SVC_LONG_REQUESTS_PER_PRINCIPAL (16) event streams and `:wait` calls of one credential, and SVC_LONG_REQUESTS_PER_WORKSPACE (64) of one workspace, are open at once: past either, 429 RESOURCE_EXHAUSTED (reason TOO_MANY_LONG_REQUESTS).
          */
         get: operations["streamAgentEvents"];
         put?: never;
@@ -9471,6 +9471,19 @@ export interface operations {
             /** @description NOT_FOUND: no such resource in the caller's workspace */
             404: {
                 headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -19854,6 +19867,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
             503: {
                 headers: {
@@ -20375,6 +20401,19 @@ export interface operations {
             /** @description NOT_FOUND: no such resource in the caller's workspace */
             404: {
                 headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;
                     [name: string]: unknown;
