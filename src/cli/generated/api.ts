@@ -8615,7 +8615,7 @@ export interface operations {
                 "application/json": {
                     /** @description label for the token */
                     name: string;
-                    /** @description Unix seconds; must be in the future (at most 10 years ahead) */
+                    /** @description must be in the future (at most 10 years ahead) (Unix seconds, at most 253402300799: 9999-12-31) */
                     expires_at?: number;
                     /**
                      * @description the role the token acts with; never above its creator's (default member)
@@ -10978,7 +10978,7 @@ export interface operations {
                     instance_type: string;
                     /** @description a name for people, up to 120 characters */
                     name?: string;
-                    /** @description Unix seconds in the future: the service deletes the machine then */
+                    /** @description in the future: the service deletes the machine then (Unix seconds, at most 253402300799: 9999-12-31) */
                     expires_at?: number;
                 };
             };
@@ -20620,7 +20620,7 @@ export interface operations {
                     };
                     /** @description only customers signed in with one of these emails may order (case-insensitive); absent: anyone with the link */
                     allowed_emails?: string[];
-                    /** @description the link stops working then; must be in the future (Unix seconds) */
+                    /** @description the link stops working then; must be in the future (Unix seconds, at most 253402300799: 9999-12-31) */
                     expires_at?: number;
                     /** @description how many orders the offer may make (default 1; null: unlimited). A claimed draft holds one use until it is paid or ends */
                     max_uses?: number | null;
