@@ -4,6 +4,8 @@ import fastifySwagger from '@fastify/swagger';
 import fastifyCookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { registerAuth } from './platform/auth.js';
+import { LongRequestSlots, longRequestLimits, registerLongRequestCaps } from './platform/long-requests.js';
+import { registerIntegerBounds } from './platform/integer-bounds.js';
 import { ApiError } from './platform/errors.js';
 import { registerErrorHandling } from './platform/errorHandling.js';
 import { clientErrorHandler, frameworkErrors, limitConnections, nextRequestId, serverOptions } from './platform/httpServer.js';
@@ -151,6 +153,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
+  // Before any route: every integer a request carries gets a bound the database can store.
+  registerIntegerBounds(app);
   // Connections past the caps are closed before a byte is read; silent ones after a short timeout.
   limitConnections(app.server, config.http);
 
@@ -204,6 +208,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     cookieSessions: services.sessions.verifier,
     memberships: services.workspaces.memberships,
   });
+  // After authentication: streams and :wait calls are capped per principal and per workspace.
+  registerLongRequestCaps(app, new LongRequestSlots(longRequestLimits(config)));
 
   systemRoutes(app, services);
   collectingProbes = false;

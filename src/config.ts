@@ -64,6 +64,21 @@ export interface Config {
     /** a connection that sends no byte within this is closed (shorter than the headers timeout: idle sockets are cheap to open) */
     firstByteTimeoutMs: number;
   };
+  /** what one caller may hold of what every caller shares (README: "Fair use") */
+  fairness: {
+    /**
+     * long-lived responses (agent event streams, operation and agent turn `:wait`) one principal
+     * holds open at once in this process (SVC_LONG_REQUESTS_PER_PRINCIPAL); past it, 429. Never
+     * more than an eighth of SVC_MAX_CONNECTIONS
+     */
+    longRequestsPerPrincipal: number;
+    /** the same for all principals of one workspace together (SVC_LONG_REQUESTS_PER_WORKSPACE); never more than a quarter of SVC_MAX_CONNECTIONS */
+    longRequestsPerWorkspace: number;
+    /** signed-out `POST /v1/order_drafts:begin` per client address per 10 minutes (SVC_ORDER_BEGINS_PER_ADDRESS) */
+    orderBeginsPerAddress: number;
+    /** signed-out `POST /v1/order_drafts:begin` per offer per 10 minutes, from every address (SVC_ORDER_BEGINS_PER_OFFER) */
+    orderBeginsPerOffer: number;
+  };
   /** time allowed for in-flight requests on SIGTERM before the process exits anyway */
   shutdownGraceMs: number;
   /** what `svc serve` runs: the HTTP API, the job workers, or both (default) */
@@ -419,6 +434,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxConnections: numberSetting(env, 'SVC_MAX_CONNECTIONS', 1024, 0, 1_000_000),
       maxConnectionsPerAddress: numberSetting(env, 'SVC_MAX_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
       firstByteTimeoutMs: numberSetting(env, 'SVC_FIRST_BYTE_TIMEOUT_MS', 2_000, 100, 600_000),
+    },
+    fairness: {
+      longRequestsPerPrincipal: numberSetting(env, 'SVC_LONG_REQUESTS_PER_PRINCIPAL', 16, 1, 100_000),
+      longRequestsPerWorkspace: numberSetting(env, 'SVC_LONG_REQUESTS_PER_WORKSPACE', 64, 1, 1_000_000),
+      orderBeginsPerAddress: numberSetting(env, 'SVC_ORDER_BEGINS_PER_ADDRESS', 30, 1, 1_000_000),
+      orderBeginsPerOffer: numberSetting(env, 'SVC_ORDER_BEGINS_PER_OFFER', 300, 1, 1_000_000),
     },
     shutdownGraceMs: numberSetting(env, 'SVC_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     role: parseRole(env.SVC_ROLE),

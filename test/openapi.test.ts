@@ -189,13 +189,13 @@ describe('OpenAPI document', () => {
     }
   });
 
-  test('every error response uses the one Error schema (OAuth endpoints: the RFC 6749 shape for 400/401)', () => {
+  test('every error response uses the one Error schema (OAuth endpoints: the RFC 6749 shape for 400/401/413)', () => {
     for (const o of ops) {
       for (const [status, r] of Object.entries<any>(o.op.responses)) {
         if (Number(status) < 400) continue;
         const schema = r.content?.['application/json']?.schema;
         assert.ok(schema, `${label(o)} ${status} has no application/json body`);
-        if (o.path.startsWith('/oauth/') && (status === '400' || status === '401')) {
+        if (o.path.startsWith('/oauth/') && (status === '400' || status === '401' || status === '413')) {
           assert.equal(deref(doc, schema).properties?.error?.type, 'string', `${label(o)} ${status} is not an OAuth error`);
           continue;
         }

@@ -3,7 +3,7 @@
 // Node's HTTP parser and Fastify's router refuse (bad framing, 431, 408, bad URL encoding, an
 // over-long path parameter).
 import { randomBytes } from 'node:crypto';
-import { STATUS_CODES, type Server, type ServerOptions } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
@@ -98,26 +98,61 @@ const inRequest = (socket: HttpSocket) => Boolean(socket._httpMessage) || (socke
  * Connection limits against one client holding the server's connections: the process-wide cap
  * (maxConnections), a cap per client address, and a short timeout for a connection that sends
  * nothing at all (firstByteTimeoutMs, separate from the keep-alive and headers timeouts).
- * Connections over a cap are closed before a byte is read. Costs nothing per request: the work
- * is per connection, and a socket's timer is Node's own.
+ * Connections over the address cap are closed before a byte is read. At the process-wide cap a
+ * new connection closes an idle one instead, the one idle longest (no request under way: a
+ * keep-alive socket between requests, or one that never sent a byte), so a few clients that
+ * reconnect and idle cannot keep everyone else out; only when none is idle is the new one closed.
+ * Long-lived responses (streams, `:wait`) are never idle: they are capped per principal and
+ * workspace instead (long-requests.ts). Costs nothing per request beyond two map updates; the
+ * search for an idle socket runs only at the cap.
  */
 export function limitConnections(server: Server, limits: Config['http']): void {
-  if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
   const perAddress = new Map<string, number>();
-  server.on('connection', (socket: Socket) => {
+  /** Sockets with no request under way, oldest idle first, with their bytesRead when they went idle. */
+  const idle = new Map<HttpSocket, number>();
+  /** Sockets counted against maxConnections (an evicted one leaves at once, before its close event). */
+  const counted = new Set<Socket>();
+  const closeOneIdle = (): boolean => {
+    for (const [socket, readWhenIdle] of idle) {
+      idle.delete(socket);
+      // Still idle: nothing read since its last response ended (a request begun since is not idle).
+      if (!socket.destroyed && socket.bytesRead === readWhenIdle && !inRequest(socket)) {
+        counted.delete(socket);
+        socket.destroy();
+        return true;
+      }
+    }
+    return false;
+  };
+  server.on('connection', (socket: HttpSocket) => {
     const address = socket.remoteAddress ?? '';
     const open = perAddress.get(address) ?? 0;
     if (limits.maxConnectionsPerAddress > 0 && open >= limits.maxConnectionsPerAddress) {
       socket.destroy();
       return;
     }
+    if (limits.maxConnections > 0 && counted.size >= limits.maxConnections && !closeOneIdle()) {
+      socket.destroy();
+      return;
+    }
     perAddress.set(address, open + 1);
+    counted.add(socket);
+    idle.set(socket, 0);
     socket.once('close', () => {
+      counted.delete(socket);
+      idle.delete(socket);
       const left = (perAddress.get(address) ?? 1) - 1;
       if (left > 0) perAddress.set(address, left);
       else perAddress.delete(address);
     });
     socket.setTimeout(limits.firstByteTimeoutMs);
+  });
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket as HttpSocket;
+    idle.delete(socket);
+    response.once('finish', () => {
+      if (counted.has(socket) && !socket.destroyed) idle.set(socket, socket.bytesRead);
+    });
   });
   // With a listener here Node no longer closes a timed-out socket by itself (its keep-alive
   // timeout uses the same timer), so this decides for every socket timeout.

@@ -70,7 +70,7 @@ export interface paths {
         };
         /**
          * This API as OpenAPI 3.1
-         * @description Generated from the route schemas (the same schemas that validate requests); use it to generate clients.
+         * @description Generated from the route schemas (the same schemas that validate requests); use it to generate clients. Compressed with br or gzip when Accept-Encoding allows; carries a strong ETag, and If-None-Match with it is 304 without a body.
          */
         get: operations["getOpenApi"];
         put?: never;
@@ -448,7 +448,7 @@ export interface paths {
         put?: never;
         /**
          * Wait for an operation to end
-         * @description Returns the operation as soon as it is done (the end is pushed to every instance, not polled), or as it is when `timeout` seconds (1-60, default 30) pass; check `done`. No body. After a workspace is deleted, the user who requested an operation in it can still read and wait for it by sending the deleted workspace's id in svc-context.
+         * @description Returns the operation as soon as it is done (the end is pushed to every instance, not polled), or as it is when `timeout` seconds (1-60, default 30) pass; check `done`. No body. After a workspace is deleted, the user who requested an operation in it can still read and wait for it by sending the deleted workspace's id in svc-context. At most SVC_LONG_REQUESTS_PER_PRINCIPAL (16) event streams and `:wait` calls of one credential, and SVC_LONG_REQUESTS_PER_WORKSPACE (64) of one workspace, are open at once: past either, 429 RESOURCE_EXHAUSTED (reason TOO_MANY_LONG_REQUESTS).
          */
         post: operations["waitOperation"];
         delete?: never;
@@ -1856,7 +1856,7 @@ export interface paths {
         put?: never;
         /**
          * Wait for an agent turn to end or need you
-         * @description Returns the turn as soon as it is COMPLETED, FAILED or CANCELLED, or waits on a person (WAITING_FOR_INPUT, WAITING_FOR_PERMISSION) (pushed to every instance, not polled), or as it is when `timeout` seconds (1-60, default 30) pass. No body.
+         * @description Returns the turn as soon as it is COMPLETED, FAILED or CANCELLED, or waits on a person (WAITING_FOR_INPUT, WAITING_FOR_PERMISSION) (pushed to every instance, not polled), or as it is when `timeout` seconds (1-60, default 30) pass. No body. At most SVC_LONG_REQUESTS_PER_PRINCIPAL (16) event streams and `:wait` calls of one credential, and SVC_LONG_REQUESTS_PER_WORKSPACE (64) of one workspace, are open at once: past either, 429 RESOURCE_EXHAUSTED (reason TOO_MANY_LONG_REQUESTS).
          */
         post: operations["waitAgentTurn"];
         delete?: never;
@@ -1954,7 +1954,7 @@ export interface paths {
         };
         /**
          * Follow the events of a session or turn (SSE)
-         * @description Server-Sent Events (text/event-stream) of a session's or a turn's events. Each event is `id: <cursor>`, `event: <type>`, `data: <the AgentEvent as JSON>` and a blank line. The stream first replays the stored events after `after` or the `Last-Event-ID` header (which wins; an EventSource sends it when it reconnects), then follows new ones as they are appended, on whichever instance, with no gap and no duplicate. A `: keepalive` comment comes every SVC_AGENT_STREAM_HEARTBEAT_S seconds (15) while idle. A stream following a turn (`turn_id`) ends after the turn's terminal event (turn.completed, turn.failed, turn.cancelled); a session's stream continues. A connection ends after SVC_AGENT_STREAM_MAX_S (3600) and at shutdown; reconnect with the last id. Event types and their data: turn.queued {state, content}, turn.started {state, model}, message.delta {text} (a piece of the model's text as it is written; if a model call is retried after a cut, its pieces may repeat: message.created holds the whole text), message.created {content}, tool.started {call_id, tool, arguments}, tool.completed {call_id, tool, result}, approval.requested {approval_request_id, kind, call_id, code, summary}, approval.resolved {approval_request_id, decision, reason, resolved_by}, input.requested {call_id, question, choices}, input.received {content}, usage.updated {usage_summary}, turn.completed {state, content}, turn.failed {state, failure}, turn.cancelled {state}.
+         * @description Server-Sent Events (text/event-stream) of a session's or a turn's events. Each event is `id: <cursor>`, `event: <type>`, `data: <the AgentEvent as JSON>` and a blank line. The stream first replays the stored events after `after` or the `Last-Event-ID` header (which wins; an EventSource sends it when it reconnects), then follows new ones as they are appended, on whichever instance, with no gap and no duplicate. A `: keepalive` comment comes every SVC_AGENT_STREAM_HEARTBEAT_S seconds (15) while idle. A stream following a turn (`turn_id`) ends after the turn's terminal event (turn.completed, turn.failed, turn.cancelled); a session's stream continues. A connection ends after SVC_AGENT_STREAM_MAX_S (3600) and at shutdown; reconnect with the last id. Event types and their data: turn.queued {state, content}, turn.started {state, model}, message.delta {text} (a piece of the model's text as it is written; if a model call is retried after a cut, its pieces may repeat: message.created holds the whole text), message.created {content}, tool.started {call_id, tool, arguments}, tool.completed {call_id, tool, result}, approval.requested {approval_request_id, kind, call_id, code, summary}, approval.resolved {approval_request_id, decision, reason, resolved_by}, input.requested {call_id, question, choices}, input.received {content}, usage.updated {usage_summary}, turn.completed {state, content}, turn.failed {state, failure}, turn.cancelled {state}. At most SVC_LONG_REQUESTS_PER_PRINCIPAL (16) event streams and `:wait` calls of one credential, and SVC_LONG_REQUESTS_PER_WORKSPACE (64) of one workspace, are open at once: past either, 429 RESOURCE_EXHAUSTED (reason TOO_MANY_LONG_REQUESTS).
          */
         get: operations["streamAgentEvents"];
         put?: never;
@@ -2088,7 +2088,7 @@ export interface paths {
         put?: never;
         /**
          * Start an order signed out
-         * @description No credential: the web app starts a draft for someone who has the offer's link but is not signed in yet. 201 with the draft in `auth` and a one-time `claim_token` (stored hashed, shown only here); it holds none of the offer's uses until the customer signs in and claims it with `:claim`. 404 when the link is unknown, archived or expired.
+         * @description No credential: the web app starts a draft for someone who has the offer's link but is not signed in yet. 201 with the draft in `auth` and a one-time `claim_token` (stored hashed, shown only here); it holds none of the offer's uses until the customer signs in and claims it with `:claim`. 404 when the link is unknown, archived or expired. Rate limited per client address (SVC_ORDER_BEGINS_PER_ADDRESS, 30) and per offer (SVC_ORDER_BEGINS_PER_OFFER, 300), each per 10 minutes: past either, 429 RESOURCE_EXHAUSTED (reason RATE_LIMITED) with retry-after.
          */
         post: operations["beginOrderDraft"];
         delete?: never;
@@ -2348,7 +2348,7 @@ export interface paths {
         put?: never;
         /**
          * OAuth 2.0 token endpoint
-         * @description Form-encoded (or JSON). `grant_type=urn:ietf:params:oauth:grant-type:device_code` with `device_code` (RFC 8628: the CLI polls until approved; errors authorization_pending, slow_down (+5 s interval), access_denied, expired_token, invalid_grant once exchanged) returns a 32-character session token. `grant_type=client_credentials` with client_id/client_secret (body or Basic) returns a 1-hour JWT (`typ: at+jwt`) acting on the client's workspace. Responses carry `cache-control: no-store`.
+         * @description Form-encoded (or JSON). `grant_type=urn:ietf:params:oauth:grant-type:device_code` with `device_code` (RFC 8628: the CLI polls until approved; errors authorization_pending, slow_down (+5 s interval), access_denied, expired_token, invalid_grant once exchanged) returns a 32-character session token. `grant_type=client_credentials` with client_id/client_secret (body or Basic) returns a 1-hour JWT (`typ: at+jwt`) acting on the client's workspace. Responses carry `cache-control: no-store`. A body over 16 KiB is 413 `invalid_request`; the connection stays open.
          */
         post: operations["oauthToken"];
         delete?: never;
@@ -2368,7 +2368,7 @@ export interface paths {
         put?: never;
         /**
          * Start the device authorization grant (RFC 8628)
-         * @description For the CLI and other input-constrained clients. Form-encoded (or JSON, or no body). Returns a `device_code` to poll `POST /oauth/token` with `grant_type=urn:ietf:params:oauth:grant-type:device_code` every `interval` seconds, and a `user_code` (8 letters from BCDFGHJKLMNPQRSTVWXZ, shown as XXXX-XXXX) that the user confirms at `verification_uri` after signing in. Polling answers `authorization_pending` until then, `slow_down` (the interval grows by 5 s for good) when polling faster, `access_denied` when the user denies, `expired_token` after `expires_in` seconds, and on approval a 32-character session token (a broad user credential), once: any later exchange of the same code is `invalid_grant`. Responses carry `cache-control: no-store`.
+         * @description For the CLI and other input-constrained clients. Form-encoded (or JSON, or no body). Returns a `device_code` to poll `POST /oauth/token` with `grant_type=urn:ietf:params:oauth:grant-type:device_code` every `interval` seconds, and a `user_code` (8 letters from BCDFGHJKLMNPQRSTVWXZ, shown as XXXX-XXXX) that the user confirms at `verification_uri` after signing in. Polling answers `authorization_pending` until then, `slow_down` (the interval grows by 5 s for good) when polling faster, `access_denied` when the user denies, `expired_token` after `expires_in` seconds, and on approval a 32-character session token (a broad user credential), once: any later exchange of the same code is `invalid_grant`. Responses carry `cache-control: no-store`. A body over 16 KiB is 413 `invalid_request`; the connection stays open.
          */
         post: operations["oauthDeviceAuthorization"];
         delete?: never;
@@ -6876,7 +6876,12 @@ export interface operations {
     getOpenApi: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description br and gzip are offered */
+                "accept-encoding"?: string;
+                /** @description an ETag of this document: 304 when it is still current */
+                "if-none-match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6891,6 +6896,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OpenApiDocument"];
+                };
+            };
+            /** @description the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
@@ -8590,7 +8615,7 @@ export interface operations {
                 "application/json": {
                     /** @description label for the token */
                     name: string;
-                    /** @description Unix seconds; must be in the future (at most 10 years ahead) */
+                    /** @description must be in the future (at most 10 years ahead) (Unix seconds, at most 253402300799: 9999-12-31) */
                     expires_at?: number;
                     /**
                      * @description the role the token acts with; never above its creator's (default member)
@@ -9446,6 +9471,19 @@ export interface operations {
             /** @description NOT_FOUND: no such resource in the caller's workspace */
             404: {
                 headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -10940,7 +10978,7 @@ export interface operations {
                     instance_type: string;
                     /** @description a name for people, up to 120 characters */
                     name?: string;
-                    /** @description Unix seconds in the future: the service deletes the machine then */
+                    /** @description in the future: the service deletes the machine then (Unix seconds, at most 253402300799: 9999-12-31) */
                     expires_at?: number;
                 };
             };
@@ -19829,6 +19867,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
             503: {
                 headers: {
@@ -20358,6 +20409,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
             503: {
                 headers: {
@@ -20556,7 +20620,7 @@ export interface operations {
                     };
                     /** @description only customers signed in with one of these emails may order (case-insensitive); absent: anyone with the link */
                     allowed_emails?: string[];
-                    /** @description the link stops working then; must be in the future (Unix seconds) */
+                    /** @description the link stops working then; must be in the future (Unix seconds, at most 253402300799: 9999-12-31) */
                     expires_at?: number;
                     /** @description how many orders the offer may make (default 1; null: unlimited). A claimed draft holds one use until it is paid or ends */
                     max_uses?: number | null;
@@ -21420,6 +21484,19 @@ export interface operations {
             /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
             413: {
                 headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -22849,7 +22926,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            /** @description OAuth error (RFC 6749 section 5.2): this endpoint answers in the OAuth shape, not the API error body. */
             413: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -22857,7 +22934,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @description RFC 6749 section 5.2 error code: authorization_pending, slow_down, access_denied, expired_token, invalid_grant, invalid_client, invalid_request, unsupported_grant_type */
+                        error: string;
+                        error_description?: string;
+                    };
                 };
             };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
@@ -22936,7 +23017,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            /** @description OAuth error (RFC 6749 section 5.2): this endpoint answers in the OAuth shape, not the API error body. */
             413: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
@@ -22944,7 +23025,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": {
+                        /** @description RFC 6749 section 5.2 error code: here `invalid_request` */
+                        error: string;
+                        error_description?: string;
+                    };
                 };
             };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */

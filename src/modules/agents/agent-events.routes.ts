@@ -5,6 +5,7 @@ import { Type, type TSchema } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import { scopeOf, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
+import { LONG_REQUEST_CAPS } from '../../platform/long-requests.js';
 import { invalidArgument, notFound } from '../../platform/errors.js';
 import { bearerSecurity, headerOf, requestHeaders, responses, verbPath, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
@@ -102,13 +103,13 @@ export function agentEventRoutes(app: App, s: Services): void {
   });
 
   app.get(verbPath('/v1/agent_events', 'stream'), {
-    config: { auth: 'workspace' },
+    config: { auth: 'workspace', longLived: true },
     schema: {
       tags, security: bearerSecurity, operationId: 'streamAgentEvents', summary: 'Follow the events of a session or turn (SSE)',
-      description: STREAM_DESCRIPTION,
+      description: STREAM_DESCRIPTION + LONG_REQUEST_CAPS,
       headers: Type.Object({ ...requestHeaders().properties, 'last-event-id': Type.Optional(Type.String({ maxLength: 20, description: 'resume after this event (what an EventSource sends when it reconnects)' })) }),
       querystring: StreamQuery,
-      response: { ...responses({}), 200: SSE_RESPONSE },
+      response: { ...responses({}, [400, 403, 404, 429]), 200: SSE_RESPONSE },
     },
   }, async (request, reply) => {
     const filter = await filterOf(scopeOf(request), request.query);

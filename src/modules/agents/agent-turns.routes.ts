@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { permissionDenied } from '../../platform/errors.js';
 import { scopeOf } from '../../platform/auth.js';
 import { parseIfMatch } from '../../platform/etag.js';
+import { LONG_REQUEST_CAPS } from '../../platform/long-requests.js';
 import { bearerSecurity, headerOf, requestHeaders, responses, StringEnum, verbPath, withEtag, type App } from '../../platform/http.js';
 import { PageQuery, pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
@@ -121,14 +122,15 @@ export function agentTurnRoutes(app: App, s: Services): void {
   }, async (request, reply) => withEtag(reply, await s.agentTurns.cancel(scopeOf(request), request.params.id)));
 
   app.post(verbPath('/v1/agent_turns/:id', 'wait'), {
-    config: { auth: 'workspace' },
+    config: { auth: 'workspace', longLived: true },
     schema: {
       tags, security: bearerSecurity, operationId: 'waitAgentTurn', summary: 'Wait for an agent turn to end or need you',
       description:
         'Returns the turn as soon as it is COMPLETED, FAILED or CANCELLED, or waits on a person (WAITING_FOR_INPUT, ' +
-        'WAITING_FOR_PERMISSION) (pushed to every instance, not polled), or as it is when `timeout` seconds (1-60, default 30) pass. No body.',
+        'WAITING_FOR_PERMISSION) (pushed to every instance, not polled), or as it is when `timeout` seconds (1-60, default 30) pass. No body.' +
+        LONG_REQUEST_CAPS,
       params: TurnParams, headers: requestHeaders(), querystring: WaitQuery,
-      response: responses({ 200: Turn }),
+      response: responses({ 200: Turn }, [400, 403, 404, 429]),
     },
   }, async (request) => s.agentTurns.wait(scopeOf(request), request.params.id, (request.query.timeout ?? 30) * 1000, s.dialect === 'sqlite' ? 250 : 1000));
 

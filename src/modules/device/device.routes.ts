@@ -60,10 +60,10 @@ export function deviceRoutes(app: App, s: Services): void {
         'signing in. Polling answers `authorization_pending` until then, `slow_down` (the interval grows by 5 s for good) when ' +
         'polling faster, `access_denied` when the user denies, `expired_token` after `expires_in` seconds, and on approval a ' +
         '32-character session token (a broad user credential), once: any later exchange of the same code is `invalid_grant`. ' +
-        'Responses carry `cache-control: no-store`.',
+        'Responses carry `cache-control: no-store`. A body over 16 KiB is 413 `invalid_request`; the connection stays open.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: DeviceCodeBody,
-      response: { 200: refTo(DeviceAuthorizationResponse), 400: OAuthErrorBody },
+      response: { 200: refTo(DeviceAuthorizationResponse), 400: OAuthErrorBody, 413: OAuthErrorBody },
     },
   }, async (request, reply) => {
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');

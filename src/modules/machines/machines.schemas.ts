@@ -2,6 +2,7 @@
 // two calls of the machine agent (join, heartbeat).
 import { Type, type Static } from 'typebox';
 import { refTo, StringEnum } from '../../platform/http.js';
+import { MAX_EXACT_INTEGER, UnixSecondsInput } from '../../platform/integer-bounds.js';
 
 export const MACHINE_STATES = ['PROVISIONING', 'JOINING', 'ACTIVE', 'UNREACHABLE', 'SUSPENDED', 'DELETING'] as const;
 export type MachineState = (typeof MACHINE_STATES)[number];
@@ -81,7 +82,7 @@ export const MachineFacts = Type.Object(
     os: Type.String({ maxLength: 100, description: 'operating system (node:os platform(), e.g. linux)' }),
     arch: Type.String({ maxLength: 40, description: 'CPU architecture (e.g. x64, arm64)' }),
     cpu_count: Type.Integer({ minimum: 0, maximum: 100_000, description: 'logical CPUs' }),
-    memory_bytes: Type.Integer({ minimum: 0, description: 'total memory in bytes' }),
+    memory_bytes: Type.Integer({ minimum: 0, maximum: MAX_EXACT_INTEGER, description: 'total memory in bytes' }),
     kernel: Type.String({ maxLength: 200, description: 'kernel release (node:os release())' }),
     agent_version: Type.String({ maxLength: 40, description: 'the version of the svc machine agent' }),
   },
@@ -134,7 +135,7 @@ export const Machine = Type.Object(
 export type MachineT = Static<typeof Machine>;
 
 const MachineName = Type.String({ minLength: 1, maxLength: 120, description: 'a name for people, up to 120 characters' });
-const ExpiresAt = Type.Integer({ minimum: 0, description: 'Unix seconds in the future: the service deletes the machine then' });
+const ExpiresAt = UnixSecondsInput('in the future: the service deletes the machine then');
 
 export const CreateMachineBody = Type.Object(
   {

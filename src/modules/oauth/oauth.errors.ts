@@ -54,12 +54,16 @@ export type GrantHandler = (form: TokenForm, auth: { clientId?: string; clientSe
 
 /**
  * Route error handler of the OAuth endpoints: a body the parsers refuse (malformed JSON, a media
- * type other than form or JSON, too large) is an OAuth `invalid_request`, not the API error body;
+ * type other than form or JSON, too large) is an OAuth `invalid_request`, not the API error body
+ * (400; 413 for a body over the size limit, as on every other route);
  * anything else goes on to the app's handler.
  */
 export function oauthErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   // The body parsers' own refusals (nesting, encoding, size: platform/validation.ts) are ApiErrors.
   const status = error.statusCode ?? (error instanceof ApiError ? error.status : 500);
   if (status >= 500 || status === 401 || status === 403 || status === 429) throw error;
-  reply.code(400).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: error.message });
+  // A body over the size limit stays 413 with its keep-alive (the parser drains the rest of the
+  // body, so the client can finish sending and read the answer; `connection: close` would reset it).
+  if (status === 413 && error instanceof ApiError) reply.headers(error.options.headers ?? {});
+  reply.code(status === 413 ? 413 : 400).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: error.message });
 }

@@ -69,7 +69,7 @@ export function tokenRoutes(app: App, s: Services): void {
         'Form-encoded (or JSON). `grant_type=urn:ietf:params:oauth:grant-type:device_code` with `device_code` (RFC 8628: the CLI polls ' +
         'until approved; errors authorization_pending, slow_down (+5 s interval), access_denied, expired_token, invalid_grant once exchanged) ' +
         'returns a 32-character session token. `grant_type=client_credentials` with client_id/client_secret (body or Basic) returns a ' +
-        '1-hour JWT (`typ: at+jwt`) acting on the client\'s workspace. Responses carry `cache-control: no-store`.',
+        '1-hour JWT (`typ: at+jwt`) acting on the client\'s workspace. Responses carry `cache-control: no-store`. A body over 16 KiB is 413 `invalid_request`; the connection stays open.',
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       // client_secret_basic (RFC 6749 2.3.1) for client_credentials; the device_code grant needs no credentials.
       security: [{}, { clientBasic: [] }],
@@ -77,6 +77,7 @@ export function tokenRoutes(app: App, s: Services): void {
       response: {
         200: refTo(TokenResponse),
         400: OAuthErrorBody,
+        413: OAuthErrorBody,
         401: { ...OAuthErrorBody, headers: { 'WWW-Authenticate': RESPONSE_HEADERS.wwwAuthenticateBasic } },
       },
     },

@@ -3,6 +3,7 @@
 // the offer's link.
 import { Type, type Static, type TSchema } from 'typebox';
 import { StringEnum } from '../../platform/http.js';
+import { UnixSecondsInput } from '../../platform/integer-bounds.js';
 
 export const CURRENCIES = ['eur', 'usd'] as const;
 export const PRICE_INTERVALS = ['one_time', 'month', 'year'] as const;
@@ -77,7 +78,7 @@ export const CreateOfferBody = Type.Object(
     allowed_emails: Type.Optional(Type.Array(Type.String({ format: 'email', maxLength: 254 }), {
       minItems: 1, maxItems: 50, description: 'only customers signed in with one of these emails may order (case-insensitive); absent: anyone with the link',
     })),
-    expires_at: Type.Optional(unix('the link stops working then; must be in the future')),
+    expires_at: Type.Optional(UnixSecondsInput('the link stops working then; must be in the future')),
     max_uses: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 10_000 }), Type.Null()], {
       description: 'how many orders the offer may make (default 1; null: unlimited). A claimed draft holds one use until it is paid or ends',
     })),
@@ -106,7 +107,7 @@ export const PatchOfferBody = Type.Object(
     compute: CreateOfferBody.properties.compute,
     field_values: Type.Optional(OfferFieldValues),
     allowed_emails: Type.Optional(Type.Union([CreateOfferBody.properties.allowed_emails, Type.Null()])),
-    expires_at: Type.Optional(Type.Union([unix('the link stops working then'), Type.Null()])),
+    expires_at: Type.Optional(Type.Union([UnixSecondsInput('the link stops working then'), Type.Null()])),
     max_uses: CreateOfferBody.properties.max_uses,
     // Without the create body's default: a PATCH that leaves it out must not reset it to 120.
     order_ttl_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: 1440, description: 'a draft must be done within this many minutes of its creation' })),

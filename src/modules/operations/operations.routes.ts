@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { scopeOf } from '../../platform/auth.js';
 import { bearerSecurity, requestHeaders, responses, verbPath, type App } from '../../platform/http.js';
+import { LONG_REQUEST_CAPS } from '../../platform/long-requests.js';
 import { pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
 import { ListOperationsQuery, OperationId, OperationRef, WaitQuery } from './operations.schemas.js';
@@ -48,14 +49,14 @@ export function operationRoutes(app: App, s: Services, opts: { waitSafetyPollMs:
   }, async (request) => s.operations.get(scopeOf(request), request.params.id));
 
   app.post(verbPath('/v1/operations/:id', 'wait'), {
-    config: { auth: 'workspace', requesterOfDeletedWorkspace: true },
+    config: { auth: 'workspace', requesterOfDeletedWorkspace: true, longLived: true },
     schema: {
       tags, security: bearerSecurity, operationId: 'waitOperation', summary: 'Wait for an operation to end',
       description:
         'Returns the operation as soon as it is done (the end is pushed to every instance, not polled), or as it is when ' +
-        '`timeout` seconds (1-60, default 30) pass; check `done`. No body.' + AFTER_DELETION,
+        '`timeout` seconds (1-60, default 30) pass; check `done`. No body.' + AFTER_DELETION + LONG_REQUEST_CAPS,
       params: IdParams, headers: requestHeaders(), querystring: WaitQuery,
-      response: responses({ 200: OperationRef }),
+      response: responses({ 200: OperationRef }, [400, 403, 404, 429]),
     },
   }, async (request) => s.operations.wait(scopeOf(request), request.params.id, (request.query.timeout ?? 30) * 1000, opts.waitSafetyPollMs));
 

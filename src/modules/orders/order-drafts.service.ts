@@ -10,6 +10,7 @@ import { randomString, safeEqual, sha256Hex } from '../../platform/crypto.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import { etagMismatch } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
+import { createAttemptWindows } from '../sessions/sign-in-throttle.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { resolvedVersion } from '../offers/offers.service.js';
@@ -34,7 +35,16 @@ export interface OrderDraftDeps {
   cursors: CursorCodec;
   operations: Pick<OperationService, 'start'>;
   publicUrl: string;
+  /** signed-out begins allowed per client address and per offer, each per BEGIN_WINDOW_SECONDS */
+  beginLimits: { perAddress: number; perOffer: number };
 }
+
+/** The window of the signed-out begin limits. */
+export const BEGIN_WINDOW_SECONDS = 10 * 60;
+const tooManyBegins = (retryAfter: number) => new ApiError('RESOURCE_EXHAUSTED',
+  'too many orders begun signed out from this address or for this offer; wait and try again, or sign in first', {
+    reason: 'RATE_LIMITED', headers: { 'retry-after': String(retryAfter) },
+  });
 
 export const wrongPhase = (draft: { id: string; status: string }, wanted: string) =>
   new ApiError('FAILED_PRECONDITION', `order draft ${draft.id} is in ${draft.status}; this needs ${wanted}`, {
@@ -55,6 +65,7 @@ export async function customerScope(db: Executor, draft: repo.DraftRow): Promise
 
 export function createOrderDraftService(deps: OrderDraftDeps) {
   const { db, cursors, publicUrl } = deps;
+  const beginWindows = createAttemptWindows(db);
 
   /** What the views of a page of drafts need, in four statements whatever the page's size. */
   async function relatedOf(executor: Executor, rows: repo.DraftRow[]): Promise<(row: repo.DraftRow) => DraftRelated> {
@@ -139,10 +150,16 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
   }
 
   /** POST /v1/order_drafts:begin: a draft begun signed out (status auth); it holds no use until claimed. */
-  async function beginDraft(shortHash: string): Promise<{ order_draft: OrderDraftSellerViewT; claim_token: string }> {
+  /**
+   * :begin, with no credential: rate limited per client address (any link, known or not, so
+   * guessing links costs too) and per offer (a crowd of addresses cannot fill one seller's drafts).
+   */
+  async function beginDraft(shortHash: string, clientAddress: string): Promise<{ order_draft: OrderDraftSellerViewT; claim_token: string }> {
+    await beginWindows.takeAll([{ key: `begin-addr:${clientAddress.slice(0, 64)}`, limit: deps.beginLimits.perAddress }], BEGIN_WINDOW_SECONDS, tooManyBegins);
     const offer = await findOfferByShortHash(db, shortHash);
     const now = clock.now();
     if (!offer || offerWithdrawn(offer, now)) throw notFound('offer');
+    await beginWindows.takeAll([{ key: `begin-offer:${offer.id}`, limit: deps.beginLimits.perOffer }], BEGIN_WINDOW_SECONDS, tooManyBegins);
     const token = CLAIM_PREFIX + randomString(40);
     const row = newDraftRow(offer, now, { claim_token_hash: sha256Hex(token) });
     await repo.insertDraft(db, row);

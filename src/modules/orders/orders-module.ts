@@ -37,7 +37,10 @@ export function createOrdersModule(deps: OrdersModuleDeps) {
   /** payment providers by name (src/drivers/payments/registry.ts fills it; tests may replace one) */
   const payments = new Map<string, PaymentProvider>();
   const paymentsLog: { current: Parameters<typeof createCheckoutService>[0]['log']['current'] } = { current: null };
-  const orderDrafts = createOrderDraftService({ db, cursors, operations, publicUrl });
+  const orderDrafts = createOrderDraftService({
+    db, cursors, operations, publicUrl,
+    beginLimits: { perAddress: config.fairness.orderBeginsPerAddress, perOffer: config.fairness.orderBeginsPerOffer },
+  });
   const checkout = createCheckoutService({
     db, drafts: orderDrafts, operations, providers: payments, publicUrl, checkoutTtlSeconds: config.commerce.checkoutTtlSeconds, log: paymentsLog,
     provider: () => {

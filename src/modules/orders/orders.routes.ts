@@ -60,11 +60,13 @@ export function orderDraftRoutes(app: App, s: Services): void {
       description:
         'No credential: the web app starts a draft for someone who has the offer\'s link but is not signed in yet. 201 with the draft ' +
         'in `auth` and a one-time `claim_token` (stored hashed, shown only here); it holds none of the offer\'s uses until the ' +
-        'customer signs in and claims it with `:claim`. 404 when the link is unknown, archived or expired.',
-      body: BeginOrderBody, response: responses({ 201: BegunOrderDraft }, [400, 404]),
+        'customer signs in and claims it with `:claim`. 404 when the link is unknown, archived or expired. Rate limited per client ' +
+        'address (SVC_ORDER_BEGINS_PER_ADDRESS, 30) and per offer (SVC_ORDER_BEGINS_PER_OFFER, 300), each per 10 minutes: past ' +
+        'either, 429 RESOURCE_EXHAUSTED (reason RATE_LIMITED) with retry-after.',
+      body: BeginOrderBody, response: responses({ 201: BegunOrderDraft }, [400, 404, 429]),
     },
   }, async (request, reply) => {
-    const begun = await s.orderDrafts.beginDraft(request.body.short_hash);
+    const begun = await s.orderDrafts.beginDraft(request.body.short_hash, request.ip);
     reply.code(201).header('location', `/v1/order_drafts/${begun.order_draft.id}`);
     return begun;
   });

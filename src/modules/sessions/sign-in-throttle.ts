@@ -136,3 +136,45 @@ export function createSignInThrottle(db: Db) {
 }
 
 export type SignInThrottle = ReturnType<typeof createSignInThrottle>;
+
+/**
+ * Fixed-window rate limits on the same table of counters, for attempts that are not failures (a
+ * signed-out `POST /v1/order_drafts:begin` writes a draft whatever happens next): at most `limit`
+ * attempts per key in a window of `windowSeconds` that opens at the key's first attempt. Here
+ * `failures` counts the window's attempts and `last_failure_at` is when the window opened. One
+ * conditional upsert per key, so concurrent attempts cannot all pass a count read before them.
+ */
+export function createAttemptWindows(db: Db) {
+  /** Takes one attempt on the key; 0 when taken, else the seconds until its window ends. */
+  async function take(key: string, limit: number, windowSeconds: number): Promise<number> {
+    const now = clock.now();
+    const expired = sql<SqlBool>`sign_in_throttles.last_failure_at <= ${now - windowSeconds}`;
+    const row = await db
+      .insertInto('sign_in_throttles')
+      .values({ key, failures: 1, last_failure_at: now })
+      .onConflict((oc) => oc.column('key').doUpdateSet({
+        failures: sql<number>`case when ${expired} then 1 else sign_in_throttles.failures + 1 end`,
+        last_failure_at: sql<number>`case when ${expired} then ${now} else sign_in_throttles.last_failure_at end`,
+      }).where(sql<SqlBool>`(${expired} or sign_in_throttles.failures < ${limit})`))
+      .returning('failures')
+      .executeTakeFirst();
+    if (row !== undefined) return 0;
+    const opened = await db.selectFrom('sign_in_throttles').select('last_failure_at').where('key', '=', key).executeTakeFirst();
+    return Math.max(1, (opened?.last_failure_at ?? now) + windowSeconds - now);
+  }
+
+  /**
+   * Takes one attempt on each key in turn; throws `refuse(seconds)` (a 429 with retry-after) at the
+   * first key whose window is full. An attempt refused by a later key still counts on the earlier ones.
+   */
+  async function takeAll(keys: { key: string; limit: number }[], windowSeconds: number, refuse: (retryAfter: number) => ApiError): Promise<void> {
+    for (const { key, limit } of keys) {
+      const wait = await take(key.slice(0, 200), limit, windowSeconds);
+      if (wait > 0) throw refuse(wait);
+    }
+  }
+
+  return { take, takeAll };
+}
+
+export type AttemptWindows = ReturnType<typeof createAttemptWindows>;

@@ -3,7 +3,8 @@
 import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { ApiError } from '../../platform/errors.js';
-import { errorResponse, refTo, type App } from '../../platform/http.js';
+import { errorResponse, headerOf, refTo, type App } from '../../platform/http.js';
+import { codingFor, documentBytes, noneMatchHas } from './openapi-bytes.js';
 import type { Services } from '../../services.js';
 
 const tags = ['system'];
@@ -19,6 +20,9 @@ export const OpenApiDocument = Type.Object({}, {
 });
 
 export function systemRoutes(app: App, s: Services): void {
+  // Made on the first request: the document lists every route, which are all registered by then.
+  const openApi = documentBytes(() => app.swagger());
+
   app.get('/healthz', {
     config: { auth: 'none' },
     schema: {
@@ -68,8 +72,20 @@ export function systemRoutes(app: App, s: Services): void {
     config: { auth: 'none' },
     schema: {
       tags, operationId: 'getOpenApi', summary: 'This API as OpenAPI 3.1',
-      description: 'Generated from the route schemas (the same schemas that validate requests); use it to generate clients.',
-      response: { 200: refTo(OpenApiDocument) },
+      description:
+        'Generated from the route schemas (the same schemas that validate requests); use it to generate clients. Compressed with ' +
+        'br or gzip when Accept-Encoding allows; carries a strong ETag, and If-None-Match with it is 304 without a body.',
+      headers: Type.Object({
+        'accept-encoding': Type.Optional(Type.String({ maxLength: 1024, description: 'br and gzip are offered' })),
+        'if-none-match': Type.Optional(Type.String({ maxLength: 1024, description: 'an ETag of this document: 304 when it is still current' })),
+      }),
+      response: { 200: refTo(OpenApiDocument), 400: errorResponse(400), 304: { description: 'the ETag sent in If-None-Match is still current', type: 'null' } },
     },
-  }, async () => app.swagger());
+  }, async (request, reply) => {
+    const variant = await openApi(codingFor(headerOf(request, 'accept-encoding')));
+    reply.header('etag', variant.etag).header('vary', 'accept-encoding').header('cache-control', 'no-cache');
+    if (noneMatchHas(headerOf(request, 'if-none-match'), variant.etag)) return reply.code(304).send(null);
+    if (variant.coding !== 'identity') reply.header('content-encoding', variant.coding);
+    return reply.type('application/json; charset=utf-8').send(variant.bytes);
+  });
 }

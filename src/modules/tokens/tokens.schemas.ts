@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { StringEnum } from '../../platform/http.js';
+import { UnixSecondsInput } from '../../platform/integer-bounds.js';
 
 export const ApiTokenRole = StringEnum(['admin', 'member'], {
   description: 'the role the token acts with; never above its creator\'s (default member)',
@@ -27,7 +28,7 @@ export type ApiTokenItemT = Static<typeof ApiTokenItem>;
 export const CreateApiTokenBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100, description: 'label for the token' }),
-    expires_at: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix seconds; must be in the future (at most 10 years ahead)' })),
+    expires_at: Type.Optional(UnixSecondsInput('must be in the future (at most 10 years ahead)')),
     role: Type.Optional(ApiTokenRole),
   },
   { additionalProperties: false, description: 'The new token\'s label, role and optional expiry.', examples: [{ name: 'ci', role: 'admin', expires_at: 1798761600 }] },
