@@ -1586,7 +1586,7 @@ export interface paths {
         };
         /**
          * List a snippet's runs
-         * @description Runs of the snippet, newest first, filtered by `state`. `view=basic` (default) leaves out `output`, `error` and `logs`; `view=full` includes them, with every secret value the run read stored as `[masked]`. Any member may list them, also of an archived snippet.
+         * @description Runs of the snippet, newest first, filtered by `state`. `view=basic` (default) leaves out `output`, `error` and `logs`; `view=full` includes them, with every secret value the run read stored as `[masked]`; a run that read a secret value (`secret_derived`) has them withheld from members (`output_withheld`). Any member may list them, also of an archived snippet.
          */
         get: operations["listSnippetRuns"];
         put?: never;
@@ -1610,7 +1610,7 @@ export interface paths {
         };
         /**
          * Get a snippet run
-         * @description One run, always in the full view (output, error, logs). Any member may read it.
+         * @description One run, always in the full view (output, error, logs). Any member may read it; the output, error and logs of a run that read a secret value (`secret_derived`) only roles that may read secret values (admin, owner): others get them withheld (`output_withheld` true, output and error null, logs empty).
          */
         get: operations["getSnippetRun"];
         put?: never;
@@ -1934,7 +1934,7 @@ export interface paths {
         };
         /**
          * List the events of a session or turn
-         * @description Oldest first, after `after` (a cursor; default from the start). Event types: turn.queued, turn.started, message.delta, message.created, tool.started, tool.completed, approval.requested, approval.resolved, input.requested, input.received, usage.updated, turn.completed, turn.failed, turn.cancelled. The session must be one you may read.
+         * @description Oldest first, after `after` (a cursor; default from the start). Event types: turn.queued, turn.started, message.delta, message.created, tool.started, tool.completed, approval.requested, approval.resolved, input.requested, input.received, usage.updated, turn.completed, turn.failed, turn.cancelled. The session must be one you may read. A tool.completed event whose code read a secret value (data.secret_derived) has its result withheld from members (result null, result_withheld true).
          */
         get: operations["listAgentEvents"];
         put?: never;
@@ -1954,7 +1954,7 @@ export interface paths {
         };
         /**
          * Follow the events of a session or turn (SSE)
-         * @description Server-Sent Events (text/event-stream) of a session's or a turn's events. Each event is `id: <cursor>`, `event: <type>`, `data: <the AgentEvent as JSON>` and a blank line. The stream first replays the stored events after `after` or the `Last-Event-ID` header (which wins; an EventSource sends it when it reconnects), then follows new ones as they are appended, on whichever instance, with no gap and no duplicate. A `: keepalive` comment comes every SVC_AGENT_STREAM_HEARTBEAT_S seconds (15) while idle. A stream following a turn (`turn_id`) ends after the turn's terminal event (turn.completed, turn.failed, turn.cancelled); a session's stream continues. A connection ends after SVC_AGENT_STREAM_MAX_S (3600) and at shutdown; reconnect with the last id. Event types and their data: turn.queued {state, content}, turn.started {state, model}, message.delta {text} (a piece of the model's text as it is written; if a model call is retried after a cut, its pieces may repeat: message.created holds the whole text), message.created {content}, tool.started {call_id, tool, arguments}, tool.completed {call_id, tool, result}, approval.requested {approval_request_id, kind, call_id, code, summary}, approval.resolved {approval_request_id, decision, reason, resolved_by}, input.requested {call_id, question, choices}, input.received {content}, usage.updated {usage_summary}, turn.completed {state, content}, turn.failed {state, failure}, turn.cancelled {state}. At most SVC_LONG_REQUESTS_PER_PRINCIPAL (16) event streams and `:wait` calls of one credential, and SVC_LONG_REQUESTS_PER_WORKSPACE (64) of one workspace, are open at once: past either, 429 RESOURCE_EXHAUSTED (reason TOO_MANY_LONG_REQUESTS).
+         * @description Server-Sent Events (text/event-stream) of a session's or a turn's events. Each event is `id: <cursor>`, `event: <type>`, `data: <the AgentEvent as JSON>` and a blank line. The stream first replays the stored events after `after` or the `Last-Event-ID` header (which wins; an EventSource sends it when it reconnects), then follows new ones as they are appended, on whichever instance, with no gap and no duplicate. A `: keepalive` comment comes every SVC_AGENT_STREAM_HEARTBEAT_S seconds (15) while idle. A stream following a turn (`turn_id`) ends after the turn's terminal event (turn.completed, turn.failed, turn.cancelled); a session's stream continues. A connection ends after SVC_AGENT_STREAM_MAX_S (3600) and at shutdown; reconnect with the last id. Event types and their data: turn.queued {state, content}, turn.started {state, model}, message.delta {text} (a piece of the model's text as it is written; if a model call is retried after a cut, its pieces may repeat: message.created holds the whole text), message.created {content}, tool.started {call_id, tool, arguments}, tool.completed {call_id, tool, result, secret_derived} (secret_derived: the code read a secret value; then only admins and owners get the result, others get result null and result_withheld true, since masking cannot catch a value split, reversed or re-encoded), approval.requested {approval_request_id, kind, call_id, code, summary}, approval.resolved {approval_request_id, decision, reason, resolved_by}, input.requested {call_id, question, choices}, input.received {content}, usage.updated {usage_summary}, turn.completed {state, content}, turn.failed {state, failure}, turn.cancelled {state}. At most SVC_LONG_REQUESTS_PER_PRINCIPAL (16) event streams and `:wait` calls of one credential, and SVC_LONG_REQUESTS_PER_WORKSPACE (64) of one workspace, are open at once: past either, 429 RESOURCE_EXHAUSTED (reason TOO_MANY_LONG_REQUESTS).
          */
         get: operations["streamAgentEvents"];
         put?: never;
@@ -3963,7 +3963,7 @@ export interface components {
          */
         QuotaEntry: {
             /**
-             * @description <group>/<name>: `workspaces/owned` (workspaces in which the user is an owner; checked when the user creates a workspace); `compute/clusters` (clusters registered in the workspace, in any state); `compute/machines` (machines in the workspace, in any state (a provisioned one counts from its request on); checked where a worker bootstrap is used and where POST /v1/machines is called); `installs/installs` (installs in the workspace, in any state); `secrets/secrets` (secrets in the workspace, soft-deleted ones included until they are purged); `snippets/runs` (snippet runs started in the workspace during the current UTC day); `agents/turns` (agent turns admitted in the workspace during the current UTC day; a turn past it is refused at submit (admission_error QUOTA_EXCEEDED)); `agents/cost_cents` (what the model calls of agent turns cost in the workspace during the current UTC month, in cents (each turn rounded up); checked before every model call); `operations/running` (operations running on one cluster at once; deletions are always admitted (a quota never blocks removing things) but count while they run)
+             * @description <group>/<name>: `workspaces/owned` (workspaces in which the user is an owner; checked when the user creates a workspace); `compute/clusters` (clusters registered in the workspace, in any state); `compute/machines` (machines in the workspace, in any state (a provisioned one counts from its request on); checked where a worker bootstrap is used and where POST /v1/machines is called); `installs/installs` (installs in the workspace, in any state); `secrets/secrets` (secrets in the workspace, soft-deleted ones included until they are purged); `snippets/runs` (snippet runs started in the workspace during the current UTC day); `agents/turns` (agent turns admitted in the workspace during the current UTC day; a turn past it is refused at submit (admission_error QUOTA_EXCEEDED)); `agents/cost_cents` (what the model calls of agent turns cost in the workspace during the current UTC month, in cents (each turn rounded up); a model call holds its most (its output at the configured maximum) from before it is made until its real cost replaces it, so calls running now count and concurrent turns never pass it); `operations/running` (operations running on one cluster at once; deletions are always admitted (a quota never blocks removing things) but count while they run)
              * @enum {string}
              */
             metric: "workspaces/owned" | "compute/clusters" | "compute/machines" | "installs/installs" | "secrets/secrets" | "snippets/runs" | "agents/turns" | "agents/cost_cents" | "operations/running";
@@ -4321,6 +4321,8 @@ export interface components {
          *       "duration_ms": 6,
          *       "created_at": 1767225600,
          *       "etag": "1",
+         *       "secret_derived": false,
+         *       "output_withheld": false,
          *       "output": [
          *         {
          *           "id": "inst_01jf8x3q6m2c4y7n0k5t9r1b3f",
@@ -4382,7 +4384,11 @@ export interface components {
             created_at: number;
             /** @description runs never change once recorded */
             etag: string;
-            /** @description view=full (and GET of one run): the return value, null when the run failed; secret values the run read are [masked] */
+            /** @description true when the run read a secret value (`:access` through platform.request). Masking cannot catch a value split, reversed or re-encoded, so such a run's output, error and logs are shown only to roles that may read secret values (admin, owner) */
+            secret_derived: boolean;
+            /** @description true when this run is secret_derived and your role may not read secret values: output and error are null and logs empty here, whatever the run returned */
+            output_withheld: boolean;
+            /** @description view=full (and GET of one run): the return value, null when the run failed (or output_withheld); secret values the run read are [masked] */
             output?: unknown;
             /** @description view=full: why it failed, null when it succeeded */
             error?: {

@@ -58,3 +58,27 @@ export async function giveBackFailures(db: Executor, keys: string[]): Promise<vo
 export async function deleteThrottles(db: Executor, keys: string[]): Promise<void> {
   await db.deleteFrom('sign_in_throttles').where('key', 'in', keys).execute();
 }
+
+/**
+ * One attempt in a fixed window (createAttemptWindows in sign-in-throttle.ts): `failures` counts the
+ * window's attempts and `last_failure_at` is when it opened. One conditional upsert; false when
+ * the window is full.
+ */
+export async function takeWindowAttempt(db: Executor, key: string, limit: number, windowSeconds: number, now: number): Promise<boolean> {
+  const expired = sql<SqlBool>`sign_in_throttles.last_failure_at <= ${now - windowSeconds}`;
+  const row = await db
+    .insertInto('sign_in_throttles')
+    .values({ key, failures: 1, last_failure_at: now })
+    .onConflict((oc) => oc.column('key').doUpdateSet({
+      failures: sql<number>`case when ${expired} then 1 else sign_in_throttles.failures + 1 end`,
+      last_failure_at: sql<number>`case when ${expired} then ${now} else sign_in_throttles.last_failure_at end`,
+    }).where(sql<SqlBool>`(${expired} or sign_in_throttles.failures < ${limit})`))
+    .returning('failures')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** When the key's window opened, if it has one. */
+export function findWindowStart(db: Executor, key: string): Promise<{ last_failure_at: number } | undefined> {
+  return db.selectFrom('sign_in_throttles').select('last_failure_at').where('key', '=', key).executeTakeFirst();
+}

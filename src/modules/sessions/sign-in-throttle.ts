@@ -24,7 +24,7 @@
 import type { Db } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
-import { claimThrottleSlot, deleteThrottles, findThrottles, giveBackFailures } from './sign-in-throttle.repo.js';
+import { claimThrottleSlot, deleteThrottles, findThrottles, findWindowStart, giveBackFailures, takeWindowAttempt } from './sign-in-throttle.repo.js';
 
 const MAX_DELAY_SECONDS = 15 * 60;
 const RESET_AFTER_SECONDS = 60 * 60;
@@ -148,18 +148,8 @@ export function createAttemptWindows(db: Db) {
   /** Takes one attempt on the key; 0 when taken, else the seconds until its window ends. */
   async function take(key: string, limit: number, windowSeconds: number): Promise<number> {
     const now = clock.now();
-    const expired = sql<SqlBool>`sign_in_throttles.last_failure_at <= ${now - windowSeconds}`;
-    const row = await db
-      .insertInto('sign_in_throttles')
-      .values({ key, failures: 1, last_failure_at: now })
-      .onConflict((oc) => oc.column('key').doUpdateSet({
-        failures: sql<number>`case when ${expired} then 1 else sign_in_throttles.failures + 1 end`,
-        last_failure_at: sql<number>`case when ${expired} then ${now} else sign_in_throttles.last_failure_at end`,
-      }).where(sql<SqlBool>`(${expired} or sign_in_throttles.failures < ${limit})`))
-      .returning('failures')
-      .executeTakeFirst();
-    if (row !== undefined) return 0;
-    const opened = await db.selectFrom('sign_in_throttles').select('last_failure_at').where('key', '=', key).executeTakeFirst();
+    if (await takeWindowAttempt(db, key, limit, windowSeconds, now)) return 0;
+    const opened = await findWindowStart(db, key);
     return Math.max(1, (opened?.last_failure_at ?? now) + windowSeconds - now);
   }
 
