@@ -1,5 +1,8 @@
 // The one error shape (API.md section 2) and the one code -> status table.
 import { Type, type Static } from 'typebox';
+import { REASONS, type Reason } from './reasons.js';
+
+export { GLOBAL_REASONS, REASONS, type Reason } from './reasons.js';
 
 export const ERROR_CODES = [
   'INVALID_ARGUMENT',
@@ -37,7 +40,8 @@ export interface FieldViolation {
 }
 
 export interface ApiErrorOptions {
-  reason?: string;
+  /** one of the closed set in reasons.ts */
+  reason?: Reason;
   metadata?: Record<string, string>;
   fieldViolations?: FieldViolation[];
   /** extra response headers, e.g. retry-after or www-authenticate */
@@ -61,12 +65,12 @@ export class ApiError extends Error {
 }
 
 export const notFound = (what: string) => new ApiError('NOT_FOUND', `${what} not found`, { reason: 'NOT_FOUND' });
-export const permissionDenied = (message: string, reason = 'PERMISSION_DENIED') =>
+export const permissionDenied = (message: string, reason: Reason = 'PERMISSION_DENIED') =>
   new ApiError('PERMISSION_DENIED', message, { reason });
-export const invalidArgument = (message: string, reason = 'INVALID_ARGUMENT', fieldViolations?: FieldViolation[]) =>
+export const invalidArgument = (message: string, reason: Reason = 'INVALID_ARGUMENT', fieldViolations?: FieldViolation[]) =>
   new ApiError('INVALID_ARGUMENT', message, { reason, ...(fieldViolations ? { fieldViolations } : {}) });
 /** 400 naming one field, whose description is the message itself. */
-export const fieldInvalid = (field: string, message: string, reason = 'INVALID_ARGUMENT') =>
+export const fieldInvalid = (field: string, message: string, reason: Reason = 'INVALID_ARGUMENT') =>
   invalidArgument(message, reason, [{ field, description: message }]);
 /** 401 for a token that was sent but is unknown, malformed, expired or revoked (RFC 6750 section 3.1). */
 export const unauthenticated = (message = 'missing, invalid, expired or revoked token') =>
@@ -89,7 +93,7 @@ export const ErrorBody = Type.Object(
     error: Type.Object({
       code: Type.Unsafe<ErrorCode>({ type: 'string', enum: [...ERROR_CODES], description: 'canonical status name' }),
       message: Type.String({ description: 'human-readable explanation; never contains secrets' }),
-      reason: Type.Optional(Type.String({ description: 'UPPER_SNAKE machine-readable detail' })),
+      reason: Type.Optional(Type.Unsafe<Reason>({ type: 'string', enum: [...REASONS], description: 'UPPER_SNAKE machine-readable detail: one of a closed set; each operation\'s description names those it answers' })),
       metadata: Type.Optional(
         Type.Record(Type.String(), Type.String(), {
           description: 'string map of details, e.g. `etag` (the current etag) on ABORTED',

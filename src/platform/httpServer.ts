@@ -7,7 +7,7 @@ import { STATUS_CODES, type IncomingMessage, type Server, type ServerOptions, ty
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
-import { ApiError, type ErrorBodyT } from './errors.js';
+import { ApiError, type ErrorBodyT, type Reason } from './errors.js';
 
 // Generated request ids: a random per-process prefix and a counter. Unique across instances and
 // restarts without paying for randomBytes on every request.
@@ -21,7 +21,7 @@ export function nextRequestId(): string {
  * Node's parser refuses these before any route runs; Fastify's default answers them outside our
  * error shape. Status and reason by Node's error code (HPE_* come from llhttp).
  */
-function clientErrorOf(code: string | undefined): { status: number; reason: string; message: string } {
+function clientErrorOf(code: string | undefined): { status: number; reason: Reason; message: string } {
   switch (code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, reason: 'REQUEST_TIMEOUT', message: 'the request was not received in time (SVC_REQUEST_TIMEOUT_MS, SVC_HEADERS_TIMEOUT_MS)' };

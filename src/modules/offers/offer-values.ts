@@ -6,7 +6,7 @@
 // schema validator (packages/input-schema.ts, Ajv on RE2) see the values.
 import type { PackageVersionsTable } from '../../db/schema.js';
 import type { Json } from '../../jobs/workflows.js';
-import { ApiError, type FieldViolation } from '../../platform/errors.js';
+import { ApiError, type FieldViolation, type Reason } from '../../platform/errors.js';
 import { VALUES_MAX_DEPTH, validateValues } from '../packages/input-schema.js';
 import { nestsDeeperThan } from '../packages/package-manifest.js';
 import { canonicalJson } from '../packages/render.js';
@@ -21,7 +21,7 @@ export type SchemaVersion = Pick<PackageVersionsTable, 'id' | 'input_schema'>;
 
 const MAX_KEY_LENGTH = 128;
 
-function tooLarge(field: string, message: string, description: string, reason = 'VALUES_TOO_LARGE'): ApiError {
+function tooLarge(field: string, message: string, description: string, reason: Reason = 'VALUES_TOO_LARGE'): ApiError {
   return new ApiError('INVALID_ARGUMENT', `${field} ${message}`, { reason, fieldViolations: [{ field, description }] });
 }
 
