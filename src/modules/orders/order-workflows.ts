@@ -234,7 +234,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           } catch (err) {
             // Something the customer put there keeps it (an install delivered, their own server): never undone.
             const reason = err instanceof ApiError ? err.options.reason ?? err.code : null;
-            if (isClusterKept(reason) && reason !== 'NOT_ALLOCATED') return { released: false, kept: reason };
+            if (isClusterKept(reason)) return { released: false, kept: reason };
             throw err;
           }
         },
