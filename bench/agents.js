@@ -66,6 +66,8 @@ async function main() {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', PORT: String(port), HOST: '127.0.0.1', SVC_PLANS_FILE: await roomyPlansFile(work),
     // The busy turns loop through tool rounds for the whole window of step 4, not 20 rounds.
     SVC_QUOTAS_ENFORCED: 'false', SVC_SANDBOX_PREWARM: 'true', SVC_AGENT_STEP_LIMIT: '200',
+    // the busy turns' [loop] is a test trigger of the local model
+    SVC_TEST_HOOKS: '1',
   };
   const proc = startProcess(['bin/svc.js', 'serve'], env, join(work, 'svc.log'));
   try {

@@ -188,6 +188,20 @@ describe('svc chat against svc serve (local model)', () => {
     assert.match(unknown.stderr, /no agent named "nobody"/);
   });
 
+  test('an approval card shows invisible characters as markers: the summary in svc chat and approval-requests get, the code escaped', async () => {
+    const name = 'db\u202epass\u200bword';
+    const r = await cli(['chat', 'ops', '--new', '--reject', `create a secret named \`${name}\` with value s3cret-Value-5`]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /approval needed: Create the secret db⟨U\+202E⟩pass⟨U\+200B⟩word /);
+    assert.match(r.stderr, /│ .*name: "db\\u202epass\\u200bword"/, 'the code carries the name as an escaped JSON literal');
+    assert.doesNotMatch(r.stderr, /[\u202e\u200b]/, 'nothing invisible reaches the terminal');
+    const [approval] = (await api('GET', '/v1/approval_requests?limit=1')).body.data as { id: string; summary: string }[];
+    assert.equal(approval!.summary, `Create the secret ${name}`);
+    const got = ok(await cli(['approval-requests', 'get', approval!.id]));
+    assert.match(got.stdout, /^summary +Create the secret db⟨U\+202E⟩pass⟨U\+200B⟩word$/m);
+    assert.equal(await secretNamed(name), false);
+  });
+
   test('a question of the agent is answered at the prompt (a choice by its number), then the deploy approved', async () => {
     for (const name of ['staging', 'production']) assert.equal((await api('POST', '/v1/clusters', { name })).status, 202);
     const pkg = await api('POST', '/v1/packages', { name: 'web' });

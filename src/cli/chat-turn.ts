@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { CliError, EXIT } from './errors.js';
 import type { Api } from './http.js';
 import { terminalText, truncate, type Output } from './output.js';
+import { revealInvisible } from './reveal-invisible.js';
 import { shownText, transcript, type Transcript } from './chat-transcript.js';
 import { codeBlock, resultText, revealedText, TERMINAL_EVENTS, toolText, usageText, type AgentEvent, type UsageSummary } from './agent-view.js';
 import { followEvents } from './agent-events.js';
@@ -75,7 +76,8 @@ export async function followTurn(s: TurnSettings, turnId: string): Promise<TurnO
         break;
       case 'tool.started':
         if (d.tool === 'ask_user') break;
-        t.start(`${c.cyan('▸')} ${o.errTty ? truncate(terminalText(toolText(d.tool, d.arguments)), Math.max(20, o.errWidth() - 24)) : toolText(d.tool, d.arguments)}`);
+        // the call's summary with its invisible characters as markers, as on the approval card
+        t.start(`${c.cyan('▸')} ${o.errTty ? truncate(terminalText(revealInvisible(toolText(d.tool, d.arguments))), Math.max(20, o.errWidth() - 24)) : revealInvisible(toolText(d.tool, d.arguments))}`);
         openCall = d.call_id;
         break;
       case 'tool.completed': {
