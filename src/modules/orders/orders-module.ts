@@ -1,6 +1,7 @@
 // Builds the orders side of commerce (API.md 8.7) once: draft, wizard, checkout and order
 // services, the payment providers by name, and the draft workflows.
 import type { Config } from '../../config.js';
+import type { Logger } from 'pino';
 import type { Db, Executor } from '../../db/database.js';
 import type { PaymentProvider } from '../../drivers/payments/driver.js';
 import type { WorkflowRegistry } from '../../jobs/workflows.js';
@@ -29,17 +30,19 @@ export interface OrdersModuleDeps {
   installs: InstallService;
   workspaces: WorkspaceService;
   workerBootstraps: WorkerBootstrapService;
+  /** payment providers by name (src/drivers/payments/registry.ts builds them; tests may replace one) */
+  payments: Map<string, PaymentProvider>;
+  /** the process log (refunds and provider trouble) */
+  logger: Pick<Logger, 'warn' | 'info'>;
 }
 
 export function createOrdersModule(deps: OrdersModuleDeps) {
   const { db, cursors, config, operations } = deps;
   const publicUrl = config.publicUrl;
-  /** payment providers by name (src/drivers/payments/registry.ts fills it; tests may replace one) */
-  const payments = new Map<string, PaymentProvider>();
-  const paymentsLog: { current: Parameters<typeof createCheckoutService>[0]['log']['current'] } = { current: null };
+  const { payments } = deps;
   const orderDrafts = createOrderDraftService({ db, cursors, operations, publicUrl });
   const checkout = createCheckoutService({
-    db, drafts: orderDrafts, operations, providers: payments, publicUrl, checkoutTtlSeconds: config.commerce.checkoutTtlSeconds, log: paymentsLog,
+    db, drafts: orderDrafts, operations, providers: payments, publicUrl, checkoutTtlSeconds: config.commerce.checkoutTtlSeconds, log: deps.logger,
     provider: () => {
       const provider = payments.get(config.commerce.paymentProvider);
       if (!provider) throw new ApiError('UNAVAILABLE', `payment provider ${config.commerce.paymentProvider} is not set up`, { reason: 'PAYMENT_PROVIDER_UNAVAILABLE' });
@@ -55,8 +58,5 @@ export function createOrdersModule(deps: OrdersModuleDeps) {
     for (const draft of await repo.openDraftsOfOffer(tx, offerId)) await endDraft(tx, operations, draft, 'offer_expired');
   }
 
-  /** the payment providers' periodic work (the local provider's deliveries and renewals); registry.ts sets it */
-  const paymentChores: { run: () => Promise<void> } = { run: async () => {} };
-
-  return { payments, paymentsLog, paymentChores, orderDrafts, checkout, wizard, orders, offerWithdrawn };
+  return { payments, orderDrafts, checkout, wizard, orders, offerWithdrawn };
 }

@@ -18,7 +18,7 @@ export const OpenApiDocument = Type.Object({}, {
   examples: [{ openapi: '3.1.0', info: { title: 'svc: workspace platform API', version: '1.0.0' }, paths: {} }],
 });
 
-export function systemRoutes(app: App, s: Services): void {
+export function systemRoutes(app: App, s: Pick<Services, 'db'>): void {
   app.get('/healthz', {
     config: { auth: 'none' },
     schema: {
