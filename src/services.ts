@@ -57,6 +57,7 @@ import { createAgentModule } from './modules/agents/agent-module.js';
 import { createOfferService } from './modules/offers/offers.service.js';
 import { createOrdersModule } from './modules/orders/orders-module.js';
 import { createPaymentProviders } from './drivers/payments/registry.js';
+import { eventJobHandlers } from './events/subscribers.js';
 import type { DeliverEvent } from './drivers/payments/local-events.js';
 
 export interface ServicesDeps {
@@ -141,7 +142,7 @@ export function createServices(deps: ServicesDeps) {
     heartbeatSeconds: config.machines.heartbeatSeconds, joinTimeoutSeconds: config.machines.joinTimeoutSeconds,
   };
   registerMachineWorkflows(workflows, { ...machineDeps, compute: computeProviders, operations });
-  const workerBootstraps = createWorkerBootstrapService({ ...machineDeps, cursors, quotas });
+  const workerBootstraps = createWorkerBootstrapService({ ...machineDeps, cursors, quotas, publicUrl: config.publicUrl });
   const machines = createMachineService({
     ...machineDeps, cursors, operations, quotas, bootstraps: workerBootstraps, compute: computeProvider, publicUrl: config.publicUrl,
   });
@@ -160,6 +161,10 @@ export function createServices(deps: ServicesDeps) {
   const ordersModule = createOrdersModule({
     db, cursors, config, operations, workflows, clusters, installs, workspaces, workerBootstraps, payments: payments.providers, logger: deps.logger,
   });
+  // Reactions to other modules' events, run after their commit from the job queue (src/events/).
+  for (const [kind, handler] of eventJobHandlers({ db, dialect: deps.dialect }, { 'orders.server_joined': ordersModule.serverJoined })) {
+    jobHandlers.set(kind, handler);
+  }
   const device = createDeviceService({ db, config, sessions });
   const oauth = createOAuthService({ db, config, cursors });
   return {

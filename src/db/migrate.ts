@@ -17,6 +17,7 @@ import * as m011 from './migrations/011_list_filters.js';
 import * as m012 from './migrations/012_machines.js';
 import * as m013 from './migrations/013_agents.js';
 import * as m014 from './migrations/014_commerce.js';
+import * as m015events from './migrations/015_events.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '012_machines': m012,
   '013_agents': m013,
   '014_commerce': m014,
+  '015_events': m015events,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import type { Db, Executor } from '../../db/database.js';
 import type { PaymentProvider } from '../../drivers/payments/driver.js';
 import type { WorkflowRegistry } from '../../jobs/workflows.js';
+import type { EventSubscriber } from '../../events/subscribers.js';
+import { clock } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
 import type { CursorCodec } from '../../platform/pagination.js';
 import type { ClusterService } from '../clusters/clusters.service.js';
@@ -58,5 +60,11 @@ export function createOrdersModule(deps: OrdersModuleDeps) {
     for (const draft of await repo.openDraftsOfOffer(tx, offerId)) await endDraft(tx, operations, draft, 'offer_expired');
   }
 
-  return { payments, orderDrafts, checkout, wizard, orders, offerWithdrawn };
+  /** machine.joined: the draft waiting for a server on that cluster moves on (bring your own server). */
+  const serverJoined: EventSubscriber = async (tx, event) => {
+    const machine = event.data as { cluster_id: string };
+    await repo.markServerJoined(tx, machine.cluster_id, clock.now());
+  };
+
+  return { payments, orderDrafts, checkout, wizard, orders, offerWithdrawn, serverJoined };
 }
