@@ -7,7 +7,7 @@ import type { ComputeProvider } from '../../drivers/compute/driver.js';
 import { requireRole, type MachinePrincipal, type TokenVerifier, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
-import { etagMismatch, etagOf } from '../../platform/etag.js';
+import { etagMismatch } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import { recordAuditEvent } from '../audit/audit.js';
