@@ -47,7 +47,7 @@ export function eventJobHandlers(deps: { db: Db; dialect: Dialect }, subscribers
         // Another worker took the job over (this one's lease expired): it runs the subscriber.
         if (!(await holdsJob(tx, deps.dialect, job))) return;
         const row = job.eventId ? await findEvent(tx, job.eventId) : undefined;
-        // An event gone with its workspace has nothing left to react to.
+        // An event that is gone (purged) has nothing left to react to.
         if (row) await subscriber(tx, { ...row, type: row.type as EventType, data: JSON.parse(row.data) }, logger.child({ event_id: row.id, subscriber: name }));
         await completeJob(tx, job);
       }));

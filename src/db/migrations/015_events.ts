@@ -9,7 +9,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('id', 'text', (c) => c.primaryKey())
     /** past tense, dotted: operation.succeeded, machine.joined, ... (src/events/record.ts) */
     .addColumn('type', 'text', (c) => c.notNull())
-    .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id').onDelete('cascade'))
+    // No foreign key: a workspace's deletion reports its own end (operation.succeeded) in the
+    // transaction that removes the workspace row.
+    .addColumn('workspace_id', 'text', (c) => c.notNull())
     /** JSON: the resource as its GET returns it (never a secret value) */
     .addColumn('data', 'text', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
