@@ -19,14 +19,10 @@ export async function call(base, method, path, token, body, headers = {}) {
 /** Creates `count` users directly through the services of the built app (dist/), before the server starts. */
 export async function createUsers(env, count) {
   const { loadConfig } = await import('../dist/config.js');
-  const { openDatabase } = await import('../dist/db/database.js');
-  const { migrateToLatest } = await import('../dist/db/migrate.js');
-  const { createServices } = await import('../dist/services.js');
+  const { createSystem } = await import('../dist/system.js');
   const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
-  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  const { services, close } = await createSystem(config, { runtime: false });
   try {
-    await migrateToLatest(handle.db);
-    const services = createServices({ db: handle.db, dialect: handle.dialect, config });
     const ids = [];
     for (let i = 0; i < count; i++) {
       const user = await services.users.createUser({ email: `member${i}-${randomBytes(3).toString('hex')}@bench.test`, password: 'bench password' });
@@ -34,7 +30,7 @@ export async function createUsers(env, count) {
     }
     return ids;
   } finally {
-    await handle.close();
+    await close();
   }
 }
 

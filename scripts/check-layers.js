@@ -70,9 +70,6 @@ const ALLOWED_IMPORTS = [
   { from: 'src/jobs/runtime.ts', to: 'src/modules/account/account-sweep.ts' },
   { from: 'src/jobs/runtime.ts', to: 'src/modules/machines/machines-sweep.ts' },
   { from: 'src/jobs/runtime.ts', to: 'src/modules/orders/orders-sweep.ts' },
-  // A machine joining marks the order draft's server joined: the events work turns this into a
-  // `machine.joined` event the order draft reacts to (issue 33 section 3, second bullet).
-  { from: 'src/modules/machines/worker-bootstraps.service.ts', to: 'src/modules/orders/order-drafts.repo.ts' },
   // A lower group asks a higher one whether a cluster is still in use before deleting it: to
   // become checks passed in by the composition root (or cluster.deleting events).
   { from: 'src/modules/clusters/clusters.service.ts', to: 'src/modules/installs/installs.repo.ts' },

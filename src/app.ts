@@ -41,8 +41,6 @@ import { quotaRoutes } from './modules/quotas/quotas.routes.js';
 import { notificationRoutes } from './modules/notifications/notifications.routes.js';
 import { snippetRoutes } from './modules/snippets/snippets.routes.js';
 import { machineRoutes } from './modules/machines/machines.routes.js';
-import { injectTransport } from './drivers/compute/inject-transport.js';
-import lightMyRequest from 'light-my-request';
 import { Socket } from 'node:net';
 import { agentRoutes } from './modules/agents/agents.routes.js';
 import { agentTurnRoutes } from './modules/agents/agent-turns.routes.js';
@@ -50,7 +48,6 @@ import { agentEventRoutes } from './modules/agents/agent-events.routes.js';
 import { offerRoutes } from './modules/offers/offers.routes.js';
 import { orderDraftRoutes } from './modules/orders/orders.routes.js';
 import { paymentRoutes } from './modules/orders/payments.routes.js';
-import type { LocalComputeProvider } from './drivers/compute/local.js';
 import { isRunCredentialRequest } from './modules/snippets/snippet-bridge.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -220,9 +217,6 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   operationRoutes(app, services, { waitSafetyPollMs: services.dialect === 'sqlite' ? 250 : 1000 });
   clusterRoutes(app, services);
   machineRoutes(app, services);
-  // The local compute provider's in-process agents call the API through this app.
-  const localCompute = services.computeProviders.get('local');
-  if (localCompute && 'attach' in localCompute) (localCompute as LocalComputeProvider).attach(injectTransport(app));
   packageRoutes(app, services);
   installRoutes(app, services);
   previewHostnameRoutes(app, services);
@@ -239,13 +233,6 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   offerRoutes(app, services);
   orderDraftRoutes(app, services);
   await paymentRoutes(app, services);
-  services.paymentsLog.current = app.log;
-  // Agent tool calls serve their platform.request calls through this app, as snippet runs do.
-  services.apiDispatch.current = (options) => lightMyRequest(app.routing, options);
-  // The local payment provider's signed events go to the service's own webhook route, the path
-  // Stripe's take (a test may have pointed them at a recorder already: keep that).
-  services.paymentDelivery.current ??= async (body, headers) =>
-    (await lightMyRequest(app.routing, { method: 'POST', url: '/v1/payment_webhooks/local', headers, payload: body })).statusCode;
   lookupRoutes(app, services);
   // Event streams do not end on their own: end them when the app starts closing.
   app.addHook('preClose', async () => services.agentStreams.closeAll());

@@ -7,7 +7,7 @@ import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { ApiError } from './platform/errors.js';
 import { startServer } from './server.js';
-import { createServices } from './services.js';
+import { createUserService } from './modules/users/users.service.js';
 import { keyIdOf, keyringOf, type Keyring } from './platform/keyring.js';
 import { keyCensus } from './modules/secrets/key-census.js';
 import { rotateKeys } from './modules/secrets/rotate-keys.js';
@@ -176,8 +176,8 @@ async function adminCreateUser(argv: string[]): Promise<number> {
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
   try {
     await migrateToLatest(handle.db);
-    const services = createServices({ db: handle.db, dialect: handle.dialect, config });
-    const user = await services.users.createUser({ email: values.email, password: values.password, name: values.name ?? null });
+    // Only the users service: the command serves no request and runs no job.
+    const user = await createUserService({ db: handle.db }).createUser({ email: values.email, password: values.password, name: values.name ?? null });
     console.log(user.id);
     return 0;
   } catch (err) {

@@ -1,14 +1,9 @@
 // `svc serve`: open the database, migrate, bootstrap the first user, listen, and drain on SIGTERM.
 import type { DestinationStream } from 'pino';
 import { createLogger as createProcessLogger } from './platform/logging.js';
-import { buildApp } from './app.js';
 import { ConfigError, type Config } from './config.js';
-import { openDatabase, type DatabaseHandle } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
-import { createServices, type Services } from './services.js';
-import { startRuntime } from './jobs/runtime.js';
-import { unopenableKeysProblem } from './modules/secrets/key-census.js';
-import { keyringOf } from './platform/keyring.js';
+import type { Services } from './services.js';
+import { createSystem } from './system.js';
 import { createPreviewRouter } from './modules/preview-hostnames/preview-router.js';
 import { portsProblem } from './platform/ports.js';
 
@@ -41,23 +36,9 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
     ...(serves ? [{ setting: 'SVC_PREVIEW_PORT', port: config.preview.port }] : []),
   ]);
   if (problem) throw new ConfigError(problem);
-  logger.info({ database: config.databaseUrl ? 'postgres' : 'sqlite', data_dir: config.dataDir }, 'starting: opening the database');
-  const handle: DatabaseHandle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const applied = await migrateToLatest(handle.db);
-  if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
-  // A key that cannot open what the database holds would answer every read of it with 422: refuse
-  // to start instead, saying which key is missing (see modules/secrets/key-census.ts).
-  const keyProblem = await unopenableKeysProblem(handle.db, keyringOf(config), config);
-  if (keyProblem) {
-    await handle.close();
-    throw new ConfigError(keyProblem);
-  }
-  const tightened = [...config.dataDirNotes, ...handle.dataDirNotes];
-  if (tightened.length) logger.warn({ paths: tightened }, 'the data directory or its files were readable by others: made owner only (0700/0600)');
-  if (config.secretKeyGenerated && config.databaseUrl) {
-    logger.warn('SVC_SECRET_KEY is not set: using a key generated in the data dir; every instance sharing this database needs the same key');
-  }
-  const services = createServices({ db: handle.db, dialect: handle.dialect, config });
+  // The database (migrated, its keys checked), the services, the app and the runtime (src/system.ts).
+  const system = await createSystem(config, { logger });
+  const { services, app, beginShutdown, runtime } = system;
   const bootstrapUser = await bootstrapOwner(services);
   if (bootstrapUser) logger.info({ user_id: bootstrapUser }, 'bootstrap owner ready');
   else if (!(await services.users.anyUserExists())) {
@@ -68,11 +49,8 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
     );
   }
 
-  logger.info('starting: workers and routes');
-  const runtime = await startRuntime(services, logger);
-  const { app, beginShutdown } = await buildApp({ services, logger });
   // The preview router answers for install URLs and preview hostnames on its own port.
-  const previewRouter = !serves ? null : createPreviewRouter({ db: handle.db, domain: config.preview.domain, logger, limits: config.http });
+  const previewRouter = !serves ? null : createPreviewRouter({ db: services.db, domain: config.preview.domain, logger, limits: config.http });
   if (previewRouter) {
     const previewUrl = await previewRouter.listen(config.preview.port, config.host);
     logger.info({ url: previewUrl, domain: config.preview.domain }, 'preview router listening');
@@ -82,7 +60,7 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
   const url = await app.listen({ port: config.port, host: config.host });
   // The one line a person reads to know the service is up and where (tests and scripts read `url`).
   const serving = serves ? 'web app and API' : 'worker: probes and metrics only';
-  logger.info({ url, database: handle.dialect, role: config.role, worker_id: runtime.workerId }, `svc listening on ${url} (${serving})`);
+  logger.info({ url, database: services.dialect, role: config.role, worker_id: runtime.workerId }, `svc listening on ${url} (${serving})`);
 
   const purge = setInterval(() => {
     services.idempotency.purgeExpired().catch((err) => logger.warn({ err }, 'idempotency purge failed'));
@@ -95,20 +73,18 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
       logger.info('shutting down: draining in-flight requests');
       beginShutdown();
       clearInterval(purge);
-      // The in-process machine agents call the API: they stop before it does.
-      await runtime.localCompute.stop();
       const force = setTimeout(() => {
         logger.warn('grace period over; closing remaining connections');
         app.server.closeAllConnections();
         previewRouter?.server.closeAllConnections();
       }, config.shutdownGraceMs);
       force.unref();
-      // Stops accepting, waits for in-flight requests, closes idle keep-alive sockets.
-      await Promise.all([app.close(), previewRouter?.close()]);
+      // Each stops accepting, waits for in-flight requests, closes idle keep-alive sockets; the
+      // preview router first, as it reads the database the system closes last. Running steps drain
+      // within the grace period; the rest are handed back to other workers.
+      await previewRouter?.close();
+      await system.close(config.shutdownGraceMs);
       clearTimeout(force);
-      // Running steps drain within the grace period; the rest are handed back to other workers.
-      await runtime.stop(config.shutdownGraceMs);
-      await handle.close();
       logger.info('stopped');
     })();
     return stopping;

@@ -1,4 +1,6 @@
-// Builds every service once from the database and config; routes and workers receive this.
+// Builds every service once from the database and config; routes and workers receive this. Only
+// the composition root (src/system.ts) calls it: it gives the in-process API the app serves later.
+import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Db, Dialect } from './db/database.js';
 import { deriveKey } from './platform/crypto.js';
@@ -42,20 +44,36 @@ import { createSnippetRunner } from './modules/snippets/snippet-runner.js';
 import { createRunCredentials } from './modules/snippets/snippet-bridge.js';
 import type { ComputeProvider } from './drivers/compute/driver.js';
 import { createHcloudProvider } from './drivers/compute/hcloud.js';
+import { createLocalComputeProvider } from './drivers/compute/local.js';
+import { injectTransport } from './drivers/compute/inject-transport.js';
 import { bootstrapTokenKey } from './modules/machines/join-tokens.js';
 import { createWorkerBootstrapService } from './modules/machines/worker-bootstraps.service.js';
 import { createMachineService } from './modules/machines/machines.service.js';
 import { registerMachineWorkflows, releaseWorkspaceMachines } from './modules/machines/machines.workflows.js';
-import type { Dispatch } from './modules/snippets/snippet-bridge.js';
 import type { JobHandler } from './jobs/worker.js';
+import type { InProcessApi } from './platform/in-process-api.js';
+import { DEVICE_CODE_GRANT_TYPE } from './modules/device/device.service.js';
 import { createAgentModule } from './modules/agents/agent-module.js';
 import { createOfferService } from './modules/offers/offers.service.js';
 import { createOrdersModule } from './modules/orders/orders-module.js';
-import { installPaymentProviders } from './drivers/payments/registry.js';
+import { createPaymentProviders } from './drivers/payments/registry.js';
+import { eventJobHandlers } from './events/subscribers.js';
 import type { DeliverEvent } from './drivers/payments/local-events.js';
 
-export function createServices(deps: { db: Db; dialect: Dialect; config: Config }) {
-  const { db, config } = deps;
+export interface ServicesDeps {
+  db: Db;
+  dialect: Dialect;
+  config: Config;
+  /** the process log (the local machines' agents, payment trouble) */
+  logger: Logger;
+  /** the API served in-process; it answers once the app is built (see platform/in-process-api.ts) */
+  api: InProcessApi;
+  /** test seam: where the local payment provider's signed events go, given the default (the app's own webhook route) */
+  paymentDelivery?: (toRoute: DeliverEvent) => DeliverEvent;
+}
+
+export function createServices(deps: ServicesDeps) {
+  const { db, config, api } = deps;
   const cursors = new CursorCodec(deriveKey(config.secretKey, 'cursor'));
   /** everything stored encrypted is sealed and opened by this one keyring */
   const keyring = keyringOf(config);
@@ -83,8 +101,13 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
   const installs = createInstallService({ ...installDeps, dialect: deps.dialect, cursors, publicUrl: config.publicUrl });
   registerPreviewHostnameWorkflows(workflows, db);
   const previewHostnames = createPreviewHostnameService({ db, dialect: deps.dialect, cursors, operations, preview: config.preview });
+  /**
+   * The local compute provider's simulated servers: their agents call the API in-process, so they
+   * run where the API is served (the runtime starts them); leases keep each on one process.
+   */
+  const localCompute = createLocalComputeProvider({ db, keyring, logger: deps.logger, publicUrl: config.publicUrl, transport: injectTransport(api) });
   /** compute providers by name (tests may replace one); POST /v1/machines uses the configured one */
-  const computeProviders = new Map<string, ComputeProvider>();
+  const computeProviders = new Map<string, ComputeProvider>([['local', localCompute]]);
   const workspaceDeletion = createWorkspaceDeletion({
     operations,
     releaseMachines: async (workspaceId, ctx) => {
@@ -119,27 +142,31 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     heartbeatSeconds: config.machines.heartbeatSeconds, joinTimeoutSeconds: config.machines.joinTimeoutSeconds,
   };
   registerMachineWorkflows(workflows, { ...machineDeps, compute: computeProviders, operations });
-  const workerBootstraps = createWorkerBootstrapService({ ...machineDeps, cursors, quotas });
+  const workerBootstraps = createWorkerBootstrapService({ ...machineDeps, cursors, quotas, publicUrl: config.publicUrl });
   const machines = createMachineService({
     ...machineDeps, cursors, operations, quotas, bootstraps: workerBootstraps, compute: computeProvider, publicUrl: config.publicUrl,
   });
   /** jobs that are not operations', by kind (agent turns) */
   const jobHandlers = new Map<string, JobHandler>();
-  /** serves the platform.request calls of agent tool runs: the app sets it once its routes exist */
-  const apiDispatch: { current: Dispatch | null } = { current: null };
   const agentModule = createAgentModule({
-    db, dialect: deps.dialect, cursors, notifier, quotas, keyring, config, snippetRunner, runCredentials, apiDispatch, jobHandlers,
+    db, dialect: deps.dialect, cursors, notifier, quotas, keyring, config, snippetRunner, runCredentials, api, jobHandlers,
   });
   const workspaces = createWorkspaceService({ db, cursors, quotas });
-  const ordersModule = createOrdersModule({ db, cursors, config, operations, workflows, clusters, installs, workspaces, workerBootstraps });
-  // Payment providers (issue 25): the local provider delivers its events to the service's own
-  // webhook route through `paymentDelivery.current`, which the app sets once that route exists
-  // (tests may point it at a recorder); until then a delivery answers 503 and the sweep retries it.
-  const paymentDelivery: { current: DeliverEvent | null } = { current: null };
-  const localPayments = installPaymentProviders({
-    db, config, providers: ordersModule.payments, chores: ordersModule.paymentChores,
-    deliver: (body, headers) => (paymentDelivery.current ? paymentDelivery.current(body, headers) : Promise.resolve(503)),
+  // Payment providers (issue 25): the local provider delivers its signed events to the service's
+  // own webhook route, the path Stripe's take (a test may point them at a recorder); before the app
+  // serves it a delivery fails and the sweep retries it.
+  const toRoute: DeliverEvent = async (body, headers) =>
+    (await api.inject({ method: 'POST', url: '/v1/payment_webhooks/local', headers, payload: body })).statusCode;
+  const payments = createPaymentProviders({ db, config, deliver: deps.paymentDelivery ? deps.paymentDelivery(toRoute) : toRoute });
+  const ordersModule = createOrdersModule({
+    db, cursors, config, operations, workflows, clusters, installs, workspaces, workerBootstraps, payments: payments.providers, logger: deps.logger,
   });
+  // Reactions to other modules' events, run after their commit from the job queue (src/events/).
+  for (const [kind, handler] of eventJobHandlers({ db, dialect: deps.dialect }, { 'orders.server_joined': ordersModule.serverJoined })) {
+    jobHandlers.set(kind, handler);
+  }
+  const device = createDeviceService({ db, config, sessions });
+  const oauth = createOAuthService({ db, config, cursors });
   return {
     db,
     dialect: deps.dialect,
@@ -148,12 +175,15 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     idempotency: new IdempotencyStore(db, deriveKey(config.secretKey, 'idempotency')),
     users: createUserService({ db }),
     sessions,
-    device: createDeviceService({ db, config, sessions }),
+    device,
     workspaces,
     apiTokens: createApiTokenService({ db, cursors }),
-    oauth: createOAuthService({ db, config, cursors }),
-    /** POST /oauth/token handlers by grant_type; modules register theirs */
-    grants: new Map<string, GrantHandler>(),
+    oauth,
+    /** POST /oauth/token handlers by grant_type (device_code: RFC 8628; client_credentials: RFC 6749 4.4) */
+    grants: new Map<string, GrantHandler>([
+      ['client_credentials', oauth.clientCredentialsGrant],
+      [DEVICE_CODE_GRANT_TYPE, device.exchangeDeviceCode],
+    ]),
     /** commit-time notifications between instances (started by the runtime) */
     notifier,
     /** operation type -> steps; each module registers its workflows here */
@@ -177,17 +207,18 @@ export function createServices(deps: { db: Db; dialect: Dialect; config: Config 
     /** the credentials of running snippets' platform.request calls */
     runCredentials,
     computeProviders,
+    /** the local compute provider (also in `computeProviders`): the runtime starts and stops its agents */
+    localCompute,
     workerBootstraps,
     machines,
     snippets: createSnippetService({ db, cursors, quotas, runner: snippetRunner, credentials: runCredentials, publicUrl: config.publicUrl }),
     jobHandlers,
-    apiDispatch,
     /** offers of a seller's workspace (API.md 8.7); archiving one ends its unpaid drafts */
     offers: createOfferService({ db, cursors, publicUrl: config.publicUrl, offerWithdrawn: ordersModule.offerWithdrawn }),
     /** the built-in payment provider (its hosted checkout page; also in `payments` as `local`) */
-    localPayments,
-    /** where the local provider's signed events go (the webhook route); see above */
-    paymentDelivery,
+    localPayments: payments.local,
+    /** the payment providers' periodic work (the local provider's deliveries and renewals) */
+    paymentChores: payments.runChores,
     ...agentModule,
     ...ordersModule,
   };

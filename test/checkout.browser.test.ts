@@ -16,11 +16,11 @@ describe('hosted checkout page in headless Chromium', () => {
 
   before(async () => {
     if (skipReason) return;
-    env = await startChromiumApp((services) => {
-      services.paymentDelivery.current = async (body) => {
+    env = await startChromiumApp({
+      paymentDelivery: () => async (body) => {
         delivered.push(body);
         return 200;
-      };
+      },
     });
   });
 

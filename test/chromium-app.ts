@@ -3,10 +3,10 @@
 // The public URL is the listening address, so links and redirects the pages make are followable.
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
-import { buildApp } from '../src/app.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { createServices, type Services } from '../src/services.js';
+import type { Services } from '../src/services.js';
+import { createSystem, type SystemOptions } from '../src/system.js';
 import { createTestDatabase, freePort, testConfig } from './harness.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -20,17 +20,15 @@ export interface ChromiumApp {
   close(): Promise<void>;
 }
 
-/** Starts the app (after `configure` saw its services) and Chromium. */
-export async function startChromiumApp(configure: (services: Services) => void = () => {}): Promise<ChromiumApp> {
+/** Starts the app (no job runtime) and Chromium. */
+export async function startChromiumApp(opts: Pick<SystemOptions, 'paymentDelivery'> = {}): Promise<ChromiumApp> {
   const database = await createTestDatabase({ migrated: true });
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const config = testConfig(database, { SVC_PUBLIC_URL: base, HOST: '127.0.0.1', PORT: String(port) });
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
   await migrateToLatest(handle.db);
-  const services = createServices({ db: handle.db, dialect: handle.dialect, config });
-  configure(services);
-  const app = (await buildApp({ services })).app;
+  const { app, services } = await createSystem(config, { database: handle, runtime: false, ...opts });
   await app.listen({ port, host: '127.0.0.1' });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,

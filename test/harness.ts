@@ -9,14 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { buildApp } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { App } from '../src/platform/http.js';
-import { createServices, type Services } from '../src/services.js';
-import { startRuntime, type Runtime } from '../src/jobs/runtime.js';
-import { createLogger } from '../src/server.js';
+import type { Services } from '../src/services.js';
+import type { Runtime } from '../src/jobs/runtime.js';
+import { createSystem, type SystemOptions } from '../src/system.js';
 import { createPreviewRouter, type PreviewRouter } from '../src/modules/preview-hostnames/preview-router.js';
 
 export const DIALECT = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
@@ -230,14 +229,12 @@ export class TestApp {
  * then survives close(), so a test can run the service again over the same data with another
  * configuration (a new secret key, say); the test drops it.
  */
-export async function startTestApp(env: NodeJS.ProcessEnv = {}, opts: { logger?: Logger; database?: TestDatabase } = {}): Promise<TestApp> {
+export async function startTestApp(env: NodeJS.ProcessEnv = {}, opts: { logger?: Logger; database?: TestDatabase } & Pick<SystemOptions, 'paymentDelivery'> = {}): Promise<TestApp> {
   const database = opts.database ?? (await createTestDatabase({ migrated: true }));
   const config = testConfig(database, env);
   const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 5 });
   await migrateToLatest(handle.db);
-  const services = createServices({ db: handle.db, dialect: handle.dialect, config });
-  const runtime = await startRuntime(services, opts.logger ?? createLogger(config));
-  const { app } = await buildApp({ services, ...(opts.logger ? { logger: opts.logger } : {}) });
+  const { app, services, runtime } = await createSystem(config, { database: handle, logger: opts.logger, paymentDelivery: opts.paymentDelivery });
   return new TestApp(app, services, config, handle, database, runtime, opts.database === undefined);
 }
 

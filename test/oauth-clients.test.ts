@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeProtectedHeader, type JWK } from 'jose';
 import { sha256Hex } from '../src/platform/crypto.js';
-import { createServices } from '../src/services.js';
+import { createSystem, type System } from '../src/system.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 
 describe('OAuth clients', () => {
@@ -86,6 +86,8 @@ describe('OAuth clients', () => {
 describe('signing keys shared by several instances', () => {
   test('instances that start at once converge on one key and accept each other\'s tokens', async () => {
     const t = await startTestApp();
+    /** the other instances: their own services and app over the same database */
+    const systems: System<null>[] = [];
     try {
       const owner = await t.user('owner');
       const ws = (await t.workspace(owner, 'K')).id;
@@ -94,7 +96,8 @@ describe('signing keys shared by several instances', () => {
       const listed = await t.request('GET', `/v1/oauth_clients/${created.body.id}`, { token: owner.token, headers: { 'svc-context': ws } });
       assert.equal(listed.body.client_id, created.body.id);
       const grant = { grant_type: 'client_credentials', client_id: created.body.client_id, client_secret: created.body.client_secret };
-      const instances = Array.from({ length: 4 }, () => createServices({ db: t.services.db, dialect: t.services.dialect, config: t.config }));
+      systems.push(...await Promise.all(Array.from({ length: 4 }, () => createSystem(t.config, { database: t.services, runtime: false }))));
+      const instances = systems.map((s) => s.services);
       const issued = await Promise.all(instances.map((s) => s.oauth.clientCredentialsGrant(grant, {})));
       for (const s of [...instances, t.services]) {
         for (const { access_token } of issued) {
@@ -104,12 +107,14 @@ describe('signing keys shared by several instances', () => {
       }
       const keys = await t.services.db.selectFrom('signing_keys').select('id').orderBy('created_at').orderBy('id').execute();
       assert.ok(keys.length >= 1);
-      const late = createServices({ db: t.services.db, dialect: t.services.dialect, config: t.config });
-      const { access_token } = await late.oauth.clientCredentialsGrant(grant, {});
+      const late = await createSystem(t.config, { database: t.services, runtime: false });
+      systems.push(late);
+      const { access_token } = await late.services.oauth.clientCredentialsGrant(grant, {});
       assert.equal(decodeProtectedHeader(access_token).kid, keys[0]!.id, 'a later instance signs with the oldest key');
       const jwks = await t.request('GET', '/.well-known/jwks.json');
       assert.deepEqual(jwks.body.keys.map((k: JWK) => k.kid).sort(), keys.map((k) => k.id).sort());
     } finally {
+      for (const s of systems) await s.close();
       await t.close();
     }
   });

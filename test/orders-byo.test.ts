@@ -52,7 +52,8 @@ describe('order drafts: bring your own server', () => {
     assert.equal(joined.status, 201, joined.text);
     const beat = await t.request('POST', '/v1/machine_heartbeats', { token: joined.body.credential, body: { facts: FACTS } });
     assert.equal(beat.status, 200, beat.text);
-    const configure = (await as('GET', `/v1/order_drafts/${draft.id}`)).body;
+    // The draft reacts to the machine.joined event after the join's commit, from the job queue.
+    const configure = await waitDraft(t, buyer, draft.id, inStatus('configure'));
     assert.equal(configure.status, 'configure');
     assert.equal(configure.server_joined, true);
     const machine = await t.request('GET', `/v1/machines/${joined.body.machine_id}`, { token: buyer.token, headers: { 'svc-context': configure.workspace_id } });
@@ -74,7 +75,8 @@ describe('order drafts: bring your own server', () => {
     const as = customer(t, buyer);
     const { draft, token } = await waitingForServer(buyer, offer.id);
     assert.equal((await t.request('POST', '/v1/machine_joins', { body: { token, facts: FACTS } })).status, 201);
-    const current = (await as('GET', `/v1/order_drafts/${draft.id}`)).body;
+    // Joined once the draft has taken the machine.joined event in (after the join's commit).
+    const current = await waitDraft(t, buyer, draft.id, (d) => d.server_joined === true);
     assert.equal((await as('POST', `/v1/order_drafts/${draft.id}:cancel`, { etag: current.etag })).status, 200);
     const ended = await waitDraft(t, buyer, draft.id, inStatus('terminated'));
     assert.equal(ended.termination_reason, 'revoked');

@@ -20,13 +20,16 @@ describe('orders paid through the local provider', () => {
   let deliverForReal: (body: string, headers: Record<string, string>) => Promise<number>;
 
   before(async () => {
-    t = await startTestApp({ SVC_LOCAL_PAYMENTS_MONTH_S: '100' });
+    t = await startTestApp({ SVC_LOCAL_PAYMENTS_MONTH_S: '100' }, {
+      paymentDelivery: (toRoute) => {
+        deliverForReal = toRoute;
+        return async (body, headers) => {
+          captured.push({ body, headers });
+          return hold ? 503 : deliverForReal(body, headers);
+        };
+      },
+    });
     seller = await makeSeller(t);
-    deliverForReal = t.services.paymentDelivery.current!;
-    t.services.paymentDelivery.current = async (body, headers) => {
-      captured.push({ body, headers });
-      return hold ? 503 : deliverForReal(body, headers);
-    };
   });
   afterEach(() => {
     hold = false;

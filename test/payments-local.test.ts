@@ -39,12 +39,15 @@ describe('local payment provider', () => {
   const verify = (d: Delivered) => local().verifyWebhook(Buffer.from(d.body), d.headers);
 
   before(async () => {
-    t = await startTestApp({ SVC_LOCAL_PAYMENTS_MONTH_S: String(MONTH_S) });
-    routeDelivery = t.services.paymentDelivery.current!;
-    t.services.paymentDelivery.current = async (body, headers) => {
-      delivered.push({ body, headers });
-      return forward ? forward(body, headers) : answer;
-    };
+    t = await startTestApp({ SVC_LOCAL_PAYMENTS_MONTH_S: String(MONTH_S) }, {
+      paymentDelivery: (toRoute) => {
+        routeDelivery = toRoute;
+        return async (body, headers) => {
+          delivered.push({ body, headers });
+          return forward ? forward(body, headers) : answer;
+        };
+      },
+    });
   });
   after(async () => {
     clock.offsetMs = 0;

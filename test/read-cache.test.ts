@@ -7,9 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
-import { buildApp } from '../src/app.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
-import { createServices } from '../src/services.js';
+import { createSystem } from '../src/system.js';
 import { newId } from '../src/platform/ids.js';
 import type { App } from '../src/platform/http.js';
 import { DIALECT, startTestApp, type TestApp, type TestUser } from './harness.js';
@@ -26,8 +25,7 @@ describe('read cache invalidation', () => {
     ws = (await t.workspace(owner)).id;
     // A second instance: its own connection (and cache) on the same database.
     const handle = openDatabase({ databaseUrl: t.config.databaseUrl, dataDir: t.config.dataDir, poolSize: 2 });
-    const services = createServices({ db: handle.db, dialect: handle.dialect, config: t.config });
-    second = { app: (await buildApp({ services })).app, handle };
+    second = { app: (await createSystem(t.config, { database: handle, runtime: false })).app, handle };
   });
   after(async () => {
     await second.app.close();

@@ -1,10 +1,9 @@
 // Health probes and Prometheus metrics (issue 2, scope 8).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { buildApp } from '../src/app.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { createServices } from '../src/services.js';
+import { createSystem } from '../src/system.js';
 import { createTestDatabase, DIALECT, startTestApp, testConfig, type TestApp, type TestDatabase, type TestUser } from './harness.js';
 
 /** The value of one sample line, e.g. `svc_http_requests_total{method="GET",...} 3`; undefined when absent. */
@@ -83,9 +82,8 @@ describe('readiness when the database is gone, and draining', () => {
   async function appOver(databaseUrl: string | null) {
     const config = testConfig(database, databaseUrl ? { DATABASE_URL: databaseUrl } : {});
     const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-    const services = createServices({ db: handle.db, dialect: handle.dialect, config });
-    const built = await buildApp({ services });
-    return { ...built, handle };
+    const { app, beginShutdown } = await createSystem(config, { database: handle, runtime: false });
+    return { app, beginShutdown, handle };
   }
 
   test('GET /readyz is 503 UNAVAILABLE in the error shape once the database handle is closed; /healthz stays 200', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildApp } from '../src/app.js';
+import { createSystem } from '../src/system.js';
 import { clock } from '../src/platform/clock.js';
 import { sha256Hex } from '../src/platform/crypto.js';
 import { SESSION_TTL_SECONDS } from '../src/modules/sessions/sessions.service.js';
@@ -386,7 +386,8 @@ describe('token and password values never reach the logs', () => {
       },
     });
     const logger = createLogger('trace', sink);
-    const { app } = await buildApp({ services: t.services, logger });
+    // A second instance over the same database, logging to the sink.
+    const { app } = await createSystem(t.config, { database: t.services, logger, runtime: false });
     const secrets: string[] = [];
     const call = async (method: string, url: string, opts: { token?: string; body?: unknown; headers?: Record<string, string> } = {}) => {
       const res = await app.inject({

@@ -17,7 +17,8 @@ import * as m011 from './migrations/011_list_filters.js';
 import * as m012 from './migrations/012_machines.js';
 import * as m013 from './migrations/013_agents.js';
 import * as m014 from './migrations/014_commerce.js';
-import * as m015 from './migrations/015_reservations_secret_derived.js';
+import * as m015 from './migrations/015_events.js';
+import * as m016 from './migrations/016_spend_reservations_secret_derived.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -34,7 +35,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '012_machines': m012,
   '013_agents': m013,
   '014_commerce': m014,
-  '015_reservations_secret_derived': m015,
+  '015_events': m015,
+  '016_spend_reservations_secret_derived': m016,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -178,6 +178,18 @@ export interface JobsTable {
   created_at: number;
   /** set for a job that runs an agent turn (kind agent_turn) */
   agent_turn_id: string | null;
+  /** set for a job that runs an event's subscriber (kind `event:<subscriber>`) */
+  event_id: string | null;
+}
+
+/** A domain event (API.md 8.11), written in the transaction of the change it reports. */
+export interface EventsTable {
+  id: string;
+  type: string;
+  workspace_id: string;
+  /** JSON */
+  data: string;
+  created_at: number;
 }
 
 export interface ClustersTable {
@@ -472,6 +484,7 @@ export interface Database {
   operations: OperationsTable;
   operation_steps: OperationStepsTable;
   jobs: JobsTable;
+  events: EventsTable;
   clusters: ClustersTable;
   local_clusters: LocalClustersTable;
   packages: PackagesTable;

@@ -15,17 +15,20 @@ export interface ClaimedJob {
   operationId: string | null;
   /** the agent turn a job of kind `agent_turn` runs */
   agentTurnId: string | null;
+  /** the event a job of kind `event:<subscriber>` hands to its subscriber */
+  eventId: string | null;
   leaseToken: string;
   claims: number;
 }
 
-export async function enqueueJob(tx: Executor, job: { kind: string; operationId: string | null; agentTurnId?: string; runAtMs?: number }): Promise<string> {
+export async function enqueueJob(tx: Executor, job: { kind: string; operationId: string | null; agentTurnId?: string; eventId?: string; runAtMs?: number }): Promise<string> {
   const id = newId('job');
   await tx
     .insertInto('jobs')
     .values({
       id, kind: job.kind, operation_id: job.operationId, run_at: job.runAtMs ?? clock.nowMs(), claims: 0,
       lease_token: null, locked_by: null, locked_until: null, created_at: clock.now(), agent_turn_id: job.agentTurnId ?? null,
+      event_id: job.eventId ?? null,
     })
     .execute();
   return id;
@@ -48,9 +51,9 @@ export async function claimNextJob(db: Db, dialect: Dialect, workerId: string, l
     .updateTable('jobs')
     .set((eb) => ({ lease_token: token, locked_by: workerId, locked_until: now + leaseMs, claims: eb('claims', '+', 1) }))
     .where('id', '=', (eb) => eb.selectFrom(due.as('due')).select('due.id'))
-    .returning(['id', 'kind', 'operation_id', 'agent_turn_id', 'claims'])
+    .returning(['id', 'kind', 'operation_id', 'agent_turn_id', 'event_id', 'claims'])
     .executeTakeFirst();
-  return row ? { id: row.id, kind: row.kind, operationId: row.operation_id, agentTurnId: row.agent_turn_id, leaseToken: token, claims: row.claims } : null;
+  return row ? { id: row.id, kind: row.kind, operationId: row.operation_id, agentTurnId: row.agent_turn_id, eventId: row.event_id, leaseToken: token, claims: row.claims } : null;
 }
 
 /** Extends the lease; false when it was lost (expired and claimed by another worker). */

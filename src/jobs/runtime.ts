@@ -10,7 +10,7 @@ import { sweepMachines, type MachineSweepResult } from '../modules/machines/mach
 import { sweepOrders, type OrderSweepResult } from '../modules/orders/orders-sweep.js';
 import type { Services } from '../services.js';
 import { WorkerPool } from './worker.js';
-import { createLocalComputeProvider, type LocalComputeProvider } from '../drivers/compute/local.js';
+import type { LocalComputeProvider } from '../drivers/compute/local.js';
 
 export interface Runtime {
   workerId: string;
@@ -51,10 +51,8 @@ export interface Runtime {
 export async function startRuntime(services: Services, logger: Logger): Promise<Runtime> {
   const { config } = services;
   await services.notifier.start();
-  // The local compute provider: its servers' agents call the API in-process (the app attaches its
-  // transport once built), so they run where the API is served; leases keep each on one process.
-  const localCompute = createLocalComputeProvider({ db: services.db, keyring: services.keyring, logger, publicUrl: config.publicUrl });
-  services.computeProviders.set('local', localCompute);
+  // The local compute provider's agents call the API in-process: they run where the API is served.
+  const { localCompute } = services;
   if (config.role !== 'worker') await localCompute.start();
   const workerId = `${hostname()}:${process.pid}:${randomString(6)}`;
   let pool: WorkerPool | null = null;
@@ -73,7 +71,7 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
   const machineSweep = () => sweepMachines({ db: services.db, operations: services.operations, heartbeatSeconds: config.machines.heartbeatSeconds });
   const orderSweep = () => sweepOrders({
     db: services.db, operations: services.operations, checkout: services.checkout, noticeSeconds: config.commerce.draftExpiryNoticeSeconds,
-    providerChores: () => services.paymentChores.run(),
+    providerChores: services.paymentChores,
   });
   const sweeps: NodeJS.Timeout[] = [];
   const every = (retentionSeconds: number, run: () => Promise<number>, what: string) => {

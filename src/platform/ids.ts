@@ -45,7 +45,10 @@ export const ID_PREFIXES = {
   approvalRequest: 'apr',
   agentStep: 'agst',
   delivery: 'dlv',
+  /** the local payment provider's events: Stripe's prefix, as its webhooks carry them */
   paymentEvent: 'evt',
+  /** domain events (src/events/, API.md 8.11); the prefix webhooks carry */
+  event: 'evt',
   localPayment: 'pay',
   localSubscription: 'lsub',
 } as const;

@@ -69,7 +69,7 @@ async function throttledCode(
   }
 }
 
-export function devicePageRoutes(app: App, s: Services): void {
+export function devicePageRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'device' | 'sessions'>): void {
   const cookies = createCookieSessions({ config: s.config, sessions: s.sessions });
   const { basePath } = cookies;
   const routeConfig = { auth: 'none' as const };

@@ -648,7 +648,7 @@ export interface paths {
         put?: never;
         /**
          * Provision a machine
-         * @description Needs the admin or owner role. Records the machine (PROVISIONING, counted against `compute/machines` at once: 429 past the limit) and starts `machine.create` in the same transaction: 202 with the operation. It creates a server through the service's compute provider (`local` here; `local` simulates servers inside the service, `hcloud` creates Hetzner Cloud servers) with cloud-init that starts the machine agent with a one-time token, waits for the server to run (JOINING) and for its agent to join and heartbeat (ACTIVE). A crash resumes it without a second server; if it fails or is cancelled, `machine.delete` releases what was made. `instance_type`:  (else 400). `expires_at`, in the future: the machine is deleted then. Accepts idempotency-key.
+         * @description Needs the admin or owner role. Records the machine (PROVISIONING, counted against `compute/machines` at once: 429 past the limit) and starts `machine.create` in the same transaction: 202 with the operation. It creates a server through the service's compute provider (`local` here; `local` simulates servers inside the service, `hcloud` creates Hetzner Cloud servers) with cloud-init that starts the machine agent with a one-time token, waits for the server to run (JOINING) and for its agent to join and heartbeat (ACTIVE). A crash resumes it without a second server; if it fails or is cancelled, `machine.delete` releases what was made. `instance_type`: local-small, local-medium, local-large (else 400). `expires_at`, in the future: the machine is deleted then. Accepts idempotency-key.
          */
         post: operations["createMachine"];
         delete?: never;

@@ -2,8 +2,9 @@
 // "booting" it runs the machine agent (src/machine-agent/agent.ts) inside the service process,
 // which joins with the token of the server's cloud-init user data like any other machine. What a
 // real server keeps on its disk is kept sealed on the row: the user data, then the credential the
-// agent was given. The agent reaches the service through a transport given after the app is built
-// (`attach`), e.g. one over app.inject, so no listening socket is needed.
+// agent was given. The agent reaches the service through a transport given at creation (the
+// composition root's in-process API) or later (`attach`, for tests), e.g. one over app.inject, so no
+// listening socket is needed.
 //
 // A server's agent runs in exactly one process: the row carries a lease (`lease_owner`,
 // `lease_expires_at` in ms). A process takes a powered-on server only when its lease is free or
@@ -44,6 +45,8 @@ export interface LocalComputeOptions {
   keyring: Keyring;
   /** the provider's and its agents' log (or given to attach(), when the process logger comes later) */
   logger?: Logger;
+  /** the transport the agents call the service through; without it they wait for attach() */
+  transport?: { fetch: AgentFetch };
   /** the service the agents join when the user data names none */
   publicUrl: string;
   /** this process in leases (default host:pid:random) */
@@ -86,9 +89,9 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
   const leaseMs = opts.leaseMs ?? 30_000;
   const recheckMs = opts.recheckMs ?? 10_000;
   const agents = new Map<string, Running>();
-  let transport: { fetch: AgentFetch } | null = null;
+  let transport: { fetch: AgentFetch } | null = opts.transport ?? null;
   let attached: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (attached = resolve));
+  const ready = transport ? Promise.resolve() : new Promise<void>((resolve) => (attached = resolve));
   let timer: NodeJS.Timeout | null = null;
   let rechecking: Promise<void> | null = null;
   let stopping = false;

@@ -1,5 +1,5 @@
-// The payment providers of this service, built once from config (API.md 8.7) into the orders
-// module's map by name. The local provider always exists, whichever one is configured: sessions
+// The payment providers of this service, built once from config (API.md 8.7), by name, for the
+// orders module. The local provider always exists, whichever one is configured: sessions
 // made before a switch to Stripe keep their hosted page and their webhooks (and the return page
 // can still re-read them). Its periodic work (expiring, renewing, delivering) becomes the orders
 // sweep's provider chores.
@@ -16,27 +16,29 @@ export function localPaymentsSigningKey(config: Config): Buffer {
   return deriveKey(config.secretKey, 'local-payments-webhook');
 }
 
-/**
- * Puts `local` (always) and `stripe` (when configured) into `providers`, and the local provider's
- * sweep into `chores`; answers the local provider (its hosted page needs it).
- */
-export function installPaymentProviders(deps: {
-  db: Db;
-  config: Config;
-  deliver: DeliverEvent;
+/** The payment providers by name, the local one (its hosted page needs it) and its periodic work. */
+export interface PaymentProviders {
+  /** `local` (always) and `stripe` (when configured); tests may replace one */
   providers: Map<string, PaymentProvider>;
-  chores: { run: () => Promise<void> };
-}): LocalPaymentProvider {
+  local: LocalPaymentProvider;
+  /** the local provider's sweep: expiring, renewing and delivering (the orders sweep runs it) */
+  runChores(): Promise<void>;
+}
+
+export function createPaymentProviders(deps: { db: Db; config: Config; deliver: DeliverEvent }): PaymentProviders {
   const { db, config } = deps;
   const local = createLocalPaymentProvider({
     db, publicUrl: config.publicUrl, signingKey: localPaymentsSigningKey(config), deliver: deps.deliver, monthSeconds: config.commerce.localMonthSeconds,
   });
-  deps.providers.set('local', local);
-  if (config.commerce.stripe) deps.providers.set('stripe', createStripePaymentProvider(config.commerce.stripe));
-  deps.chores.run = async () => {
-    await local.expireDue();
-    await local.renewDue();
-    await local.deliverDue();
+  const providers = new Map<string, PaymentProvider>([['local', local]]);
+  if (config.commerce.stripe) providers.set('stripe', createStripePaymentProvider(config.commerce.stripe));
+  return {
+    providers,
+    local,
+    async runChores() {
+      await local.expireDue();
+      await local.renewDue();
+      await local.deliverDue();
+    },
   };
-  return local;
 }

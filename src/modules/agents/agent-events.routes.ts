@@ -59,7 +59,7 @@ export interface EventFilter {
   turnId?: string | undefined;
 }
 
-export function agentEventRoutes(app: App, s: Services): void {
+export function agentEventRoutes(app: App, s: Pick<Services, 'agentEvents' | 'agentStreams' | 'agentTurns' | 'agents' | 'config' | 'dialect'>): void {
   const tags = ['agent events'];
 
   /** The session (and turn) the query names, if the caller may read it; 404 otherwise. */

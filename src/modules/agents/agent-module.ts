@@ -9,7 +9,8 @@ import type { JobHandler } from '../../jobs/worker.js';
 import type { Keyring } from '../../platform/keyring.js';
 import type { CursorCodec } from '../../platform/pagination.js';
 import type { QuotaService } from '../quotas/quotas.service.js';
-import type { Dispatch, RunCredentials } from '../snippets/snippet-bridge.js';
+import type { InProcessApi } from '../../platform/in-process-api.js';
+import type { RunCredentials } from '../snippets/snippet-bridge.js';
 import type { SnippetRunner } from '../snippets/snippet-runner.js';
 import { createEventLog } from './agent-events.js';
 import { createApprovalService } from './agent-approvals.service.js';
@@ -31,7 +32,8 @@ export interface AgentModuleDeps {
   config: Config;
   snippetRunner: SnippetRunner;
   runCredentials: RunCredentials;
-  apiDispatch: { current: Dispatch | null };
+  /** serves the platform.request calls of agent tool runs */
+  api: InProcessApi;
   jobHandlers: Map<string, JobHandler>;
 }
 
@@ -46,7 +48,7 @@ export function createAgentModule(deps: AgentModuleDeps) {
   /** model providers by name (tests may replace one) */
   const modelProviders: Map<ModelProviderName, ModelProvider> = createModelProviders(config.agents);
   registerLocal(modelProviders, createLocalModelProvider({ testHooks: config.testHooks }));
-  const tools = createAgentTools({ runner: deps.snippetRunner, credentials: deps.runCredentials, dispatch: () => deps.apiDispatch.current });
+  const tools = createAgentTools({ runner: deps.snippetRunner, credentials: deps.runCredentials, dispatch: () => (options) => deps.api.inject(options) });
   deps.jobHandlers.set('agent_turn', createTurnRunner({
     db, dialect, notifier, events: agentEvents, moves, tools, providers: modelProviders, config: config.agents, keyring: deps.keyring, spend,
     backoffScale: config.jobs.backoffScale,

@@ -36,7 +36,7 @@ function refuseFromSandbox(request: FastifyRequest): void {
   if (principal?.kind === 'workspace' && principal.via === 'snippet_run') throw permissionDenied('code running in the sandbox cannot submit agent turns', 'NESTED_AGENT_TURN');
 }
 
-export function agentTurnRoutes(app: App, s: Services): void {
+export function agentTurnRoutes(app: App, s: Pick<Services, 'agentApprovals' | 'agentTurns' | 'dialect' | 'idempotency'>): void {
   const tags = ['agent turns'];
 
   app.post('/v1/agent_turns', {

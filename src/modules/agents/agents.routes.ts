@@ -25,7 +25,7 @@ export function originOf(request: FastifyRequest): 'DASHBOARD' | 'API' {
   return headerOf(request, 'x-svc-csrf') !== undefined ? 'DASHBOARD' : 'API';
 }
 
-export function agentRoutes(app: App, s: Services): void {
+export function agentRoutes(app: App, s: Pick<Services, 'agents' | 'idempotency'>): void {
   const tags = ['agents'];
   const setAgentArchived = (archive: boolean) => async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) =>
     withEtag(reply, await s.agents.setAgentArchived(scopeOf(request), request.params.id, parseIfMatch(headerOf(request, 'if-match')), archive));

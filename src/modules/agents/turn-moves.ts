@@ -25,6 +25,8 @@ import * as repo from './agents.repo.js';
 import { isTerminalTurn, isWaitingTurn, type TurnState } from './agents.schemas.js';
 import { sessionStateOfTurn } from './agents.service.js';
 import type { SpendReservations } from './spend-reservations.js';
+import { toTurn } from './agent-turns.service.js';
+import { recordEvent } from '../../events/record.js';
 
 export const MOVES_FROM: Record<TurnState, readonly TurnState[]> = {
   QUEUED: ['WAITING_FOR_PERMISSION'],
@@ -76,7 +78,12 @@ export function createTurnMoves(deps: { dialect: Dialect; events: EventLog; noti
       if (next) await schedule(tx, next.id);
     }
     if (!isWaitingTurn(to)) await agentTurnAnswered(tx, moved.id, by);
-    if (terminal || isWaitingTurn(to)) await notifier.publish(tx, 'svc_agent_turns', moved.id);
+    if (terminal || isWaitingTurn(to)) {
+      await notifier.publish(tx, 'svc_agent_turns', moved.id);
+      // agent_turn.completed|failed|cancelled|waiting (API.md 8.11), the turn as its GET returns it.
+      const type = isWaitingTurn(to) ? 'agent_turn.waiting' : (`agent_turn.${to.toLowerCase()}` as 'agent_turn.completed' | 'agent_turn.failed' | 'agent_turn.cancelled');
+      await recordEvent(tx, { type, workspace_id: moved.workspace_id, data: toTurn(moved) });
+    }
     return moved;
   }
 

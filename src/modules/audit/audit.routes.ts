@@ -4,7 +4,7 @@ import { pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
 import { AuditEvent, ListAuditEventsQuery } from './audit.schemas.js';
 
-export function auditRoutes(app: App, s: Services): void {
+export function auditRoutes(app: App, s: Pick<Services, 'audit'>): void {
   app.addSchema(AuditEvent);
 
   app.get('/v1/audit_events', {

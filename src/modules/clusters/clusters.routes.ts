@@ -11,7 +11,7 @@ import { Cluster, ClusterCapabilitiesView, ClusterId, CreateClusterBody, PatchCl
 const tags = ['clusters'];
 const IdParams = Type.Object({ id: ClusterId });
 
-export function clusterRoutes(app: App, s: Services): void {
+export function clusterRoutes(app: App, s: Pick<Services, 'clusters' | 'idempotency' | 'operations'>): void {
   app.post('/v1/clusters', {
     config: { auth: 'workspace' },
     schema: {

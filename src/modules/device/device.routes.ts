@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { refTo, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
 import { OAuthError, oauthErrorBody, oauthErrorHandler } from '../oauth/oauth.errors.js';
-import { DEFAULT_DEVICE_CLIENT_ID, DEVICE_CODE_GRANT_TYPE, DEVICE_CODE_TTL_SECONDS, DEVICE_POLL_INTERVAL_SECONDS } from './device.service.js';
+import { DEFAULT_DEVICE_CLIENT_ID, DEVICE_CODE_TTL_SECONDS, DEVICE_POLL_INTERVAL_SECONDS } from './device.service.js';
 
 const DeviceCodeBody = Type.Object(
   {
@@ -43,9 +43,7 @@ export const DeviceAuthorizationResponse = Type.Object(
 
 const OAuthErrorBody = oauthErrorBody('here `invalid_request`');
 
-export function deviceRoutes(app: App, s: Services): void {
-  s.grants.set(DEVICE_CODE_GRANT_TYPE, s.device.exchangeDeviceCode);
-
+export function deviceRoutes(app: App, s: Pick<Services, 'device'>): void {
   app.post('/oauth/device/code', {
     config: { auth: 'none' },
     // OAuth clients get OAuth-shaped errors, including for validation failures.

@@ -30,7 +30,7 @@ const SECRET_REF_RULES =
   'write it as text (400 SECRET_REF_INVALID naming the field). The render records which version each reference resolved to, ' +
   'never a value; each deploy reads the value in the worker and records a `secret.version.access` audit event.';
 
-export function installRoutes(app: App, s: Services): void {
+export function installRoutes(app: App, s: Pick<Services, 'idempotency' | 'installs' | 'operations'>): void {
   app.post('/v1/installs', {
     config: { auth: 'workspace' },
     schema: {

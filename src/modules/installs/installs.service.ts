@@ -27,6 +27,7 @@ import {
   type PackageVersionPinT, type PatchInstallBodyT, type RenderDetailT, type RenderT,
 } from './installs.schemas.js';
 import { releaseWorkspaceInstalls, type InstallWorkflowDeps, type ReleaseWorkspaceInstallsOptions } from './installs.workflows.js';
+import { recordEvent } from '../../events/record.js';
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
 export { isBeingDeleted, lockInstall, type InstallRow } from './installs.repo.js';
@@ -97,6 +98,12 @@ export function createInstallService(deps: InstallServiceDeps) {
       updated_at: row.updated_at,
       etag: etagOf(row.revision),
     };
+  }
+
+  /** The install as GET /v1/installs/{id} returns it, read in `tx`: what its events carry (API.md 8.11). */
+  async function detailIn(tx: Executor, workspaceId: string, id: string): Promise<InstallDetailT> {
+    const row = (await repo.findInstallDetail(tx, workspaceId, id))!;
+    return { ...toInstall(row, await repo.listUrlsOfInstall(tx, id)), values: JSON.parse(row.values) };
   }
 
   function toRender(row: repo.RenderItemRow, currentRenderId: string | null): RenderT {
@@ -204,6 +211,7 @@ export function createInstallService(deps: InstallServiceDeps) {
     };
     await deps.quotas.enforce(tx, { workspaceId: scope.workspaceId }, 'installs/installs');
     await repo.insertInstall(tx, row);
+    await recordEvent(tx, { type: 'install.created', workspace_id: scope.workspaceId, data: await detailIn(tx, scope.workspaceId, row.id) });
     return operations.start(tx, {
       type: INSTALL_CREATE, workspaceId: scope.workspaceId, ownerType: 'install', ownerId: row.id, clusterId: cluster.id,
       input: { package_version_id: version.id, ...(spec.packageWorkspaceId ? { package_workspace_id: spec.packageWorkspaceId } : {}) },
@@ -267,6 +275,7 @@ export function createInstallService(deps: InstallServiceDeps) {
         if (now.reconciling === 1 || now.state === 'deleted') throw await busy(tx, id);
         throw etagMismatch(`install ${id}`, now.revision);
       }
+      await recordEvent(tx, { type: 'install.updated', workspace_id: scope.workspaceId, data: await detailIn(tx, scope.workspaceId, id) });
       return operations.start(tx, {
         type: INSTALL_UPDATE, workspaceId: scope.workspaceId, ownerType: 'install', ownerId: id, clusterId: claimed.cluster_id,
         input: { package_version_id: version.id },

@@ -32,7 +32,7 @@ const LookupParams = Type.Object({
   }),
 });
 
-export function lookupRoutes(app: App, s: Services): void {
+export function lookupRoutes(app: App, s: Pick<Services, 'config' | 'db'>): void {
   const service = createLookupService({ db: s.db, publicUrl: s.config.publicUrl });
   app.get('/v1/lookup/:id', {
     config: { auth: 'any' },

@@ -19,7 +19,7 @@ const ClusterParams = Type.Object({ id: ClusterId });
 const BootstrapParams = Type.Object({ id: ClusterId, bootstrap_id: BootstrapId });
 const IdParams = Type.Object({ id: MachineId });
 
-export function machineRoutes(app: App, s: Services): void {
+export function machineRoutes(app: App, s: Pick<Services, 'computeProviders' | 'config' | 'idempotency' | 'machines' | 'operations' | 'workerBootstraps'>): void {
   // ---- worker bootstraps (`svc clusters create-worker-bootstrap` ...) ----
 
   app.post('/v1/clusters/:id/worker_bootstraps', {

@@ -7,7 +7,7 @@ import type { ComputeProvider } from '../../drivers/compute/driver.js';
 import { requireRole, type MachinePrincipal, type TokenVerifier, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
-import { etagMismatch, etagOf } from '../../platform/etag.js';
+import { etagMismatch } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import { recordAuditEvent } from '../audit/audit.js';
@@ -21,6 +21,7 @@ import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { hashToken } from './join-tokens.js';
 import { syncClusterNodes } from './machine-nodes.js';
 import * as repo from './machines.repo.js';
+import { machineView } from './machines.view.js';
 import {
   MACHINE_CREDENTIAL_PREFIX, type CreateMachineBodyT, type MachineFactsT, type MachineHeartbeatT, type MachineState, type MachineT,
   type PatchMachineBodyT,
@@ -47,15 +48,7 @@ const machineDeleting = (id: string) =>
 export function createMachineService(deps: MachineServiceDeps) {
   const { db, cursors, operations } = deps;
 
-  function toMachine(row: repo.MachineRow): MachineT {
-    return {
-      id: row.id, workspace_id: row.workspace_id, cluster_id: row.cluster_id, name: row.name,
-      origin: row.origin as MachineT['origin'], provider: row.provider as MachineT['provider'], instance_type: row.instance_type,
-      state: row.state as MachineState, node_name: row.node_name, facts: row.facts ? (JSON.parse(row.facts) as MachineFactsT) : null,
-      last_heartbeat_at: row.last_heartbeat_at, expires_at: row.expires_at, reconciling: row.reconciling === 1,
-      html_url: `${deps.publicUrl}/machines/${row.id}`, created_at: row.created_at, updated_at: row.updated_at, etag: etagOf(row.revision),
-    };
-  }
+  const toMachine = (row: repo.MachineRow): MachineT => machineView(row, deps.publicUrl);
 
   async function findOr404(executor: Executor, scope: WorkspaceScope, id: string): Promise<repo.MachineRow> {
     const row = isId('machine', id) ? await repo.findMachine(executor, scope.workspaceId, id) : undefined;

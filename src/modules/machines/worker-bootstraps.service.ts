@@ -16,11 +16,12 @@ import type { QuotaService } from '../quotas/quotas.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { bootstrapToken, cloudInit, hashToken, joinCommand, newMachineCredential, type AgentLaunch } from './join-tokens.js';
 import * as repo from './machines.repo.js';
-import { markServerJoined } from '../orders/order-drafts.repo.js';
 import type {
   BootstrapStatus, CreatedWorkerBootstrapT, MachineJoinBodyT, MachineJoinT, WorkerBootstrapT,
 } from './machines.schemas.js';
 import { nodeNameOf } from './machine-nodes.js';
+import { machineView } from './machines.view.js';
+import { recordEvent } from '../../events/record.js';
 
 export interface WorkerBootstrapDeps {
   db: Db;
@@ -29,6 +30,7 @@ export interface WorkerBootstrapDeps {
   tokenKey: Buffer;
   launch: AgentLaunch;
   heartbeatSeconds: number;
+  publicUrl: string;
 }
 
 const clusterDeleting = (id: string) =>
@@ -188,8 +190,11 @@ export function createWorkerBootstrapService(deps: WorkerBootstrapDeps) {
         id: newId('machineCredential'), workspace_id: found.workspace_id, machine_id: machine.id, token_hash: hashToken(credential),
         created_at: now, revoked_at: null, revoked_reason: null,
       });
-      // A customer's own server joining the cluster of their order draft moves the draft on (API.md 8.7).
-      await markServerJoined(tx, found.cluster_id, now);
+      // Reported in this transaction: a customer's own server joining the cluster of their order
+      // draft moves the draft on (API.md 8.7), through the orders module's subscriber.
+      const joined = machineView((await repo.findMachineById(tx, machine.id))!, deps.publicUrl);
+      if (found.for_machine_id === null) await recordEvent(tx, { type: 'machine.created', workspace_id: machine.workspace_id, data: joined });
+      await recordEvent(tx, { type: 'machine.joined', workspace_id: machine.workspace_id, data: joined });
       await recordAuditEvent(tx, { workspaceId: found.workspace_id, actor: { type: 'machine', id: machine.id }, requestId }, {
         action: 'worker_bootstrap.use', resourceType: 'worker_bootstrap', resourceId: found.id,
         metadata: { cluster_id: found.cluster_id, machine_id: machine.id, hostname: body.facts.hostname.slice(0, 253) },

@@ -8,7 +8,7 @@ import { ListNotificationsQuery, MarkAllReadResult, Notification, NotificationId
 const tags = ['notifications'];
 const USER_ONLY = 'Needs a user credential (session token or trusted external JWT): notifications belong to people, not to workspace tokens (403).';
 
-export function notificationRoutes(app: App, s: Services): void {
+export function notificationRoutes(app: App, s: Pick<Services, 'notifications'>): void {
   app.get('/v1/notifications', {
     config: { auth: 'user' },
     schema: {

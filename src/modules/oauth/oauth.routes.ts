@@ -1,5 +1,5 @@
-// OAuth clients of a workspace, the service's JWKS, and the client_credentials grant's
-// registration at POST /oauth/token (token.routes.ts dispatches on grant_type).
+// OAuth clients of a workspace and the service's JWKS (the client_credentials grant is served at
+// POST /oauth/token: token.routes.ts dispatches on grant_type through services.grants).
 import { Type } from 'typebox';
 import { scopeOf } from '../../platform/auth.js';
 import { bearerSecurity, NoContent, requestHeaders, responses, type App, refTo } from '../../platform/http.js';
@@ -11,9 +11,7 @@ const tags = ['oauth clients'];
 const IdParams = Type.Object({ id: OAuthClientId });
 const JWKS_MAX_AGE_SECONDS = 300;
 
-export function oauthRoutes(app: App, s: Services): void {
-  s.grants.set('client_credentials', s.oauth.clientCredentialsGrant);
-
+export function oauthRoutes(app: App, s: Pick<Services, 'oauth'>): void {
   app.get('/.well-known/jwks.json', {
     config: { auth: 'none' },
     schema: {

@@ -57,7 +57,7 @@ function basicCredentials(header: string | undefined): { clientId?: string; clie
   }
 }
 
-export function tokenRoutes(app: App, s: Services): void {
+export function tokenRoutes(app: App, s: Pick<Services, 'grants'>): void {
   app.post('/oauth/token', {
     config: { auth: 'none' },
     // OAuth clients get OAuth-shaped errors, including for validation failures.

@@ -21,7 +21,7 @@ const STATUS_NOTE =
   '`status` is computed: `archived` (archived_at set) over `expired` (expires_at passed) over `redeemed` (max_uses not null and ' +
   'every use taken) over `active`.';
 
-export function offerRoutes(app: App, s: Services): void {
+export function offerRoutes(app: App, s: Pick<Services, 'idempotency' | 'offers'>): void {
   const setArchived = (archive: boolean) => async (request: FastifyRequest<{ Params: { id: string } }>, reply: FastifyReply) =>
     withEtag(reply, await s.offers.setOfferArchived(scopeOf(request), request.params.id, parseIfMatch(headerOf(request, 'if-match')), archive));
 

@@ -25,7 +25,7 @@ export function registerOperationLocation(app: App): void {
   });
 }
 
-export function operationRoutes(app: App, s: Services, opts: { waitSafetyPollMs: number }): void {
+export function operationRoutes(app: App, s: Pick<Services, 'operations'>, opts: { waitSafetyPollMs: number }): void {
   app.get('/v1/operations', {
     config: { auth: 'workspace', requesterOfDeletedWorkspace: true },
     schema: {

@@ -12,6 +12,7 @@ import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import * as repo from './operations.repo.js';
 import { isTerminal, type OperationState, type OperationStepT, type OperationT, type OwnerType, type StepStatus } from './operations.schemas.js';
+import { recordEvent } from '../../events/record.js';
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
 export { findOperation, findRunningOperation, findVisibleOperation, listSteps, runningOperations } from './operations.repo.js';
@@ -93,6 +94,15 @@ export function createOperationService(deps: {
   }
 
   /** Writes the operation, its pending steps and its job in the caller's transaction. */
+  // Every operation's end is reported (operation.succeeded|failed|cancelled, API.md 8.11) in the
+  // transaction that ends it, with the operation as GET /v1/operations/{id} returns it.
+  deps.workflows.onOperationEnd(async (tx, end) => {
+    const row = await repo.findVisibleOperation(tx, end.workspaceId, end.operationId, null);
+    if (!row) return;
+    const type = ({ SUCCEEDED: 'operation.succeeded', FAILED: 'operation.failed', CANCELLED: 'operation.cancelled' } as const)[end.outcome];
+    await recordEvent(tx, { type, workspace_id: end.workspaceId, data: toOperation(row, await repo.listSteps(tx, end.operationId)) });
+  });
+
   async function start(tx: Executor, spec: StartOperation): Promise<OperationT> {
     const workflow = workflows.get(spec.type);
     if (!workflow) throw new Error(`no workflow is declared for ${spec.type}`);

@@ -38,8 +38,8 @@ export interface CheckoutDeps {
   providers: ReadonlyMap<string, PaymentProvider>;
   publicUrl: string;
   checkoutTtlSeconds: number;
-  /** the app's logger once it exists (services are built before the app) */
-  log: { current: Pick<Logger, 'warn' | 'info'> | null };
+  /** the process log */
+  log: Pick<Logger, 'warn' | 'info'>;
 }
 
 export type IntakeOutcome = 'applied' | 'duplicate' | 'stale' | 'late' | 'refunded' | 'unknown_session' | 'ignored';
@@ -186,9 +186,9 @@ export function createCheckoutService(deps: CheckoutDeps) {
     try {
       await provider.refundCheckout(session.provider_session_id);
       await repo.markCheckoutRefunded(db, session.id, clock.now());
-      deps.log.current?.info({ checkout_session_id: session.provider_session_id, order_draft_id: session.draft_id }, 'refunded a payment no order could take');
+      deps.log.info({ checkout_session_id: session.provider_session_id, order_draft_id: session.draft_id }, 'refunded a payment no order could take');
     } catch (err) {
-      deps.log.current?.warn({ checkout_session_id: session.provider_session_id, err: (err as Error).message }, 'refund failed; the sweep retries it');
+      deps.log.warn({ checkout_session_id: session.provider_session_id, err: (err as Error).message }, 'refund failed; the sweep retries it');
     }
   }
 
@@ -233,7 +233,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
       const state = await deps.providers.get(provider)?.getCheckout(event.checkout.id);
       return state && state.status === 'complete' && state.currentPeriodEnd !== null ? { ...event, checkout: state } : event;
     } catch (err) {
-      deps.log.current?.warn({ checkout_session_id: event.checkout.id, err: (err as Error).message }, 'could not read the subscription period of a paid session');
+      deps.log.warn({ checkout_session_id: event.checkout.id, err: (err as Error).message }, 'could not read the subscription period of a paid session');
       return event;
     }
   }

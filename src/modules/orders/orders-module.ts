@@ -1,9 +1,12 @@
 // Builds the orders side of commerce (API.md 8.7) once: draft, wizard, checkout and order
 // services, the payment providers by name, and the draft workflows.
 import type { Config } from '../../config.js';
+import type { Logger } from 'pino';
 import type { Db, Executor } from '../../db/database.js';
 import type { PaymentProvider } from '../../drivers/payments/driver.js';
 import type { WorkflowRegistry } from '../../jobs/workflows.js';
+import type { EventSubscriber } from '../../events/subscribers.js';
+import { clock } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
 import type { CursorCodec } from '../../platform/pagination.js';
 import type { ClusterService } from '../clusters/clusters.service.js';
@@ -29,20 +32,22 @@ export interface OrdersModuleDeps {
   installs: InstallService;
   workspaces: WorkspaceService;
   workerBootstraps: WorkerBootstrapService;
+  /** payment providers by name (src/drivers/payments/registry.ts builds them; tests may replace one) */
+  payments: Map<string, PaymentProvider>;
+  /** the process log (refunds and provider trouble) */
+  logger: Pick<Logger, 'warn' | 'info'>;
 }
 
 export function createOrdersModule(deps: OrdersModuleDeps) {
   const { db, cursors, config, operations } = deps;
   const publicUrl = config.publicUrl;
-  /** payment providers by name (src/drivers/payments/registry.ts fills it; tests may replace one) */
-  const payments = new Map<string, PaymentProvider>();
-  const paymentsLog: { current: Parameters<typeof createCheckoutService>[0]['log']['current'] } = { current: null };
+  const { payments } = deps;
   const orderDrafts = createOrderDraftService({
     db, cursors, operations, publicUrl,
     beginLimits: { perAddress: config.fairness.orderBeginsPerAddress, perOffer: config.fairness.orderBeginsPerOffer },
   });
   const checkout = createCheckoutService({
-    db, drafts: orderDrafts, operations, providers: payments, publicUrl, checkoutTtlSeconds: config.commerce.checkoutTtlSeconds, log: paymentsLog,
+    db, drafts: orderDrafts, operations, providers: payments, publicUrl, checkoutTtlSeconds: config.commerce.checkoutTtlSeconds, log: deps.logger,
     provider: () => {
       const provider = payments.get(config.commerce.paymentProvider);
       if (!provider) throw new ApiError('UNAVAILABLE', `payment provider ${config.commerce.paymentProvider} is not set up`, { reason: 'PAYMENT_PROVIDER_UNAVAILABLE' });
@@ -58,8 +63,11 @@ export function createOrdersModule(deps: OrdersModuleDeps) {
     for (const draft of await repo.openDraftsOfOffer(tx, offerId)) await endDraft(tx, operations, draft, 'offer_expired');
   }
 
-  /** the payment providers' periodic work (the local provider's deliveries and renewals); registry.ts sets it */
-  const paymentChores: { run: () => Promise<void> } = { run: async () => {} };
+  /** machine.joined: the draft waiting for a server on that cluster moves on (bring your own server). */
+  const serverJoined: EventSubscriber = async (tx, event) => {
+    const machine = event.data as { cluster_id: string };
+    await repo.markServerJoined(tx, machine.cluster_id, clock.now());
+  };
 
-  return { payments, paymentsLog, paymentChores, orderDrafts, checkout, wizard, orders, offerWithdrawn };
+  return { payments, orderDrafts, checkout, wizard, orders, offerWithdrawn, serverJoined };
 }

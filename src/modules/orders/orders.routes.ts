@@ -29,7 +29,7 @@ const VERB_RULES =
   'Takes if-match (the draft\'s etag; 409 when stale) and answers 200 with the draft, or 422 WRONG_PHASE (metadata.status) when ' +
   'the draft is in another phase. Only the draft\'s customer may call it (a user credential without svc-context); anyone else gets 404.';
 
-export function orderDraftRoutes(app: App, s: Services): void {
+export function orderDraftRoutes(app: App, s: Pick<Services, 'checkout' | 'idempotency' | 'orderDrafts' | 'orders' | 'wizard'>): void {
   app.post('/v1/offers/:id/order_drafts', {
     config: { auth: 'user' },
     schema: {

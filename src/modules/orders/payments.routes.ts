@@ -24,7 +24,7 @@ export const WebhookAnswer = Type.Object(
   },
 );
 
-export async function paymentRoutes(app: App, s: Services): Promise<void> {
+export async function paymentRoutes(app: App, s: Pick<Services, 'checkout' | 'payments'>): Promise<void> {
   await app.register(async (hooks: App) => {
     registerRawJsonBodies(hooks, WEBHOOK_BODY_LIMIT);
     hooks.post('/v1/payment_webhooks/:provider', {

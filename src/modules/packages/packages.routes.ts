@@ -9,7 +9,7 @@ const tags = ['packages'];
 const IdParams = Type.Object({ id: PackageId });
 const VersionParams = Type.Object({ id: PackageId, version_id: PackageVersionId });
 
-export function packageRoutes(app: App, s: Services): void {
+export function packageRoutes(app: App, s: Pick<Services, 'idempotency' | 'packages'>): void {
   app.post('/v1/packages', {
     config: { auth: 'workspace' },
     schema: {

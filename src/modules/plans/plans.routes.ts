@@ -3,7 +3,7 @@ import { bearerSecurity, responses, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
 import { PlanRef } from './plans.schemas.js';
 
-export function planRoutes(app: App, s: Services): void {
+export function planRoutes(app: App, s: Pick<Services, 'config'>): void {
   // The catalog is fixed for the life of the process: built once.
   const page = { data: s.config.plans.plans.map((p) => ({ tier: p.tier, display_name: p.display_name, limits: { ...p.limits } })), has_more: false, next_cursor: null };
   app.get('/v1/plans', {

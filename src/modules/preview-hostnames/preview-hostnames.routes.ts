@@ -23,7 +23,7 @@ const BIND_RULES =
   'metadata: install_id, preview_hostname_id, hostname, track, render_id. response: install_id, preview_hostname_id, hostname. ' +
   'Any member may bind.';
 
-export function previewHostnameRoutes(app: App, s: Services): void {
+export function previewHostnameRoutes(app: App, s: Pick<Services, 'idempotency' | 'operations' | 'previewHostnames'>): void {
   app.post(verbPath(COLLECTION, 'bindFloating'), {
     config: { auth: 'workspace' },
     schema: {

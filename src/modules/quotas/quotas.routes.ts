@@ -4,7 +4,7 @@ import type { Services } from '../../services.js';
 import { ListQuotasQuery, QuotaEntryRef } from './quotas.schemas.js';
 import { Type } from 'typebox';
 
-export function quotaRoutes(app: App, s: Services): void {
+export function quotaRoutes(app: App, s: Pick<Services, 'quotas'>): void {
   app.get('/v1/quotas', {
     config: { auth: 'workspace-or-user' },
     schema: {

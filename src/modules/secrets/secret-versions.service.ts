@@ -11,6 +11,7 @@ import { isId, newId } from '../../platform/ids.js';
 import type { Keyring } from '../../platform/keyring.js';
 import type { CursorCodec, Page } from '../../platform/pagination.js';
 import { commitAuditEvent, recordAuditEvent } from '../audit/audit.js';
+import { recordEvent } from '../../events/record.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import {
   assertReadable, openVersionValue, resolveVersion, sealVersionValue, secretDeleted, versionDestroyed,
@@ -80,6 +81,8 @@ export function createSecretVersionService(deps: SecretVersionServiceDeps) {
     await recordAuditEvent(tx, scope, {
       action: 'secret.version.create', resourceType: 'secret_version', resourceId: row.id, metadata: { secret_id: secretId, version_number: String(number) },
     });
+    // The version as its GET returns it: never its value.
+    await recordEvent(tx, { type: 'secret.version_created', workspace_id: scope.workspaceId, data: toVersion(row) });
     return toVersion(row);
   }
 
@@ -136,6 +139,7 @@ export function createSecretVersionService(deps: SecretVersionServiceDeps) {
         action: `secret.version.${verb}`, resourceType: 'secret_version', resourceId: row.id,
         metadata: { secret_id: secret.id, version_number: String(row.version_number), from: current.state },
       });
+      if (verb === 'destroy') await recordEvent(tx, { type: 'secret.version_destroyed', workspace_id: scope.workspaceId, data: toVersion(row) });
       return toVersion(row);
     });
   }

@@ -34,7 +34,7 @@ const TRANSITIONS: { verb: VersionTransition; operationId: string; summary: stri
   },
 ];
 
-export function secretRoutes(app: App, s: Services): void {
+export function secretRoutes(app: App, s: Pick<Services, 'idempotency' | 'secretVersions' | 'secrets'>): void {
   app.addSchema(Secret);
   app.addSchema(SecretVersion);
   app.addSchema(AccessedSecretVersion);

@@ -73,7 +73,7 @@ export const BrowserSession = Type.Object({
 const COOKIE_MAX_AGE = 365 * 24 * 3600;
 
 /** Set-Cookie for the session cookie: HttpOnly, SameSite=Lax, under the public URL's path; Secure over https. */
-function sessionCookie(s: Services, token: string | null): string {
+function sessionCookie(s: Pick<Services, 'config'>, token: string | null): string {
   const url = new URL(s.config.publicUrl);
   const path = `${url.pathname.replace(/\/+$/, '')}/`;
   const attrs = [`Path=${path}`, 'HttpOnly', 'SameSite=Lax', ...(url.protocol === 'https:' ? ['Secure'] : [])];
@@ -82,7 +82,7 @@ function sessionCookie(s: Services, token: string | null): string {
     : [`${SESSION_COOKIE}=${token}`, `Max-Age=${COOKIE_MAX_AGE}`, ...attrs].join('; ');
 }
 
-export function sessionRoutes(app: App, s: Services): void {
+export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'sessions' | 'users'>): void {
   app.post('/v1/auth/browser_session', {
     config: { auth: 'none' },
     schema: {

@@ -40,7 +40,7 @@ function refuseNestedRun(request: FastifyRequest): void {
   }
 }
 
-export function snippetRoutes(app: App, s: Services): void {
+export function snippetRoutes(app: App, s: Pick<Services, 'idempotency' | 'snippets'>): void {
   // app.routing, as app.inject does, but also while the app is closing: a run still in progress
   // when draining starts keeps the API it was promised (app.inject refuses once close() began).
   const dispatch: RunContext['dispatch'] = (options) => lightMyRequest(app.routing, options);

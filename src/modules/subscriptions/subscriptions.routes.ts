@@ -17,7 +17,7 @@ const CHANGE_RULES =
   'etag in error.metadata.etag). 202 with the operation (owner_type workspace); its response names the change request and its ' +
   'status. Accepts idempotency-key. A workspace being deleted is 422 (reason WORKSPACE_DELETING).';
 
-export function subscriptionRoutes(app: App, s: Services): void {
+export function subscriptionRoutes(app: App, s: Pick<Services, 'config' | 'idempotency' | 'operations' | 'subscriptions'>): void {
   app.get(BASE, {
     config: { auth: 'workspace-path' },
     schema: {

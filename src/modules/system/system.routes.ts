@@ -19,7 +19,7 @@ export const OpenApiDocument = Type.Object({}, {
   examples: [{ openapi: '3.1.0', info: { title: 'svc: workspace platform API', version: '1.0.0' }, paths: {} }],
 });
 
-export function systemRoutes(app: App, s: Services): void {
+export function systemRoutes(app: App, s: Pick<Services, 'db'>): void {
   // Made on the first request: the document lists every route, which are all registered by then.
   const openApi = documentBytes(() => app.swagger());
 

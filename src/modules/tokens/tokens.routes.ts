@@ -7,7 +7,7 @@ import { ApiTokenItem, CreateApiTokenBody, CreatedApiToken } from './tokens.sche
 
 const tags = ['api tokens'];
 
-export function apiTokenRoutes(app: App, s: Services): void {
+export function apiTokenRoutes(app: App, s: Pick<Services, 'apiTokens'>): void {
   app.get('/v1/api_tokens', {
     config: { auth: 'workspace' },
     schema: {

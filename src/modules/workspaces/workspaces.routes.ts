@@ -12,7 +12,7 @@ import {
 const tags = ['workspaces'];
 const IdParams = Type.Object({ id: WorkspaceId });
 
-export function workspaceRoutes(app: App, s: Services): void {
+export function workspaceRoutes(app: App, s: Pick<Services, 'idempotency' | 'operations' | 'workspaceDeletion' | 'workspaces'>): void {
   app.post('/v1/workspaces', {
     config: { auth: 'user' },
     schema: {

@@ -1,0 +1,101 @@
+// The composition root: the one place that builds the database, the services, the app and the job
+// runtime, in that order, each stage taking the one before it as input:
+//   1. the database, opened and migrated (or the one given: tests share one between instances);
+//   2. the services over it, with the in-process API they call (local machine agents, the local
+//      payment provider's webhook deliveries, agent tool calls) not yet served;
+//   3. the app over the services; the in-process API is bound to it here and nowhere else;
+//   4. the runtime (worker pool, sweeps, local machine agents), which calls the API: last.
+// Nothing is attached later through a mutable slot.
+import type { Logger } from 'pino';
+import { buildApp } from './app.js';
+import { ConfigError, type Config } from './config.js';
+import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { startRuntime, type Runtime } from './jobs/runtime.js';
+import { unopenableKeysProblem } from './modules/secrets/key-census.js';
+import type { App } from './platform/http.js';
+import { createInProcessApi } from './platform/in-process-api.js';
+import { keyringOf } from './platform/keyring.js';
+import { createLogger } from './platform/logging.js';
+import { createServices, type Services, type ServicesDeps } from './services.js';
+
+export interface SystemOptions {
+  /**
+   * An open, migrated database; its owner closes it (tests run several instances over one). Without
+   * it the system opens config's database, migrates it, refuses keys that cannot open what it holds
+   * (see modules/secrets/key-census.ts), and closes it in close().
+   */
+  database?: Pick<DatabaseHandle, 'db' | 'dialect'>;
+  /** the process log; also the app's access log when given (without it the app logs nothing and the rest logs at config's level) */
+  logger?: Logger;
+  /** false: no job runtime (a tool that only serves requests in-process, a second instance in a test) */
+  runtime?: boolean;
+  /** test seam: where the local payment provider's signed events go, given the default (the app's own webhook route) */
+  paymentDelivery?: ServicesDeps['paymentDelivery'];
+}
+
+export interface System<R extends Runtime | null = Runtime> {
+  database: Pick<DatabaseHandle, 'db' | 'dialect'>;
+  services: Services;
+  app: App;
+  /** flips the app into draining mode: new requests get 503 UNAVAILABLE, pending waits answer now */
+  beginShutdown(): void;
+  runtime: R;
+  /** drains and closes the app, stops the runtime (running steps get `graceMs`) and closes the database it opened */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Stage 1: config's database, migrated; a ConfigError (the handle closed) when the keys cannot open what it holds. */
+async function openSystemDatabase(config: Config, logger: Logger): Promise<DatabaseHandle> {
+  logger.info({ database: config.databaseUrl ? 'postgres' : 'sqlite', data_dir: config.dataDir }, 'starting: opening the database');
+  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  try {
+    const applied = await migrateToLatest(handle.db);
+    if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
+    // A key that cannot open what the database holds would answer every read of it with 422: refuse
+    // to start instead, saying which key is missing.
+    const keyProblem = await unopenableKeysProblem(handle.db, keyringOf(config), config);
+    if (keyProblem) throw new ConfigError(keyProblem);
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+  const tightened = [...config.dataDirNotes, ...handle.dataDirNotes];
+  if (tightened.length) logger.warn({ paths: tightened }, 'the data directory or its files were readable by others: made owner only (0700/0600)');
+  if (config.secretKeyGenerated && config.databaseUrl) {
+    logger.warn('SVC_SECRET_KEY is not set: using a key generated in the data dir; every instance sharing this database needs the same key');
+  }
+  return handle;
+}
+
+export function createSystem(config: Config, opts?: SystemOptions & { runtime?: true }): Promise<System>;
+export function createSystem(config: Config, opts: SystemOptions & { runtime: false }): Promise<System<null>>;
+export async function createSystem(config: Config, opts: SystemOptions = {}): Promise<System<Runtime | null>> {
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const owned = opts.database ? null : await openSystemDatabase(config, logger);
+  const database = opts.database ?? owned!;
+  logger.info('starting: workers and routes');
+  const inProcess = createInProcessApi();
+  const services = createServices({
+    db: database.db, dialect: database.dialect, config, logger, api: inProcess.api,
+    ...(opts.paymentDelivery ? { paymentDelivery: opts.paymentDelivery } : {}),
+  });
+  const { app, beginShutdown } = await buildApp({ services, ...(opts.logger ? { logger: opts.logger } : {}) });
+  inProcess.bind(app);
+  const runtime = opts.runtime === false ? null : await startRuntime(services, logger);
+  return {
+    database,
+    services,
+    app,
+    beginShutdown,
+    runtime,
+    async close(graceMs = 2000) {
+      beginShutdown();
+      // The in-process machine agents call the API: they stop before it does.
+      await services.localCompute.stop();
+      await app.close();
+      await runtime?.stop(graceMs);
+      await owned?.close();
+    },
+  };
+}
