@@ -184,18 +184,25 @@ describe('hardening: the connection cap', () => {
   });
   after(() => t.close());
 
-  test('connections beyond SVC_MAX_CONNECTIONS are closed at once; the server answers again when they go', async () => {
+  // At the cap a new connection takes the place of the socket idle longest (here: silent ones that
+  // never sent a byte); one is refused only when none is idle (test/stream-caps.test.ts).
+  test('connections beyond SVC_MAX_CONNECTIONS close the silent socket idle longest, never grow past the cap; the server answers again when they go', async () => {
     const held: Socket[] = [];
+    const closed: number[] = [];
     try {
       for (let i = 0; i < 20; i++) {
         const s = connect(port, '127.0.0.1');
         s.on('error', () => undefined);
+        s.once('close', () => closed.push(i));
         await new Promise((resolve) => s.once('connect', resolve));
         held.push(s);
       }
       await until(async () => (await connections(t)) === 20, 'the server to accept the 20 connections');
-      const refused = await raw(port, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n']);
-      assert.equal(refused.text, '', 'no response over the cap: the connection is closed');
+      const admitted = await raw(port, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n']);
+      assert.match(admitted.text, /^HTTP\/1\.1 200 /, 'the new connection is answered in place of an idle one');
+      await until(async () => closed.length > 0, 'the oldest silent socket to be closed');
+      assert.equal(closed[0], 0, 'the socket idle longest is the one closed');
+      assert.ok((await connections(t)) <= 20, 'never more connections than the cap');
     } finally {
       for (const s of held) s.destroy();
     }
