@@ -2,6 +2,7 @@
 // database when SVC_TEST_DATABASE_URL is set), the real app over it, and small factories that go
 // through the same services the HTTP routes use.
 import { randomBytes } from 'node:crypto';
+import { after } from 'node:test';
 import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
@@ -61,6 +62,22 @@ export async function createTestDatabase(opts: { migrated?: boolean } = {}): Pro
       await c.end();
       rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * Empty databases made on demand within a describe block and all dropped after it (for tests that
+ * start several `svc` processes, each on a database of its own).
+ */
+export function databasesDroppedAfter(): () => Promise<TestDatabase> {
+  const databases: TestDatabase[] = [];
+  after(async () => {
+    for (const db of databases) await db.drop();
+  });
+  return async () => {
+    const db = await createTestDatabase();
+    databases.push(db);
+    return db;
   };
 }
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { CompiledQuery, sql, type CompiledQuery as Compiled } from 'kysely';
 import { loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
@@ -15,7 +15,7 @@ import { keyCensus } from '../src/modules/secrets/key-census.js';
 import { KUBECONFIG_SEAL } from '../src/modules/clusters/clusters.repo.js';
 import { newId } from '../src/platform/ids.js';
 import { keyringOf } from '../src/platform/keyring.js';
-import { createTestDatabase, DIALECT, startTestApp, type TestDatabase, type TestUser } from './harness.js';
+import { databasesDroppedAfter, DIALECT, startTestApp, type TestDatabase, type TestUser } from './harness.js';
 import { runSvc, startSvc, svcCaller } from './processes.js';
 import { SecretsApi } from './secrets-fixtures.js';
 
@@ -41,15 +41,7 @@ async function seed(db: TestDatabase, keys: Record<string, string>, name: string
 }
 
 describe('the key at start, and the key file after a rotation', () => {
-  const databases: TestDatabase[] = [];
-  const database = async () => {
-    const db = await createTestDatabase();
-    databases.push(db);
-    return db;
-  };
-  after(async () => {
-    for (const db of databases) await db.drop();
-  });
+  const database = databasesDroppedAfter();
 
   test('an empty database starts with any key', async () => {
     const db = await database();

@@ -1,11 +1,11 @@
 // `svc serve`'s start (issue 33): a taken port is said before any slow work, naming the setting to
 // change, and nothing is written; a start logs its progress and ends with one line a person reads.
-import { test, describe, after } from 'node:test';
+import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createTestDatabase, type TestDatabase } from './harness.js';
+import { databasesDroppedAfter } from './harness.js';
 import { dbEnv, runSvc, startSvc } from './processes.js';
 
 async function occupy(): Promise<{ server: Server; port: number }> {
@@ -15,15 +15,7 @@ async function occupy(): Promise<{ server: Server; port: number }> {
 }
 
 describe('svc serve: ports and progress', () => {
-  const databases: TestDatabase[] = [];
-  const database = async () => {
-    const db = await createTestDatabase();
-    databases.push(db);
-    return db;
-  };
-  after(async () => {
-    for (const db of databases) await db.drop();
-  });
+  const database = databasesDroppedAfter();
 
   test('PORT taken: exit 2 naming PORT, before the database is opened', async () => {
     const db = await database();
