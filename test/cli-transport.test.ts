@@ -97,7 +97,7 @@ describe('the CLI transport over node:https', () => {
   });
 
   test('a certificate trusted through NODE_EXTRA_CA_CERTS is accepted', async () => {
-    const script = `import { nodeFetch } from ${JSON.stringify(new URL('../src/cli/transport.ts', import.meta.url).href)};
+    const script = `import { nodeFetch } from ${JSON.stringify(new URL('../src/cli/transport.js', import.meta.url).href)};
 const res = await nodeFetch(new Request(${JSON.stringify(`${base}/tls`)}, { method: 'PUT', body: 'over tls' }));
 process.stdout.write(JSON.stringify({ status: res.status, body: await res.json() }));`;
     // asynchronously: the server answering it runs in this process

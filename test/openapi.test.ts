@@ -12,10 +12,10 @@ import Fastify from 'fastify';
 import fastifySwagger from '@fastify/swagger';
 import { decodeVerbColon } from '../src/app.js';
 import { displayRoute, verbPath } from '../src/platform/http.js';
+import { ROOT } from './paths.js';
 import { startTestApp, type TestApp } from './harness.js';
 
 const run = promisify(execFile);
-const ROOT = resolve(import.meta.dirname, '..');
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 const ERROR_REF = '#/components/schemas/Error';
 

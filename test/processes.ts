@@ -10,9 +10,10 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
+import { ROOT } from './paths.js';
 import { freePort, type TestDatabase } from './harness.js';
 
-export const ROOT = resolve(import.meta.dirname, '..');
+export { ROOT };
 
 function newestMtime(path: string): number {
   const s = statSync(path);

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
-// Runs every *.test.ts under test/ (TypeScript through tsx), each file in a node process of its
-// own, the longest files first, a few at a time; prints each file's report as it ends, then the
-// totals. The database is SQLite unless SVC_TEST_DATABASE_URL names a PostgreSQL server whose user
+// Runs every *.test.ts under test/, each file in a node process of its own, the longest files
+// first, a few at a time; prints each file's report as it ends (with its wall and CPU time), then
+// the totals. The files run compiled to JavaScript once per run (see compileTests in build.js). The database is SQLite unless SVC_TEST_DATABASE_URL names a PostgreSQL server whose user
 // may create databases: each test file then gets a database of its own.
 //
 // Before the first file: dist/ is built when older than src/ (spawned `svc` processes run the
 // build, see test/processes.ts), the web app when a selected file needs it and it is stale, and
 // the migrated template databases are made (see test/templates.js), so each test file copies a
-// migrated database instead of migrating its own.
+// migrated database instead of migrating its own, and src/ and test/ are compiled to .test-build/.
 //
 // Usage: node test/run.js [substring...]   (only the files whose path contains a substring)
 // SVC_TEST_CONCURRENCY: files run at once (default 3: on 2 cores much of a file's time is spent
@@ -15,7 +15,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ensureBuilt, ensureWebBuilt } from './build.js';
+import { compileTests, ensureBuilt, ensureWebBuilt } from './build.js';
 import { prepareTemplates } from './templates.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -61,6 +61,7 @@ ensureBuilt();
 // The journeys and the bundle checks under test/web read dist/app; the unit tests beside them do not.
 if (files.some((f) => /startWeb\(|ensureBuilt\(|dist\/app/.test(readFileSync(join(ROOT, f), 'utf8')))) await ensureWebBuilt();
 const templateEnv = await prepareTemplates(process.env.SVC_TEST_DATABASE_URL);
+const testBuild = await compileTests();
 console.log(`running ${files.length} test files on ${dialect}, ${concurrency} at a time`);
 
 const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
@@ -74,11 +75,32 @@ function recordDuration(file, ms) {
   writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]])), null, 1)}\n`);
 }
 
+const cpuOf = {};
+let lastCpu = 0;
+/** CPU seconds (user + system) of every child process reaped so far, theirs included (Linux /proc). */
+function childCpuSeconds() {
+  try {
+    const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    return (Number(f[13]) + Number(f[14])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * How node runs a test file: compiled (see compileTests), or through tsx for the few unit tests of
+ * the web app's own modules (web/src, JSX and bundler-style imports that only Vite resolves).
+ */
+function runnerArgs(file) {
+  if (/from '[./]*web\/src\//.test(readFileSync(join(ROOT, file), 'utf8'))) return ['--import', 'tsx', file];
+  return ['--enable-source-maps', join(testBuild, file.replace(/\.ts$/, '.js'))];
+}
+
 /** Runs one file: its own node process with the spec reporter; its output is printed when it ends. */
 function runFile(file) {
   return new Promise((resolve) => {
     const t0 = Date.now();
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', file], {
+    const child = spawn(process.execPath, ['--test-reporter=spec', ...runnerArgs(file)], {
       cwd: ROOT,
       env: { ...process.env, ...templateEnv, NODE_ENV: 'test' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -88,6 +110,9 @@ function runFile(file) {
     child.stderr.on('data', (d) => (out += d));
     child.on('close', (code, signal) => {
       const ms = Date.now() - t0;
+      const cpu = childCpuSeconds();
+      cpuOf[file] = cpu - lastCpu;
+      lastCpu = cpu;
       durations[file] = ms;
       recordDuration(file, ms);
       const counts = {};
@@ -97,7 +122,7 @@ function runFile(file) {
       if (!ok) failed.push(`${file} (${signal ?? `exit ${code}`})`);
       // a file that failed without a failing test (it crashed, or ended by a signal) counts as one
       if (!ok && !counts.fail) crashed++;
-      process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s)${ok ? '' : ' FAILED'}\n${out}`);
+      process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s, ${cpuOf[file].toFixed(1)} s CPU)${ok ? '' : ' FAILED'}\n${out}`);
       resolve();
     });
   });
@@ -109,7 +134,7 @@ await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, as
 }));
 
 const wall = ((Date.now() - started) / 1000).toFixed(0);
-console.log(`\n${COUNTS.map((k) => `ℹ ${k} ${totals[k]}`).join('\n')}\nℹ files ${files.length}\nℹ duration_s ${wall}`);
+console.log(`\n${COUNTS.map((k) => `ℹ ${k} ${totals[k]}`).join('\n')}\nℹ files ${files.length}\nℹ duration_s ${wall}\nℹ cpu_s ${childCpuSeconds().toFixed(0)}`);
 console.log(`longest files: ${files.slice().sort((a, b) => durations[b] - durations[a]).slice(0, 8).map((f) => `${f} ${(durations[f] / 1000).toFixed(0)} s`).join(', ')}`);
 if (failed.length) console.log(`\nfailed:\n  ${failed.join('\n  ')}`);
 // The plain closing line CI reads (a file that crashed before reporting counts as one failure).

@@ -10,9 +10,9 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { createSandbox, SandboxBusyError, SandboxClosedError, type RunResult, type Sandbox } from '../src/sandbox/index.js';
+import { ROOT } from './paths.js';
 import { assertHealthy, expectError, expectOk, noBridge, recordingBridge } from './sandbox-fixtures.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pools: Sandbox[] = [];
 after(() => Promise.all(pools.map((p) => p.close())));
 

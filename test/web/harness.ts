@@ -7,13 +7,14 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { ROOT } from '../paths.js';
 import { createTestDatabase, freePort, type TestDatabase } from '../harness.js';
 import { dbEnv, runSvc, startSvc, type RunningSvc } from '../processes.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const skipReason = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} not found; install Debian's chromium package to run the web journeys`;
 
-export const ROOT = resolve(import.meta.dirname, '../..');
+export { ROOT };
 export const WEB_BUILD = join(ROOT, 'dist/app');
 export const SCREENSHOTS = join(ROOT, 'test/web/screenshots');
 const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
