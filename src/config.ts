@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { preparePrivateDir } from './platform/data-dir.js';
+import type { PasswordHashCost } from './platform/crypto.js';
 import { BUILT_IN_PLANS, parsePlans, PlanCatalog, PlansFileError } from './modules/plans/plans.js';
 import { COMPUTE_PROVIDERS } from './drivers/compute/driver.js';
 import { HCLOUD_DEFAULT_ENDPOINT, type HcloudOptions } from './drivers/compute/hcloud.js';
@@ -115,6 +116,12 @@ export interface Config {
    * tenant can slow or fail the service's shared workers on purpose. For tests and demos only.
    */
   testHooks: boolean;
+  /**
+   * the cost of new password hashes: `standard` (scrypt N=2^15), or `fast` (N=2^10) with the test
+   * hook SVC_TEST_PASSWORD_HASH=fast, refused unless SVC_TEST_HOOKS=1: the test suite's thousands of
+   * users would otherwise spend minutes of CPU hashing. Never in production.
+   */
+  passwordHashCost: PasswordHashCost;
   /** how often workers apply due subscription changes, notify of expiring tokens and purge old notifications */
   accountSweepMs: number;
   /** who may create an account with POST /v1/users and the web app's sign-up page (SVC_SIGNUP): open (default: customers of offers sign up themselves) or closed (only `svc admin create-user`) */
@@ -335,6 +342,13 @@ function booleanSetting(env: NodeJS.ProcessEnv, name: string, fallback: boolean)
 }
 
 /** SVC_TEST_HOOKS: `1` (or `true`) turns the test hooks on; unset, empty, `0` or `false` leaves them off. */
+function parsePasswordHashCost(raw: string | undefined, testHooks: boolean): PasswordHashCost {
+  if (raw === undefined || raw === '' || raw === 'standard') return 'standard';
+  if (raw !== 'fast') throw new ConfigError(`SVC_TEST_PASSWORD_HASH must be fast or standard, got "${raw}"`);
+  if (!testHooks) throw new ConfigError('SVC_TEST_PASSWORD_HASH=fast weakens password hashes for tests: it needs SVC_TEST_HOOKS=1, and neither belongs in production');
+  return 'fast';
+}
+
 function parseTestHooks(raw: string | undefined): boolean {
   if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false;
   if (raw === '1' || raw === 'true') return true;
@@ -456,6 +470,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plans: loadPlans(env.SVC_PLANS_FILE),
     quotas: { enforced: booleanSetting(env, 'SVC_QUOTAS_ENFORCED', true) },
     testHooks: parseTestHooks(env.SVC_TEST_HOOKS),
+    passwordHashCost: parsePasswordHashCost(env.SVC_TEST_PASSWORD_HASH, parseTestHooks(env.SVC_TEST_HOOKS)),
     accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
     signup: parseSignup(env.SVC_SIGNUP),
     machines: {

@@ -173,7 +173,7 @@ export function createServices(deps: ServicesDeps) {
     config,
     cursors,
     idempotency: new IdempotencyStore(db, deriveKey(config.secretKey, 'idempotency')),
-    users: createUserService({ db }),
+    users: createUserService({ db, passwordHashCost: config.passwordHashCost }),
     sessions,
     device,
     workspaces,

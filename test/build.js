@@ -36,8 +36,18 @@ export async function ensureWebBuilt() {
   await build({ configFile: join(ROOT, 'web/vite.config.ts'), logLevel: 'warn' });
 }
 
-/** Where compileTests puts the JavaScript the test files run as (git-ignored). */
-export const TEST_BUILD = join(ROOT, '.test-build');
+/** Where compileTests puts the JavaScript the test files run as (git-ignored): a folder per run. */
+const TEST_BUILDS = join(ROOT, '.test-build');
+
+/** True while the process runs (a run's folder is removed when it ends, or by a later run). */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
 
 /** Every file under dir (recursively), as paths relative to ROOT. */
 function filesUnder(dir) {
@@ -51,8 +61,9 @@ function filesUnder(dir) {
 }
 
 /**
- * Compiles src/ and test/ to JavaScript once per run, into .test-build/ laid out like the
- * repository, so that each test file runs in plain node instead of loading every module through
+ * Compiles src/ and test/ to JavaScript once per run, into .test-build/<pid>/ laid out like the
+ * repository (a folder per run, so that two runs of one checkout do not pull files from under each
+ * other; the caller removes it at the end, and folders of runs no longer alive are removed here), so that each test file runs in plain node instead of loading every module through
  * tsx's loader: that loader cost about 3 s of CPU per test file, half of what a small file costs.
  * The transform is esbuild's, the one tsx applies to each module (same tsconfig, TypeScript's types
  * removed, nothing bundled), with inline source maps so that a failure names the .ts line.
@@ -64,7 +75,11 @@ function filesUnder(dir) {
  */
 export async function compileTests() {
   const { build } = await import('esbuild');
-  rmSync(TEST_BUILD, { recursive: true, force: true });
+  mkdirSync(TEST_BUILDS, { recursive: true });
+  for (const name of readdirSync(TEST_BUILDS)) {
+    if (!/^\d+$/.test(name) || !alive(Number(name))) rmSync(join(TEST_BUILDS, name), { recursive: true, force: true });
+  }
+  const TEST_BUILD = join(TEST_BUILDS, String(process.pid));
   mkdirSync(TEST_BUILD);
   const files = [...filesUnder('src'), ...filesUnder('test')];
   const typescript = files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));

@@ -82,6 +82,7 @@ export function databasesDroppedAfter(): () => Promise<TestDatabase> {
 }
 
 export function testConfig(db: TestDatabase, env: NodeJS.ProcessEnv = {}): Config {
+  const hooks = (env.SVC_TEST_HOOKS ?? '1') === '1';
   return loadConfig({
     SVC_DATA_DIR: db.dataDir,
     SVC_SECRET_KEY: randomBytes(32).toString('hex'),
@@ -90,6 +91,8 @@ export function testConfig(db: TestDatabase, env: NodeJS.ProcessEnv = {}): Confi
     // Retries wait 1% of their production backoff, so retry tests take milliseconds.
     SVC_RETRY_BACKOFF_SCALE: '0.01',
     SVC_TEST_HOOKS: '1',
+    // cheap password hashes (a test hook, refused without the hooks): users are made by the thousand
+    ...(hooks ? { SVC_TEST_PASSWORD_HASH: 'fast' } : {}),
     ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
     ...env,
   });

@@ -44,6 +44,8 @@ export function dbEnv(db: TestDatabase, extra: Record<string, string> = {}): Rec
     SVC_SECRET_KEY: SECRET_KEY,
     // fault injection and the local model's bracketed triggers (the suite's spawned servers use them)
     SVC_TEST_HOOKS: '1',
+    // cheap password hashes (a test hook, see config.ts)
+    SVC_TEST_PASSWORD_HASH: 'fast',
     ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
     ...extra,
   };

@@ -13,7 +13,7 @@
 // SVC_TEST_CONCURRENCY: files run at once (default 3: on 2 cores much of a file's time is spent
 // waiting on spawned processes, the database and the browser).
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { compileTests, ensureBuilt, ensureWebBuilt } from './build.js';
 import { prepareTemplates } from './templates.js';
@@ -56,12 +56,18 @@ const files = find(join(ROOT, 'test'))
 const dialect = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 const concurrency = Math.max(1, Number(process.env.SVC_TEST_CONCURRENCY) || 3);
 const started = Date.now();
+/** Each file's CPU seconds (its processes' and theirs), from the children's times of this process. */
+const cpuOf = {};
+let lastCpu = 0;
 
 ensureBuilt();
 // The journeys and the bundle checks under test/web read dist/app; the unit tests beside them do not.
 if (files.some((f) => /startWeb\(|ensureBuilt\(|dist\/app/.test(readFileSync(join(ROOT, f), 'utf8')))) await ensureWebBuilt();
 const templateEnv = await prepareTemplates(process.env.SVC_TEST_DATABASE_URL);
 const testBuild = await compileTests();
+process.on('exit', () => rmSync(testBuild, { recursive: true, force: true }));
+// the builds above were children too: each file's CPU counts from here
+lastCpu = childCpuSeconds();
 console.log(`running ${files.length} test files on ${dialect}, ${concurrency} at a time`);
 
 const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
@@ -75,8 +81,6 @@ function recordDuration(file, ms) {
   writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]])), null, 1)}\n`);
 }
 
-const cpuOf = {};
-let lastCpu = 0;
 /** CPU seconds (user + system) of every child process reaped so far, theirs included (Linux /proc). */
 function childCpuSeconds() {
   try {

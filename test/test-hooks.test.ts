@@ -5,7 +5,12 @@
 // agents/cost_cents, tokens still counted) and acts in the turn's workspace, never in one that the
 // agent's instructions name.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { findUserByEmail } from '../src/modules/users/users.service.js';
 import { startTestApp, type Response, type TestApp, type TestUser } from './harness.js';
 import { roomyPlans } from './plans-fixtures.js';
 
@@ -60,8 +65,35 @@ function world(env: Record<string, string>) {
 
 const FAULTS = [{ action: 'provision', fail_times: 2 }];
 
+/** The scrypt cost (N) of the stored password hash of a user signed up through POST /v1/users, who then signs in. */
+async function signedUpHashCost(t: TestApp, email: string): Promise<number> {
+  const res = await t.request('POST', '/v1/users', { body: { email, password: 'correct horse battery' } });
+  assert.equal(res.status, 201, res.text);
+  const signIn = await t.request('POST', '/v1/auth/sessions', { body: { email, password: 'correct horse battery' } });
+  assert.equal(signIn.status, 201, signIn.text);
+  const [scheme, n] = (await findUserByEmail(t.services.db, email))!.password_hash.split('$');
+  assert.equal(scheme, 'scrypt');
+  return Number(n);
+}
+
+const configBase = { SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-hooks-')), SVC_SECRET_KEY: 'ab'.repeat(32) };
+after(() => rmSync(configBase.SVC_DATA_DIR, { recursive: true, force: true }));
+
+test('SVC_TEST_PASSWORD_HASH=fast is refused without SVC_TEST_HOOKS=1, saying why', () => {
+  assert.throws(() => loadConfig({ ...configBase, SVC_TEST_PASSWORD_HASH: 'fast' }), (err: unknown) => {
+    assert.ok(err instanceof ConfigError);
+    assert.match(err.message, /SVC_TEST_PASSWORD_HASH=fast .*SVC_TEST_HOOKS=1/);
+    return true;
+  });
+  assert.throws(() => loadConfig({ ...configBase, SVC_TEST_HOOKS: '1', SVC_TEST_PASSWORD_HASH: 'cheap' }), /must be fast or standard/);
+});
+
 describe('with SVC_TEST_HOOKS off (the default)', () => {
   const w = world({ SVC_TEST_HOOKS: '0' });
+
+  test('passwords are hashed at the standard cost (scrypt N=2^15)', async () => {
+    assert.equal(await signedUpHashCost(w.t, 'standard@example.test'), 32768);
+  });
 
   test('a cluster body with faults is 400 in the error shape and creates nothing; an empty list injects nothing', async () => {
     const res = await w.as('POST', '/v1/clusters', { name: 'faulty', local: { faults: FAULTS } });
@@ -128,6 +160,10 @@ describe('with SVC_TEST_HOOKS off (the default)', () => {
 
 describe('with SVC_TEST_HOOKS=1 (tests and demos)', () => {
   const w = world({ SVC_TEST_HOOKS: '1', SVC_RETRY_BACKOFF_SCALE: '0' });
+
+  test('SVC_TEST_PASSWORD_HASH=fast (the suite sets it) hashes at N=2^10, and those users sign in', async () => {
+    assert.equal(await signedUpHashCost(w.t, 'fast@example.test'), 1024);
+  });
 
   test('a cluster\'s faults make its steps fail first, then it succeeds', async () => {
     const res = await w.as('POST', '/v1/clusters', { name: 'faulty', local: { faults: FAULTS } });

@@ -79,10 +79,19 @@ export function decrypt(key: Buffer, sealed: string): string {
 // scrypt parameters: N=2^15, r=8, p=1 (OWASP's minimum recommendation), 64-byte key.
 const SCRYPT = { N: 32768, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 
-export async function hashPassword(password: string): Promise<string> {
+/**
+ * The cost of new password hashes. `standard` always, but for the test hook
+ * SVC_TEST_PASSWORD_HASH=fast (N=2^10; only with SVC_TEST_HOOKS=1, see config.ts): the suite
+ * creates and signs in thousands of users, and at N=2^15 each hash costs about a quarter of a
+ * second of CPU. A hash records its parameters, so either kind verifies.
+ */
+export type PasswordHashCost = 'standard' | 'fast';
+
+export async function hashPassword(password: string, cost: PasswordHashCost = 'standard'): Promise<string> {
   const salt = randomBytes(16);
-  const key = await scrypt(password, salt, 64, SCRYPT);
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`;
+  const params = cost === 'fast' ? { ...SCRYPT, N: 1024 } : SCRYPT;
+  const key = await scrypt(password, salt, 64, params);
+  return `scrypt$${params.N}$${params.r}$${params.p}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 // Users: e-mail identity with an scrypt-hashed password.
 import { isUniqueViolation, type Db } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
-import { hashPassword } from '../../platform/crypto.js';
+import { hashPassword, type PasswordHashCost } from '../../platform/crypto.js';
 import { ApiError, invalidArgument } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { anyUserExists, findUserByEmail, insertUser, type UserRow } from './users.repo.js';
@@ -15,8 +15,8 @@ export function normalizeEmail(email: string): string {
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-export function createUserService(deps: { db: Db }) {
-  const { db } = deps;
+export function createUserService(deps: { db: Db; passwordHashCost: PasswordHashCost }) {
+  const { db, passwordHashCost } = deps;
 
   async function createUser(input: { email: string; password: string; name?: string | null }): Promise<UserRow> {
     const email = normalizeEmail(input.email);
@@ -28,7 +28,7 @@ export function createUserService(deps: { db: Db }) {
     const row: UserRow = {
       id: newId('user'),
       email,
-      password_hash: await hashPassword(input.password),
+      password_hash: await hashPassword(input.password, passwordHashCost),
       name: input.name ?? null,
       created_at: now,
       updated_at: now,
