@@ -119,7 +119,6 @@ const ALLOWED_SQL = {
   'src/modules/agents/agents.service.ts': 'to move into agents.repo.ts',
   'src/modules/agents/turn-moves.ts': 'to move into agents.repo.ts',
   'src/modules/machines/machine-nodes.ts': 'to move into machines.repo.ts',
-  'src/modules/notifications/notifications.service.ts': 'to move into notifications.repo.ts',
   'src/modules/offers/offers.service.ts': 'to move into offers.repo.ts',
   'src/modules/orders/offer-uses.ts': 'to move into offers.repo.ts (read through the offers service)',
   'src/modules/orders/order-workflows.ts': 'to move into order-drafts.repo.ts',
@@ -129,8 +128,6 @@ const ALLOWED_SQL = {
   'src/modules/quotas/usage.ts': 'the usage counters\' shared SQL shape: to move into quotas.repo.ts',
   'src/modules/secrets/key-census.ts': 'key rotation walks every sealed column of every table: to move into a keys repo',
   'src/modules/secrets/rotate-keys.ts': 'key rotation walks every sealed column of every table: to move into a keys repo',
-  'src/modules/snippets/snippet-writer.ts': 'to move into snippets.repo.ts',
-  'src/modules/system/system.routes.ts': 'the readiness probe\'s `select 1`',
   'src/modules/workspaces/workspace-deletion.ts': 'to move into workspaces.repo.ts',
   'src/modules/workspaces/workspaces.service.ts': 'to move into workspaces.repo.ts',
 };
