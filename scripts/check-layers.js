@@ -81,10 +81,6 @@ const ALLOWED_IMPORTS = [
   { from: 'src/modules/orders/wizard.service.ts', to: 'src/modules/machines/machines.repo.ts' },
   { from: 'src/modules/orders/order-workflows.ts', to: 'src/modules/machines/machines.repo.ts' },
   { from: 'src/modules/orders/offer-uses.ts', to: 'src/modules/offers/offers.repo.ts' },
-  // Quotas (below workspaces, which admit through quotas) take the workspace's row lock so that
-  // admissions of one workspace are serialized; through workspaces.service it would be a cycle.
-  // To become a lock function passed in by the composition root.
-  { from: 'src/modules/quotas/quotas.service.ts', to: 'src/modules/workspaces/workspaces.repo.ts' },
   // Identity creating a workspace credential checks, under the workspace's lock, that the
   // workspace is not being deleted (ordered against the deletion that revokes its credentials).
   // To become a guard passed in by the composition root.
@@ -121,8 +117,6 @@ const ALLOWED_SQL = {
   'src/modules/orders/order-workflows.ts': 'to move into order-drafts.repo.ts',
   'src/modules/preview-hostnames/hostname-lifecycle.ts': 'to move into preview-hostnames.repo.ts',
   'src/modules/preview-hostnames/preview-hostnames.workflows.ts': 'to move into preview-hostnames.repo.ts',
-  'src/modules/quotas/quotas.service.ts': 'to move into quotas.repo.ts',
-  'src/modules/quotas/usage.ts': 'the usage counters\' shared SQL shape: to move into quotas.repo.ts',
   'src/modules/secrets/key-census.ts': 'key rotation walks every sealed column of every table: to move into a keys repo',
   'src/modules/secrets/rotate-keys.ts': 'key rotation walks every sealed column of every table: to move into a keys repo',
   'src/modules/workspaces/workspace-deletion.ts': 'to move into workspaces.repo.ts',

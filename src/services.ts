@@ -12,7 +12,7 @@ import { createApiTokenService } from './modules/tokens/tokens.service.js';
 import { createUserService } from './modules/users/users.service.js';
 import type { GrantHandler } from './modules/oauth/oauth.errors.js';
 import { createOAuthService } from './modules/oauth/oauth.service.js';
-import { createWorkspaceService } from './modules/workspaces/workspaces.service.js';
+import { createWorkspaceService, lockWorkspace } from './modules/workspaces/workspaces.service.js';
 import { createNotifier } from './jobs/notifier.js';
 import { WorkflowRegistry } from './jobs/workflows.js';
 import { createOperationService } from './modules/operations/operations.service.js';
@@ -80,7 +80,7 @@ export function createServices(deps: ServicesDeps) {
   const sessions = createSessionService({ db });
   const notifier = createNotifier({ databaseUrl: config.databaseUrl, db });
   const workflows = new WorkflowRegistry();
-  const quotas = createQuotaService({ db, plans: config.plans, enforced: config.quotas.enforced });
+  const quotas = createQuotaService({ db, plans: config.plans, enforced: config.quotas.enforced, lockWorkspace });
   // Usage counters of the allocation metrics, declared next to the tables they count.
   quotas.registerUsage('compute/clusters', clusterUsage);
   quotas.registerUsage('compute/machines', machineUsage);
