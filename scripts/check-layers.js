@@ -81,11 +81,6 @@ const ALLOWED_IMPORTS = [
   { from: 'src/modules/orders/wizard.service.ts', to: 'src/modules/machines/machines.repo.ts' },
   { from: 'src/modules/orders/order-workflows.ts', to: 'src/modules/machines/machines.repo.ts' },
   { from: 'src/modules/orders/offer-uses.ts', to: 'src/modules/offers/offers.repo.ts' },
-  // Identity creating a workspace credential checks, under the workspace's lock, that the
-  // workspace is not being deleted (ordered against the deletion that revokes its credentials).
-  // To become a guard passed in by the composition root.
-  { from: 'src/modules/tokens/tokens.service.ts', to: 'src/modules/workspaces/workspace-deletion.ts' },
-  { from: 'src/modules/oauth/oauth.service.ts', to: 'src/modules/workspaces/workspace-deletion.ts' },
   // An install's deletion releases its preview hostnames and evicts aged pinned ones, and names
   // its URL's hostname: to become an `install.deleted` subscriber of preview hostnames (events
   // work), the hostname naming moving to installs.
@@ -119,8 +114,6 @@ const ALLOWED_SQL = {
   'src/modules/preview-hostnames/preview-hostnames.workflows.ts': 'to move into preview-hostnames.repo.ts',
   'src/modules/secrets/key-census.ts': 'key rotation walks every sealed column of every table: to move into a keys repo',
   'src/modules/secrets/rotate-keys.ts': 'key rotation walks every sealed column of every table: to move into a keys repo',
-  'src/modules/workspaces/workspace-deletion.ts': 'to move into workspaces.repo.ts',
-  'src/modules/workspaces/workspaces.service.ts': 'to move into workspaces.repo.ts',
 };
 
 const SQL_METHODS = new Set(['selectFrom', 'insertInto', 'updateTable', 'deleteFrom', 'replaceInto', 'mergeInto']);

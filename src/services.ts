@@ -16,7 +16,7 @@ import { createWorkspaceService, lockWorkspace } from './modules/workspaces/work
 import { createNotifier } from './jobs/notifier.js';
 import { WorkflowRegistry } from './jobs/workflows.js';
 import { createOperationService } from './modules/operations/operations.service.js';
-import { createWorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
+import { assertWorkspaceActive, createWorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
 import { lazyDriver, type ClusterDriver, type ClusterProvider } from './drivers/cluster/driver.js';
 import { createLocalDriver } from './drivers/cluster/local.js';
 import { createClusterService } from './modules/clusters/clusters.service.js';
@@ -166,7 +166,7 @@ export function createServices(deps: ServicesDeps) {
     jobHandlers.set(kind, handler);
   }
   const device = createDeviceService({ db, config, sessions });
-  const oauth = createOAuthService({ db, config, cursors });
+  const oauth = createOAuthService({ db, config, cursors, assertWorkspaceActive });
   return {
     db,
     dialect: deps.dialect,
@@ -177,7 +177,7 @@ export function createServices(deps: ServicesDeps) {
     sessions,
     device,
     workspaces,
-    apiTokens: createApiTokenService({ db, cursors }),
+    apiTokens: createApiTokenService({ db, cursors, assertWorkspaceActive }),
     oauth,
     /** POST /oauth/token handlers by grant_type (device_code: RFC 8628; client_credentials: RFC 6749 4.4) */
     grants: new Map<string, GrantHandler>([
