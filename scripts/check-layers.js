@@ -112,8 +112,6 @@ const ALLOWED_SQL = {
   'src/modules/orders/order-workflows.ts': 'to move into order-drafts.repo.ts',
   'src/modules/preview-hostnames/hostname-lifecycle.ts': 'to move into preview-hostnames.repo.ts',
   'src/modules/preview-hostnames/preview-hostnames.workflows.ts': 'to move into preview-hostnames.repo.ts',
-  'src/modules/secrets/key-census.ts': 'key rotation walks every sealed column of every table: to move into a keys repo',
-  'src/modules/secrets/rotate-keys.ts': 'key rotation walks every sealed column of every table: to move into a keys repo',
 };
 
 const SQL_METHODS = new Set(['selectFrom', 'insertInto', 'updateTable', 'deleteFrom', 'replaceInto', 'mergeInto']);
