@@ -81,15 +81,6 @@ const ALLOWED_IMPORTS = [
   { from: 'src/modules/orders/wizard.service.ts', to: 'src/modules/machines/machines.repo.ts' },
   { from: 'src/modules/orders/order-workflows.ts', to: 'src/modules/machines/machines.repo.ts' },
   { from: 'src/modules/orders/offer-uses.ts', to: 'src/modules/offers/offers.repo.ts' },
-  // Quotas (below workspaces, which admit through quotas) take the workspace's row lock so that
-  // admissions of one workspace are serialized; through workspaces.service it would be a cycle.
-  // To become a lock function passed in by the composition root.
-  { from: 'src/modules/quotas/quotas.service.ts', to: 'src/modules/workspaces/workspaces.repo.ts' },
-  // Identity creating a workspace credential checks, under the workspace's lock, that the
-  // workspace is not being deleted (ordered against the deletion that revokes its credentials).
-  // To become a guard passed in by the composition root.
-  { from: 'src/modules/tokens/tokens.service.ts', to: 'src/modules/workspaces/workspace-deletion.ts' },
-  { from: 'src/modules/oauth/oauth.service.ts', to: 'src/modules/workspaces/workspace-deletion.ts' },
   // An install's deletion releases its preview hostnames and evicts aged pinned ones, and names
   // its URL's hostname: to become an `install.deleted` subscriber of preview hostnames (events
   // work), the hostname naming moving to installs.
@@ -115,24 +106,12 @@ const ALLOWED_SQL = {
   // lookup (moved); these files are being changed concurrently by other issue 33 work (agent
   // budgets, order drafts, workspace wiring), so moving their queries waits for that to land.
   // Each entry is a debt: the list only shrinks.
-  'src/modules/agents/agent-events.ts': 'to move into agents.repo.ts',
-  'src/modules/agents/agents.service.ts': 'to move into agents.repo.ts',
-  'src/modules/agents/turn-moves.ts': 'to move into agents.repo.ts',
   'src/modules/machines/machine-nodes.ts': 'to move into machines.repo.ts',
-  'src/modules/notifications/notifications.service.ts': 'to move into notifications.repo.ts',
   'src/modules/offers/offers.service.ts': 'to move into offers.repo.ts',
   'src/modules/orders/offer-uses.ts': 'to move into offers.repo.ts (read through the offers service)',
   'src/modules/orders/order-workflows.ts': 'to move into order-drafts.repo.ts',
   'src/modules/preview-hostnames/hostname-lifecycle.ts': 'to move into preview-hostnames.repo.ts',
   'src/modules/preview-hostnames/preview-hostnames.workflows.ts': 'to move into preview-hostnames.repo.ts',
-  'src/modules/quotas/quotas.service.ts': 'to move into quotas.repo.ts',
-  'src/modules/quotas/usage.ts': 'the usage counters\' shared SQL shape: to move into quotas.repo.ts',
-  'src/modules/secrets/key-census.ts': 'key rotation walks every sealed column of every table: to move into a keys repo',
-  'src/modules/secrets/rotate-keys.ts': 'key rotation walks every sealed column of every table: to move into a keys repo',
-  'src/modules/snippets/snippet-writer.ts': 'to move into snippets.repo.ts',
-  'src/modules/system/system.routes.ts': 'the readiness probe\'s `select 1`',
-  'src/modules/workspaces/workspace-deletion.ts': 'to move into workspaces.repo.ts',
-  'src/modules/workspaces/workspaces.service.ts': 'to move into workspaces.repo.ts',
 };
 
 const SQL_METHODS = new Set(['selectFrom', 'insertInto', 'updateTable', 'deleteFrom', 'replaceInto', 'mergeInto']);

@@ -12,11 +12,11 @@ import { createApiTokenService } from './modules/tokens/tokens.service.js';
 import { createUserService } from './modules/users/users.service.js';
 import type { GrantHandler } from './modules/oauth/oauth.errors.js';
 import { createOAuthService } from './modules/oauth/oauth.service.js';
-import { createWorkspaceService } from './modules/workspaces/workspaces.service.js';
+import { createWorkspaceService, lockWorkspace } from './modules/workspaces/workspaces.service.js';
 import { createNotifier } from './jobs/notifier.js';
 import { WorkflowRegistry } from './jobs/workflows.js';
 import { createOperationService } from './modules/operations/operations.service.js';
-import { createWorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
+import { assertWorkspaceActive, createWorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
 import { lazyDriver, type ClusterDriver, type ClusterProvider } from './drivers/cluster/driver.js';
 import { createLocalDriver } from './drivers/cluster/local.js';
 import { createClusterService } from './modules/clusters/clusters.service.js';
@@ -80,7 +80,7 @@ export function createServices(deps: ServicesDeps) {
   const sessions = createSessionService({ db });
   const notifier = createNotifier({ databaseUrl: config.databaseUrl, db });
   const workflows = new WorkflowRegistry();
-  const quotas = createQuotaService({ db, plans: config.plans, enforced: config.quotas.enforced });
+  const quotas = createQuotaService({ db, plans: config.plans, enforced: config.quotas.enforced, lockWorkspace });
   // Usage counters of the allocation metrics, declared next to the tables they count.
   quotas.registerUsage('compute/clusters', clusterUsage);
   quotas.registerUsage('compute/machines', machineUsage);
@@ -166,7 +166,7 @@ export function createServices(deps: ServicesDeps) {
     jobHandlers.set(kind, handler);
   }
   const device = createDeviceService({ db, config, sessions });
-  const oauth = createOAuthService({ db, config, cursors });
+  const oauth = createOAuthService({ db, config, cursors, assertWorkspaceActive });
   return {
     db,
     dialect: deps.dialect,
@@ -177,7 +177,7 @@ export function createServices(deps: ServicesDeps) {
     sessions,
     device,
     workspaces,
-    apiTokens: createApiTokenService({ db, cursors }),
+    apiTokens: createApiTokenService({ db, cursors, assertWorkspaceActive }),
     oauth,
     /** POST /oauth/token handlers by grant_type (device_code: RFC 8628; client_credentials: RFC 6749 4.4) */
     grants: new Map<string, GrantHandler>([

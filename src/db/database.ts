@@ -1,6 +1,6 @@
 // One Kysely interface over better-sqlite3 (embedded default, WAL mode) or pg (PostgreSQL).
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, type LogConfig, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type LogConfig, type Transaction } from 'kysely';
 import pg from 'pg';
 import { preparePrivateDir, touchPrivateFile } from '../platform/data-dir.js';
 import type { Database } from './schema.js';
@@ -85,6 +85,11 @@ export function openDatabase(opts: { databaseUrl: string | null; dataDir: string
 /** Runs `fn` in the caller's transaction if it already is one, else in a new transaction. */
 export function inTransaction<T>(executor: Executor, fn: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
   return executor.isTransaction ? fn(executor as Transaction<Database>) : executor.transaction().execute(fn);
+}
+
+/** The readiness probe's query (`select 1`): resolves when the database answers, throws when it does not. */
+export async function ping(db: Executor): Promise<void> {
+  await sql`select 1`.execute(db);
 }
 
 /** True when a driver error is a unique-constraint violation, on either dialect. */

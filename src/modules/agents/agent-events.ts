@@ -10,6 +10,8 @@ import { clock } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
 import type { Role } from '../../platform/auth.js';
 import { readsSecretValues } from '../secrets/secret-readers.js';
+import * as repo from './agent-events.repo.js';
+import type { EventRow } from './agent-events.repo.js';
 import type { AgentEventT, AgentEventType } from './agents.schemas.js';
 
 export interface EventInput {
@@ -23,18 +25,6 @@ export interface EventOwner {
   agent_id: string;
   session_id: string;
   id: string;
-}
-
-interface EventRow {
-  id: string;
-  workspace_id: string;
-  agent_id: string;
-  session_id: string;
-  turn_id: string;
-  sequence: number | string;
-  type: string;
-  data: string;
-  created_at: number;
 }
 
 export function toEvent(row: EventRow): AgentEventT {
@@ -74,28 +64,20 @@ export function createEventLog(deps: { db: Db; notifier: Notifier }) {
    */
   async function append(tx: Executor, turn: EventOwner, events: EventInput[]): Promise<AgentEventT[]> {
     if (events.length === 0) return [];
-    const bumped = await tx
-      .updateTable('agent_sessions')
-      .set((eb) => ({ event_seq: eb('event_seq', '+', events.length) }))
-      .where('id', '=', turn.session_id)
-      .returning('event_seq')
-      .executeTakeFirstOrThrow();
-    const last = Number(bumped.event_seq);
+    const last = await repo.bumpEventSeq(tx, turn.session_id, events.length);
     const now = clock.now();
     const rows: EventRow[] = events.map((e, i) => ({
       id: newId('agentEvent'), workspace_id: turn.workspace_id, agent_id: turn.agent_id, session_id: turn.session_id, turn_id: turn.id,
       sequence: last - events.length + 1 + i, type: e.type, data: JSON.stringify(e.data), created_at: now,
     }));
-    await tx.insertInto('agent_events').values(rows as never).execute();
+    await repo.insertEvents(tx, rows);
     await notifier.publish(tx, 'svc_agent_events', turn.session_id);
     return rows.map(toEvent);
   }
 
   async function list(q: EventQuery, executor: Executor = db): Promise<AgentEventT[]> {
-    let query = executor.selectFrom('agent_events').selectAll().where('session_id', '=', q.sessionId).where('sequence', '>', q.after);
-    if (q.turnId) query = query.where('turn_id', '=', q.turnId);
-    const rows = await query.orderBy('sequence').limit(q.limit).execute();
-    return rows.map((r) => toEvent(r as EventRow));
+    const rows = await repo.listEvents(executor, q.sessionId, q.turnId, q.after, q.limit);
+    return rows.map(toEvent);
   }
 
   /** Wakes `listener` whenever the session may have new events (its own announcement, or a resync after a lost connection). */

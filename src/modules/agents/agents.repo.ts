@@ -1,5 +1,5 @@
 // SQL of agents, sessions, turns, steps and approval requests (API.md 8.6). One statement per
-// function; the services compose them in transactions. Events have their own file (agent-events.ts).
+// function; the services compose them in transactions. Events have their own file (agent-events.repo.ts).
 import { sql, type Selectable } from 'kysely';
 import type { Dialect, Executor } from '../../db/database.js';
 import { keysetPage } from '../../db/keyset.js';
@@ -31,6 +31,11 @@ export async function insertAgent(tx: Executor, row: AgentRow): Promise<void> {
 
 export function findAgent(db: Executor, workspaceId: string, id: string): Promise<AgentRow | undefined> {
   return db.selectFrom('agents').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
+/** The id of a secret of the workspace (an agent's credential secret must be one), or undefined. */
+export function findWorkspaceSecretId(db: Executor, workspaceId: string, secretId: string): Promise<{ id: string } | undefined> {
+  return db.selectFrom('secrets').select('id').where('id', '=', secretId).where('workspace_id', '=', workspaceId).executeTakeFirst();
 }
 
 export function listAgents(db: Executor, workspaceId: string, state: string | undefined, page: PageRequest): Promise<AgentRow[]> {
@@ -81,6 +86,15 @@ export function listSessions(db: Executor, workspaceId: string, filters: Session
   if (filters.state) q = q.where('state', '=', filters.state);
   if (filters.created_by) q = q.where('created_by', '=', filters.created_by);
   return keysetPage(q, 'id', page).execute();
+}
+
+/** The session mirrors its newest turn's state (turn-moves.ts). */
+export async function setSessionState(tx: Executor, id: string, state: string, now: number): Promise<void> {
+  await tx
+    .updateTable('agent_sessions')
+    .set((eb) => ({ state, updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('id', '=', id)
+    .execute();
 }
 
 export function updateSessionIf(tx: Executor, workspaceId: string, id: string, revision: number | null, changes: Partial<SessionRow>): Promise<SessionRow | undefined> {

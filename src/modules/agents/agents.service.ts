@@ -79,7 +79,7 @@ export function createAgentService(deps: { db: Db; cursors: CursorCodec; publicU
     const secretId = policy.credential_secret_id;
     if (secretId !== null) {
       const found = isId('secret', secretId)
-        ? await executor.selectFrom('secrets').select('id').where('id', '=', secretId).where('workspace_id', '=', workspaceId).executeTakeFirst()
+        ? await repo.findWorkspaceSecretId(executor, workspaceId, secretId)
         : undefined;
       if (!found) throw fieldInvalid('body.model_policy.credential_secret_id', 'must name a secret of this workspace (sec_...)');
     }

@@ -52,11 +52,7 @@ export function createTurnMoves(deps: { dialect: Dialect; events: EventLog; noti
   async function mirrorOnSession(tx: Executor, turn: repo.TurnRow): Promise<void> {
     const latest = await repo.latestTurn(tx, turn.session_id);
     if (latest?.id !== turn.id) return;
-    await tx
-      .updateTable('agent_sessions')
-      .set((eb) => ({ state: sessionStateOfTurn(turn.state), updated_at: clock.now(), revision: eb('revision', '+', 1) }))
-      .where('id', '=', turn.session_id)
-      .execute();
+    await repo.setSessionState(tx, turn.session_id, sessionStateOfTurn(turn.state), clock.now());
   }
 
   /**

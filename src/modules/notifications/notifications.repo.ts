@@ -86,3 +86,24 @@ export async function purgeOlderThan(db: Executor, before: number): Promise<numb
   const res = await db.deleteFrom('notifications').where('created_at', '<', before).executeTakeFirst();
   return Number(res.numDeletedRows);
 }
+
+/**
+ * API tokens expiring after `now` and at the latest at `until` that were not announced yet (to
+ * anyone: the sweep's cost stays with new ones), soonest first, at most `limit`.
+ */
+export function unannouncedExpiringTokens(
+  db: Executor, now: number, until: number, limit: number,
+): Promise<{ id: string; workspace_id: string; name: string; expires_at: number | null }[]> {
+  return db
+    .selectFrom('api_tokens as t')
+    .select(['t.id', 't.workspace_id', 't.name', 't.expires_at'])
+    .where('t.expires_at', '>', now)
+    .where('t.expires_at', '<=', until)
+    .where(({ not, exists, selectFrom }) => not(exists(
+      selectFrom('notifications as n').select('n.id')
+        .where('n.dedup_key', '=', sql<string>`'api_token_expiring:' || ${sql.ref('t.id')} || ':' || ${sql.ref('t.expires_at')}`),
+    )))
+    .orderBy('t.expires_at')
+    .limit(limit)
+    .execute();
+}

@@ -1,6 +1,5 @@
 // The caller's notifications (endpoint 16): list (at most 50 a page), mark read, count unread; and
 // the workers' sweeps: API tokens expiring within 7 days, and the 90-day retention.
-import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { notFound } from '../../platform/errors.js';
@@ -62,19 +61,7 @@ export function createNotificationService(deps: { db: Db; cursors: CursorCodec }
    */
   async function notifyExpiringTokens(): Promise<number> {
     const now = clock.now();
-    const tokens = await db
-      .selectFrom('api_tokens as t')
-      .select(['t.id', 't.workspace_id', 't.name', 't.expires_at'])
-      .where('t.expires_at', '>', now)
-      .where('t.expires_at', '<=', now + TOKEN_EXPIRY_NOTICE_SECONDS)
-      // Skips tokens already announced (to anyone): the sweep's cost stays with new ones.
-      .where(({ not, exists, selectFrom }) => not(exists(
-        selectFrom('notifications as n').select('n.id')
-          .where('n.dedup_key', '=', sql<string>`'api_token_expiring:' || ${sql.ref('t.id')} || ':' || ${sql.ref('t.expires_at')}`),
-      )))
-      .orderBy('t.expires_at')
-      .limit(500)
-      .execute();
+    const tokens = await repo.unannouncedExpiringTokens(db, now, now + TOKEN_EXPIRY_NOTICE_SECONDS, 500);
     let sent = 0;
     for (const token of tokens) {
       sent += await db.transaction().execute((tx) =>

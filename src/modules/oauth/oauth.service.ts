@@ -2,7 +2,7 @@
 // section 4). A client secret is `svc_cs_` + 43 base62 characters (256 bits), stored as SHA-256
 // only; tokens issued for a client act on its workspace with its role until the client is deleted.
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/database.js';
+import type { Db, Executor } from '../../db/database.js';
 import type { OAuthClientsTable } from '../../db/schema.js';
 import { roleAtLeast, type Role, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
@@ -15,7 +15,6 @@ import type { CreatedOAuthClientT, OAuthClientItemT } from './clients.schemas.js
 import { createJwtVerifier } from './jwt.verifier.js';
 import { OAuthError, type GrantHandler } from './oauth.errors.js';
 import { createSigningKeys } from './signing-keys.js';
-import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { recordAuditEvent } from '../audit/audit.js';
 import {
   deleteClientOfWorkspace, findClientCredential, findClientOfWorkspace, insertClient, listClientsOfWorkspace, touchClientLastUsed,
@@ -39,8 +38,21 @@ function toItem(row: OAuthClientsTable): OAuthClientItemT {
   };
 }
 
-export function createOAuthService(deps: { db: Db; config: Config; cursors: CursorCodec }) {
-  const { db, config, cursors } = deps;
+export interface OAuthServiceDeps {
+  db: Db;
+  config: Config;
+  cursors: CursorCodec;
+  /**
+   * Throws FAILED_PRECONDITION (reason WORKSPACE_DELETING) once the workspace's deletion
+   * started, under the workspace's row lock, which the caller's transaction then holds: a
+   * credential is never created after the deletion that revokes the workspace's credentials.
+   * The workspaces module's guard, passed in by the composition root (identity sits below tenancy).
+   */
+  assertWorkspaceActive(tx: Executor, workspaceId: string): Promise<void>;
+}
+
+export function createOAuthService(deps: OAuthServiceDeps) {
+  const { db, config, cursors, assertWorkspaceActive } = deps;
   const keys = createSigningKeys({ db, config });
 
   function assertMayManage(scope: WorkspaceScope): void {

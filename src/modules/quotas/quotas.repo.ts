@@ -1,8 +1,10 @@
 // SQL of quota figures that belong to no other module: rate counters (usage_counters), the
-// workspaces a user owns, and the running operations of a cluster.
-import { sql, type Expression } from 'kysely';
+// workspaces a user owns, the running operations of a cluster, and the statements that put the
+// registered usage counters (usage.ts) together: one metric's usage, and GET /v1/quotas' figures.
+import { sql, type AliasedExpression, type Expression, type SqlBool } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import { preparedQuery } from '../../db/prepared.js';
+import type { InWorkspaces, UsageCounter, WorkspaceSet } from './usage.js';
 
 /**
  * Adds `adding` uses to the window's counter unless that passes `limit`, in one statement (an
@@ -101,4 +103,68 @@ export async function clusterTier(db: Executor, clusterId: string, workspaceId: 
 /** `coalesce((subquery), 0)`: a counter's figure, 0 where it counts no rows. */
 export function orZero(expression: Expression<unknown>) {
   return sql<number | string>`coalesce((${expression}), 0)`;
+}
+
+/** The condition on a workspace-id column that selects the workspaces of `set`. */
+export function inWorkspaces(set: WorkspaceSet): InWorkspaces {
+  if ('workspaceId' in set) return (column) => sql<SqlBool>`${sql.ref(column)} = ${set.workspaceId}`;
+  return (column) =>
+    sql<SqlBool>`${sql.ref(column)} in (select workspace_id from workspace_members where user_id = ${set.ownerUserId} and role = 'owner')`;
+}
+
+/** The workspace's plan tier; undefined when it is gone. */
+export async function workspaceTier(db: Executor, workspaceId: string): Promise<string | undefined> {
+  return (await db.selectFrom('workspaces').select('plan_tier').where('id', '=', workspaceId).executeTakeFirst())?.plan_tier;
+}
+
+/** One workspace's usage of the metric `counter` counts (0 when it counts no rows), prepared once per counter. */
+export function usageQuery(counter: UsageCounter) {
+  return preparedQuery((qdb, p: { workspaceId: string }) => qdb.selectNoFrom(orZero(counter(qdb, inWorkspaces({ workspaceId: p.workspaceId }))).as('n')));
+}
+
+/** The shapes of the figures statement of GET /v1/quotas. */
+export interface FiguresShape {
+  /** one workspace (else every workspace the user owns) */
+  byWorkspace: boolean;
+  /** with the user's own workspaces/owned (`owned`, `owned_rank`) */
+  withUser: boolean;
+  /** with a cluster's running operations (`cluster_found`, `running`); only by workspace */
+  withCluster: boolean;
+}
+
+export type FiguresParams = { workspaceId: string; userId: string; clusterId: string; windowStart: number; monthStart: number };
+
+/**
+ * The figures statement of one shape, prepared: `usage_<i>` for each counter, `rate_<i>` for each
+ * rate metric (its month's counter when `monthly`, else its day's), the plan `tier` by workspace,
+ * and the columns of `shape`. `ranks` orders the plan tiers (a tier's rank is its index; others
+ * rank `otherwise`) for `owned_rank`, the best rank among the workspaces the user owns.
+ */
+export function figuresQuery(
+  shape: FiguresShape,
+  counters: readonly UsageCounter[],
+  rates: readonly { metric: string; monthly: boolean }[],
+  ranks: { tiers: readonly string[]; otherwise: number },
+) {
+  const { byWorkspace, withUser, withCluster } = shape;
+  const rankCase = sql`case w.plan_tier ${sql.join(ranks.tiers.map((tier, i) => sql`when ${tier} then ${sql.lit(i)}`), sql` `)} else ${sql.lit(ranks.otherwise)} end`;
+  return preparedQuery((qdb, p: FiguresParams) => {
+    const set: WorkspaceSet = byWorkspace ? { workspaceId: p.workspaceId } : { ownerUserId: p.userId };
+    const within = inWorkspaces(set);
+    const columns: AliasedExpression<unknown, string>[] = [
+      ...counters.map((counter, i) => orZero(counter(qdb, within)).as(`usage_${i}`)),
+      ...rates.map((m, i) => orZero(qdb.selectFrom('usage_counters').select((eb) => eb.fn.sum('count').as('n'))
+        .where(within('usage_counters.workspace_id')).where('metric', '=', m.metric).where('window_start', '=', m.monthly ? p.monthStart : p.windowStart).$asScalar()).as(`rate_${i}`)),
+    ];
+    if (byWorkspace) columns.push(sql<number | string>`(select plan_tier from workspaces where id = ${p.workspaceId})`.as('tier'));
+    if (withUser) {
+      columns.push(sql<number | string>`(select count(*) from workspace_members where user_id = ${p.userId} and role = 'owner')`.as('owned'));
+      columns.push(orZero(sql`select max(${rankCase}) from workspace_members m join workspaces w on w.id = m.workspace_id where m.user_id = ${p.userId} and m.role = 'owner'`).as('owned_rank'));
+    }
+    if (withCluster) {
+      columns.push(sql<number | string>`(select count(*) from clusters where id = ${p.clusterId} and workspace_id = ${p.workspaceId})`.as('cluster_found'));
+      columns.push(sql<number | string>`(select count(*) from operations where cluster_id = ${p.clusterId} and state = 'RUNNING')`.as('running'));
+    }
+    return qdb.selectNoFrom(columns);
+  });
 }

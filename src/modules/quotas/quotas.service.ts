@@ -4,19 +4,16 @@
 // (the user's for workspaces/owned), so concurrent creates never overshoot; rate metrics add to a
 // per-day counter in one conditional upsert. Usage of allocation metrics comes from counters the
 // owning modules register (usage.ts); reaching 80 % and 100 % notifies the people concerned.
-import { sql, type AliasedExpression } from 'kysely';
 import type { Db, Executor } from '../../db/database.js';
-import { preparedQuery } from '../../db/prepared.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError, notFound } from '../../platform/errors.js';
 import { isId } from '../../platform/ids.js';
 import { DEFAULT_TIER, type PlanCatalog } from '../plans/plans.js';
 import { quotaThresholdReached } from '../notifications/sources.js';
-import { lockWorkspace } from '../workspaces/workspaces.repo.js';
 import { dayWindow, METRICS, metricOf, monthWindow, rateWindow, type MetricDefinition, type MetricKey } from '../plans/metrics.js';
 import * as repo from './quotas.repo.js';
 import type { QuotaEntryT } from './quotas.schemas.js';
-import { inWorkspaces, type UsageCounter, type WorkspaceSet } from './usage.js';
+import type { UsageCounter } from './usage.js';
 
 /** Whom a check is for: a workspace (and, for operations/running, one of its clusters), or a user (workspaces/owned). */
 export type QuotaSubject = { workspaceId: string; clusterId?: string | null } | { userId: string };
@@ -37,6 +34,12 @@ export interface QuotaServiceDeps {
   plans: PlanCatalog;
   /** false only in benchmarks (SVC_QUOTAS_ENFORCED): checks pass without counting */
   enforced: boolean;
+  /**
+   * Takes the workspace's row lock in the caller's transaction and returns its plan tier (the
+   * workspaces module's, passed in by the composition root: quotas sit below workspaces, which
+   * admit through them); undefined when the workspace is gone.
+   */
+  lockWorkspace(tx: Executor, workspaceId: string): Promise<{ plan_tier: string } | undefined>;
 }
 
 /** What GET /v1/quotas reports on: a workspace, or the workspaces a user owns; optionally one cluster's concurrency. */
@@ -54,10 +57,10 @@ export function quotaExceeded(def: MetricDefinition, limit: number, usage: numbe
 const RATE_METRICS = METRICS.filter((m) => m.type === 'rate');
 
 export function createQuotaService(deps: QuotaServiceDeps) {
-  const { db, plans, enforced } = deps;
+  const { db, plans, enforced, lockWorkspace } = deps;
   const counters = new Map<MetricKey, UsageCounter>();
   /** built on first use, once every counter is registered */
-  let figures: ReturnType<typeof buildFiguresQueries> | null = null;
+  let figures: Record<string, ReturnType<typeof repo.figuresQuery>> | null = null;
   const single = new Map<MetricKey, (db: Executor, p: { workspaceId: string }) => Promise<{ n: number | string }[]>>();
 
   /** For the module that owns the resource a metric counts; once per metric, before the first request. */
@@ -79,7 +82,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
     if (!counter) throw new Error(`no usage counter is registered for ${metric}`);
     let query = single.get(metric);
     if (!query) {
-      query = preparedQuery((qdb, p: { workspaceId: string }) => qdb.selectNoFrom(repo.orZero(counter(qdb, inWorkspaces({ workspaceId: p.workspaceId }))).as('n')));
+      query = repo.usageQuery(counter);
       single.set(metric, query);
     }
     const [row] = await query(tx, { workspaceId });
@@ -105,7 +108,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
   /** Adds `adding` to the rate counter of the current window unless that passes the limit (one conditional upsert); throws quotaExceeded. */
   async function chargeRate(tx: Executor, workspaceId: string, metric: MetricKey, adding: number) {
     const def = metricOf(metric);
-    const tier = (await tx.selectFrom('workspaces').select('plan_tier').where('id', '=', workspaceId).executeTakeFirst())?.plan_tier ?? DEFAULT_TIER;
+    const tier = (await repo.workspaceTier(tx, workspaceId)) ?? DEFAULT_TIER;
     const limit = plans.limit(tier, metric);
     const now = clock.now();
     const window = rateWindow(def, now);
@@ -280,32 +283,14 @@ export function createQuotaService(deps: QuotaServiceDeps) {
    * prepared once: the plan tier, every registered counter and every rate counter as scalar subqueries.
    */
   function buildFiguresQueries() {
-    type P = { workspaceId: string; userId: string; clusterId: string; windowStart: number; monthStart: number };
-    const rankCase = sql`case w.plan_tier ${sql.join(plans.plans.map((p, i) => sql`when ${p.tier} then ${sql.lit(i)}`), sql` `)} else ${sql.lit(plans.rank(DEFAULT_TIER))} end`;
-    const build = (byWorkspace: boolean, withUser: boolean, withCluster: boolean) => preparedQuery((qdb, p: P) => {
-      const set: WorkspaceSet = byWorkspace ? { workspaceId: p.workspaceId } : { ownerUserId: p.userId };
-      const within = inWorkspaces(set);
-      const columns: AliasedExpression<unknown, string>[] = [
-        ...[...counters.values()].map((counter, i) => repo.orZero(counter(qdb, within)).as(`usage_${i}`)),
-        ...RATE_METRICS.map((m, i) => repo.orZero(qdb.selectFrom('usage_counters').select((eb) => eb.fn.sum('count').as('n'))
-          .where(within('usage_counters.workspace_id')).where('metric', '=', m.key).where('window_start', '=', (m as MetricDefinition).window === 'month' ? p.monthStart : p.windowStart).$asScalar()).as(`rate_${i}`)),
-      ];
-      if (byWorkspace) columns.push(sql<number | string>`(select plan_tier from workspaces where id = ${p.workspaceId})`.as('tier'));
-      if (withUser) {
-        columns.push(sql<number | string>`(select count(*) from workspace_members where user_id = ${p.userId} and role = 'owner')`.as('owned'));
-        columns.push(repo.orZero(sql`select max(${rankCase}) from workspace_members m join workspaces w on w.id = m.workspace_id where m.user_id = ${p.userId} and m.role = 'owner'`).as('owned_rank'));
-      }
-      if (withCluster) {
-        columns.push(sql<number | string>`(select count(*) from clusters where id = ${p.clusterId} and workspace_id = ${p.workspaceId})`.as('cluster_found'));
-        columns.push(sql<number | string>`(select count(*) from operations where cluster_id = ${p.clusterId} and state = 'RUNNING')`.as('running'));
-      }
-      return qdb.selectNoFrom(columns);
-    });
-    const out: Record<string, ReturnType<typeof build>> = {};
+    const usage = [...counters.values()];
+    const rates = RATE_METRICS.map((m) => ({ metric: m.key as string, monthly: (m as MetricDefinition).window === 'month' }));
+    const ranks = { tiers: plans.plans.map((p) => p.tier), otherwise: plans.rank(DEFAULT_TIER) };
+    const out: Record<string, ReturnType<typeof repo.figuresQuery>> = {};
     for (const byWorkspace of [true, false]) {
       for (const withUser of [true, false]) {
         for (const withCluster of byWorkspace ? [true, false] : [false]) {
-          out[`${byWorkspace ? 'workspace' : 'owner'}${withUser ? '+user' : ''}${withCluster ? '+cluster' : ''}`] = build(byWorkspace, withUser, withCluster);
+          out[`${byWorkspace ? 'workspace' : 'owner'}${withUser ? '+user' : ''}${withCluster ? '+cluster' : ''}`] = repo.figuresQuery({ byWorkspace, withUser, withCluster }, usage, rates, ranks);
         }
       }
     }
@@ -336,7 +321,7 @@ export function createQuotaService(deps: QuotaServiceDeps) {
   async function check(executor: Executor, workspaceId: string, metric: MetricKey, adding = 0): Promise<void> {
     if (!enforced) return;
     const def = metricOf(metric);
-    const tier = (await executor.selectFrom('workspaces').select('plan_tier').where('id', '=', workspaceId).executeTakeFirst())?.plan_tier ?? DEFAULT_TIER;
+    const tier = (await repo.workspaceTier(executor, workspaceId)) ?? DEFAULT_TIER;
     const limit = plans.limit(tier, metric);
     const now = clock.now();
     const window = rateWindow(def, now);

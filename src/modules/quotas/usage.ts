@@ -1,8 +1,9 @@
 // How a module that owns a counted resource tells the quota module its usage: one indexed count
 // query, declared next to the table it counts and registered once (services.ts). Each counter is
 // a scalar subquery over "the workspaces in question", so GET /v1/quotas computes every metric in
-// one statement, for one workspace or for all the workspaces a user owns.
-import { sql, type Expression, type SqlBool } from 'kysely';
+// one statement, for one workspace or for all the workspaces a user owns (the condition is built
+// by quotas.repo.ts' inWorkspaces).
+import type { Expression, SqlBool } from 'kysely';
 import type { Executor } from '../../db/database.js';
 
 /** The workspaces a figure is about: one, or every workspace a user owns. */
@@ -18,9 +19,3 @@ export type InWorkspaces = (column: string) => Expression<SqlBool>;
  *     .where(inWorkspaces('clusters.workspace_id')).$asScalar()
  */
 export type UsageCounter = (db: Executor, inWorkspaces: InWorkspaces) => Expression<unknown>;
-
-export function inWorkspaces(set: WorkspaceSet): InWorkspaces {
-  if ('workspaceId' in set) return (column) => sql<SqlBool>`${sql.ref(column)} = ${set.workspaceId}`;
-  return (column) =>
-    sql<SqlBool>`${sql.ref(column)} in (select workspace_id from workspace_members where user_id = ${set.ownerUserId} and role = 'owner')`;
-}

@@ -9,10 +9,10 @@
 // `svc admin rotate-keys` checks that nothing is left under another key before it calls the
 // rotation done. Values sealed before the keyring existed (`v1.`) name no key and are not counted:
 // rotate-keys reports those it cannot open.
-import { sql } from 'kysely';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { Keyring } from '../../platform/keyring.js';
+import * as repo from './keys.repo.js';
 import { SEALED_COLUMNS } from './rotate-keys.js';
 
 export interface SealedUnder {
@@ -38,29 +38,16 @@ async function looseScan(from: string, next: (after: string) => Promise<string |
 }
 
 async function versionKeys(db: Db): Promise<SealedUnder[]> {
-  const ids = await looseScan('', async (after) => (await db.selectFrom('secret_versions').select('key_id')
-    .where('key_id', '>', after).orderBy('key_id').limit(1).executeTakeFirst())?.key_id ?? undefined, () => true);
+  const ids = await looseScan('', (after) => repo.nextVersionKeyId(db, after), () => true);
   const out: SealedUnder[] = [];
-  for (const keyId of ids) {
-    const { n } = await db.selectFrom('secret_versions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('key_id', '=', keyId).executeTakeFirstOrThrow();
-    out.push({ what: 'secret versions', keyId, count: Number(n) });
-  }
+  for (const keyId of ids) out.push({ what: 'secret versions', keyId, count: await repo.countVersionsUnder(db, keyId) });
   return out;
 }
 
 async function columnKeys(db: Db, target: (typeof SEALED_COLUMNS)[number]): Promise<SealedUnder[]> {
-  // The expression must read exactly as in the index for either database to use it.
-  const prefix = sql<string>`substr(${sql.ref(target.column)}, 1, 19)`;
-  const table = sql.table(target.table);
-  const prefixes = await looseScan(SEALED_PREFIX, async (after) => {
-    const { rows } = await sql<{ p: string }>`select ${prefix} as p from ${table} where ${prefix} > ${after} order by ${prefix} limit 1`.execute(db);
-    return rows[0]?.p;
-  }, (p) => p.startsWith(SEALED_PREFIX) && p.length === PREFIX_LENGTH);
+  const prefixes = await looseScan(SEALED_PREFIX, (after) => repo.nextSealedPrefix(db, target, after), (p) => p.startsWith(SEALED_PREFIX) && p.length === PREFIX_LENGTH);
   const out: SealedUnder[] = [];
-  for (const p of prefixes) {
-    const { rows } = await sql<{ n: number | string }>`select count(*) as n from ${table} where ${prefix} = ${p}`.execute(db);
-    out.push({ what: target.what, keyId: p.slice(SEALED_PREFIX.length), count: Number(rows[0]?.n ?? 0) });
-  }
+  for (const p of prefixes) out.push({ what: target.what, keyId: p.slice(SEALED_PREFIX.length), count: await repo.countSealedWithPrefix(db, target, p) });
   return out;
 }
 

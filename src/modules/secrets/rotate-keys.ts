@@ -11,13 +11,12 @@
 //   compare-and-set on the value it was read with (its old key id), so a row changed meanwhile (a
 //   version destroyed, a row another run re-wrapped first) is left alone and counted by whoever
 //   wrote it. Rewrapping does not change a resource's etag: its representation is unchanged.
-import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
-import { preparedQuery } from '../../db/prepared.js';
 import { KeyringError, type Keyring } from '../../platform/keyring.js';
 import { KUBECONFIG_SEAL } from '../clusters/clusters.service.js';
 import { LOCAL_SERVER_SEALS } from '../../drivers/compute/local.js';
 import { SIGNING_KEY_SEAL } from '../oauth/signing-keys.js';
+import * as repo from './keys.repo.js';
 import { versionContext } from './secret-values.js';
 
 export interface RotationCount {
@@ -58,20 +57,12 @@ const ROTATED_ONLY: readonly SealedColumn[] = [
   { what: 'local server credentials', table: 'local_servers', column: 'credential_sealed', seal: LOCAL_SERVER_SEALS.credential },
 ];
 
-// Prepared: built once, not once per row (10,000 rows are a few seconds of query building otherwise).
-const rewrapVersion = preparedQuery((db, p: { id: string; oldKeyId: string; keyId: string; wrappedKey: string }) =>
-  db.updateTable('secret_versions').set({ key_id: p.keyId, wrapped_key: p.wrappedKey })
-    .where('id', '=', p.id).where('key_id', '=', p.oldKeyId).returning('id'));
-
 async function rewrapSecretVersions(db: Db, keyring: Keyring, batchSize: number, onBatch: RotationOptions['onBatch']): Promise<RotationCount> {
   const total: RotationCount = { rewrapped: 0, failed: 0 };
   const current = keyring.currentKeyId;
   let after = '';
   for (;;) {
-    const rows = await db.selectFrom('secret_versions')
-      .select(['id', 'workspace_id', 'secret_id', 'key_id', 'wrapped_key'])
-      .where('id', '>', after).where('key_id', 'is not', null).where('key_id', '!=', current)
-      .orderBy('id').limit(batchSize).execute();
+    const rows = await repo.versionsNotUnder(db, current, after, batchSize);
     if (rows.length === 0) return total;
     const batch: RotationCount = { rewrapped: 0, failed: 0 };
     await db.transaction().execute(async (tx) => {
@@ -84,8 +75,7 @@ async function rewrapSecretVersions(db: Db, keyring: Keyring, batchSize: number,
           batch.failed++;
           continue;
         }
-        const updated = await rewrapVersion(tx, { id: row.id, oldKeyId: row.key_id!, keyId: next.keyId, wrappedKey: next.wrappedKey });
-        batch.rewrapped += updated.length;
+        batch.rewrapped += await repo.rewrapVersion(tx, { id: row.id, oldKeyId: row.key_id!, keyId: next.keyId, wrappedKey: next.wrappedKey });
       }
     });
     total.rewrapped += batch.rewrapped;
@@ -97,15 +87,10 @@ async function rewrapSecretVersions(db: Db, keyring: Keyring, batchSize: number,
 
 async function resealColumn(db: Db, keyring: Keyring, target: SealedColumn, batchSize: number, onBatch: RotationOptions['onBatch']): Promise<RotationCount> {
   const total: RotationCount = { rewrapped: 0, failed: 0 };
-  const column = sql.ref(target.column);
-  const table = sql.table(target.table);
   const currentPrefix = `k1.${keyring.currentKeyId}.%`;
   let after = '';
   for (;;) {
-    const { rows } = await sql<{ id: string; sealed: string }>`
-      select id, ${column} as sealed from ${table}
-      where id > ${after} and ${column} is not null and ${column} not like ${currentPrefix}
-      order by id limit ${batchSize}`.execute(db);
+    const rows = await repo.sealedNotUnder(db, target, currentPrefix, after, batchSize);
     if (rows.length === 0) return total;
     const batch: RotationCount = { rewrapped: 0, failed: 0 };
     await db.transaction().execute(async (tx) => {
@@ -119,8 +104,7 @@ async function resealColumn(db: Db, keyring: Keyring, target: SealedColumn, batc
           continue;
         }
         if (next === null) continue;
-        const res = await sql`update ${table} set ${column} = ${next} where id = ${row.id} and ${column} = ${row.sealed}`.execute(tx);
-        batch.rewrapped += Number(res.numAffectedRows ?? 0n);
+        batch.rewrapped += await repo.resealValue(tx, target, row.id, row.sealed, next);
       }
     });
     total.rewrapped += batch.rewrapped;

@@ -9,6 +9,7 @@ import { roleAtLeast, type Role, type WorkspaceScope } from '../../platform/auth
 import { clock } from '../../platform/clock.js';
 import { isId } from '../../platform/ids.js';
 import { findMemberRole } from '../workspaces/workspaces.service.js';
+import * as repo from './snippets.repo.js';
 import type { SnippetRow } from './snippets.repo.js';
 
 /** The columns a write that changes behaviour sets (migration 008). */
@@ -33,9 +34,9 @@ export async function writerColumns(db: Executor, writer: Writer): Promise<Write
   const id = scope.actorId;
   let userId: string | null = isId('user', id) ? id : null;
   if (isId('apiToken', id)) {
-    userId = (await db.selectFrom('api_tokens').select('created_by').where('id', '=', id).executeTakeFirst())?.created_by ?? null;
+    userId = (await repo.apiTokenCreator(db, id))?.created_by ?? null;
   } else if (isId('oauthClient', id)) {
-    userId = (await db.selectFrom('oauth_clients').select('created_by').where('id', '=', id).executeTakeFirst())?.created_by ?? null;
+    userId = (await repo.oauthClientCreator(db, id))?.created_by ?? null;
   }
   // A snippet run acts as its runner, but with the lower of the runner's and its own writer's role:
   // what it writes never gets more than that role.
@@ -65,12 +66,12 @@ export async function writerRights(tx: Executor, row: Pick<SnippetRow, 'writer_i
     if (!member) return refused(id, 'removed', 'is no longer a member of the workspace');
     role = member.role as Role;
   } else if (isId('apiToken', id)) {
-    const token = await tx.selectFrom('api_tokens').select(['role', 'expires_at']).where('id', '=', id).where('workspace_id', '=', ws).executeTakeFirst();
+    const token = await repo.apiTokenRole(tx, ws, id);
     if (!token) return refused(id, 'revoked', 'is an API token that was revoked');
     if (token.expires_at !== null && token.expires_at <= clock.now()) return refused(id, 'expired', 'is an API token that has expired');
     role = token.role as Role;
   } else if (isId('oauthClient', id)) {
-    const client = await tx.selectFrom('oauth_clients').select('role').where('id', '=', id).where('workspace_id', '=', ws).executeTakeFirst();
+    const client = await repo.oauthClientRole(tx, ws, id);
     if (!client) return refused(id, 'revoked', 'is an OAuth client that was deleted');
     role = client.role as Role;
   } else {

@@ -79,3 +79,25 @@ export function listRuns(db: Executor, snippetId: string, state: RunState | unde
   if (state) q = q.where('state', '=', state);
   return keysetPage(q, 'id', page).execute();
 }
+
+// ---- a writer's credential (snippet-writer.ts) ----
+
+/** Who created an API token (the user behind a write made with it). */
+export function apiTokenCreator(db: Executor, id: string): Promise<{ created_by: string } | undefined> {
+  return db.selectFrom('api_tokens').select('created_by').where('id', '=', id).executeTakeFirst();
+}
+
+/** Who created an OAuth client (the user behind a write made with it). */
+export function oauthClientCreator(db: Executor, id: string): Promise<{ created_by: string } | undefined> {
+  return db.selectFrom('oauth_clients').select('created_by').where('id', '=', id).executeTakeFirst();
+}
+
+/** The role and expiry of an API token of the workspace; undefined when it was revoked. */
+export function apiTokenRole(db: Executor, workspaceId: string, id: string): Promise<{ role: string; expires_at: number | null } | undefined> {
+  return db.selectFrom('api_tokens').select(['role', 'expires_at']).where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
+/** The role of an OAuth client of the workspace; undefined when it was deleted. */
+export function oauthClientRole(db: Executor, workspaceId: string, id: string): Promise<{ role: string } | undefined> {
+  return db.selectFrom('oauth_clients').select('role').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
+}

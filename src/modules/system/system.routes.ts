@@ -1,7 +1,7 @@
 // Operational endpoints: liveness, readiness, Prometheus metrics and the OpenAPI document.
 // All public (no credentials): load balancers and scrapers call them.
-import { sql } from 'kysely';
 import { Type } from 'typebox';
+import { ping } from '../../db/database.js';
 import { ApiError } from '../../platform/errors.js';
 import { errorResponse, headerOf, refTo, type App } from '../../platform/http.js';
 import { codingFor, documentBytes, noneMatchHas } from './openapi-bytes.js';
@@ -41,7 +41,7 @@ export function systemRoutes(app: App, s: Pick<Services, 'db'>): void {
     },
   }, async () => {
     try {
-      await sql`select 1`.execute(s.db);
+      await ping(s.db);
     } catch {
       throw new ApiError('UNAVAILABLE', 'database is not reachable', { reason: 'DATABASE_DOWN', headers: { 'retry-after': '5' } });
     }

@@ -1,7 +1,7 @@
 // Workspace API tokens (spec 2.10, endpoints 11-12, rules 3-6; API.md section 4):
 // `sk_svc_` + 40 base62 characters + a 6-character base62 CRC32 of those 40 (GitHub's scheme, so
 // scanners can reject fakes offline). Stored as SHA-256 only and looked up by that hash.
-import type { Db } from '../../db/database.js';
+import type { Db, Executor } from '../../db/database.js';
 import { roleAtLeast, type Principal, type Role, type TokenVerifier, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { base62, crc32, randomString, sha256Hex } from '../../platform/crypto.js';
@@ -10,7 +10,6 @@ import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import type { ApiTokensTable } from '../../db/schema.js';
 import type { ApiTokenItemT, CreatedApiTokenT } from './tokens.schemas.js';
-import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { recordAuditEvent } from '../audit/audit.js';
 import { deleteToken, findTokenByHash, insertToken, listTokensOfWorkspace, touchTokenLastUsed } from './tokens.repo.js';
 
@@ -44,8 +43,20 @@ function toItem(row: ApiTokensTable): ApiTokenItemT {
   };
 }
 
-export function createApiTokenService(deps: { db: Db; cursors: CursorCodec }) {
-  const { db, cursors } = deps;
+export interface ApiTokenServiceDeps {
+  db: Db;
+  cursors: CursorCodec;
+  /**
+   * Throws FAILED_PRECONDITION (reason WORKSPACE_DELETING) once the workspace's deletion
+   * started, under the workspace's row lock, which the caller's transaction then holds: a
+   * credential is never created after the deletion that revokes the workspace's credentials.
+   * The workspaces module's guard, passed in by the composition root (identity sits below tenancy).
+   */
+  assertWorkspaceActive(tx: Executor, workspaceId: string): Promise<void>;
+}
+
+export function createApiTokenService(deps: ApiTokenServiceDeps) {
+  const { db, cursors, assertWorkspaceActive } = deps;
 
   function assertMayManage(scope: WorkspaceScope): void {
     if (!roleAtLeast(scope.role, 'admin')) {

@@ -9,7 +9,7 @@ import { ApiError, notFound } from '../../platform/errors.js';
 import { etagMismatch } from '../../platform/etag.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
-import { lockWorkspace } from './workspaces.repo.js';
+import * as repo from './workspaces.repo.js';
 import { recordAuditEvent } from '../audit/audit.js';
 
 export const WORKSPACE_DELETE = 'workspace.delete';
@@ -19,7 +19,7 @@ export const WORKSPACE_DELETE = 'workspace.delete';
  * the workspace row, so the check is ordered against the deletion's switch to `deleting`.
  */
 export async function assertWorkspaceActive(tx: Executor, workspaceId: string): Promise<void> {
-  const locked = await lockWorkspace(tx, workspaceId);
+  const locked = await repo.lockWorkspace(tx, workspaceId);
   if (locked?.state !== 'active') {
     throw new ApiError('FAILED_PRECONDITION', `workspace ${workspaceId} is being deleted`, { reason: 'WORKSPACE_DELETING' });
   }
@@ -48,15 +48,8 @@ export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
     if (scope.requesterOnly) throw notFound('workspace');
     requireRole(scope, 'admin');
     const now = clock.now();
-    const switched = await tx
-      .updateTable('workspaces')
-      .set((eb) => ({ state: 'deleting', revision: eb('revision', '+', 1), updated_at: now }))
-      .where('id', '=', scope.workspaceId)
-      .where('state', '=', 'active')
-      .$if(revision !== null, (q) => q.where('revision', '=', revision!))
-      .executeTakeFirst();
-    if (Number(switched.numUpdatedRows) === 0) {
-      const current = await tx.selectFrom('workspaces').select(['state', 'revision']).where('id', '=', scope.workspaceId).executeTakeFirst();
+    if (!(await repo.markDeleting(tx, scope.workspaceId, revision, now))) {
+      const current = await repo.findWorkspaceState(tx, scope.workspaceId);
       if (!current) throw notFound('workspace');
       if (current.state === 'deleting') {
         const running = await operations.findRunning(tx, scope.workspaceId, WORKSPACE_DELETE);
@@ -122,8 +115,8 @@ export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
       {
         name: 'revoke_credentials',
         async apply(tx, ctx) {
-          await tx.deleteFrom('api_tokens').where('workspace_id', '=', ctx.workspaceId).execute();
-          await tx.deleteFrom('oauth_clients').where('workspace_id', '=', ctx.workspaceId).execute();
+          await repo.deleteApiTokensOf(tx, ctx.workspaceId);
+          await repo.deleteOAuthClientsOf(tx, ctx.workspaceId);
         },
       },
       {
@@ -131,7 +124,7 @@ export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
         async apply(tx, ctx) {
           // Idempotency records stay until they expire (24 h): a retried DELETE still replays its operation.
           // Members, and whatever a skipped step left, go by foreign-key cascade.
-          await tx.deleteFrom('workspaces').where('id', '=', ctx.workspaceId).execute();
+          await repo.deleteWorkspace(tx, ctx.workspaceId);
         },
       },
     ],

@@ -127,3 +127,55 @@ export async function lockWorkspace(tx: Executor, id: string): Promise<{ state: 
   const [row] = await lockWorkspaceQuery(tx, { id });
   return row;
 }
+
+/**
+ * Switches an active workspace to `deleting` when its revision matches (null: any), in one
+ * statement (the etag check and the switch together); false when nothing was switched.
+ */
+export async function markDeleting(tx: Executor, id: string, revision: number | null, now: number): Promise<boolean> {
+  const switched = await tx
+    .updateTable('workspaces')
+    .set((eb) => ({ state: 'deleting', revision: eb('revision', '+', 1), updated_at: now }))
+    .where('id', '=', id)
+    .where('state', '=', 'active')
+    .$if(revision !== null, (q) => q.where('revision', '=', revision!))
+    .executeTakeFirst();
+  return Number(switched.numUpdatedRows) !== 0;
+}
+
+export function findWorkspaceState(db: Executor, id: string): Promise<{ state: string; revision: number } | undefined> {
+  return db.selectFrom('workspaces').select(['state', 'revision']).where('id', '=', id).executeTakeFirst();
+}
+
+/** Revokes every API token of the workspace (its deletion). */
+export async function deleteApiTokensOf(tx: Executor, workspaceId: string): Promise<void> {
+  await tx.deleteFrom('api_tokens').where('workspace_id', '=', workspaceId).execute();
+}
+
+/** Deletes every OAuth client of the workspace (its deletion). */
+export async function deleteOAuthClientsOf(tx: Executor, workspaceId: string): Promise<void> {
+  await tx.deleteFrom('oauth_clients').where('workspace_id', '=', workspaceId).execute();
+}
+
+/** Deletes the workspace; members, and whatever else it still owns, go by foreign-key cascade. */
+export async function deleteWorkspace(tx: Executor, id: string): Promise<void> {
+  await tx.deleteFrom('workspaces').where('id', '=', id).execute();
+}
+
+export async function countOwners(db: Executor, workspaceId: string): Promise<number> {
+  const r = await db
+    .selectFrom('workspace_members')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+export async function updateMemberRole(tx: Executor, memberId: string, role: string, now: number): Promise<void> {
+  await tx.updateTable('workspace_members').set({ role, updated_at: now }).where('id', '=', memberId).execute();
+}
+
+export async function deleteMember(tx: Executor, memberId: string): Promise<void> {
+  await tx.deleteFrom('workspace_members').where('id', '=', memberId).execute();
+}

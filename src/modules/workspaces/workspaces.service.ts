@@ -117,16 +117,6 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
     }
   }
 
-  async function countOwners(tx: Executor, workspaceId: string): Promise<number> {
-    const r = await tx
-      .selectFrom('workspace_members')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('workspace_id', '=', workspaceId)
-      .where('role', '=', 'owner')
-      .executeTakeFirstOrThrow();
-    return Number(r.n);
-  }
-
   async function addMember(scope: WorkspaceScope, input: { email?: string; user_id?: string; role: Role }, executor: Executor = db): Promise<MemberT> {
     if ((input.email === undefined) === (input.user_id === undefined)) {
       throw invalidArgument('send exactly one of email or user_id', 'ONE_OF_EMAIL_USER_ID', [{ field: 'body.email', description: 'exactly one of email, user_id' }]);
@@ -170,10 +160,10 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
       const target = await repo.findMember(tx, scope.workspaceId, userId);
       if (!target) throw notFound('member');
       assertMayManage(scope, target.role as Role, role);
-      if (target.role === 'owner' && role !== 'owner' && (await countOwners(tx, scope.workspaceId)) <= 1) {
+      if (target.role === 'owner' && role !== 'owner' && (await repo.countOwners(tx, scope.workspaceId)) <= 1) {
         throw new ApiError('FAILED_PRECONDITION', 'a workspace keeps at least one owner', { reason: 'LAST_OWNER' });
       }
-      await tx.updateTable('workspace_members').set({ role, updated_at: clock.now() }).where('id', '=', target.id).execute();
+      await repo.updateMemberRole(tx, target.id, role, clock.now());
       await recordAuditEvent(tx, scope, {
         action: 'workspace.member.update', resourceType: 'workspace_member', resourceId: target.id, metadata: { user_id: userId, from: target.role, role },
       });
@@ -188,10 +178,10 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
       const target = await repo.findMember(tx, scope.workspaceId, userId);
       if (!target) throw notFound('member');
       assertMayManage(scope, target.role as Role, null);
-      if (target.role === 'owner' && (await countOwners(tx, scope.workspaceId)) <= 1) {
+      if (target.role === 'owner' && (await repo.countOwners(tx, scope.workspaceId)) <= 1) {
         throw new ApiError('FAILED_PRECONDITION', 'a workspace keeps at least one owner', { reason: 'LAST_OWNER' });
       }
-      await tx.deleteFrom('workspace_members').where('id', '=', target.id).execute();
+      await repo.deleteMember(tx, target.id);
       await recordAuditEvent(tx, scope, { action: 'workspace.member.remove', resourceType: 'workspace_member', resourceId: target.id, metadata: { user_id: userId, role: target.role } });
     });
   }
