@@ -18,10 +18,19 @@ describe('workspace deletion', () => {
     alice = await t.user('alice');
     bob = await t.user('bob');
     carol = await t.user('carol');
-    t.services.workflows.register<{ ms: number }>({
+    // A step that runs until its operation is asked to cancel (at most 60 s), then returns: the
+    // deletion must wait for it to drain, and whatever the machine's speed, it is still running
+    // when the deletion asks.
+    t.services.workflows.register<Record<string, never>>({
       type: 'test.slow',
       cancellable: true,
-      steps: [{ name: 'slow', run: async (ctx) => { await sleep(ctx.input.ms); } }, { name: 'never_after_cancel' }],
+      steps: [{
+        name: 'slow',
+        run: async (ctx) => {
+          const asked = async () => (await t.services.db.selectFrom('operations').select('cancel_requested').where('id', '=', ctx.operationId).executeTakeFirstOrThrow()).cancel_requested === 1;
+          for (let i = 0; i < 3000 && !(await asked()); i++) await sleep(20);
+        },
+      }, { name: 'never_after_cancel' }],
     });
   });
   after(() => t.close());
@@ -77,7 +86,7 @@ describe('workspace deletion', () => {
     // A slow running operation: the deletion cancels it and waits for it to drain.
     const slow = await t.services.db.transaction().execute((tx) =>
       t.services.operations.start(tx, {
-        type: 'test.slow', workspaceId: ws.id, ownerType: 'workspace', ownerId: ws.id, clusterId: null, input: { ms: 600 },
+        type: 'test.slow', workspaceId: ws.id, ownerType: 'workspace', ownerId: ws.id, clusterId: null, input: {},
         actor: { actorId: bob.id, userId: bob.id },
       }));
 
