@@ -3,13 +3,24 @@
 // parsed with node:util's parseArgs, and each command has its usage text here (`--help` prints it and exits 0).
 import { parseArgs } from 'node:util';
 import { ConfigError, keyFilePath, loadConfig, readKeyFile, replaceKeyFile, type Config } from './config.js';
-import { openDatabase } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
 import { ApiError } from './platform/errors.js';
-import { createUserService } from './modules/users/users.service.js';
 import { keyIdOf, keyringOf, type Keyring } from './platform/keyring.js';
-import { keyCensus } from './modules/secrets/key-census.js';
-import { rotateKeys } from './modules/secrets/rotate-keys.js';
+
+/**
+ * The database, opened and migrated, for the commands that use one. Loaded on use: the drivers,
+ * Kysely and the migrations are most of what these commands import, and their --help (and every
+ * usage error) needs none of it.
+ */
+async function openMigrated(config: { databaseUrl: string | null; dataDir: string }) {
+  const [{ openDatabase }, { migrateToLatest }] = await Promise.all([import('./db/database.js'), import('./db/migrate.js')]);
+  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  try {
+    return { handle, applied: await migrateToLatest(handle.db) };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
 
 const CONFIG_NOTE = 'Configuration comes from the environment (SVC_DATA_DIR or DATABASE_URL, SVC_SECRET_KEY, ...); see README.md.';
 
@@ -128,9 +139,8 @@ export async function serverMain(argv: string[]): Promise<number> {
         shown = MIGRATE_USAGE;
         if (parseArgs({ args: rest, options: HELP, strict: true }).values.help) return usage(shown);
         const config = loadConfig();
-        const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+        const { handle, applied } = await openMigrated(config);
         try {
-          const applied = await migrateToLatest(handle.db);
           console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
         } finally {
           await handle.close();
@@ -175,9 +185,9 @@ async function adminCreateUser(argv: string[]): Promise<number> {
   if (values.help) return usage(ADMIN_COMMANDS['create-user']!);
   if (!values.email || !values.password) return usage(ADMIN_COMMANDS['create-user']!, 'admin create-user needs --email and --password');
   const config = loadConfig();
-  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  const { createUserService } = await import('./modules/users/users.service.js');
+  const { handle } = await openMigrated(config);
   try {
-    await migrateToLatest(handle.db);
     // Only the users service: the command serves no request and runs no job.
     const user = await createUserService({ db: handle.db, passwordHashCost: config.passwordHashCost }).createUser({ email: values.email, password: values.password, name: values.name ?? null });
     console.log(user.id);
@@ -202,9 +212,9 @@ async function adminRotateKeys(argv: string[]): Promise<number> {
   }
   const config = loadConfig();
   const keyring = keyringOf(config);
-  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 1 });
+  const [{ rotateKeys }, { keyCensus }] = await Promise.all([import('./modules/secrets/rotate-keys.js'), import('./modules/secrets/key-census.js')]);
+  const { handle } = await openMigrated(config);
   try {
-    await migrateToLatest(handle.db);
     console.log(`rotating to key ${keyring.currentKeyId} (previous keys: ${keyring.keyIds().slice(1).join(', ') || 'none'})`);
     const report = await rotateKeys(handle.db, keyring, { batchSize });
     let failed = 0;
