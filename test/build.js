@@ -61,7 +61,7 @@ function filesUnder(dir) {
 }
 
 /**
- * Compiles src/ and test/ to JavaScript once per run, into .test-build/<pid>/ laid out like the
+ * Compiles src/, test/ and scripts/ to JavaScript once per run, into .test-build/<pid>/ laid out like the
  * repository (a folder per run, so that two runs of one checkout do not pull files from under each
  * other; the caller removes it at the end, and folders of runs no longer alive are removed here), so that each test file runs in plain node instead of loading every module through
  * tsx's loader: that loader cost about 3 s of CPU per test file, half of what a small file costs.
@@ -81,7 +81,9 @@ export async function compileTests() {
   }
   const TEST_BUILD = join(TEST_BUILDS, String(process.pid));
   mkdirSync(TEST_BUILD);
-  const files = [...filesUnder('src'), ...filesUnder('test')];
+  /** the folders with TypeScript that tests import (test/ itself, src/, scripts/) */
+  const compiled = ['src', 'test', 'scripts'];
+  const files = compiled.flatMap(filesUnder);
   const typescript = files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
   await build({
     entryPoints: typescript.map((f) => join(ROOT, f)),
@@ -101,7 +103,7 @@ export async function compileTests() {
     symlinkSync(join(ROOT, f), join(TEST_BUILD, f));
   }
   for (const name of readdirSync(ROOT)) {
-    if (!['src', 'test', '.git', '.test-build'].includes(name)) symlinkSync(join(ROOT, name), join(TEST_BUILD, name));
+    if (![...compiled, '.git', '.test-build'].includes(name)) symlinkSync(join(ROOT, name), join(TEST_BUILD, name));
   }
   return TEST_BUILD;
 }
