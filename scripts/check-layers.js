@@ -75,12 +75,8 @@ const ALLOWED_IMPORTS = [
   { from: 'src/modules/clusters/clusters.service.ts', to: 'src/modules/installs/installs.repo.ts' },
   { from: 'src/modules/clusters/clusters.service.ts', to: 'src/modules/machines/machines.repo.ts' },
   // Writes into another module's rows inside the caller's transaction (a machine's node stores the
-  // cluster's capabilities; an order draft revokes its worker bootstrap; an order takes and returns
-  // an offer's uses): to become service calls or events with the events work.
+  // cluster's capabilities): to become a service call.
   { from: 'src/modules/machines/machine-nodes.ts', to: 'src/modules/clusters/clusters.repo.ts' },
-  { from: 'src/modules/orders/wizard.service.ts', to: 'src/modules/machines/machines.repo.ts' },
-  { from: 'src/modules/orders/order-workflows.ts', to: 'src/modules/machines/machines.repo.ts' },
-  { from: 'src/modules/orders/offer-uses.ts', to: 'src/modules/offers/offers.repo.ts' },
   // Quotas (below workspaces, which admit through quotas) take the workspace's row lock so that
   // admissions of one workspace are serialized; through workspaces.service it would be a cycle.
   // To become a lock function passed in by the composition root.
@@ -120,9 +116,6 @@ const ALLOWED_SQL = {
   'src/modules/agents/turn-moves.ts': 'to move into agents.repo.ts',
   'src/modules/machines/machine-nodes.ts': 'to move into machines.repo.ts',
   'src/modules/notifications/notifications.service.ts': 'to move into notifications.repo.ts',
-  'src/modules/offers/offers.service.ts': 'to move into offers.repo.ts',
-  'src/modules/orders/offer-uses.ts': 'to move into offers.repo.ts (read through the offers service)',
-  'src/modules/orders/order-workflows.ts': 'to move into order-drafts.repo.ts',
   'src/modules/preview-hostnames/hostname-lifecycle.ts': 'to move into preview-hostnames.repo.ts',
   'src/modules/preview-hostnames/preview-hostnames.workflows.ts': 'to move into preview-hostnames.repo.ts',
   'src/modules/quotas/quotas.service.ts': 'to move into quotas.repo.ts',

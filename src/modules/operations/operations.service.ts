@@ -15,7 +15,7 @@ import { isTerminal, type OperationState, type OperationStepT, type OperationT, 
 import { recordEvent } from '../../events/record.js';
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
-export { findOperation, findRunningOperation, findVisibleOperation, listSteps, runningOperations } from './operations.repo.js';
+export { findOperation, findRunningOperation, findVisibleOperation, latestOperationOf, listSteps, runningOperations } from './operations.repo.js';
 
 export const OPERATION_JOB = 'operation';
 

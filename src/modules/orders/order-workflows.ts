@@ -21,11 +21,11 @@ import { ApiError } from '../../platform/errors.js';
 import { findClusterById } from '../clusters/clusters.service.js';
 import type { ClusterService } from '../clusters/clusters.service.js';
 import type { InstallService } from '../installs/installs.service.js';
-import { revokeBootstrapIfRevision } from '../machines/machines.repo.js';
+import { revokeActiveBootstrap } from '../machines/worker-bootstraps.service.js';
 import { orderDelivered, orderDeliveryFailed } from '../notifications/sources.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { findVersion } from '../packages/packages.service.js';
-import { findOperation } from '../operations/operations.service.js';
+import { findOperation, latestOperationOf } from '../operations/operations.service.js';
 import { endDraft, finishTermination, ORDER_DRAFT_CLEANUP, ORDER_DRAFT_COMPUTE, ORDER_DRAFT_DELIVER } from './draft-endings.js';
 import { allows } from './draft-moves.js';
 import { decodeDraftStep, draftStep, isClusterKept, operationErrorMessage, type DraftStep, type ReleaseClusterResultT, type WaitClusterResultT } from './draft-steps.js';
@@ -55,12 +55,6 @@ async function draftOf(db: Executor, step: DraftStep): Promise<repo.DraftRow> {
   const row = await repo.findDraft(db, step.draftId);
   if (!row) throw new StepError(`order draft ${step.draftId} no longer exists`, false);
   return row;
-}
-
-/** The newest operation of `type` on an owner (its state tells a failure from a wait). */
-function latestOperation(db: Executor, ownerId: string, type: string) {
-  return db.selectFrom('operations').select(['id', 'state', 'error']).where('owner_id', '=', ownerId).where('type', '=', type)
-    .orderBy('id', 'desc').limit(1).executeTakeFirst();
 }
 
 export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
@@ -99,7 +93,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           if (!allows('clusterReady', draft.status) || draft.cluster_id === null) return { moved_on: true };
           // The operation before the cluster: a cluster.create that succeeds between the two reads
           // then shows an active cluster, never a "finished but not active" one read the other way round.
-          const op = await latestOperation(db, draft.cluster_id, 'cluster.create');
+          const op = await latestOperationOf(db, draft.cluster_id, 'cluster.create');
           const cluster = await findClusterById(db, draft.cluster_id);
           if (!cluster || cluster.state === 'deleting') throw new StepError(`cluster ${draft.cluster_id} is gone`, false);
           if (cluster.state === 'active') return { moved_on: false };
@@ -226,7 +220,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           const cluster = await findClusterById(db, draft.cluster_id);
           if (!cluster || cluster.state === 'deleting') return { released: true, kept: null };
           // A cluster still being created is deleted once its creation ends.
-          if ((await latestOperation(db, cluster.id, 'cluster.create'))?.state === 'RUNNING') throw new StepError(`waiting for cluster ${cluster.id} to be created before releasing it`, true);
+          if ((await latestOperationOf(db, cluster.id, 'cluster.create'))?.state === 'RUNNING') throw new StepError(`waiting for cluster ${cluster.id} to be created before releasing it`, true);
           const scope: WorkspaceScope = { workspaceId: cluster.workspace_id, role: 'owner', actorId: 'system' };
           try {
             await deps.clusters.deleteCluster(scope, cluster.id, null);
@@ -244,7 +238,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
         async apply(tx, step) {
           const draft = await repo.lockDraft(tx, step.draftId);
           if (!draft) return;
-          if (draft.bootstrap_id !== null) await revokeBootstrapIfRevision(tx, draft.bootstrap_id, null, clock.now());
+          if (draft.bootstrap_id !== null) await revokeActiveBootstrap(tx, draft.bootstrap_id, clock.now());
           await finishTermination(tx, draft.id);
         },
       }),
