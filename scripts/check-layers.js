@@ -74,9 +74,6 @@ const ALLOWED_IMPORTS = [
   // become checks passed in by the composition root (or cluster.deleting events).
   { from: 'src/modules/clusters/clusters.service.ts', to: 'src/modules/installs/installs.repo.ts' },
   { from: 'src/modules/clusters/clusters.service.ts', to: 'src/modules/machines/machines.repo.ts' },
-  // Writes into another module's rows inside the caller's transaction (a machine's node stores the
-  // cluster's capabilities): to become a service call.
-  { from: 'src/modules/machines/machine-nodes.ts', to: 'src/modules/clusters/clusters.repo.ts' },
   // Quotas (below workspaces, which admit through quotas) take the workspace's row lock so that
   // admissions of one workspace are serialized; through workspaces.service it would be a cycle.
   // To become a lock function passed in by the composition root.
@@ -114,7 +111,6 @@ const ALLOWED_SQL = {
   'src/modules/agents/agent-events.ts': 'to move into agents.repo.ts',
   'src/modules/agents/agents.service.ts': 'to move into agents.repo.ts',
   'src/modules/agents/turn-moves.ts': 'to move into agents.repo.ts',
-  'src/modules/machines/machine-nodes.ts': 'to move into machines.repo.ts',
   'src/modules/notifications/notifications.service.ts': 'to move into notifications.repo.ts',
   'src/modules/preview-hostnames/hostname-lifecycle.ts': 'to move into preview-hostnames.repo.ts',
   'src/modules/preview-hostnames/preview-hostnames.workflows.ts': 'to move into preview-hostnames.repo.ts',

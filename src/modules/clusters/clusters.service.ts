@@ -6,6 +6,7 @@ import type { Db, Executor } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/database.js';
 import type { ClusterProvider, DriverCallContext } from '../../drivers/cluster/driver.js';
 import { assertValidKubeconfig } from '../../drivers/cluster/kubeconfig.js';
+import { localClusterCapabilities } from '../../drivers/cluster/local.js';
 import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
@@ -26,6 +27,20 @@ import {
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
 export { findCluster, findClusterById, KUBECONFIG_SEAL, type ClusterRow } from './clusters.repo.js';
+
+/**
+ * Rewrites the stored capabilities of a local cluster with its machines' nodes as they are now, in
+ * the caller's transaction. The machines module calls it in the transaction of every change of a
+ * machine's node (joined, ready, unreachable, cordoned, removed), so GET /v1/clusters/{id}/capabilities
+ * shows an ACTIVE machine as a ready node at once. Other clusters keep what their driver reported.
+ */
+export async function syncClusterNodes(tx: Executor, clusterId: string): Promise<void> {
+  const cluster = await repo.findClusterById(tx, clusterId);
+  if (!cluster || cluster.provider !== 'local' || cluster.capabilities === null) return;
+  const caps = await localClusterCapabilities(tx, clusterId);
+  if (!caps) return;
+  await repo.storeCapabilities(tx, clusterId, JSON.stringify(caps), caps.nodes.length, clock.now());
+}
 
 export interface ClusterServiceDeps extends ClusterWorkflowDeps {
   cursors: CursorCodec;
