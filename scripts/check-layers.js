@@ -70,10 +70,6 @@ const ALLOWED_IMPORTS = [
   { from: 'src/jobs/runtime.ts', to: 'src/modules/account/account-sweep.ts' },
   { from: 'src/jobs/runtime.ts', to: 'src/modules/machines/machines-sweep.ts' },
   { from: 'src/jobs/runtime.ts', to: 'src/modules/orders/orders-sweep.ts' },
-  // A lower group asks a higher one whether a cluster is still in use before deleting it: to
-  // become checks passed in by the composition root (or cluster.deleting events).
-  { from: 'src/modules/clusters/clusters.service.ts', to: 'src/modules/installs/installs.repo.ts' },
-  { from: 'src/modules/clusters/clusters.service.ts', to: 'src/modules/machines/machines.repo.ts' },
   // Quotas (below workspaces, which admit through quotas) take the workspace's row lock so that
   // admissions of one workspace are serialized; through workspaces.service it would be a cycle.
   // To become a lock function passed in by the composition root.

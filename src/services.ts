@@ -33,8 +33,8 @@ import { createSecretVersionService } from './modules/secrets/secret-versions.se
 import { secretUsage } from './modules/secrets/secrets.repo.js';
 import { createQuotaService } from './modules/quotas/quotas.service.js';
 import { clusterUsage } from './modules/clusters/clusters.repo.js';
-import { machineUsage } from './modules/machines/machines.repo.js';
-import { installUsage } from './modules/installs/installs.repo.js';
+import { clusterHasMachines, machineUsage } from './modules/machines/machines.repo.js';
+import { clusterHasInstalls, installUsage } from './modules/installs/installs.repo.js';
 import { operationFailed } from './modules/notifications/sources.js';
 import { createNotificationService } from './modules/notifications/notifications.service.js';
 import { createSubscriptionService } from './modules/subscriptions/subscriptions.service.js';
@@ -95,7 +95,11 @@ export function createServices(deps: ServicesDeps) {
   ]);
   const clusterDeps = { db, drivers: clusterDrivers, operations, keyring, quotas };
   registerClusterWorkflows(workflows, clusterDeps);
-  const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl, testHooks: config.testHooks });
+  const clusters = createClusterService({
+    ...clusterDeps, cursors, publicUrl: config.publicUrl, testHooks: config.testHooks,
+    // Installs and machines (a higher group, and clusters' own) say whether the cluster is still in use.
+    inUse: { installs: clusterHasInstalls, machines: clusterHasMachines },
+  });
   const installDeps = { ...clusterDeps, preview: config.preview, render: config.render };
   registerInstallWorkflows(workflows, installDeps);
   const installs = createInstallService({ ...installDeps, dialect: deps.dialect, cursors, publicUrl: config.publicUrl });

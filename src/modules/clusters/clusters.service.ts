@@ -17,8 +17,6 @@ import { runningOperations } from '../operations/operations.service.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import * as repo from './clusters.repo.js';
-import { clusterHasInstalls } from '../installs/installs.repo.js';
-import { clusterHasMachines } from '../machines/machines.repo.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import type { ClusterCapabilitiesViewT, ClusterT, CreateClusterBodyT } from './clusters.schemas.js';
 import {
@@ -42,12 +40,25 @@ export async function syncClusterNodes(tx: Executor, clusterId: string): Promise
   await repo.storeCapabilities(tx, clusterId, JSON.stringify(caps), caps.nodes.length, clock.now());
 }
 
+/**
+ * Whether something still runs on a cluster, asked in the deletion's transaction after the cluster
+ * row is marked deleting (and locked). The modules that put things on clusters are in this
+ * module's group or a higher one; the composition root passes their checks in.
+ */
+export interface ClusterInUse {
+  /** any install (in any state) on the cluster */
+  installs(tx: Executor, clusterId: string): Promise<boolean>;
+  /** any machine (in any state) in the cluster */
+  machines(tx: Executor, clusterId: string): Promise<boolean>;
+}
+
 export interface ClusterServiceDeps extends ClusterWorkflowDeps {
   cursors: CursorCodec;
   operations: OperationService;
   publicUrl: string;
   /** SVC_TEST_HOOKS: whether a body may inject faults (`local.faults`) */
   testHooks: boolean;
+  inUse: ClusterInUse;
 }
 
 const clusterDeleting = (id: string) =>
@@ -178,10 +189,10 @@ export function createClusterService(deps: ClusterServiceDeps) {
       }
       // After the row is marked (and locked): an install created concurrently has either
       // committed by now (and is counted) or will find the cluster deleting (see createInstall).
-      if (await clusterHasInstalls(tx, id)) {
+      if (await deps.inUse.installs(tx, id)) {
         throw new ApiError('FAILED_PRECONDITION', `cluster ${id} still has installs; delete them first`, { reason: 'CLUSTER_HAS_INSTALLS' });
       }
-      if (await clusterHasMachines(tx, id)) {
+      if (await deps.inUse.machines(tx, id)) {
         throw new ApiError('FAILED_PRECONDITION', `cluster ${id} still has machines; delete them first`, { reason: 'CLUSTER_HAS_MACHINES' });
       }
       return operations.start(tx, {
