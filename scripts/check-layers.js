@@ -62,14 +62,6 @@ const SHARED = ['src/platform/', 'src/db/', 'src/jobs/', 'src/sandbox/', 'src/dr
  * check, so the list only shrinks. `from` and `to` are paths under the repository root.
  */
 const ALLOWED_IMPORTS = [
-  // Shared code that still names modules: the job runtime schedules each module's sweep and the
-  // runner drives operations' steps. The composition root (src/system.ts, in progress under issue
-  // 33) passes these in as functions.
-  { from: 'src/jobs/runner.ts', to: 'src/modules/operations/operations.repo.ts' },
-  { from: 'src/jobs/runtime.ts', to: 'src/modules/preview-hostnames/hostname-lifecycle.ts' },
-  { from: 'src/jobs/runtime.ts', to: 'src/modules/account/account-sweep.ts' },
-  { from: 'src/jobs/runtime.ts', to: 'src/modules/machines/machines-sweep.ts' },
-  { from: 'src/jobs/runtime.ts', to: 'src/modules/orders/orders-sweep.ts' },
   // Quotas (below workspaces, which admit through quotas) take the workspace's row lock so that
   // admissions of one workspace are serialized; through workspaces.service it would be a cycle.
   // To become a lock function passed in by the composition root.
@@ -79,11 +71,6 @@ const ALLOWED_IMPORTS = [
   // To become a guard passed in by the composition root.
   { from: 'src/modules/tokens/tokens.service.ts', to: 'src/modules/workspaces/workspace-deletion.ts' },
   { from: 'src/modules/oauth/oauth.service.ts', to: 'src/modules/workspaces/workspace-deletion.ts' },
-  // An install's deletion releases its preview hostnames and evicts aged pinned ones, and names
-  // its URL's hostname: to become an `install.deleted` subscriber of preview hostnames (events
-  // work), the hostname naming moving to installs.
-  { from: 'src/modules/installs/installs.workflows.ts', to: 'src/modules/preview-hostnames/hostname-lifecycle.ts' },
-  { from: 'src/modules/installs/installs.workflows.ts', to: 'src/modules/preview-hostnames/hostnames.ts' },
 ];
 
 /** Files outside repos and src/db/ that may build SQL, each with its reason. */
@@ -108,8 +95,6 @@ const ALLOWED_SQL = {
   'src/modules/agents/agents.service.ts': 'to move into agents.repo.ts',
   'src/modules/agents/turn-moves.ts': 'to move into agents.repo.ts',
   'src/modules/notifications/notifications.service.ts': 'to move into notifications.repo.ts',
-  'src/modules/preview-hostnames/hostname-lifecycle.ts': 'to move into preview-hostnames.repo.ts',
-  'src/modules/preview-hostnames/preview-hostnames.workflows.ts': 'to move into preview-hostnames.repo.ts',
   'src/modules/quotas/quotas.service.ts': 'to move into quotas.repo.ts',
   'src/modules/quotas/usage.ts': 'the usage counters\' shared SQL shape: to move into quotas.repo.ts',
   'src/modules/secrets/key-census.ts': 'key rotation walks every sealed column of every table: to move into a keys repo',
