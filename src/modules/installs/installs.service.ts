@@ -10,7 +10,7 @@ import type { Json } from '../../jobs/workflows.js';
 import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
-import { etagMismatch, etagOf } from '../../platform/etag.js';
+import { etagMismatch } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import { findRunningOperation } from '../operations/operations.service.js';
@@ -24,7 +24,7 @@ import { assertRefsNotInlined, checkSecretRefs, findSecretRefs } from '../secret
 import * as repo from './installs.repo.js';
 import { installDetailIn, installView, pinOf } from './installs.view.js';
 import {
-  INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE, type CreateInstallBodyT, type InstallDetailT, type InstallState, type InstallT, type ListInstallsQueryT,
+  INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE, type CreateInstallBodyT, type InstallDetailT, type InstallT, type ListInstallsQueryT,
   type PackageVersionPinT, type PatchInstallBodyT, type RenderDetailT, type RenderT,
 } from './installs.schemas.js';
 import { releaseWorkspaceInstalls, type InstallWorkflowDeps, type ReleaseWorkspaceInstallsOptions } from './installs.workflows.js';
