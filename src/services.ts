@@ -186,7 +186,7 @@ export function createServices(deps: ServicesDeps) {
     account: (logger: Pick<Logger, 'warn'>) => sweepAccount({ subscriptions, notifications, quotas }, logger),
     machines: () => sweepMachines({ db, operations, heartbeatSeconds: config.machines.heartbeatSeconds }),
     orders: () => sweepOrders({
-      db, operations, checkout: ordersModule.checkout, noticeSeconds: config.commerce.draftExpiryNoticeSeconds, providerChores: payments.runChores,
+      db, operations, publicUrl: config.publicUrl, checkout: ordersModule.checkout, noticeSeconds: config.commerce.draftExpiryNoticeSeconds, providerChores: payments.runChores,
     }),
   };
   return {

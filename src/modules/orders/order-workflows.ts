@@ -27,6 +27,7 @@ import type { OperationService } from '../operations/operations.service.js';
 import { findVersion } from '../packages/packages.service.js';
 import { findOperation, latestOperationOf } from '../operations/operations.service.js';
 import { endDraft, finishTermination, ORDER_DRAFT_CLEANUP, ORDER_DRAFT_COMPUTE, ORDER_DRAFT_DELIVER } from './draft-endings.js';
+import { recordOrderEvent } from './draft-events.js';
 import { allows } from './draft-moves.js';
 import { decodeDraftStep, draftStep, isClusterKept, operationErrorMessage, type DraftStep, type ReleaseClusterResultT, type WaitClusterResultT } from './draft-steps.js';
 import { findOfferById } from './offer-uses.js';
@@ -38,6 +39,8 @@ import type { TerminationReason } from './orders.schemas.js';
 export interface OrderWorkflowDeps {
   db: Db;
   operations: Pick<OperationService, 'start'>;
+  /** the views the drafts' and orders' events carry name it */
+  publicUrl: string;
   clusters: Pick<ClusterService, 'createCluster' | 'deleteCluster'>;
   installs: Pick<InstallService, 'createDeliveredInstall'>;
   /** expires a draft's open checkout session at its provider (checkout.service.ts) */
@@ -60,7 +63,7 @@ async function draftOf(db: Executor, step: DraftStep): Promise<repo.DraftRow> {
 export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
   const { db } = deps;
   const end = (tx: Executor, draft: repo.DraftRow, reason: TerminationReason, move?: 'end' | 'deliveryFailed') =>
-    endDraft(tx, deps.operations, draft, reason, undefined, move);
+    endDraft(tx, deps, draft, reason, undefined, move);
 
   const compute: WorkflowDefinition = {
     type: ORDER_DRAFT_COMPUTE,
@@ -169,7 +172,8 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           const order = (await repo.findOrderOfDraft(tx, draft.id))!;
           const now = clock.now();
           await repo.moveDraft(tx, draft.id, 'delivered', null, {}, now);
-          await repo.updateOrder(tx, order.id, { status: 'delivered', delivery_completed_at: now }, now);
+          const delivered = (await repo.updateOrder(tx, order.id, { status: 'delivered', delivery_completed_at: now }, now))!;
+          await recordOrderEvent(tx, 'order.delivered', delivered, deps.publicUrl);
           const offer = (await findOfferById(tx, draft.offer_id))!;
           const url = order.install_id ? (await repo.urlsOfInstalls(tx, [order.install_id]))[0]?.url ?? null : null;
           await orderDelivered(tx, {
@@ -190,7 +194,8 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
 
   async function markOrderFailed(tx: Executor, draft: repo.DraftRow, order: repo.OrderRow, message: string): Promise<void> {
     const now = clock.now();
-    await repo.updateOrder(tx, order.id, { status: 'delivery_failed', delivery_completed_at: now }, now);
+    const failed = (await repo.updateOrder(tx, order.id, { status: 'delivery_failed', delivery_completed_at: now }, now))!;
+    await recordOrderEvent(tx, 'order.delivery_failed', failed, deps.publicUrl);
     const offer = (await findOfferById(tx, draft.offer_id))!;
     await orderDeliveryFailed(tx, { sellerWorkspaceId: draft.seller_workspace_id, orderId: order.id, offerTitle: offer.title, message });
   }
@@ -239,7 +244,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           const draft = await repo.lockDraft(tx, step.draftId);
           if (!draft) return;
           if (draft.bootstrap_id !== null) await revokeActiveBootstrap(tx, draft.bootstrap_id, clock.now());
-          await finishTermination(tx, draft.id);
+          await finishTermination(tx, draft.id, deps.publicUrl);
         },
       }),
     ],

@@ -29,6 +29,8 @@ export interface WizardDeps {
   db: Db;
   drafts: OrderDraftService;
   operations: Pick<OperationService, 'start'>;
+  /** the view order_draft.terminated carries names it */
+  publicUrl: string;
   workspaces: Pick<WorkspaceService, 'createWorkspace'>;
   workerBootstraps: Pick<WorkerBootstrapService, 'createBootstrap'>;
 }
@@ -102,7 +104,7 @@ export function createWizardService(deps: WizardDeps) {
       const offer = (await findOfferById(tx, row.offer_id))!;
       const now = clock.now();
       if (offerWithdrawn(offer, now)) {
-        await endDraft(tx, deps.operations, row, 'offer_expired');
+        await endDraft(tx, deps, row, 'offer_expired');
         return null;
       }
       const checked = await checkedConfiguration(tx, row, offer, values);
