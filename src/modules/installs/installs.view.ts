@@ -34,9 +34,13 @@ export function installView(publicUrl: string, row: repo.InstallItemRow, urls: r
   };
 }
 
-/** The install as GET /v1/installs/{id} returns it, read in `tx` (what its events carry, API.md 8.11); undefined when it is gone. */
+/**
+ * The install as GET /v1/installs/{id} returns it, read in `tx` (what its events carry, API.md 8.11);
+ * undefined when it is gone. Stored as it is, so its URLs carry only the response schema's members.
+ */
 export async function installDetailIn(tx: Executor, publicUrl: string, workspaceId: string, id: string): Promise<InstallDetailT | undefined> {
   const row = await repo.findInstallDetail(tx, workspaceId, id);
   if (!row) return undefined;
-  return { ...installView(publicUrl, row, await repo.listUrlsOfInstall(tx, id)), values: JSON.parse(row.values) };
+  const urls = (await repo.listUrlsOfInstall(tx, id)).map(({ install_id: _installId, ...url }) => url);
+  return { ...installView(publicUrl, row, urls as repo.UrlItemRow[]), values: JSON.parse(row.values) };
 }
