@@ -15,7 +15,7 @@ import { createOAuthService } from './modules/oauth/oauth.service.js';
 import { createWorkspaceService, lockWorkspace } from './modules/workspaces/workspaces.service.js';
 import { createNotifier } from './jobs/notifier.js';
 import { WorkflowRegistry } from './jobs/workflows.js';
-import { createOperationService } from './modules/operations/operations.service.js';
+import { createOperationService, operationStore } from './modules/operations/operations.service.js';
 import { assertWorkspaceActive, createWorkspaceDeletion } from './modules/workspaces/workspace-deletion.js';
 import { lazyDriver, type ClusterDriver, type ClusterProvider } from './drivers/cluster/driver.js';
 import { createLocalDriver } from './drivers/cluster/local.js';
@@ -26,6 +26,7 @@ import { createInstallService } from './modules/installs/installs.service.js';
 import { registerInstallWorkflows } from './modules/installs/installs.workflows.js';
 import { createPreviewHostnameService } from './modules/preview-hostnames/preview-hostnames.service.js';
 import { registerPreviewHostnameWorkflows } from './modules/preview-hostnames/preview-hostnames.workflows.js';
+import { evictAgedPinnedEverywhere, installHostnames } from './modules/preview-hostnames/hostname-lifecycle.js';
 import { keyringOf } from './platform/keyring.js';
 import { createAuditService } from './modules/audit/audit.service.js';
 import { createSecretService } from './modules/secrets/secrets.service.js';
@@ -33,8 +34,8 @@ import { createSecretVersionService } from './modules/secrets/secret-versions.se
 import { secretUsage } from './modules/secrets/secrets.repo.js';
 import { createQuotaService } from './modules/quotas/quotas.service.js';
 import { clusterUsage } from './modules/clusters/clusters.repo.js';
-import { machineUsage } from './modules/machines/machines.repo.js';
-import { installUsage } from './modules/installs/installs.repo.js';
+import { clusterHasMachines, machineUsage } from './modules/machines/machines.repo.js';
+import { clusterHasInstalls, installUsage } from './modules/installs/installs.repo.js';
 import { operationFailed } from './modules/notifications/sources.js';
 import { createNotificationService } from './modules/notifications/notifications.service.js';
 import { createSubscriptionService } from './modules/subscriptions/subscriptions.service.js';
@@ -50,6 +51,9 @@ import { bootstrapTokenKey } from './modules/machines/join-tokens.js';
 import { createWorkerBootstrapService } from './modules/machines/worker-bootstraps.service.js';
 import { createMachineService } from './modules/machines/machines.service.js';
 import { registerMachineWorkflows, releaseWorkspaceMachines } from './modules/machines/machines.workflows.js';
+import { sweepMachines } from './modules/machines/machines-sweep.js';
+import { sweepOrders } from './modules/orders/orders-sweep.js';
+import { sweepAccount } from './modules/account/account-sweep.js';
 import type { JobHandler } from './jobs/worker.js';
 import type { InProcessApi } from './platform/in-process-api.js';
 import { DEVICE_CODE_GRANT_TYPE } from './modules/device/device.service.js';
@@ -95,10 +99,16 @@ export function createServices(deps: ServicesDeps) {
   ]);
   const clusterDeps = { db, drivers: clusterDrivers, operations, keyring, quotas };
   registerClusterWorkflows(workflows, clusterDeps);
-  const clusters = createClusterService({ ...clusterDeps, cursors, publicUrl: config.publicUrl, testHooks: config.testHooks });
-  const installDeps = { ...clusterDeps, preview: config.preview, render: config.render };
+  const clusters = createClusterService({
+    ...clusterDeps, cursors, publicUrl: config.publicUrl, testHooks: config.testHooks,
+    // Installs and machines (a higher group, and clusters' own) say whether the cluster is still in use.
+    inUse: { installs: clusterHasInstalls, machines: clusterHasMachines },
+  });
+  // Installs cannot import preview hostnames (which import installs): what an install's deploy and
+  // deletion do to its hostnames is passed in.
+  const installDeps = { ...clusterDeps, preview: config.preview, render: config.render, publicUrl: config.publicUrl, hostnames: installHostnames };
   registerInstallWorkflows(workflows, installDeps);
-  const installs = createInstallService({ ...installDeps, dialect: deps.dialect, cursors, publicUrl: config.publicUrl });
+  const installs = createInstallService({ ...installDeps, dialect: deps.dialect, cursors });
   registerPreviewHostnameWorkflows(workflows, db);
   const previewHostnames = createPreviewHostnameService({ db, dialect: deps.dialect, cursors, operations, preview: config.preview });
   /**
@@ -167,6 +177,18 @@ export function createServices(deps: ServicesDeps) {
   }
   const device = createDeviceService({ db, config, sessions });
   const oauth = createOAuthService({ db, config, cursors, assertWorkspaceActive });
+  const notifications = createNotificationService({ db, cursors });
+  const secrets = createSecretService({ db, cursors, keyring, publicUrl: config.publicUrl, retentionSeconds: config.secretRetentionSeconds, quotas });
+  /** Each domain's periodic work, which the job runtime schedules in worker processes (src/jobs/runtime.ts). */
+  const sweeps = {
+    previewHostnames: () => evictAgedPinnedEverywhere(db, config.preview.pinnedRetentionSeconds),
+    secrets: () => secrets.purgeDue(),
+    account: (logger: Pick<Logger, 'warn'>) => sweepAccount({ subscriptions, notifications, quotas }, logger),
+    machines: () => sweepMachines({ db, operations, heartbeatSeconds: config.machines.heartbeatSeconds }),
+    orders: () => sweepOrders({
+      db, operations, publicUrl: config.publicUrl, checkout: ordersModule.checkout, noticeSeconds: config.commerce.draftExpiryNoticeSeconds, providerChores: payments.runChores,
+    }),
+  };
   return {
     db,
     dialect: deps.dialect,
@@ -197,11 +219,11 @@ export function createServices(deps: ServicesDeps) {
     previewHostnames,
     keyring,
     audit: createAuditService({ db, cursors }),
-    secrets: createSecretService({ db, cursors, keyring, publicUrl: config.publicUrl, retentionSeconds: config.secretRetentionSeconds, quotas }),
+    secrets,
     secretVersions: createSecretVersionService({ db, cursors, keyring }),
     quotas,
     subscriptions,
-    notifications: createNotificationService({ db, cursors }),
+    notifications,
     /** the sandbox pool of this process (started on the first run, closed with the app) */
     snippetRunner,
     /** the credentials of running snippets' platform.request calls */
@@ -213,6 +235,9 @@ export function createServices(deps: ServicesDeps) {
     machines,
     snippets: createSnippetService({ db, cursors, quotas, runner: snippetRunner, credentials: runCredentials, publicUrl: config.publicUrl }),
     jobHandlers,
+    /** the operations' statements the job runner needs */
+    operationStore,
+    sweeps,
     /** offers of a seller's workspace (API.md 8.7); archiving one ends its unpaid drafts */
     offers: createOfferService({ db, cursors, publicUrl: config.publicUrl, offerWithdrawn: ordersModule.offerWithdrawn }),
     /** the built-in payment provider (its hosted checkout page; also in `payments` as `local`) */

@@ -3,11 +3,10 @@
 // failing step with capped exponential backoff, honours cancellation between steps, and ends the
 // operation exactly once. Each step costs one transaction: the completion of a step, the start of
 // the next (or the end of the operation) and the cancellation check commit together.
-import type { Transaction } from 'kysely';
-import type { Db, Dialect } from '../db/database.js';
-import type { Database } from '../db/schema.js';
+import type { Selectable, Transaction } from 'kysely';
+import type { Db, Dialect, Executor } from '../db/database.js';
+import type { Database, OperationStepsTable, OperationsTable } from '../db/schema.js';
 import { clock } from '../platform/clock.js';
-import * as ops from '../modules/operations/operations.repo.js';
 import type { Notifier } from './notifier.js';
 import { completeJob, fenceJob, rescheduleJob, type ClaimedJob } from './queue.js';
 import {
@@ -20,11 +19,39 @@ const MAX_MESSAGE = 2000;
 /** The lease moved to another worker (or the worker is stopping): stop, change nothing. */
 class LeaseLost extends Error {}
 
+export type OperationRecord = Selectable<OperationsTable>;
+export type StepRecord = Selectable<OperationStepsTable>;
+
+/**
+ * The statements the runner needs on operations and their steps: the operations module's (its
+ * repo), passed in by the composition root. Every update of an operation is guarded by
+ * `state = 'RUNNING'` (terminal operations never change).
+ */
+export interface OperationStore {
+  findOperation(db: Executor, id: string): Promise<OperationRecord | undefined>;
+  /** the operation's steps, by position */
+  listSteps(db: Executor, operationId: string): Promise<StepRecord[]>;
+  /** marks a step running in one statement fenced by the job's lease; false when the lease was lost */
+  markStepRunningFenced(db: Executor, job: { id: string; leaseToken: string }, operationId: string, position: number, attempts: number, startedAt: number): Promise<boolean>;
+  /**
+   * Completes step `position` and starts the next one in one statement; with `fence`, only while the
+   * job is this worker's (and, `honourCancel`, no cancellation was asked): false when it changed nothing.
+   */
+  completeStepAndStartNext(
+    db: Executor, operationId: string, position: number, completion: { completedAt: number; result: string },
+    next: { attempts: number; startedAt: number }, fence?: { jobId: string; leaseToken: string; honourCancel: boolean },
+  ): Promise<boolean>;
+  /** updates a running operation; false when it already ended */
+  updateRunningOperation(tx: Executor, id: string, set: Partial<OperationRecord>): Promise<boolean>;
+  updateStep(tx: Executor, operationId: string, position: number, set: Partial<StepRecord>): Promise<void>;
+}
+
 export interface RunnerDeps {
   db: Db;
   dialect: Dialect;
   notifier: Notifier;
   workflows: WorkflowRegistry;
+  operations: OperationStore;
   backoffScale: number;
   /** asks the pool to look for due jobs at this time (a retry's backoff ends) */
   wakeAt(ms: number): void;
@@ -70,7 +97,7 @@ function stepDeadline(jobSignal: AbortSignal, ms: number, stepName: string): { s
 }
 
 export async function runOperationJob(deps: RunnerDeps, job: ClaimedJob, jobSignal: AbortSignal): Promise<void> {
-  const { db } = deps;
+  const { db, operations: ops } = deps;
   const op = job.operationId ? await ops.findOperation(db, job.operationId) : undefined;
   if (!op || op.state !== 'RUNNING') {
     await completeJob(db, job);
@@ -88,14 +115,16 @@ class OperationRun {
   private readonly ctx: Ctx;
   /** step_name of the operation's last_error, to clear it when that step succeeds */
   private lastErrorStep: string | null;
+  private readonly ops: OperationStore;
 
   constructor(
     private readonly deps: RunnerDeps,
     private readonly job: ClaimedJob,
     private readonly jobSignal: AbortSignal,
-    private readonly op: ops.OperationRow,
-    private readonly rows: ops.StepRow[],
+    private readonly op: OperationRecord,
+    private readonly rows: StepRecord[],
   ) {
+    this.ops = deps.operations;
     this.workflow = deps.workflows.get(op.type);
     this.ctx = {
       operationId: op.id, workspaceId: op.workspace_id, ownerId: op.owner_id,
@@ -143,7 +172,7 @@ class OperationRun {
       return;
     }
     const first = this.startAttempt(index);
-    if (!(await ops.markStepRunningFenced(this.deps.db, this.job, op.id, index, first.attempts, first.startedAt))) throw new LeaseLost();
+    if (!(await this.ops.markStepRunningFenced(this.deps.db, this.job, op.id, index, first.attempts, first.startedAt))) throw new LeaseLost();
     while (index !== -1) index = await this.runStep(index);
   }
 
@@ -193,7 +222,7 @@ class OperationRun {
     const attempt = this.rows[index + 1]!;
     const next = { attempts: attempt.attempts + 1, startedAt: attempt.started_at ?? clock.now() };
     const fence = { jobId: this.job.id, leaseToken: this.job.leaseToken, honourCancel: this.workflow!.cancellable };
-    const done = await ops.completeStepAndStartNext(this.deps.db, this.op.id, index, { completedAt: clock.now(), result: JSON.stringify(result) }, next, fence);
+    const done = await this.ops.completeStepAndStartNext(this.deps.db, this.op.id, index, { completedAt: clock.now(), result: JSON.stringify(result) }, next, fence);
     if (!done) return false;
     this.ctx.results[step.name] = result;
     attempt.attempts = next.attempts;
@@ -205,15 +234,15 @@ class OperationRun {
     await step.apply?.(tx, stepCtx, result);
     this.ctx.results[step.name] = result;
     if (this.lastErrorStep === step.name) {
-      await ops.updateRunningOperation(tx, this.op.id, { last_error: null, updated_at: clock.now() });
+      await this.ops.updateRunningOperation(tx, this.op.id, { last_error: null, updated_at: clock.now() });
       this.lastErrorStep = null;
     }
     const completion = { completedAt: clock.now(), result: JSON.stringify(result) };
     if (index < this.rows.length - 1 && !cancelRequested) {
-      await ops.completeStepAndStartNext(tx, this.op.id, index, completion, this.startAttempt(index + 1));
+      await this.ops.completeStepAndStartNext(tx, this.op.id, index, completion, this.startAttempt(index + 1));
       return index + 1;
     }
-    await ops.updateStep(tx, this.op.id, index, { status: 'completed', completed_at: completion.completedAt, error_message: null, result: completion.result });
+    await this.ops.updateStep(tx, this.op.id, index, { status: 'completed', completed_at: completion.completedAt, error_message: null, result: completion.result });
     return this.advance(tx, cancelRequested, index, `after step ${step.name}`);
   }
 
@@ -228,7 +257,7 @@ class OperationRun {
       return -1;
     }
     const next = this.startAttempt(index + 1);
-    await ops.updateStep(tx, this.op.id, index + 1, { status: 'running', attempts: next.attempts, started_at: next.startedAt });
+    await this.ops.updateStep(tx, this.op.id, index + 1, { status: 'running', attempts: next.attempts, started_at: next.startedAt });
     return index + 1;
   }
 
@@ -238,26 +267,26 @@ class OperationRun {
     const retryable = step.retryable !== false && !(failure instanceof StepError && !failure.retryable);
     const policy = step.retry ?? DEFAULT_RETRY;
     const now = clock.now();
-    await ops.updateRunningOperation(tx, this.op.id, { last_error: JSON.stringify({ message, step_name: step.name }), updated_at: now });
+    await this.ops.updateRunningOperation(tx, this.op.id, { last_error: JSON.stringify({ message, step_name: step.name }), updated_at: now });
     this.lastErrorStep = step.name;
     if (cancelRequested) {
-      await ops.updateStep(tx, this.op.id, index, { status: 'failed', error_message: message });
+      await this.ops.updateStep(tx, this.op.id, index, { status: 'failed', error_message: message });
       await this.finish(tx, 'CANCELLED', `cancelled on request; step ${step.name} had failed: ${message}`);
       return -1;
     }
     if (retryable && attempt < policy.maxAttempts) {
-      await ops.updateStep(tx, this.op.id, index, { status: 'failed', error_message: message });
+      await this.ops.updateStep(tx, this.op.id, index, { status: 'failed', error_message: message });
       const retryAt = clock.nowMs() + backoffMs(policy, attempt, this.deps.backoffScale);
       await rescheduleJob(tx, this.job, retryAt);
       this.deps.wakeAt(retryAt);
       return -1;
     }
     if (step.skippable) {
-      await ops.updateStep(tx, this.op.id, index, { status: 'skipped', error_message: message, completed_at: now });
+      await this.ops.updateStep(tx, this.op.id, index, { status: 'skipped', error_message: message, completed_at: now });
       this.ctx.results[step.name] = null;
       return this.advance(tx, cancelRequested, index, `after skipping step ${step.name}`);
     }
-    await ops.updateStep(tx, this.op.id, index, { status: 'failed', error_message: message });
+    await this.ops.updateStep(tx, this.op.id, index, { status: 'failed', error_message: message });
     await this.finish(tx, 'FAILED', `step ${step.name} failed: ${message}`);
     return -1;
   }
@@ -270,7 +299,7 @@ class OperationRun {
     const response = outcome === 'SUCCEEDED'
       ? JSON.stringify({ ...(workflow?.response?.(ctx) ?? {}), type: op.type, cluster_id: metadata.cluster_id })
       : null;
-    const ended = await ops.updateRunningOperation(tx, op.id, {
+    const ended = await this.ops.updateRunningOperation(tx, op.id, {
       state: outcome, completed_at: now, updated_at: now, response,
       error: message === null ? null : JSON.stringify({ message }),
     });

@@ -1,13 +1,10 @@
 // What runs beside the HTTP API in one process: the notification listener and, unless the process
-// is API-only (`svc serve --role api`), the worker pool and the periodic sweeps.
+// is API-only (`svc serve --role api`), the worker pool and the periodic sweeps. The sweeps and the
+// runner's operation statements are the modules' own, which the composition root passes in
+// (services.sweeps, services.operationStore): shared code names no module.
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { clock } from '../platform/clock.js';
 import { randomString } from '../platform/crypto.js';
-import { evictAgedPinned } from '../modules/preview-hostnames/hostname-lifecycle.js';
-import { sweepAccount, type AccountSweepResult } from '../modules/account/account-sweep.js';
-import { sweepMachines, type MachineSweepResult } from '../modules/machines/machines-sweep.js';
-import { sweepOrders, type OrderSweepResult } from '../modules/orders/orders-sweep.js';
 import type { Services } from '../services.js';
 import { WorkerPool } from './worker.js';
 import type { LocalComputeProvider } from '../drivers/compute/local.js';
@@ -30,18 +27,18 @@ export interface Runtime {
    * rate counters (see account-sweep.ts). Runs at start and every SVC_ACCOUNT_SWEEP_MS in worker
    * processes; tests call it.
    */
-  sweepAccount(): Promise<AccountSweepResult>;
+  sweepAccount(): ReturnType<Services['sweeps']['account']>;
   /**
    * Marks machines that missed 3 heartbeats UNREACHABLE, announces expiring machines and deletes
    * expired ones (see machines-sweep.ts). Runs every heartbeat interval in worker processes; tests call it.
    */
-  sweepMachines(): Promise<MachineSweepResult>;
+  sweepMachines(): ReturnType<Services['sweeps']['machines']>;
   /**
    * Ends order drafts past their ttl (`timeout`) or whose offer expired (`offer_expired`), tells
    * customers of drafts about to expire, retries failed refunds and runs the payment providers'
    * chores (see orders-sweep.ts). Runs every 5 s in worker processes; tests call it.
    */
-  sweepOrders(): Promise<OrderSweepResult>;
+  sweepOrders(): ReturnType<Services['sweeps']['orders']>;
   /** the local compute provider's simulated servers, whose agents run in the processes that serve the API */
   localCompute: LocalComputeProvider;
   /** stops claiming, lets running steps drain for up to `graceMs`, then closes the listener */
@@ -58,21 +55,18 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
   let pool: WorkerPool | null = null;
   if (config.role !== 'api') {
     pool = new WorkerPool(
-      { db: services.db, dialect: services.dialect, notifier: services.notifier, workflows: services.workflows, logger, handlers: services.jobHandlers },
+      {
+        db: services.db, dialect: services.dialect, notifier: services.notifier, workflows: services.workflows, logger, handlers: services.jobHandlers,
+        operations: services.operationStore,
+      },
       { workerId, ...config.jobs },
     );
     pool.start();
   }
-  const sweepPreviewHostnames = () => {
-    const now = clock.now();
-    return evictAgedPinned(services.db, null, now - config.preview.pinnedRetentionSeconds, now);
-  };
-  const sweepSecrets = () => services.secrets.purgeDue();
-  const machineSweep = () => sweepMachines({ db: services.db, operations: services.operations, heartbeatSeconds: config.machines.heartbeatSeconds });
-  const orderSweep = () => sweepOrders({
-    db: services.db, operations: services.operations, checkout: services.checkout, noticeSeconds: config.commerce.draftExpiryNoticeSeconds,
-    providerChores: services.paymentChores,
-  });
+  const sweepPreviewHostnames = () => services.sweeps.previewHostnames();
+  const sweepSecrets = () => services.sweeps.secrets();
+  const machineSweep = () => services.sweeps.machines();
+  const orderSweep = () => services.sweeps.orders();
   const sweeps: NodeJS.Timeout[] = [];
   const every = (retentionSeconds: number, run: () => Promise<number>, what: string) => {
     const timer = setInterval(() => {
@@ -88,7 +82,7 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     every(config.machines.heartbeatSeconds, async () => (await machineSweep()).unreachable, 'machine sweep');
     every(5, async () => (await orderSweep()).timed_out, 'order draft sweep');
   }
-  const accountSweep = () => sweepAccount(services, logger);
+  const accountSweep = () => services.sweeps.account(logger);
   let account: NodeJS.Timeout | null = null;
   /** the timer's run in progress: runs never overlap, and stop() waits for it */
   let accountRun: Promise<unknown> | null = null;

@@ -7,7 +7,7 @@ import type { Db, Dialect } from '../db/database.js';
 import { clock } from '../platform/clock.js';
 import type { Notifier } from './notifier.js';
 import { claimNextJob, renewLease, rescheduleJob, type ClaimedJob } from './queue.js';
-import { runOperationJob } from './runner.js';
+import { runOperationJob, type OperationStore } from './runner.js';
 import type { WorkflowRegistry } from './workflows.js';
 
 /** Runs a claimed job of another kind than an operation's (an agent turn); the pool keeps its lease alive. */
@@ -32,7 +32,11 @@ export class WorkerPool {
   private unsubscribe: (() => void) | null = null;
 
   constructor(
-    private readonly deps: { db: Db; dialect: Dialect; notifier: Notifier; workflows: WorkflowRegistry; logger: Logger; handlers: Map<string, JobHandler> },
+    private readonly deps: {
+      db: Db; dialect: Dialect; notifier: Notifier; workflows: WorkflowRegistry; logger: Logger; handlers: Map<string, JobHandler>;
+      /** the operations' statements the runner needs (see runner.ts) */
+      operations: OperationStore;
+    },
     private readonly options: WorkerPoolOptions,
   ) {}
 
@@ -98,7 +102,7 @@ export class WorkerPool {
       ? handler(job, abort.signal, this.deps.logger)
       : runOperationJob(
         {
-          db: this.deps.db, dialect: this.deps.dialect, notifier: this.deps.notifier, workflows: this.deps.workflows,
+          db: this.deps.db, dialect: this.deps.dialect, notifier: this.deps.notifier, workflows: this.deps.workflows, operations: this.deps.operations,
           backoffScale: this.options.backoffScale, wakeAt: (ms) => this.wakeAt(ms),
         },
         job,

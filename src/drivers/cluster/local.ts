@@ -123,6 +123,17 @@ export async function withMachineNodes(db: Executor, caps: ClusterCapabilitiesT,
   return { ...caps, nodes: [...caps.nodes, ...(await machineNodesOf(db, clusterId, version))] };
 }
 
+/**
+ * The simulated cluster's capabilities as they are now (its own nodes and its machines'), read in
+ * `db` (the caller's transaction when it changes a machine's node); undefined when it was never
+ * provisioned or is destroyed.
+ */
+export async function localClusterCapabilities(db: Executor, clusterId: string): Promise<ClusterCapabilitiesT | undefined> {
+  const row = await db.selectFrom('local_clusters').selectAll().where('cluster_id', '=', clusterId).executeTakeFirst();
+  if (!row) return undefined;
+  return withMachineNodes(db, localCapabilities(row.cluster_id, row.node_count, row.created_at), row.cluster_id);
+}
+
 /** HMAC-SHA256 (hex) of a deploy's secret: name and key/value pairs, in key order. */
 export function secretDigest(key: Buffer, secret: DeploymentSecret): string {
   const mac = createHmac('sha256', key).update(secret.name);
@@ -151,10 +162,10 @@ export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer;
 
     async capabilities(target, ctx) {
       await injectFault(faultsOf(target), 'capabilities', ctx);
-      const row = await db.selectFrom('local_clusters').selectAll().where('cluster_id', '=', target.clusterId).executeTakeFirst();
+      const caps = await localClusterCapabilities(db, target.clusterId);
       // No retry can make it appear: only provisioning does.
-      if (!row) throw new ClusterDriverError('the simulated cluster is not provisioned', false);
-      return withMachineNodes(db, localCapabilities(row.cluster_id, row.node_count, row.created_at), row.cluster_id);
+      if (!caps) throw new ClusterDriverError('the simulated cluster is not provisioned', false);
+      return caps;
     },
 
     async destroy(target, ctx) {

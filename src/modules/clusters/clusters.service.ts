@@ -6,6 +6,7 @@ import type { Db, Executor } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/database.js';
 import type { ClusterProvider, DriverCallContext } from '../../drivers/cluster/driver.js';
 import { assertValidKubeconfig } from '../../drivers/cluster/kubeconfig.js';
+import { localClusterCapabilities } from '../../drivers/cluster/local.js';
 import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
@@ -16,8 +17,6 @@ import { runningOperations } from '../operations/operations.service.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import * as repo from './clusters.repo.js';
-import { clusterHasInstalls } from '../installs/installs.repo.js';
-import { clusterHasMachines } from '../machines/machines.repo.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import type { ClusterCapabilitiesViewT, ClusterT, CreateClusterBodyT } from './clusters.schemas.js';
 import {
@@ -27,12 +26,39 @@ import {
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
 export { findCluster, findClusterById, KUBECONFIG_SEAL, type ClusterRow } from './clusters.repo.js';
 
+/**
+ * Rewrites the stored capabilities of a local cluster with its machines' nodes as they are now, in
+ * the caller's transaction. The machines module calls it in the transaction of every change of a
+ * machine's node (joined, ready, unreachable, cordoned, removed), so GET /v1/clusters/{id}/capabilities
+ * shows an ACTIVE machine as a ready node at once. Other clusters keep what their driver reported.
+ */
+export async function syncClusterNodes(tx: Executor, clusterId: string): Promise<void> {
+  const cluster = await repo.findClusterById(tx, clusterId);
+  if (!cluster || cluster.provider !== 'local' || cluster.capabilities === null) return;
+  const caps = await localClusterCapabilities(tx, clusterId);
+  if (!caps) return;
+  await repo.storeCapabilities(tx, clusterId, JSON.stringify(caps), caps.nodes.length, clock.now());
+}
+
+/**
+ * Whether something still runs on a cluster, asked in the deletion's transaction after the cluster
+ * row is marked deleting (and locked). The modules that put things on clusters are in this
+ * module's group or a higher one; the composition root passes their checks in.
+ */
+export interface ClusterInUse {
+  /** any install (in any state) on the cluster */
+  installs(tx: Executor, clusterId: string): Promise<boolean>;
+  /** any machine (in any state) in the cluster */
+  machines(tx: Executor, clusterId: string): Promise<boolean>;
+}
+
 export interface ClusterServiceDeps extends ClusterWorkflowDeps {
   cursors: CursorCodec;
   operations: OperationService;
   publicUrl: string;
   /** SVC_TEST_HOOKS: whether a body may inject faults (`local.faults`) */
   testHooks: boolean;
+  inUse: ClusterInUse;
 }
 
 const clusterDeleting = (id: string) =>
@@ -163,10 +189,10 @@ export function createClusterService(deps: ClusterServiceDeps) {
       }
       // After the row is marked (and locked): an install created concurrently has either
       // committed by now (and is counted) or will find the cluster deleting (see createInstall).
-      if (await clusterHasInstalls(tx, id)) {
+      if (await deps.inUse.installs(tx, id)) {
         throw new ApiError('FAILED_PRECONDITION', `cluster ${id} still has installs; delete them first`, { reason: 'CLUSTER_HAS_INSTALLS' });
       }
-      if (await clusterHasMachines(tx, id)) {
+      if (await deps.inUse.machines(tx, id)) {
         throw new ApiError('FAILED_PRECONDITION', `cluster ${id} still has machines; delete them first`, { reason: 'CLUSTER_HAS_MACHINES' });
       }
       return operations.start(tx, {

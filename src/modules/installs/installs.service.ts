@@ -10,7 +10,7 @@ import type { Json } from '../../jobs/workflows.js';
 import type { WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
-import { etagMismatch, etagOf } from '../../platform/etag.js';
+import { etagMismatch } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import { findRunningOperation } from '../operations/operations.service.js';
@@ -22,8 +22,9 @@ import { findPackage, resolveVersion } from '../packages/packages.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { assertRefsNotInlined, checkSecretRefs, findSecretRefs } from '../secrets/secret-refs.js';
 import * as repo from './installs.repo.js';
+import { installDetailIn, installView, pinOf } from './installs.view.js';
 import {
-  INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE, type CreateInstallBodyT, type InstallDetailT, type InstallState, type InstallT, type ListInstallsQueryT,
+  INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE, type CreateInstallBodyT, type InstallDetailT, type InstallT, type ListInstallsQueryT,
   type PackageVersionPinT, type PatchInstallBodyT, type RenderDetailT, type RenderT,
 } from './installs.schemas.js';
 import { releaseWorkspaceInstalls, type InstallWorkflowDeps, type ReleaseWorkspaceInstallsOptions } from './installs.workflows.js';
@@ -64,47 +65,16 @@ function checkPin(pin: PackageVersionPinT, field: string): void {
   if (pin.kind === 'latest' && pin.version !== undefined) throw fieldInvalid(`${field}.version`, 'version is only accepted with kind pinned');
 }
 
-/** Shared by every list item pinned to latest: responses only read it. */
-const PIN_LATEST: PackageVersionPinT = Object.freeze({ kind: 'latest' });
-
-function pinOf(row: { pin_kind: string; pin_version: string | null }): PackageVersionPinT {
-  if (row.pin_version === null && row.pin_kind === 'latest') return PIN_LATEST;
-  return row.pin_version === null ? { kind: row.pin_kind as PackageVersionPinT['kind'] } : { kind: row.pin_kind as PackageVersionPinT['kind'], version: row.pin_version };
-}
-
 export const installDeleting = (id: string) => new ApiError('FAILED_PRECONDITION', `install ${id} is being deleted`, { reason: 'INSTALL_DELETING' });
 
 export function createInstallService(deps: InstallServiceDeps) {
   const { db, dialect, cursors, operations, publicUrl } = deps;
-  const installUrl = `${publicUrl}/installs/`;
 
   /** One list item; `urls` rows are used as they are (the response schema picks the members). */
-  function toInstall(row: repo.InstallItemRow, urls: repo.UrlItemRow[]): InstallT {
-    return {
-      id: row.id,
-      workspace_id: row.workspace_id,
-      cluster_id: row.cluster_id,
-      product_id: row.package_id,
-      package_id: row.package_id,
-      package_version_id: row.package_version_id,
-      semver: row.semver ?? '',
-      package_version_pin: pinOf(row),
-      state: row.state as InstallState,
-      reconciling: row.reconciling === 1,
-      current_render_id: row.current_render_id,
-      urls,
-      html_url: installUrl + row.id,
-      created_at: row.created_at,
-      updated_at: row.updated_at,
-      etag: etagOf(row.revision),
-    };
-  }
+  const toInstall = (row: repo.InstallItemRow, urls: repo.UrlItemRow[]): InstallT => installView(publicUrl, row, urls);
 
   /** The install as GET /v1/installs/{id} returns it, read in `tx`: what its events carry (API.md 8.11). */
-  async function detailIn(tx: Executor, workspaceId: string, id: string): Promise<InstallDetailT> {
-    const row = (await repo.findInstallDetail(tx, workspaceId, id))!;
-    return { ...toInstall(row, await repo.listUrlsOfInstall(tx, id)), values: JSON.parse(row.values) };
-  }
+  const detailIn = async (tx: Executor, workspaceId: string, id: string): Promise<InstallDetailT> => (await installDetailIn(tx, publicUrl, workspaceId, id))!;
 
   function toRender(row: repo.RenderItemRow, currentRenderId: string | null): RenderT {
     return {

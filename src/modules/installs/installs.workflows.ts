@@ -23,18 +23,36 @@ import { findOperation } from '../operations/operations.service.js';
 import { findSecretRefs, openSecretRefs, resolveSecretRefs, SecretRefError, type RenderSecret } from '../secrets/secret-refs.js';
 import { ApiError } from '../../platform/errors.js';
 import { installDegraded } from '../notifications/sources.js';
-import { evictAgedPinned, releaseInstallHostnames } from '../preview-hostnames/hostname-lifecycle.js';
-import { installUrlHostname, previewUrl } from '../preview-hostnames/hostnames.js';
+import { recordEvent } from '../../events/record.js';
+import { installUrlHostname, previewUrl } from './hostnames.js';
 import * as repo from './installs.repo.js';
 import { INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE } from './installs.schemas.js';
+import { installDetailIn } from './installs.view.js';
 
 /** Driver calls: 5 attempts, 0.5 s doubling to at most 30 s (about 7.5 s of backoff in all). */
 const DRIVER_RETRY: RetryPolicy = DEFAULT_RETRY;
 /** Readiness polls: 0.25 s doubling to every 2 s, about 2 minutes in all before the step fails. */
 const HEALTH_RETRY: RetryPolicy = { maxAttempts: 60, initialDelayMs: 250, maxDelayMs: 2_000 };
 
+/**
+ * What an install's life does to its preview hostnames (the preview-hostnames module's, which
+ * imports this one: the composition root passes it in).
+ */
+export interface InstallHostnames {
+  /**
+   * Evicts the install's active pinned hostnames whose render was replaced at or before
+   * `replacedBefore` (Unix seconds), in the caller's transaction; returns how many.
+   */
+  evictAgedPinned(tx: Executor, installId: string, replacedBefore: number, now: number): Promise<number>;
+  /** Every hostname of the install stops being served (`releasing`); the rows go with the install. */
+  releaseAll(db: Executor, installId: string, now: number): Promise<void>;
+}
+
 export interface InstallWorkflowDeps {
   db: Db;
+  /** the API's public base URL: an install's html_url in the data of its events */
+  publicUrl: string;
+  hostnames: InstallHostnames;
   drivers: ReadonlyMap<ClusterProvider, ClusterDriver>;
   operations: Pick<OperationService, 'cancelOthers'>;
   /** opens kubeconfigs and secret values */
@@ -208,7 +226,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
           await repo.markRenderReplaced(tx, install.current_render_id, now);
         }
         await repo.setStateUnlessDeleting(tx, install.id, { current_render_id: r.render_id, state: 'healthy', reconciling: 0 }, now);
-        await evictAgedPinned(tx, install.id, now - deps.preview.pinnedRetentionSeconds, now);
+        await deps.hostnames.evictAgedPinned(tx, install.id, now - deps.preview.pinnedRetentionSeconds, now);
       },
     },
   ];
@@ -266,7 +284,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
           const install = await repo.findInstallById(db, ctx.ownerId);
           if (!install) return null;
           // The preview router stops serving the install's hostnames first.
-          await releaseInstallHostnames(db, install.id, clock.now());
+          await deps.hostnames.releaseAll(db, install.id, clock.now());
           const cluster = await findClusterById(db, install.cluster_id);
           if (!cluster) return null;
           await driverStep(() => driverFor(deps, cluster).undeploy(targetOf(cluster, deps.keyring), { installId: install.id, namespace: installNamespace(install.id) }, ctx));
@@ -279,8 +297,12 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       {
         name: 'remove',
         async apply(tx, ctx) {
+          // The install as its GET showed it last, for install.deleted (API.md 8.11), recorded in
+          // the transaction that deletes it.
+          const last = await installDetailIn(tx, deps.publicUrl, ctx.workspaceId, ctx.ownerId);
           // Its renders, URLs and preview hostnames go by foreign-key cascade.
           await repo.deleteInstall(tx, ctx.ownerId);
+          if (last) await recordEvent(tx, { type: 'install.deleted', workspace_id: ctx.workspaceId, data: last });
         },
       },
     ],

@@ -6,9 +6,9 @@
 import type { Db } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { recordAuditEvent } from '../audit/audit.js';
+import { syncClusterNodes } from '../clusters/clusters.service.js';
 import { machineExpiry, machineUnreachable } from '../notifications/sources.js';
 import { SYSTEM_ACTOR, type OperationService } from '../operations/operations.service.js';
-import { syncClusterNodes } from './machine-nodes.js';
 import * as repo from './machines.repo.js';
 import { startMachineDeletion } from './machines.workflows.js';
 

@@ -11,7 +11,7 @@ import { etagMismatch } from '../../platform/etag.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import { recordAuditEvent } from '../audit/audit.js';
-import { findCluster } from '../clusters/clusters.service.js';
+import { findCluster, syncClusterNodes } from '../clusters/clusters.service.js';
 import { machineReachable } from '../notifications/sources.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
@@ -19,7 +19,6 @@ import type { QuotaService } from '../quotas/quotas.service.js';
 import { runningOperations } from '../operations/operations.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { hashToken } from './join-tokens.js';
-import { syncClusterNodes } from './machine-nodes.js';
 import * as repo from './machines.repo.js';
 import { machineView } from './machines.view.js';
 import {

@@ -11,11 +11,11 @@ import type { Db, Executor } from '../../db/database.js';
 import { ComputeProviderError, type ComputeProvider, type ComputeCallContext } from '../../drivers/compute/driver.js';
 import { StepError, type Json, type RetryPolicy, type StepContext, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
+import { syncClusterNodes } from '../clusters/clusters.service.js';
 import { drainOperationsStep, releaseEach } from '../operations/operation-steps.js';
 import { SYSTEM_ACTOR, type OperationService } from '../operations/operations.service.js';
 import { machineReachable, supersedeMachineNotices } from '../notifications/sources.js';
 import { bootstrapToken, cloudInit, type AgentLaunch } from './join-tokens.js';
-import { syncClusterNodes } from './machine-nodes.js';
 import * as repo from './machines.repo.js';
 
 export const MACHINE_CREATE = 'machine.create';

@@ -46,6 +46,14 @@ export function assertClusterTakesMachines(cluster: ClusterRow): void {
   }
 }
 
+/**
+ * Revokes the bootstrap if it is still active, in the caller's transaction (an order draft replacing
+ * or ending the one it issued: the system's own cleanup, not audited as a person's revoke).
+ */
+export async function revokeActiveBootstrap(tx: Executor, id: string, now: number): Promise<void> {
+  await repo.revokeBootstrapIfRevision(tx, id, null, now);
+}
+
 /** What a second use of a token hears, whether it lost a race or came later. */
 const USED = 'it was used already (a token joins one server once)';
 

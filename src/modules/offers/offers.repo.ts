@@ -52,6 +52,17 @@ export function findOfferByShortHash(db: Executor, shortHash: string): Promise<O
   return db.selectFrom('offers').selectAll().where('short_hash', '=', shortHash).executeTakeFirst();
 }
 
+/** Many offers at once, whatever their workspaces (a page of order drafts); none for no ids. */
+export function findOffersByIds(db: Executor, ids: string[]): Promise<OfferRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('offers').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+}
+
+/** The seller's workspace as the public view of an offer names it (and whether it is still active). */
+export function findSellerWorkspace(db: Executor, workspaceId: string): Promise<{ name: string; state: string } | undefined> {
+  return db.selectFrom('workspaces').select(['name', 'state']).where('id', '=', workspaceId).executeTakeFirst();
+}
+
 export interface OfferFilters {
   status?: OfferStatus | undefined;
   package_id?: string | undefined;

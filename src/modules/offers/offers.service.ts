@@ -1,7 +1,8 @@
 // Offers (API.md 8.7): admins of the seller's workspace make, change (until a draft used it),
 // archive and restore them; any member reads them; anyone with the link resolves what a customer
-// may see. `status` is computed from the row and the clock, never stored. The orders module takes
-// and returns uses through offers.repo.ts and fixes a draft's version with resolvedVersion().
+// may see. `status` is computed from the row and the clock, never stored. The orders module reads
+// offers, takes and returns uses and counts orders through the functions this file exports (each
+// one statement in the caller's transaction), and fixes a draft's version with resolvedVersion().
 import { randomBytes } from 'node:crypto';
 import type { Db, Executor } from '../../db/database.js';
 import type { PackageVersionsTable } from '../../db/schema.js';
@@ -19,7 +20,13 @@ import * as repo from './offers.repo.js';
 import type { CreateOfferBodyT, OfferStatus, OfferT, PatchOfferBodyT, ResolvedOfferT } from './offers.schemas.js';
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
-export type { OfferRow } from './offers.repo.js';
+export { findOfferById, findOfferByShortHash, findOffersByIds, type OfferRow } from './offers.repo.js';
+/**
+ * What an order draft does to its offer, each one conditional statement in the caller's
+ * transaction (see offers.repo.ts): take a use (false when none is free or the link no longer
+ * works), return one, count a paid order.
+ */
+export { countOrder, returnOfferUse, takeOfferUse } from './offers.repo.js';
 
 /** Ends the offer's unpaid drafts (`offer_expired`) in the transaction that archives it: the orders module's. */
 export type OfferWithdrawn = (tx: Executor, offerId: string) => Promise<void>;
@@ -256,7 +263,7 @@ export function createOfferService(deps: OfferServiceDeps) {
     const row = await repo.findOfferByShortHash(db, shortHash);
     const status = row ? statusOf(row, now) : 'archived';
     const seller = row && status !== 'archived' && status !== 'expired'
-      ? await db.selectFrom('workspaces').select(['name', 'state']).where('id', '=', row.workspace_id).executeTakeFirst()
+      ? await repo.findSellerWorkspace(db, row.workspace_id)
       : undefined;
     if (!row || !seller || seller.state !== 'active') throw notFound('offer');
     const version = await resolvedVersion(db, row);

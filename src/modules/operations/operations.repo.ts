@@ -62,6 +62,12 @@ export async function findRunningOperation(db: Executor, ownerId: string, type: 
     .executeTakeFirst();
 }
 
+/** The newest operation of this type on this owner, whatever its state (its state tells a failure from a wait). */
+export function latestOperationOf(db: Executor, ownerId: string, type: string): Promise<Pick<OperationRow, 'id' | 'state' | 'error'> | undefined> {
+  return db.selectFrom('operations').select(['id', 'state', 'error']).where('owner_id', '=', ownerId).where('type', '=', type)
+    .orderBy('id', 'desc').limit(1).executeTakeFirst();
+}
+
 /** Marks cancellation requested on a running operation; false when it is already done. */
 export async function requestCancel(tx: Executor, id: string, now: number): Promise<boolean> {
   const res = await tx

@@ -13,9 +13,20 @@ import type { CursorCodec, Page } from '../../platform/pagination.js';
 import * as repo from './operations.repo.js';
 import { isTerminal, type OperationState, type OperationStepT, type OperationT, type OwnerType, type StepStatus } from './operations.schemas.js';
 import { recordEvent } from '../../events/record.js';
+import type { OperationStore } from '../../jobs/runner.js';
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
-export { findOperation, findRunningOperation, findVisibleOperation, listSteps, runningOperations } from './operations.repo.js';
+export { findOperation, findRunningOperation, findVisibleOperation, latestOperationOf, listSteps, runningOperations } from './operations.repo.js';
+
+/** The statements the job runner needs (src/jobs/runner.ts); the composition root hands them to the worker pool. */
+export const operationStore: OperationStore = {
+  findOperation: repo.findOperation,
+  listSteps: repo.listSteps,
+  markStepRunningFenced: repo.markStepRunningFenced,
+  completeStepAndStartNext: repo.completeStepAndStartNext,
+  updateRunningOperation: repo.updateRunningOperation,
+  updateStep: repo.updateStep,
+};
 
 export const OPERATION_JOB = 'operation';
 

@@ -72,7 +72,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
       const row = await drafts.customerDraftIn(tx, userId, id, revision, 'checkoutOpened');
       const offer = (await findOfferById(tx, row.offer_id))!;
       if (offerWithdrawn(offer, now)) {
-        await endDraft(tx, deps.operations, row, 'offer_expired');
+        await endDraft(tx, deps, row, 'offer_expired');
         return null;
       }
       const open = await repo.openCheckoutOf(tx, id);

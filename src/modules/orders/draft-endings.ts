@@ -9,6 +9,7 @@ import { SYSTEM_ACTOR, type OperationService } from '../operations/operations.se
 import { lockWorkspace } from '../workspaces/workspaces.service.js';
 import { allows } from './draft-moves.js';
 import { returnOfferUse } from './offer-uses.js';
+import { recordDraftTerminated } from './draft-events.js';
 import * as repo from './order-drafts.repo.js';
 import type { TerminationReason } from './orders.schemas.js';
 
@@ -21,16 +22,22 @@ export const ORDER_DRAFT_CLEANUP = 'order_draft.cleanup';
  * Ends a draft with `reason` by `move` (`end` before payment, `deliveryFailed` in install) if the draft still is in a phase it is allowed from;
  * answers the draft as it is now in cleaning_up (or terminated), or undefined when it had moved on.
  */
+/** What ending a draft uses: the operations (its cleanup), and the public URL (the view its order_draft.terminated carries). */
+export interface DraftEndDeps {
+  operations: Pick<OperationService, 'start'>;
+  publicUrl: string;
+}
+
 export async function endDraft(
-  tx: Executor, operations: Pick<OperationService, 'start'>, draft: repo.DraftRow, reason: TerminationReason,
+  tx: Executor, deps: DraftEndDeps, draft: repo.DraftRow, reason: TerminationReason,
   actor: { actorId: string; userId: string | null } = SYSTEM_ACTOR, move: 'end' | 'deliveryFailed' = 'end',
 ): Promise<repo.DraftRow | undefined> {
   const now = clock.now();
   const moved = await repo.moveDraft(tx, draft.id, move, null, { termination_reason: reason }, now);
   if (!moved) return undefined;
   // Nothing to release where no customer workspace is (ended before one was chosen, or it was deleted with what it held).
-  if (moved.workspace_id === null || !(await workspaceLive(tx, moved.workspace_id))) return finishTermination(tx, moved.id);
-  const op = await operations.start(tx, {
+  if (moved.workspace_id === null || !(await workspaceLive(tx, moved.workspace_id))) return finishTermination(tx, moved.id, deps.publicUrl);
+  const op = await deps.operations.start(tx, {
     type: ORDER_DRAFT_CLEANUP, workspaceId: moved.workspace_id, ownerType: 'order_draft', ownerId: moved.id, clusterId: null,
     input: {}, metadata: { order_draft_id: moved.id, termination_reason: reason }, actor,
   });
@@ -42,10 +49,12 @@ export async function workspaceLive(tx: Executor, workspaceId: string): Promise<
   return (await lockWorkspace(tx, workspaceId))?.state === 'active';
 }
 
-/** The last move of a termination: the offer's use given back (an unpaid draft's), then terminated. */
-export async function finishTermination(tx: Executor, draftId: string): Promise<repo.DraftRow | undefined> {
+/** The last move of a termination: the offer's use given back (an unpaid draft's), then terminated (order_draft.terminated). */
+export async function finishTermination(tx: Executor, draftId: string, publicUrl: string): Promise<repo.DraftRow | undefined> {
   const draft = await repo.lockDraft(tx, draftId);
   if (!draft || !allows('terminate', draft.status)) return draft;
   if (draft.holds_use === 1) await returnOfferUse(tx, draft.offer_id);
-  return repo.moveDraft(tx, draft.id, 'terminate', null, { holds_use: 0 }, clock.now());
+  const terminated = await repo.moveDraft(tx, draft.id, 'terminate', null, { holds_use: 0 }, clock.now());
+  if (terminated) await recordDraftTerminated(tx, terminated, publicUrl);
+  return terminated;
 }

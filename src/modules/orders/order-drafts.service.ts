@@ -17,10 +17,11 @@ import { resolvedVersion } from '../offers/offers.service.js';
 import { findUserById } from '../users/users.service.js';
 import { findMemberRole } from '../workspaces/workspaces.service.js';
 import { endDraft } from './draft-endings.js';
+import { relatedOfDrafts } from './draft-events.js';
 import { allows, canCancel, FIRST_PHASE, isEnding, phasesOf, type DraftMoveName } from './draft-moves.js';
-import { findOfferById, findOfferByShortHash, offersByIds, offerWithdrawn, takeOfferUse, type OfferRow } from './offer-uses.js';
+import { findOfferById, findOfferByShortHash, offerWithdrawn, takeOfferUse, type OfferRow } from './offer-uses.js';
 import * as repo from './order-drafts.repo.js';
-import { toCustomerDraft, toSellerDraft, type DraftOffer, type DraftRelated } from './order-drafts.view.js';
+import { toCustomerDraft, toSellerDraft } from './order-drafts.view.js';
 import type { OrderDraftSellerViewT, OrderDraftT } from './orders.schemas.js';
 
 /** Who reads or acts on a draft: its customer (a user credential without svc-context) or a member of the seller's workspace. */
@@ -68,20 +69,7 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
   const beginWindows = createAttemptWindows(db);
 
   /** What the views of a page of drafts need, in four statements whatever the page's size. */
-  async function relatedOf(executor: Executor, rows: repo.DraftRow[]): Promise<(row: repo.DraftRow) => DraftRelated> {
-    const ids = rows.map((r) => r.id);
-    const [offers, checkouts, orders] = await Promise.all([
-      offersByIds(executor, rows.map((r) => r.offer_id)), repo.openCheckoutsOfDrafts(executor, ids), repo.ordersOfDrafts(executor, ids),
-    ]);
-    const urlsOf = await repo.urlsByInstall(executor, orders.map((o) => o.install_id));
-    const offerOf = new Map(offers.map((o) => [o.id, o as DraftOffer]));
-    const checkoutOf = new Map(checkouts.map((c) => [c.draft_id, c]));
-    const orderOf = new Map(orders.map((o) => [o.order_draft_id, o]));
-    return (row) => {
-      const order = orderOf.get(row.id) ?? null;
-      return { offer: offerOf.get(row.offer_id)!, checkout: checkoutOf.get(row.id) ?? null, order, urls: order?.install_id ? urlsOf.get(order.install_id) ?? [] : [] };
-    };
-  }
+  const relatedOf = relatedOfDrafts;
 
   async function customerView(executor: Executor, row: repo.DraftRow): Promise<OrderDraftT> {
     return toCustomerDraft(row, (await relatedOf(executor, [row]))(row), publicUrl);
@@ -214,7 +202,7 @@ export function createOrderDraftService(deps: OrderDraftDeps) {
         throw wrongPhase(row, 'a phase before payment (a paid order is delivered, not revoked)');
       }
       const actor = viewer.kind === 'customer' ? { actorId: viewer.userId, userId: viewer.userId } : { actorId: viewer.scope.actorId, userId: isId('user', viewer.scope.actorId) ? viewer.scope.actorId : null };
-      const ended = await endDraft(tx, deps.operations, row, 'revoked', actor);
+      const ended = await endDraft(tx, deps, row, 'revoked', actor);
       return viewFor(viewer, ended ?? row, tx);
     });
   }

@@ -21,12 +21,13 @@ import { ApiError } from '../../platform/errors.js';
 import { findClusterById } from '../clusters/clusters.service.js';
 import type { ClusterService } from '../clusters/clusters.service.js';
 import type { InstallService } from '../installs/installs.service.js';
-import { revokeBootstrapIfRevision } from '../machines/machines.repo.js';
+import { revokeActiveBootstrap } from '../machines/worker-bootstraps.service.js';
 import { orderDelivered, orderDeliveryFailed } from '../notifications/sources.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { findVersion } from '../packages/packages.service.js';
-import { findOperation } from '../operations/operations.service.js';
+import { findOperation, latestOperationOf } from '../operations/operations.service.js';
 import { endDraft, finishTermination, ORDER_DRAFT_CLEANUP, ORDER_DRAFT_COMPUTE, ORDER_DRAFT_DELIVER } from './draft-endings.js';
+import { recordOrderEvent } from './draft-events.js';
 import { allows } from './draft-moves.js';
 import { decodeDraftStep, draftStep, isClusterKept, operationErrorMessage, type DraftStep, type ReleaseClusterResultT, type WaitClusterResultT } from './draft-steps.js';
 import { findOfferById } from './offer-uses.js';
@@ -38,6 +39,8 @@ import type { TerminationReason } from './orders.schemas.js';
 export interface OrderWorkflowDeps {
   db: Db;
   operations: Pick<OperationService, 'start'>;
+  /** the views the drafts' and orders' events carry name it */
+  publicUrl: string;
   clusters: Pick<ClusterService, 'createCluster' | 'deleteCluster'>;
   installs: Pick<InstallService, 'createDeliveredInstall'>;
   /** expires a draft's open checkout session at its provider (checkout.service.ts) */
@@ -57,16 +60,10 @@ async function draftOf(db: Executor, step: DraftStep): Promise<repo.DraftRow> {
   return row;
 }
 
-/** The newest operation of `type` on an owner (its state tells a failure from a wait). */
-function latestOperation(db: Executor, ownerId: string, type: string) {
-  return db.selectFrom('operations').select(['id', 'state', 'error']).where('owner_id', '=', ownerId).where('type', '=', type)
-    .orderBy('id', 'desc').limit(1).executeTakeFirst();
-}
-
 export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
   const { db } = deps;
   const end = (tx: Executor, draft: repo.DraftRow, reason: TerminationReason, move?: 'end' | 'deliveryFailed') =>
-    endDraft(tx, deps.operations, draft, reason, undefined, move);
+    endDraft(tx, deps, draft, reason, undefined, move);
 
   const compute: WorkflowDefinition = {
     type: ORDER_DRAFT_COMPUTE,
@@ -99,7 +96,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           if (!allows('clusterReady', draft.status) || draft.cluster_id === null) return { moved_on: true };
           // The operation before the cluster: a cluster.create that succeeds between the two reads
           // then shows an active cluster, never a "finished but not active" one read the other way round.
-          const op = await latestOperation(db, draft.cluster_id, 'cluster.create');
+          const op = await latestOperationOf(db, draft.cluster_id, 'cluster.create');
           const cluster = await findClusterById(db, draft.cluster_id);
           if (!cluster || cluster.state === 'deleting') throw new StepError(`cluster ${draft.cluster_id} is gone`, false);
           if (cluster.state === 'active') return { moved_on: false };
@@ -175,7 +172,8 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           const order = (await repo.findOrderOfDraft(tx, draft.id))!;
           const now = clock.now();
           await repo.moveDraft(tx, draft.id, 'delivered', null, {}, now);
-          await repo.updateOrder(tx, order.id, { status: 'delivered', delivery_completed_at: now }, now);
+          const delivered = (await repo.updateOrder(tx, order.id, { status: 'delivered', delivery_completed_at: now }, now))!;
+          await recordOrderEvent(tx, 'order.delivered', delivered, deps.publicUrl);
           const offer = (await findOfferById(tx, draft.offer_id))!;
           const url = order.install_id ? (await repo.urlsOfInstalls(tx, [order.install_id]))[0]?.url ?? null : null;
           await orderDelivered(tx, {
@@ -196,7 +194,8 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
 
   async function markOrderFailed(tx: Executor, draft: repo.DraftRow, order: repo.OrderRow, message: string): Promise<void> {
     const now = clock.now();
-    await repo.updateOrder(tx, order.id, { status: 'delivery_failed', delivery_completed_at: now }, now);
+    const failed = (await repo.updateOrder(tx, order.id, { status: 'delivery_failed', delivery_completed_at: now }, now))!;
+    await recordOrderEvent(tx, 'order.delivery_failed', failed, deps.publicUrl);
     const offer = (await findOfferById(tx, draft.offer_id))!;
     await orderDeliveryFailed(tx, { sellerWorkspaceId: draft.seller_workspace_id, orderId: order.id, offerTitle: offer.title, message });
   }
@@ -226,7 +225,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           const cluster = await findClusterById(db, draft.cluster_id);
           if (!cluster || cluster.state === 'deleting') return { released: true, kept: null };
           // A cluster still being created is deleted once its creation ends.
-          if ((await latestOperation(db, cluster.id, 'cluster.create'))?.state === 'RUNNING') throw new StepError(`waiting for cluster ${cluster.id} to be created before releasing it`, true);
+          if ((await latestOperationOf(db, cluster.id, 'cluster.create'))?.state === 'RUNNING') throw new StepError(`waiting for cluster ${cluster.id} to be created before releasing it`, true);
           const scope: WorkspaceScope = { workspaceId: cluster.workspace_id, role: 'owner', actorId: 'system' };
           try {
             await deps.clusters.deleteCluster(scope, cluster.id, null);
@@ -244,8 +243,8 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
         async apply(tx, step) {
           const draft = await repo.lockDraft(tx, step.draftId);
           if (!draft) return;
-          if (draft.bootstrap_id !== null) await revokeBootstrapIfRevision(tx, draft.bootstrap_id, null, clock.now());
-          await finishTermination(tx, draft.id);
+          if (draft.bootstrap_id !== null) await revokeActiveBootstrap(tx, draft.bootstrap_id, clock.now());
+          await finishTermination(tx, draft.id, deps.publicUrl);
         },
       }),
     ],

@@ -54,13 +54,13 @@ export function createOrdersModule(deps: OrdersModuleDeps) {
       return provider;
     },
   });
-  const wizard = createWizardService({ db, drafts: orderDrafts, operations, workspaces: deps.workspaces, workerBootstraps: deps.workerBootstraps });
-  registerOrderWorkflows(deps.workflows, { db, operations, clusters: deps.clusters, installs: deps.installs, expireCheckout: checkout.expireAtProvider });
+  const wizard = createWizardService({ db, drafts: orderDrafts, operations, publicUrl, workspaces: deps.workspaces, workerBootstraps: deps.workerBootstraps });
+  registerOrderWorkflows(deps.workflows, { db, operations, publicUrl, clusters: deps.clusters, installs: deps.installs, expireCheckout: checkout.expireAtProvider });
   const orders = createOrderService({ db, cursors, publicUrl });
 
   /** An offer archived: its unpaid drafts end `offer_expired`, in the archive's transaction. */
   async function offerWithdrawn(tx: Executor, offerId: string): Promise<void> {
-    for (const draft of await repo.openDraftsOfOffer(tx, offerId)) await endDraft(tx, operations, draft, 'offer_expired');
+    for (const draft of await repo.openDraftsOfOffer(tx, offerId)) await endDraft(tx, { operations, publicUrl }, draft, 'offer_expired');
   }
 
   /** machine.joined: the draft waiting for a server on that cluster moves on (bring your own server). */

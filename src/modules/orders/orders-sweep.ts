@@ -23,17 +23,17 @@ export interface OrderSweepResult {
 const BATCH = 200;
 
 export async function sweepOrders(deps: {
-  db: Db; operations: Pick<OperationService, 'start'>; checkout: Pick<CheckoutService, 'refundOrphans'>; noticeSeconds: number;
+  db: Db; operations: Pick<OperationService, 'start'>; publicUrl: string; checkout: Pick<CheckoutService, 'refundOrphans'>; noticeSeconds: number;
   providerChores: () => Promise<void>;
 }): Promise<OrderSweepResult> {
   const { db } = deps;
   const out: OrderSweepResult = { timed_out: 0, offer_expired: 0, expiry_notices: 0, refunds_retried: 0 };
   const now = clock.now();
   for (const draft of await repo.expiredDrafts(db, now, BATCH)) {
-    if (await db.transaction().execute((tx) => endDraft(tx, deps.operations, draft, 'timeout'))) out.timed_out++;
+    if (await db.transaction().execute((tx) => endDraft(tx, deps, draft, 'timeout'))) out.timed_out++;
   }
   for (const draft of await repo.draftsOfExpiredOffers(db, now, BATCH)) {
-    if (await db.transaction().execute((tx) => endDraft(tx, deps.operations, draft, 'offer_expired'))) out.offer_expired++;
+    if (await db.transaction().execute((tx) => endDraft(tx, deps, draft, 'offer_expired'))) out.offer_expired++;
   }
   if (deps.noticeSeconds > 0) {
     for (const draft of await repo.draftsToWarn(db, now, deps.noticeSeconds, BATCH)) {

@@ -9,8 +9,7 @@ import { clock } from '../../platform/clock.js';
 import { isId } from '../../platform/ids.js';
 import { roleAtLeast } from '../../platform/auth.js';
 import type { CreatedWorkerBootstrapT } from '../machines/machines.schemas.js';
-import { revokeBootstrapIfRevision } from '../machines/machines.repo.js';
-import type { WorkerBootstrapService } from '../machines/worker-bootstraps.service.js';
+import { revokeActiveBootstrap, type WorkerBootstrapService } from '../machines/worker-bootstraps.service.js';
 import type { OperationService } from '../operations/operations.service.js';
 import { findVersion } from '../packages/packages.service.js';
 import { mergeFieldValues } from '../offers/offer-values.js';
@@ -30,6 +29,8 @@ export interface WizardDeps {
   db: Db;
   drafts: OrderDraftService;
   operations: Pick<OperationService, 'start'>;
+  /** the view order_draft.terminated carries names it */
+  publicUrl: string;
   workspaces: Pick<WorkspaceService, 'createWorkspace'>;
   workerBootstraps: Pick<WorkerBootstrapService, 'createBootstrap'>;
 }
@@ -77,7 +78,7 @@ export function createWizardService(deps: WizardDeps) {
       const scope = await customerScope(tx, row);
       if (!scope) throw permissionDenied(`you are no longer a member of workspace ${row.workspace_id}`, 'NOT_A_MEMBER');
       const now = clock.now();
-      if (row.bootstrap_id !== null) await revokeBootstrapIfRevision(tx, row.bootstrap_id, null, now);
+      if (row.bootstrap_id !== null) await revokeActiveBootstrap(tx, row.bootstrap_id, now);
       const bootstrap = await deps.workerBootstraps.createBootstrap(scope, row.cluster_id!, ttlSeconds, tx);
       const moved = await repo.moveDraft(tx, id, 'bootstrapIssued', row.revision, { bootstrap_id: bootstrap.id }, now);
       return { order_draft: await drafts.customerView(tx, moved!), worker_bootstrap: bootstrap };
@@ -103,7 +104,7 @@ export function createWizardService(deps: WizardDeps) {
       const offer = (await findOfferById(tx, row.offer_id))!;
       const now = clock.now();
       if (offerWithdrawn(offer, now)) {
-        await endDraft(tx, deps.operations, row, 'offer_expired');
+        await endDraft(tx, deps, row, 'offer_expired');
         return null;
       }
       const checked = await checkedConfiguration(tx, row, offer, values);

@@ -1,37 +1,24 @@
-// State changes of preview hostnames that install workflows make: eviction of pinned hostnames
-// whose render was replaced long enough ago, and release when the install goes away. Each is one
-// statement, run in the caller's transaction.
+// State changes of preview hostnames that follow their install's life, each one statement: an
+// install's deploy evicts its pinned hostnames whose render was replaced long enough ago (in the
+// deploy's publishing transaction), its deletion releases them all before the undeploy, and a
+// periodic sweep evicts aged pinned hostnames of every install. Installs cannot import this module
+// (it imports installs), so the composition root hands these to the install workflows and the runtime.
 import type { Executor } from '../../db/database.js';
+import { clock } from '../../platform/clock.js';
+import type { InstallHostnames } from '../installs/installs.workflows.js';
+import * as repo from './preview-hostnames.repo.js';
+
+/** What an install's workflows do to its preview hostnames. */
+export const installHostnames: InstallHostnames = {
+  evictAgedPinned: (tx, installId, replacedBefore, now) => repo.evictAgedPinned(tx, installId, replacedBefore, now),
+  releaseAll: (db, installId, now) => repo.releaseInstallHostnames(db, installId, now),
+};
 
 /**
- * Evicts the active pinned hostnames whose render was replaced at or before `replacedBefore`
- * (Unix seconds), for one install or (installId null) every install; returns how many.
+ * Evicts every pinned hostname whose render was replaced at least `retentionSeconds` ago, of every
+ * install; returns how many (the runtime's sweep).
  */
-export async function evictAgedPinned(db: Executor, installId: string | null, replacedBefore: number, now: number): Promise<number> {
-  const res = await db
-    .updateTable('preview_hostnames')
-    .set((eb) => ({ state: 'evicted', updated_at: now, revision: eb('revision', '+', 1) }))
-    .where('binding_kind', '=', 'pinned')
-    .where('state', '=', 'active')
-    .$if(installId !== null, (q) => q.where('install_id', '=', installId!))
-    .where('render_id', 'in', (eb) =>
-      eb
-        .selectFrom('install_renders')
-        .select('install_renders.id')
-        .where('install_renders.replaced_at', 'is not', null)
-        .where('install_renders.replaced_at', '<=', replacedBefore)
-        .$if(installId !== null, (q) => q.where('install_renders.install_id', '=', installId!)),
-    )
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows);
-}
-
-/** Every hostname of the install stops being served (`releasing`); the rows go with the install. */
-export async function releaseInstallHostnames(db: Executor, installId: string, now: number): Promise<void> {
-  await db
-    .updateTable('preview_hostnames')
-    .set((eb) => ({ state: 'releasing', updated_at: now, revision: eb('revision', '+', 1) }))
-    .where('install_id', '=', installId)
-    .where('state', '!=', 'releasing')
-    .execute();
+export function evictAgedPinnedEverywhere(db: Executor, retentionSeconds: number): Promise<number> {
+  const now = clock.now();
+  return repo.evictAgedPinned(db, null, now - retentionSeconds, now);
 }

@@ -11,6 +11,11 @@ export function installExists(db: Executor, workspaceId: string, id: string): Pr
   return db.selectFrom('installs').select('id').where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
 }
 
+/** The install's state, whatever its workspace (a bind's workflow checks its install is not deleted). */
+export function findInstallState(db: Executor, id: string): Promise<{ state: string } | undefined> {
+  return db.selectFrom('installs').select('state').where('id', '=', id).executeTakeFirst();
+}
+
 export function findRender(db: Executor, installId: string, renderId: string): Promise<{ id: string; replaced_at: number | null } | undefined> {
   return db
     .selectFrom('install_renders')
@@ -219,4 +224,37 @@ export function findServedInstallUrl(db: Executor, hostname: string) {
 /** last_seen_at, at most once a minute per hostname (the condition makes concurrent writes one). */
 export async function touchLastSeen(db: Executor, id: string, now: number): Promise<void> {
   await db.updateTable('preview_hostnames').set({ last_seen_at: now }).where('id', '=', id).where('last_seen_at', '<=', now - 60).execute();
+}
+
+/**
+ * Evicts the active pinned hostnames whose render was replaced at or before `replacedBefore`
+ * (Unix seconds), for one install or (installId null) every install; returns how many.
+ */
+export async function evictAgedPinned(db: Executor, installId: string | null, replacedBefore: number, now: number): Promise<number> {
+  const res = await db
+    .updateTable('preview_hostnames')
+    .set((eb) => ({ state: 'evicted', updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('binding_kind', '=', 'pinned')
+    .where('state', '=', 'active')
+    .$if(installId !== null, (q) => q.where('install_id', '=', installId!))
+    .where('render_id', 'in', (eb) =>
+      eb
+        .selectFrom('install_renders')
+        .select('install_renders.id')
+        .where('install_renders.replaced_at', 'is not', null)
+        .where('install_renders.replaced_at', '<=', replacedBefore)
+        .$if(installId !== null, (q) => q.where('install_renders.install_id', '=', installId!)),
+    )
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** Every hostname of the install stops being served (`releasing`); the rows go with the install. */
+export async function releaseInstallHostnames(db: Executor, installId: string, now: number): Promise<void> {
+  await db
+    .updateTable('preview_hostnames')
+    .set((eb) => ({ state: 'releasing', updated_at: now, revision: eb('revision', '+', 1) }))
+    .where('install_id', '=', installId)
+    .where('state', '!=', 'releasing')
+    .execute();
 }

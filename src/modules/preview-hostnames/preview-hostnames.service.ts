@@ -15,7 +15,7 @@ import type { OperationT } from '../operations/operations.schemas.js';
 import { isBeingDeleted, lockInstall, type InstallRow } from '../installs/installs.service.js';
 import { installDeleting } from '../installs/installs.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
-import { floatingHostname, pinnedHostname, previewUrl } from './hostnames.js';
+import { floatingHostname, pinnedHostname, previewUrl } from '../installs/hostnames.js';
 import * as repo from './preview-hostnames.repo.js';
 import type {
   BindFloatingBodyT, BindPinnedBodyT, BindingKind, HostnameState, ListPreviewHostnamesQueryT, PreviewHostnameT,

@@ -32,7 +32,7 @@ type BindCtx = StepContext<BindInput>;
 
 /** Why a bind cannot take effect, or null when it can (the hostname may still be superseded). */
 async function bindBlocker(db: Executor, ctx: BindCtx): Promise<string | null> {
-  const install = await db.selectFrom('installs').select('state').where('id', '=', ctx.ownerId).executeTakeFirst();
+  const install = await repo.findInstallState(db, ctx.ownerId);
   if (!install || install.state === 'deleted') return `install ${ctx.ownerId} was deleted`;
   const row = await repo.findHostnameById(db, ctx.input.preview_hostname_id);
   if (!row) return `preview hostname ${ctx.input.preview_hostname_id} was released`;

@@ -1,5 +1,6 @@
-// The hostnames the preview router answers for, one DNS label under the preview domain (so one
-// wildcard record `*.<domain>` covers them all). Every label ends with the 26 characters of the
+// The hostnames of an install: its URLs (the install workflows publish them) and its preview
+// hostnames (the preview-hostnames module binds them), which the preview router answers for, each
+// one DNS label under the preview domain (so one wildcard record `*.<domain>` covers them all). Every label ends with the 26 characters of the
 // install id, so hostnames of different installs never collide; the separator before them tells
 // the kinds apart: an install URL is `<route_key>-<install>`, a preview hostname
 // `<name>--<install>` (route keys never end in `-`, track labels never do either).
