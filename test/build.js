@@ -69,9 +69,9 @@ function filesUnder(dir) {
  * removed, nothing bundled), with inline source maps so that a failure names the .ts line.
  *
  * What the compiled code reads beside itself resolves as in the repository: every other top-level
- * entry (dist/, web/, node_modules/, package.json...) and every non-TypeScript file under src/ and
- * test/ is a symlink to the original. Test helpers that need the repository itself (to build, spawn
- * or write screenshots) take it from test/paths.ts.
+ * entry (dist/, web/, node_modules/, package.json...) and every file under the compiled folders
+ * (the .ts sources beside their .js) is a symlink to the original. Test helpers that need the
+ * repository itself (to build, spawn or write screenshots) take it from test/paths.ts.
  */
 export async function compileTests() {
   const { build } = await import('esbuild');
@@ -97,8 +97,8 @@ export async function compileTests() {
     tsconfig: join(ROOT, 'tsconfig.json'),
     logLevel: 'warning',
   });
+  // every file, the TypeScript too (tests that read a source's text), beside the compiled .js
   for (const f of files) {
-    if (typescript.includes(f)) continue;
     mkdirSync(dirname(join(TEST_BUILD, f)), { recursive: true });
     symlinkSync(join(ROOT, f), join(TEST_BUILD, f));
   }

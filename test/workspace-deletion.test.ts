@@ -8,6 +8,8 @@ import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { assertOperationInvariants } from './operation-invariants.js';
 
 describe('workspace deletion', () => {
+  /** set when the test has looked at the deletion while it runs: the slow step may then end */
+  let slowReleased = false;
   let t: TestApp;
   let alice: TestUser;
   let bob: TestUser;
@@ -18,9 +20,9 @@ describe('workspace deletion', () => {
     alice = await t.user('alice');
     bob = await t.user('bob');
     carol = await t.user('carol');
-    // A step that runs until its operation is asked to cancel (at most 60 s), then returns: the
-    // deletion must wait for it to drain, and whatever the machine's speed, it is still running
-    // when the deletion asks.
+    // A step that runs until its operation is asked to cancel and the test lets it go (at most
+    // 60 s): the deletion must wait for it to drain, and whatever the machine's speed, the
+    // deletion is still running while the test looks at it.
     t.services.workflows.register<Record<string, never>>({
       type: 'test.slow',
       cancellable: true,
@@ -28,7 +30,7 @@ describe('workspace deletion', () => {
         name: 'slow',
         run: async (ctx) => {
           const asked = async () => (await t.services.db.selectFrom('operations').select('cancel_requested').where('id', '=', ctx.operationId).executeTakeFirstOrThrow()).cancel_requested === 1;
-          for (let i = 0; i < 3000 && !(await asked()); i++) await sleep(20);
+          for (let i = 0; i < 3000 && !(slowReleased && (await asked())); i++) await sleep(20);
         },
       }, { name: 'never_after_cancel' }],
     });
@@ -119,6 +121,7 @@ describe('workspace deletion', () => {
     const cancel = await t.request('POST', `/v1/operations/${del.body.id}:cancel`, as(alice, ws.id));
     assert.equal(cancel.status, 422);
     assert.equal(cancel.body.error.reason, 'NOT_CANCELLABLE');
+    slowReleased = true;
 
     const done = await t.request('POST', `/v1/operations/${del.body.id}:wait?timeout=20`, as(alice, ws.id));
     assert.equal(done.status, 200, done.text);
