@@ -1,16 +1,24 @@
 #!/usr/bin/env node
 // Runs every *.test.ts under test/, each file in a node process of its own, the longest files
 // first, a few at a time; prints each file's report as it ends (with its wall and CPU time), then
-// the totals. The files run compiled to JavaScript once per run (see compileTests in build.js). The database is SQLite unless SVC_TEST_DATABASE_URL names a PostgreSQL server whose user
-// may create databases: each test file then gets a database of its own.
+// the totals. The files run compiled to JavaScript once per run (see compileTests in build.js).
+//
+// The database is SQLite, unless SVC_TEST_DATABASE_URL names a PostgreSQL server whose user may
+// create databases (each test file then gets a database of its own there). With
+// SVC_TEST_POSTGRES_URL instead, the suite runs on both: every file on SQLite and on that server,
+// all in one pool, so that neither core waits at the end of one pass for the next to start (CI).
+//
+// With --checks, the static checks of `npm test` (the two type-checks and the layer check) run in
+// the same pool, first: each is one single-threaded process, and beside the test files they keep
+// the second core busy instead of holding the suite back.
 //
 // Before the first file: dist/ is built when older than src/ (spawned `svc` processes run the
-// build, see test/processes.ts), the web app when a selected file needs it and it is stale, and
-// the migrated template databases are made (see test/templates.js), so each test file copies a
+// build, see test/processes.ts), the web app when a selected file needs it and it is stale, the
+// migrated template databases are made (see test/templates.js), so each test file copies a
 // migrated database instead of migrating its own, and src/ and test/ are compiled to .test-build/.
 //
-// Usage: node test/run.js [substring...]   (only the files whose path contains a substring)
-// SVC_TEST_CONCURRENCY: files run at once (default 3: on 2 cores much of a file's time is spent
+// Usage: node test/run.js [--checks] [substring...]   (only the files whose path contains a substring)
+// SVC_TEST_CONCURRENCY: processes at once (default 3: on 2 cores much of a file's time is spent
 // waiting on spawned processes, the database and the browser).
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -42,7 +50,9 @@ function readJson(file) {
   }
 }
 
-const filter = process.argv.slice(2);
+const args = process.argv.slice(2);
+const withChecks = args.includes('--checks');
+const filter = args.filter((a) => a !== '--checks');
 const durations = { ...readJson(SEED), ...readJson(DURATIONS) };
 // Longest first, so the long files do not start last and leave a core idle at the end. A file
 // never timed counts as the median file. Ties by name, for a stable order.
@@ -53,33 +63,18 @@ const files = find(join(ROOT, 'test'))
   .map((f) => relative(ROOT, f))
   .filter((f) => filter.length === 0 || filter.some((x) => f.includes(x)))
   .sort((a, b) => expected(b) - expected(a) || a.localeCompare(b));
-const dialect = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+if (process.env.SVC_TEST_DATABASE_URL && process.env.SVC_TEST_POSTGRES_URL) {
+  console.error('set SVC_TEST_DATABASE_URL (PostgreSQL only) or SVC_TEST_POSTGRES_URL (SQLite and PostgreSQL), not both');
+  process.exit(2);
+}
+/** The passes: each dialect with the server its files create their databases on (null: SQLite). */
+const dialects = process.env.SVC_TEST_DATABASE_URL
+  ? [{ name: 'postgres', url: process.env.SVC_TEST_DATABASE_URL }]
+  : [{ name: 'sqlite', url: null }, ...(process.env.SVC_TEST_POSTGRES_URL ? [{ name: 'postgres', url: process.env.SVC_TEST_POSTGRES_URL }] : [])];
 const concurrency = Math.max(1, Number(process.env.SVC_TEST_CONCURRENCY) || 3);
 const started = Date.now();
-/** Each file's CPU seconds (its processes' and theirs), from the children's times of this process. */
-const cpuOf = {};
+/** CPU seconds of the children reaped so far, at the last reap: each job's CPU is the difference. */
 let lastCpu = 0;
-
-ensureBuilt();
-// The journeys and the bundle checks under test/web read dist/app; the unit tests beside them do not.
-if (files.some((f) => /startWeb\(|ensureBuilt\(|dist\/app/.test(readFileSync(join(ROOT, f), 'utf8')))) await ensureWebBuilt();
-const templateEnv = await prepareTemplates(process.env.SVC_TEST_DATABASE_URL);
-const testBuild = await compileTests();
-process.on('exit', () => rmSync(testBuild, { recursive: true, force: true }));
-// the builds above were children too: each file's CPU counts from here
-lastCpu = childCpuSeconds();
-console.log(`running ${files.length} test files on ${dialect}, ${concurrency} at a time`);
-
-const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
-const totals = Object.fromEntries(COUNTS.map((k) => [k, 0]));
-const failed = [];
-let crashed = 0;
-
-/** Records a file's time at once (merged with the other files' from earlier runs, sorted for small diffs): an interrupted run keeps what it measured. */
-function recordDuration(file, ms) {
-  const all = { ...readJson(DURATIONS), [file]: ms };
-  writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]])), null, 1)}\n`);
-}
 
 /** CPU seconds (user + system) of every child process reaped so far, theirs included (Linux /proc). */
 function childCpuSeconds() {
@@ -91,6 +86,27 @@ function childCpuSeconds() {
   }
 }
 
+ensureBuilt();
+// The journeys and the bundle checks under test/web read dist/app; the unit tests beside them do not.
+if (files.some((f) => /startWeb\(|ensureBuilt\(|dist\/app/.test(readFileSync(join(ROOT, f), 'utf8')))) await ensureWebBuilt();
+for (const d of dialects) d.env = await prepareTemplates(d.url ?? undefined);
+const testBuild = await compileTests();
+process.on('exit', () => rmSync(testBuild, { recursive: true, force: true }));
+// the builds above were children too: each job's CPU counts from here
+lastCpu = childCpuSeconds();
+
+const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
+const totals = Object.fromEntries(dialects.map((d) => [d.name, Object.fromEntries(COUNTS.map((k) => [k, 0]))]));
+const failed = [];
+/** per dialect: files that failed without a failing test (a crash, a signal), each counted as one failure */
+const crashed = Object.fromEntries(dialects.map((d) => [d.name, 0]));
+
+/** Records a file's time at once (merged with the other files' from earlier runs, sorted for small diffs): an interrupted run keeps what it measured. */
+function recordDuration(file, ms) {
+  const all = { ...readJson(DURATIONS), [file]: ms };
+  writeFileSync(DURATIONS, `${JSON.stringify(Object.fromEntries(Object.keys(all).sort().map((k) => [k, all[k]])), null, 1)}\n`);
+}
+
 /**
  * How node runs a test file: compiled (see compileTests), or through tsx for the few unit tests of
  * the web app's own modules (web/src, JSX and bundler-style imports that only Vite resolves).
@@ -100,47 +116,77 @@ function runnerArgs(file) {
   return ['--enable-source-maps', join(testBuild, file.replace(/\.ts$/, '.js'))];
 }
 
-/** Runs one file: its own node process with the spec reporter; its output is printed when it ends. */
-function runFile(file) {
+/** Runs a command to its end, its output kept; resolves with its exit, signal, output, wall ms and CPU seconds. */
+function run(command, argv, env) {
   return new Promise((resolve) => {
     const t0 = Date.now();
-    const child = spawn(process.execPath, ['--test-reporter=spec', ...runnerArgs(file)], {
-      cwd: ROOT,
-      env: { ...process.env, ...templateEnv, NODE_ENV: 'test' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(command, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     child.on('close', (code, signal) => {
-      const ms = Date.now() - t0;
       const cpu = childCpuSeconds();
-      cpuOf[file] = cpu - lastCpu;
+      const used = cpu - lastCpu;
       lastCpu = cpu;
-      durations[file] = ms;
-      recordDuration(file, ms);
-      const counts = {};
-      for (const m of out.matchAll(/^ℹ (\w+) (\d+)$/gm)) if (COUNTS.includes(m[1])) counts[m[1]] = Number(m[2]);
-      for (const k of COUNTS) totals[k] += counts[k] ?? 0;
-      const ok = code === 0 && counts.tests !== undefined;
-      if (!ok) failed.push(`${file} (${signal ?? `exit ${code}`})`);
-      // a file that failed without a failing test (it crashed, or ended by a signal) counts as one
-      if (!ok && !counts.fail) crashed++;
-      process.stdout.write(`\n▶ ${file} (${(ms / 1000).toFixed(1)} s, ${cpuOf[file].toFixed(1)} s CPU)${ok ? '' : ' FAILED'}\n${out}`);
-      resolve();
+      resolve({ code, signal, out, ms: Date.now() - t0, cpu: used });
     });
   });
 }
 
-const queue = [...files];
+/** The static checks of `npm test`, each one process. */
+const CHECKS = [
+  { name: 'typecheck (tsconfig.json)', argv: [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit'] },
+  { name: 'typecheck (web/tsconfig.json)', argv: [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'web/tsconfig.json', '--noEmit'] },
+  { name: 'layer check', argv: [join(ROOT, 'scripts/check-layers.js')] },
+];
+
+async function runCheck(check) {
+  const r = await run(process.execPath, check.argv, process.env);
+  const ok = r.code === 0;
+  if (!ok) failed.push(`${check.name} (${r.signal ?? `exit ${r.code}`})`);
+  process.stdout.write(`\n▶ ${check.name} (${(r.ms / 1000).toFixed(1)} s, ${r.cpu.toFixed(1)} s CPU)${ok ? '' : ' FAILED'}\n${r.out}`);
+}
+
+/** Runs one file on one dialect: its own node process with the spec reporter; its output is printed when it ends. */
+async function runFile(file, dialect) {
+  const env = { ...process.env, ...dialect.env, NODE_ENV: 'test' };
+  delete env.SVC_TEST_POSTGRES_URL;
+  if (dialect.url) env.SVC_TEST_DATABASE_URL = dialect.url;
+  const r = await run(process.execPath, ['--test-reporter=spec', ...runnerArgs(file)], env);
+  durations[file] = r.ms;
+  recordDuration(file, r.ms);
+  const counts = {};
+  for (const m of r.out.matchAll(/^ℹ (\w+) (\d+)$/gm)) if (COUNTS.includes(m[1])) counts[m[1]] = Number(m[2]);
+  for (const k of COUNTS) totals[dialect.name][k] += counts[k] ?? 0;
+  const ok = r.code === 0 && counts.tests !== undefined;
+  const label = dialects.length > 1 ? `${file} [${dialect.name}]` : file;
+  if (!ok) failed.push(`${label} (${r.signal ?? `exit ${r.code}`})`);
+  if (!ok && !counts.fail) crashed[dialect.name]++;
+  process.stdout.write(`\n▶ ${label} (${(r.ms / 1000).toFixed(1)} s, ${r.cpu.toFixed(1)} s CPU)${ok ? '' : ' FAILED'}\n${r.out}`);
+}
+
+console.log(`running ${files.length} test files on ${dialects.map((d) => d.name).join(' and ')}${withChecks ? ', with the type and layer checks' : ''}, ${concurrency} at a time`);
+// The checks first (the type-check is the longest single process), then the files longest first,
+// each file's dialects side by side.
+const queue = [
+  ...(withChecks ? CHECKS.map((c) => () => runCheck(c)) : []),
+  ...files.flatMap((f) => dialects.map((d) => () => runFile(f, d))),
+];
 await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
-  while (queue.length) await runFile(queue.shift());
+  while (queue.length) await queue.shift()();
 }));
 
 const wall = ((Date.now() - started) / 1000).toFixed(0);
-console.log(`\n${COUNTS.map((k) => `ℹ ${k} ${totals[k]}`).join('\n')}\nℹ files ${files.length}\nℹ duration_s ${wall}\nℹ cpu_s ${childCpuSeconds().toFixed(0)}`);
+for (const d of dialects) {
+  const t = totals[d.name];
+  console.log(`\n${dialects.length > 1 ? `${d.name}:\n` : ''}${COUNTS.map((k) => `ℹ ${k} ${t[k]}`).join('\n')}`);
+}
+console.log(`ℹ files ${files.length}\nℹ duration_s ${wall}\nℹ cpu_s ${childCpuSeconds().toFixed(0)}`);
 console.log(`longest files: ${files.slice().sort((a, b) => durations[b] - durations[a]).slice(0, 8).map((f) => `${f} ${(durations[f] / 1000).toFixed(0)} s`).join(', ')}`);
 if (failed.length) console.log(`\nfailed:\n  ${failed.join('\n  ')}`);
-// The plain closing line CI reads (a file that crashed before reporting counts as one failure).
-console.log(`${totals.pass} passed, ${totals.fail + crashed} failed, ${totals.skipped} skipped`);
-process.exit(failed.length || totals.tests === 0 ? 1 : 0);
+// The plain closing line CI reads, per dialect (a file that crashed before reporting counts as one failure).
+for (const d of dialects) {
+  const t = totals[d.name];
+  console.log(`${dialects.length > 1 ? `${d.name}: ` : ''}${t.pass} passed, ${t.fail + crashed[d.name]} failed, ${t.skipped} skipped`);
+}
+process.exit(failed.length || dialects.some((d) => totals[d.name].tests === 0) ? 1 : 0);
