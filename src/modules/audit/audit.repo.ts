@@ -1,5 +1,5 @@
 // The audit_events table: appending events (one, or a batch in one statement) and reading them.
-import { PostgresAdapter, sql } from 'kysely';
+import { PostgresAdapter, sql, type RawBuilder } from 'kysely';
 import type { Db, Executor } from '../../db/database.js';
 import { keysetPage } from '../../db/keyset.js';
 import { preparedQuery } from '../../db/prepared.js';
@@ -18,6 +18,22 @@ export const insertAuditEvent = preparedQuery((db, p: {
 
 export type AuditEventRow = Parameters<typeof insertAuditEvent>[1];
 
+// The multi-row inserts below, prepared like the single one: with a group commit per turn of the
+// event loop, building and compiling the statement for each batch cost about 3 % of an :access
+// request's CPU.
+/** A raw statement, compiled against `db`'s dialect when preparedQuery compiles it. */
+const compilable = <R>(db: Executor, query: RawBuilder<R>) => ({ compile: () => query.compile(db) });
+type AuditColumns = { [K in keyof AuditEventRow]: Array<AuditEventRow[K]> };
+const insertAuditEventColumns = preparedQuery((db, c: AuditColumns) => compilable(db, sql`
+  insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at, secret_id)
+  select * from unnest(${c.id}::text[], ${c.workspaceId}::text[], ${c.actorType}::text[], ${c.actorId}::text[],
+    ${c.action}::text[], ${c.resourceType}::text[], ${c.resourceId}::text[], ${c.requestId}::text[],
+    ${c.metadata}::text[], ${c.createdAt}::bigint[], ${c.secretId}::text[])`));
+const insertAuditEventJson = preparedQuery((db, p: { rows: string }) => compilable(db, sql`
+  insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at, secret_id)
+  select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10
+  from json_each(${p.rows})`));
+
 /**
  * One multi-row insert of one shape whatever the batch size: the rows travel as one array per
  * column (PostgreSQL, unnest) or as one JSON array (SQLite, json_each). A statement per batch
@@ -27,17 +43,17 @@ export type AuditEventRow = Parameters<typeof insertAuditEvent>[1];
 export function insertAuditEventBatch(db: Db, rows: AuditEventRow[]): Promise<unknown> {
   const column = <K extends keyof AuditEventRow>(key: K) => rows.map((r) => r[key]);
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    return sql`insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at, secret_id)
-      select * from unnest(${column('id')}::text[], ${column('workspaceId')}::text[], ${column('actorType')}::text[], ${column('actorId')}::text[],
-        ${column('action')}::text[], ${column('resourceType')}::text[], ${column('resourceId')}::text[], ${column('requestId')}::text[],
-        ${column('metadata')}::text[], ${column('createdAt')}::bigint[], ${column('secretId')}::text[])`.execute(db);
+    return insertAuditEventColumns(db, {
+      id: column('id'), workspaceId: column('workspaceId'), actorType: column('actorType'), actorId: column('actorId'),
+      action: column('action'), resourceType: column('resourceType'), resourceId: column('resourceId'), requestId: column('requestId'),
+      metadata: column('metadata'), createdAt: column('createdAt'), secretId: column('secretId'),
+    });
   }
-  const json = JSON.stringify(rows.map((r) => [
-    r.id, r.workspaceId, r.actorType, r.actorId, r.action, r.resourceType, r.resourceId, r.requestId, r.metadata, r.createdAt, r.secretId,
-  ]));
-  return sql`insert into audit_events (id, workspace_id, actor_type, actor_id, action, resource_type, resource_id, request_id, metadata, created_at, secret_id)
-    select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9, value ->> 10
-    from json_each(${json})`.execute(db);
+  return insertAuditEventJson(db, {
+    rows: JSON.stringify(rows.map((r) => [
+      r.id, r.workspaceId, r.actorType, r.actorId, r.action, r.resourceType, r.resourceId, r.requestId, r.metadata, r.createdAt, r.secretId,
+    ])),
+  });
 }
 
 /**
