@@ -5,10 +5,10 @@
 // answer) holds any 8-character piece of the key, and `[key]` stands where it was.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createModelProviders } from '../src/drivers/models/registry.js';
-import { ANTHROPIC_STANDIN_KEY, startAnthropicStandin, type AnthropicStandin } from './anthropic-standin.js';
-import { startTestApp, type TestApp, type TestUser } from './harness.js';
-import { OPENAI_STANDIN_KEY, startOpenAiStandin, type OpenAiStandin } from './openai-standin.js';
+import { ANTHROPIC_STANDIN_KEY, type AnthropicStandin } from './anthropic-standin.js';
+import type { TestApp, TestUser } from './harness.js';
+import { assertNoPieceOf, startAppWithModelStandins, type StandinsApp } from './model-standins-app.js';
+import { OPENAI_STANDIN_KEY, type OpenAiStandin } from './openai-standin.js';
 import { roomyPlans } from './plans-fixtures.js';
 
 /** `text` as a model streams it: pieces of 1 to 4 characters. */
@@ -28,6 +28,7 @@ describe('the provider key is scrubbed from answers', () => {
   let ws: string;
   let openai: OpenAiStandin;
   let anthropic: AnthropicStandin;
+  let app: StandinsApp;
   const as = (method: string, url: string, body?: unknown) => t.request(method, url, { token: owner.token, headers: { 'svc-context': ws }, ...(body === undefined ? {} : { body }) });
 
   async function run(modelPolicy: Record<string, unknown>, message: string) {
@@ -41,26 +42,17 @@ describe('the provider key is scrubbed from answers', () => {
   }
 
   function assertScrubbed(seen: string, key: string) {
-    for (let i = 0; i + 8 <= key.length; i++) assert.ok(!seen.includes(key.slice(i, i + 8)), `a piece of the key shows: ${key.slice(i, i + 8)}`);
+    assertNoPieceOf(seen, key);
     assert.match(seen, /\[key\]/);
   }
 
   before(async () => {
-    openai = await startOpenAiStandin();
-    anthropic = await startAnthropicStandin();
-    t = await startTestApp({
-      ...roomyPlans(), SVC_RETRY_BACKOFF_SCALE: '0', LOG_LEVEL: 'silent',
-      SVC_OPENAI_BASE_URL: openai.baseUrl, SVC_ANTHROPIC_BASE_URL: anthropic.baseUrl, SVC_ANTHROPIC_API_KEY: ANTHROPIC_STANDIN_KEY,
-    });
-    for (const [name, provider] of createModelProviders(t.config.agents)) t.services.modelProviders.set(name, provider);
+    app = await startAppWithModelStandins({ ...roomyPlans(), SVC_RETRY_BACKOFF_SCALE: '0', LOG_LEVEL: 'silent' });
+    ({ t, openai, anthropic } = app);
     owner = await t.user('owner');
     ws = (await t.workspace(owner, 'Keys')).id;
   });
-  after(async () => {
-    await t.close();
-    await openai.close();
-    await anthropic.close();
-  });
+  after(() => app.close());
 
   test('openai: the key the agent\'s secret holds, echoed in streamed text and in a tool call', async () => {
     openai.key = OPENAI_STANDIN_KEY; // the stand-in answers only the key it then echoes

@@ -6,10 +6,10 @@
 // key appears in no event, turn or failure.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createModelProviders } from '../src/drivers/models/registry.js';
-import { ANTHROPIC_STANDIN_KEY, startAnthropicStandin, type AnthropicStandin } from './anthropic-standin.js';
-import { startTestApp, type TestApp, type TestUser } from './harness.js';
-import { OPENAI_STANDIN_KEY, startOpenAiStandin, type OpenAiStandin } from './openai-standin.js';
+import { ANTHROPIC_STANDIN_KEY, type AnthropicStandin } from './anthropic-standin.js';
+import type { TestApp, TestUser } from './harness.js';
+import { assertNoPieceOf, startAppWithModelStandins, type StandinsApp } from './model-standins-app.js';
+import { OPENAI_STANDIN_KEY, type OpenAiStandin } from './openai-standin.js';
 import { roomyPlans } from './plans-fixtures.js';
 
 const COUNT = '{"code": "const r = await platform.request({ method: \'GET\', path: \'/v1/installs\' }); return r.body.data.length;"}';
@@ -20,6 +20,7 @@ describe('turns through the real provider adapters', () => {
   let ws: string;
   let openai: OpenAiStandin;
   let anthropic: AnthropicStandin;
+  let app: StandinsApp;
   const as = (method: string, url: string, body?: unknown) => t.request(method, url, { token: owner.token, headers: { 'svc-context': ws }, ...(body === undefined ? {} : { body }) });
 
   async function keyed(name: string, value: string): Promise<string> {
@@ -47,27 +48,18 @@ describe('turns through the real provider adapters', () => {
   async function assertNoKey(id: string) {
     const seen = JSON.stringify([(await as('GET', `/v1/agent_turns/${id}`)).body, await eventsOf(id)]);
     for (const key of [OPENAI_STANDIN_KEY, ANTHROPIC_STANDIN_KEY, 'sk-proj-WrongWrongWrong0123456789']) {
-      for (let i = 0; i + 8 <= key.length; i++) assert.ok(!seen.includes(key.slice(i, i + 8)), `a piece of a key shows: ${key.slice(i, i + 8)}`);
+      assertNoPieceOf(seen, key);
     }
   }
 
   before(async () => {
-    openai = await startOpenAiStandin();
-    anthropic = await startAnthropicStandin();
+    app = await startAppWithModelStandins({ ...roomyPlans(), SVC_RETRY_BACKOFF_SCALE: '0', LOG_LEVEL: 'silent', SVC_AGENT_MODEL_TRIES: '3' });
+    ({ t, openai, anthropic } = app);
     openai.key = null; // as Ollama: any key or none, unless a test says otherwise
-    t = await startTestApp({
-      ...roomyPlans(), SVC_RETRY_BACKOFF_SCALE: '0', LOG_LEVEL: 'silent', SVC_AGENT_MODEL_TRIES: '3',
-      SVC_OPENAI_BASE_URL: openai.baseUrl, SVC_ANTHROPIC_BASE_URL: anthropic.baseUrl, SVC_ANTHROPIC_API_KEY: ANTHROPIC_STANDIN_KEY,
-    });
-    for (const [name, provider] of createModelProviders(t.config.agents)) t.services.modelProviders.set(name, provider);
     owner = await t.user('owner');
     ws = (await t.workspace(owner, 'A')).id;
   });
-  after(async () => {
-    await t.close();
-    await openai.close();
-    await anthropic.close();
-  });
+  after(() => app.close());
 
   test('an openai agent with its own key: a tool call streamed in fragments, its result sent back, the answer', async () => {
     const secret = await keyed('openai-key', OPENAI_STANDIN_KEY);
