@@ -61,10 +61,11 @@ function filesUnder(dir) {
 }
 
 /**
- * Compiles src/, test/ and scripts/ to JavaScript once per run, into .test-build/<pid>/ laid out like the
- * repository (a folder per run, so that two runs of one checkout do not pull files from under each
- * other; the caller removes it at the end, and folders of runs no longer alive are removed here), so that each test file runs in plain node instead of loading every module through
- * tsx's loader: that loader cost about 3 s of CPU per test file, half of what a small file costs.
+ * Compiles src/, test/ and scripts/ to JavaScript once per run, into .test-build/<pid>/ laid out
+ * like the repository, so that each test file runs in plain node instead of loading every module
+ * through tsx's loader: that loader cost about 3 s of CPU per test file, half of what a small file
+ * costs. A folder per run, so that two runs of one checkout do not pull files from under each
+ * other: the caller removes it at the end, and folders of runs no longer alive are removed here.
  * The transform is esbuild's, the one tsx applies to each module (same tsconfig, TypeScript's types
  * removed, nothing bundled), with inline source maps so that a failure names the .ts line.
  *
@@ -79,15 +80,15 @@ export async function compileTests() {
   for (const name of readdirSync(TEST_BUILDS)) {
     if (!/^\d+$/.test(name) || !alive(Number(name))) rmSync(join(TEST_BUILDS, name), { recursive: true, force: true });
   }
-  const TEST_BUILD = join(TEST_BUILDS, String(process.pid));
-  mkdirSync(TEST_BUILD);
+  const out = join(TEST_BUILDS, String(process.pid));
+  mkdirSync(out);
   /** the folders with TypeScript that tests import (test/ itself, src/, scripts/) */
   const compiled = ['src', 'test', 'scripts'];
-  const files = compiled.flatMap(filesUnder);
+  const files = compiled.flatMap((dir) => filesUnder(dir));
   const typescript = files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
   await build({
     entryPoints: typescript.map((f) => join(ROOT, f)),
-    outdir: TEST_BUILD,
+    outdir: out,
     outbase: ROOT,
     format: 'esm',
     platform: 'node',
@@ -99,11 +100,11 @@ export async function compileTests() {
   });
   // every file, the TypeScript too (tests that read a source's text), beside the compiled .js
   for (const f of files) {
-    mkdirSync(dirname(join(TEST_BUILD, f)), { recursive: true });
-    symlinkSync(join(ROOT, f), join(TEST_BUILD, f));
+    mkdirSync(dirname(join(out, f)), { recursive: true });
+    symlinkSync(join(ROOT, f), join(out, f));
   }
   for (const name of readdirSync(ROOT)) {
-    if (![...compiled, '.git', '.test-build'].includes(name)) symlinkSync(join(ROOT, name), join(TEST_BUILD, name));
+    if (![...compiled, '.git', '.test-build'].includes(name)) symlinkSync(join(ROOT, name), join(out, name));
   }
-  return TEST_BUILD;
+  return out;
 }

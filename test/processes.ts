@@ -7,7 +7,7 @@
 // instead (test/svc.ts through tsx), so a test never exercises an old build.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { ROOT } from './paths.js';

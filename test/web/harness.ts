@@ -5,7 +5,7 @@
 // Skips, saying why, where /usr/bin/chromium is absent (.ci/run installs it).
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { ROOT } from '../paths.js';
 import { createTestDatabase, freePort, type TestDatabase } from '../harness.js';
