@@ -397,6 +397,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.HOST || '127.0.0.1';
   const dataDir = resolve(env.SVC_DATA_DIR || './data');
   const databaseUrl = env.DATABASE_URL || null;
+  const testHooks = parseTestHooks(env.SVC_TEST_HOOKS);
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
   }
@@ -469,8 +470,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     plans: loadPlans(env.SVC_PLANS_FILE),
     quotas: { enforced: booleanSetting(env, 'SVC_QUOTAS_ENFORCED', true) },
-    testHooks: parseTestHooks(env.SVC_TEST_HOOKS),
-    passwordHashCost: parsePasswordHashCost(env.SVC_TEST_PASSWORD_HASH, parseTestHooks(env.SVC_TEST_HOOKS)),
+    testHooks,
+    passwordHashCost: parsePasswordHashCost(env.SVC_TEST_PASSWORD_HASH, testHooks),
     accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
     signup: parseSignup(env.SVC_SIGNUP),
     machines: {
