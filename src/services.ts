@@ -63,6 +63,7 @@ import { createOrdersModule } from './modules/orders/orders-module.js';
 import { createPaymentProviders } from './drivers/payments/registry.js';
 import { eventJobHandlers } from './events/subscribers.js';
 import type { DeliverEvent } from './drivers/payments/local-events.js';
+import type { PaymentProvider } from './drivers/payments/driver.js';
 
 export interface ServicesDeps {
   db: Db;
@@ -74,6 +75,8 @@ export interface ServicesDeps {
   api: InProcessApi;
   /** test seam: where the local payment provider's signed events go, given the default (the app's own webhook route) */
   paymentDelivery?: (toRoute: DeliverEvent) => DeliverEvent;
+  /** the Stripe payment provider, when configured (loaded by loadStripeProvider: its package is large) */
+  stripe: PaymentProvider | null;
 }
 
 export function createServices(deps: ServicesDeps) {
@@ -167,7 +170,7 @@ export function createServices(deps: ServicesDeps) {
   // serves it a delivery fails and the sweep retries it.
   const toRoute: DeliverEvent = async (body, headers) =>
     (await api.inject({ method: 'POST', url: '/v1/payment_webhooks/local', headers, payload: body })).statusCode;
-  const payments = createPaymentProviders({ db, config, deliver: deps.paymentDelivery ? deps.paymentDelivery(toRoute) : toRoute });
+  const payments = createPaymentProviders({ db, config, stripe: deps.stripe, deliver: deps.paymentDelivery ? deps.paymentDelivery(toRoute) : toRoute });
   const ordersModule = createOrdersModule({
     db, cursors, config, operations, workflows, clusters, installs, workspaces, workerBootstraps, payments: payments.providers, logger: deps.logger,
   });

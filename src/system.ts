@@ -18,6 +18,7 @@ import { createInProcessApi } from './platform/in-process-api.js';
 import { keyringOf } from './platform/keyring.js';
 import { createLogger } from './platform/logging.js';
 import { createServices, type Services, type ServicesDeps } from './services.js';
+import { loadStripeProvider } from './drivers/payments/registry.js';
 
 export interface SystemOptions {
   /**
@@ -77,7 +78,7 @@ export async function createSystem(config: Config, opts: SystemOptions = {}): Pr
   logger.info('starting: workers and routes');
   const inProcess = createInProcessApi();
   const services = createServices({
-    db: database.db, dialect: database.dialect, config, logger, api: inProcess.api,
+    db: database.db, dialect: database.dialect, config, logger, api: inProcess.api, stripe: await loadStripeProvider(config),
     ...(opts.paymentDelivery ? { paymentDelivery: opts.paymentDelivery } : {}),
   });
   const { app, beginShutdown } = await buildApp({ services, ...(opts.logger ? { logger: opts.logger } : {}) });

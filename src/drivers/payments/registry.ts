@@ -9,7 +9,6 @@ import { deriveKey } from '../../platform/crypto.js';
 import type { PaymentProvider } from './driver.js';
 import type { DeliverEvent } from './local-events.js';
 import { createLocalPaymentProvider, type LocalPaymentProvider } from './local.js';
-import { createStripePaymentProvider } from './stripe.js';
 
 /** The key the local provider signs its events with (and verifies them with at its webhook route). */
 export function localPaymentsSigningKey(config: Config): Buffer {
@@ -25,13 +24,23 @@ export interface PaymentProviders {
   runChores(): Promise<void>;
 }
 
-export function createPaymentProviders(deps: { db: Db; config: Config; deliver: DeliverEvent }): PaymentProviders {
+/**
+ * The Stripe provider when Stripe is configured, else null. The `stripe` package (over 200 modules)
+ * is imported only then: a service without it, and every test, starts without loading it.
+ */
+export async function loadStripeProvider(config: Config): Promise<PaymentProvider | null> {
+  if (!config.commerce.stripe) return null;
+  const { createStripePaymentProvider } = await import('./stripe.js');
+  return createStripePaymentProvider(config.commerce.stripe);
+}
+
+export function createPaymentProviders(deps: { db: Db; config: Config; deliver: DeliverEvent; stripe: PaymentProvider | null }): PaymentProviders {
   const { db, config } = deps;
   const local = createLocalPaymentProvider({
     db, publicUrl: config.publicUrl, signingKey: localPaymentsSigningKey(config), deliver: deps.deliver, monthSeconds: config.commerce.localMonthSeconds,
   });
   const providers = new Map<string, PaymentProvider>([['local', local]]);
-  if (config.commerce.stripe) providers.set('stripe', createStripePaymentProvider(config.commerce.stripe));
+  if (deps.stripe) providers.set('stripe', deps.stripe);
   return {
     providers,
     local,

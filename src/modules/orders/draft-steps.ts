@@ -4,7 +4,6 @@
 // DraftStep, and each step's result has a declared TypeBox type (what the operation records).
 import type { Transaction } from 'kysely';
 import { Type, type Static } from 'typebox';
-import { Value } from 'typebox/value';
 import type { Database } from '../../db/schema.js';
 import { StringEnum } from '../../platform/http.js';
 import { StepError, type Json, type RetryPolicy, type StepContext, type StepDefinition } from '../../jobs/workflows.js';
@@ -38,20 +37,28 @@ export type ReleaseClusterResultT = Static<typeof ReleaseClusterResult>;
 /** A failed operation's recorded error (operations.error, JSON): its message is what a draft's step reports. */
 const OperationErrorJson = Type.Object({ message: Type.String() });
 
+/**
+ * TypeBox's value checker, imported on first use: it adds some 200 ms of module loading to every
+ * process that imports it, and only the workers running an order's steps need it.
+ */
+let valueModule: Promise<typeof import('typebox/value')> | undefined;
+const loadValue = async () => (await (valueModule ??= import('typebox/value'))).Value;
+
 /** The message of an operation's recorded error, or `fallback` when it has none. */
-export function operationErrorMessage(error: string | null, fallback: string): string {
+export async function operationErrorMessage(error: string | null, fallback: string): Promise<string> {
   if (error === null) return fallback;
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(error);
-    return Value.Check(OperationErrorJson, parsed) ? parsed.message : fallback;
+    parsed = JSON.parse(error);
   } catch {
     return fallback;
   }
+  return (await loadValue()).Check(OperationErrorJson, parsed) ? parsed.message : fallback;
 }
 
 /** The job's JSON decoded once: a step's typed view of its operation. A foreign input fails the step for good. */
-export function decodeDraftStep(ctx: StepContext<unknown>): DraftStep {
-  if (!Value.Check(DraftWorkflowInput, ctx.input)) throw new StepError(`operation ${ctx.operationId} was not started as an order_draft workflow (its input)`, false);
+export async function decodeDraftStep(ctx: StepContext<unknown>): Promise<DraftStep> {
+  if (!(await loadValue()).Check(DraftWorkflowInput, ctx.input)) throw new StepError(`operation ${ctx.operationId} was not started as an order_draft workflow (its input)`, false);
   return { operationId: ctx.operationId, draftId: ctx.ownerId };
 }
 
@@ -69,7 +76,7 @@ export function draftStep<R extends Json>(def: DraftStepDefinition<R>): StepDefi
   return {
     name: def.name,
     ...(def.retry ? { retry: def.retry } : {}),
-    ...(run ? { run: (ctx: StepContext<Record<string, Json>>) => run(decodeDraftStep(ctx)) } : {}),
-    ...(apply ? { apply: (tx: Transaction<Database>, ctx: StepContext<Record<string, Json>>) => apply(tx, decodeDraftStep(ctx)) } : {}),
+    ...(run ? { run: async (ctx: StepContext<Record<string, Json>>) => run(await decodeDraftStep(ctx)) } : {}),
+    ...(apply ? { apply: async (tx: Transaction<Database>, ctx: StepContext<Record<string, Json>>) => apply(tx, await decodeDraftStep(ctx)) } : {}),
   };
 }

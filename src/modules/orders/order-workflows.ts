@@ -114,7 +114,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
     ],
     async onEnd(tx, ctx, outcome) {
       if (outcome === 'SUCCEEDED') return;
-      const draft = await repo.lockDraft(tx, decodeDraftStep(ctx).draftId);
+      const draft = await repo.lockDraft(tx, (await decodeDraftStep(ctx)).draftId);
       if (draft && allows('clusterReady', draft.status)) await end(tx, draft, 'cluster_allocation_failed');
     },
   };
@@ -162,7 +162,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
           if (!op) throw new StepError(`install operation ${draft.install_operation_id} is gone`, false);
           if (op.state === 'RUNNING') throw new StepError('waiting for the install to become healthy', true);
           if (op.state !== 'SUCCEEDED') {
-            throw new StepError(`the install failed: ${operationErrorMessage(op.error, op.state)}`, false);
+            throw new StepError(`the install failed: ${await operationErrorMessage(op.error, op.state)}`, false);
           }
           return null;
         },
@@ -185,7 +185,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
     ],
     async onEnd(tx, ctx, outcome) {
       if (outcome === 'SUCCEEDED') return;
-      const draft = await repo.lockDraft(tx, decodeDraftStep(ctx).draftId);
+      const draft = await repo.lockDraft(tx, (await decodeDraftStep(ctx)).draftId);
       if (!draft || !allows('deliveryFailed', draft.status)) return;
       const order = (await repo.findOrderOfDraft(tx, draft.id))!;
       await deliveryFailed(tx, draft, order, 'the install failed; read its operation');
