@@ -1,17 +1,16 @@
 // The app in this process on a free port, and one headless Debian Chromium driven by
 // playwright-core to browse it: for the server-rendered pages' browser tests (/device, /checkout).
 // The public URL is the listening address, so links and redirects the pages make are followable.
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import type { Services } from '../src/services.js';
 import { createSystem, type SystemOptions } from '../src/system.js';
 import { createTestDatabase, freePort, testConfig } from './harness.js';
+import { chromiumMissing, openBrowser } from './chromium.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
 /** Why the browser tests skip here, or null when Chromium is installed (.ci/run installs it). */
-export const chromiumSkipReason = existsSync(CHROMIUM) ? null : `${CHROMIUM} not found; install Debian's chromium package to run the browser test`;
+export const chromiumSkipReason = chromiumMissing;
 
 export interface ChromiumApp {
   base: string;
@@ -20,7 +19,7 @@ export interface ChromiumApp {
   close(): Promise<void>;
 }
 
-/** Starts the app (no job runtime) and Chromium. */
+/** Starts the app (no job runtime) and a browser (see test/chromium.ts). */
 export async function startChromiumApp(opts: Pick<SystemOptions, 'paymentDelivery'> = {}): Promise<ChromiumApp> {
   const database = await createTestDatabase({ migrated: true });
   const port = await freePort();
@@ -30,10 +29,7 @@ export async function startChromiumApp(opts: Pick<SystemOptions, 'paymentDeliver
   await migrateToLatest(handle.db);
   const { app, services } = await createSystem(config, { database: handle, runtime: false, ...opts });
   await app.listen({ port, host: '127.0.0.1' });
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await openBrowser();
   return {
     base, services, browser,
     close: async () => {

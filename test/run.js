@@ -15,7 +15,8 @@
 // Before the first file: dist/ is built when older than src/ (spawned `svc` processes run the
 // build, see test/processes.ts), the web app when a selected file needs it and it is stale, the
 // migrated template databases are made (see test/templates.js), so each test file copies a
-// migrated database instead of migrating its own, and src/ and test/ are compiled to .test-build/.
+// migrated database instead of migrating its own, src/ and test/ are compiled to .test-build/, and
+// when a selected file drives a browser, the run's one Chromium is started (test/chromium.ts).
 //
 // Usage: node test/run.js [--checks] [substring...]   (only the files whose path contains a substring)
 // SVC_TEST_CONCURRENCY: processes at once (default 3: on 2 cores much of a file's time is spent
@@ -92,6 +93,15 @@ if (files.some((f) => /startWeb\(|ensureBuilt\(|dist\/app/.test(readFileSync(joi
 for (const d of dialects) d.env = await prepareTemplates(d.url ?? undefined);
 const testBuild = await compileTests();
 process.on('exit', () => rmSync(testBuild, { recursive: true, force: true }));
+// One Chromium for every browser test of the run (see test/chromium.ts), when a selected file drives one.
+let sharedBrowser = null;
+if (files.some((f) => /startWeb\(|startChromiumApp\(/.test(readFileSync(join(ROOT, f), 'utf8')))) {
+  const { chromiumMissing, launchSharedBrowser, SHARED_BROWSER_ENV } = await import(join(testBuild, 'test/chromium.js'));
+  if (!chromiumMissing) {
+    sharedBrowser = await launchSharedBrowser();
+    process.env[SHARED_BROWSER_ENV] = sharedBrowser.wsEndpoint;
+  }
+}
 // the builds above were children too: each job's CPU counts from here
 lastCpu = childCpuSeconds();
 
@@ -176,6 +186,7 @@ await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, as
   while (queue.length) await queue.shift()();
 }));
 
+await sharedBrowser?.close();
 const wall = ((Date.now() - started) / 1000).toFixed(0);
 for (const d of dialects) {
   const t = totals[d.name];

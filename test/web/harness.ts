@@ -1,18 +1,19 @@
 // The web app's journeys: a real `svc serve` (the build, see processes.ts; on a migrated copy of the template database) serving
-// the built app, one headless Debian Chromium driven by playwright-core, a signed-in page per user,
+// the built app, headless Debian Chromium driven by playwright-core (the run's one, see
+// test/chromium.ts), a signed-in page per user,
 // axe-core run in the page, and screenshots under test/web/screenshots (git-ignored; the README's
 // pictures are copied from there by `npm run screenshots`).
 // Skips, saying why, where /usr/bin/chromium is absent (.ci/run installs it).
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { chromiumMissing, openBrowser } from '../chromium.js';
 import { ROOT } from '../paths.js';
 import { createTestDatabase, freePort, type TestDatabase } from '../harness.js';
 import { dbEnv, runSvc, startSvc, type RunningSvc } from '../processes.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
-export const skipReason = existsSync(CHROMIUM) ? undefined : `${CHROMIUM} not found; install Debian's chromium package to run the web journeys`;
+export const skipReason = chromiumMissing ?? undefined;
 
 export { ROOT };
 export const WEB_BUILD = join(ROOT, 'dist/app');
@@ -62,7 +63,7 @@ export async function startWeb(extraEnv: Record<string, string> = {}): Promise<W
   const base = `http://127.0.0.1:${port}`;
   const env = dbEnv(db, { PORT: String(port), SVC_PUBLIC_URL: base, ...extraEnv });
   const svc = await startSvc(env);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  const browser = await openBrowser();
   const contexts: BrowserContext[] = [];
   return {
     base,

@@ -1,0 +1,36 @@
+// The headless Debian Chromium the browser tests drive through playwright-core. test/run.js starts
+// one for the whole run (launchSharedBrowser) and hands its address to the files in
+// SVC_TEST_BROWSER_WS; each file then connects to it instead of starting a Chromium of its own
+// (about 2.5 s of CPU each). A file shares the process, never state: everything it opens is in
+// browser contexts of its own (cookies, storage, cache), closed with its connection. A file run
+// on its own, outside test/run.js, launches its own browser as before.
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+
+export const CHROMIUM = '/usr/bin/chromium';
+/** Why the browser tests skip here, or null when Chromium is installed (.ci/run installs it). */
+export const chromiumMissing = existsSync(CHROMIUM) ? null : `${CHROMIUM} not found; install Debian's chromium package to run the browser tests`;
+
+/** The variable test/run.js sets to the shared browser's WebSocket address. */
+export const SHARED_BROWSER_ENV = 'SVC_TEST_BROWSER_WS';
+
+const LAUNCH = {
+  executablePath: CHROMIUM,
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+};
+
+/** Starts the run's one browser (test/run.js); its address goes to the files in SHARED_BROWSER_ENV. */
+export async function launchSharedBrowser(): Promise<{ wsEndpoint: string; close(): Promise<void> }> {
+  const server = await chromium.launchServer(LAUNCH);
+  return { wsEndpoint: server.wsEndpoint(), close: () => server.close() };
+}
+
+/**
+ * A browser for this test file: a connection to the run's shared one, or one of its own outside
+ * test/run.js. Closing it closes the file's contexts (and, for its own, the browser).
+ */
+export async function openBrowser(): Promise<Browser> {
+  const shared = process.env[SHARED_BROWSER_ENV];
+  return shared ? chromium.connect(shared) : chromium.launch(LAUNCH);
+}
