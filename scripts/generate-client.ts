@@ -1,9 +1,11 @@
 // `npm run generate:client`: regenerates the command-line client's view of the API from the OpenAPI
 // document the server serves (the app is built in-process on a throwaway SQLite database; no network):
-//   src/cli/generated/openapi.json  the document itself, which the CLI reads to build its command tree
-//                                   and --help, so it never needs a live server for that;
+//   src/cli/generated/openapi.json  the document itself (the reference the other two derive from);
+//   src/cli/generated/commands.json the command tree derived from it (src/cli/spec.ts), which the CLI
+//                                   reads for its commands and --help, so it never needs a live
+//                                   server for that, nor to derive them at each run;
 //   src/cli/generated/api.ts        openapi-typescript types for openapi-fetch (the typed client).
-// test/cli-generated.test.ts fails when either file no longer matches what the server serves.
+// test/cli-generated.test.ts fails when a file no longer matches what the server serves.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { loadConfig } from '../src/config.js';
 import { createSystem } from '../src/system.js';
+import { buildCommandTree, type OpenApiDocument } from '../src/cli/spec.js';
 
 export const GENERATED_DIR = resolve(import.meta.dirname, '../src/cli/generated');
 
@@ -40,6 +43,7 @@ export async function generateClientFiles(): Promise<Record<string, string>> {
   const types = astToString(await openapiTS(doc as never, { alphabetize: false }));
   return {
     'openapi.json': `${JSON.stringify(doc, null, 1)}\n`,
+    'commands.json': `${JSON.stringify(buildCommandTree(doc as unknown as OpenApiDocument))}\n`,
     'api.ts': `${HEADER}/* eslint-disable */\n${types}`,
   };
 }

@@ -1,5 +1,5 @@
-// The client can never drift from the API: the committed generated files (the OpenAPI document the
-// CLI derives its commands from, and the openapi-typescript types of its typed client) must equal
+// The client can never drift from the API: the committed generated files (the OpenAPI document, the
+// command tree the CLI derives from it, and the openapi-typescript types of its typed client) must equal
 // what `npm run generate:client` makes from the document the server serves now.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { commandTree } from '../src/cli/spec.js';
 
 test('src/cli/generated/ matches the served OpenAPI document (run `npm run generate:client` after an API change)', async () => {
   const files = await generateClientFiles();
-  assert.deepEqual(Object.keys(files).sort(), ['api.ts', 'openapi.json']);
+  assert.deepEqual(Object.keys(files).sort(), ['api.ts', 'commands.json', 'openapi.json']);
   for (const [name, text] of Object.entries(files)) {
     const committed = readFileSync(join(GENERATED_DIR, name), 'utf8');
     assert.ok(committed === text, `src/cli/generated/${name} is stale: run \`npm run generate:client\` and commit the result`);

@@ -225,10 +225,10 @@ describe('bin/svc and the package', () => {
     }
   });
 
-  test('npm pack ships the build, bin/svc.js and the OpenAPI document, and no sources, tests or benches', { skip: !BUILT && 'dist/ is not built (npm run build)' }, async () => {
+  test('npm pack ships the build, bin/svc.js and the command tree, and no sources, tests or benches', { skip: !BUILT && 'dist/ is not built (npm run build)' }, async () => {
     const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT });
     const files = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
-    for (const f of ['bin/svc.js', 'dist/main.js', 'dist/cli/program.js', 'dist/server-commands.js', 'src/cli/generated/openapi.json', 'package.json', 'README.md']) assert.ok(files.includes(f), f);
+    for (const f of ['bin/svc.js', 'dist/main.js', 'dist/cli/program.js', 'dist/server-commands.js', 'src/cli/generated/commands.json', 'package.json', 'README.md']) assert.ok(files.includes(f), f);
     const stray = files.filter((f) => /^(test|bench|scripts|\.ci)\/|\.ts$|\.map$/.test(f) && !f.endsWith('.d.ts'));
     assert.deepEqual(stray, []);
   });
