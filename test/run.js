@@ -87,7 +87,7 @@ function childCpuSeconds() {
   }
 }
 
-ensureBuilt();
+await ensureBuilt();
 // The journeys and the bundle checks under test/web read dist/app; the unit tests beside them do not.
 if (files.some((f) => /startWeb\(|ensureBuilt\(|dist\/app/.test(readFileSync(join(ROOT, f), 'utf8')))) await ensureWebBuilt();
 for (const d of dialects) d.env = await prepareTemplates(d.url ?? undefined);
