@@ -20,8 +20,7 @@
 //
 // Usage: node test/run.js [--checks] [substring...]   (only the files whose path contains a substring)
 // SVC_TEST_CONCURRENCY: slots of processes at once (default 3: on 2 cores much of a file's time is
-// spent waiting on spawned processes and the database); a file driving the browser takes half a
-// slot, and two such files at most run at once.
+// spent waiting on spawned processes and the database); a file driving the browser takes half a slot.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -180,28 +179,21 @@ async function runFile(file, dialect) {
 console.log(`running ${files.length} test files on ${dialects.map((d) => d.name).join(' and ')}${withChecks ? ', with the type and layer checks' : ''}, ${concurrency} at a time`);
 // The checks first (the type-check is the longest single process), then the files longest first,
 // each file's dialects side by side. A job takes its weight of the `concurrency` slots: a browser
-// file half of one, since it mostly waits on the page, and at most BROWSER_FILES of them at once,
-// since they share one browser: in CI (2 cores) a whole slot per journey left a core idle for the
-// first five minutes, while six journeys at once (half slots, no cap) took three times as long
-// each. So two journeys run beside two files that keep the cores busy. The next job to start is
-// the first in queue order that fits.
-const BROWSER_FILES = 2;
+// file half of one, since it mostly waits on the page (its CPU is the shared browser's, about a
+// quarter of a core in CI), and a whole slot each would leave a core idle while the longest files,
+// mostly journeys, run. Jobs start in queue order, each as soon as its weight fits.
 const queue = [
-  ...(withChecks ? CHECKS.map((c) => ({ weight: 1, browser: false, run: () => runCheck(c) })) : []),
-  ...files.flatMap((f) => dialects.map((d) => ({ weight: browserFiles.has(f) ? 0.5 : 1, browser: browserFiles.has(f), run: () => runFile(f, d) }))),
+  ...(withChecks ? CHECKS.map((c) => ({ weight: 1, run: () => runCheck(c) })) : []),
+  ...files.flatMap((f) => dialects.map((d) => ({ weight: browserFiles.has(f) ? 0.5 : 1, run: () => runFile(f, d) }))),
 ];
 await new Promise((done) => {
   let taken = 0;
-  let browsing = 0;
-  const fits = (job) => taken + job.weight <= concurrency && (!job.browser || browsing < BROWSER_FILES);
   const startFitting = () => {
-    for (let i = queue.findIndex(fits); i !== -1; i = queue.findIndex(fits)) {
-      const [job] = queue.splice(i, 1);
+    while (queue.length && taken + queue[0].weight <= concurrency) {
+      const job = queue.shift();
       taken += job.weight;
-      if (job.browser) browsing++;
       job.run().catch((err) => failed.push(`the runner itself: ${err.message}`)).finally(() => {
         taken -= job.weight;
-        if (job.browser) browsing--;
         if (queue.length) startFitting();
         else if (taken === 0) done();
       });
