@@ -19,8 +19,8 @@
 // when a selected file drives a browser, the run's one Chromium is started (test/chromium.ts).
 //
 // Usage: node test/run.js [--checks] [substring...]   (only the files whose path contains a substring)
-// SVC_TEST_CONCURRENCY: slots of processes at once (default 3: on 2 cores much of a file's time is
-// spent waiting on spawned processes and the database); a file driving the browser takes half a slot.
+// SVC_TEST_CONCURRENCY: processes at once (default 3: on 2 cores much of a file's time is spent
+// waiting on spawned processes, the database and the browser).
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -95,8 +95,7 @@ const testBuild = await compileTests();
 process.on('exit', () => rmSync(testBuild, { recursive: true, force: true }));
 // One Chromium for every browser test of the run (see test/chromium.ts), when a selected file drives one.
 let sharedBrowser = null;
-const browserFiles = new Set(files.filter((f) => /startWeb\(|startChromiumApp\(/.test(readFileSync(join(ROOT, f), 'utf8'))));
-if (browserFiles.size) {
+if (files.some((f) => /startWeb\(|startChromiumApp\(/.test(readFileSync(join(ROOT, f), 'utf8')))) {
   const { chromiumMissing, launchSharedBrowser, SHARED_BROWSER_ENV } = await import(join(testBuild, 'test/chromium.js'));
   if (!chromiumMissing) {
     sharedBrowser = await launchSharedBrowser();
@@ -178,30 +177,14 @@ async function runFile(file, dialect) {
 
 console.log(`running ${files.length} test files on ${dialects.map((d) => d.name).join(' and ')}${withChecks ? ', with the type and layer checks' : ''}, ${concurrency} at a time`);
 // The checks first (the type-check is the longest single process), then the files longest first,
-// each file's dialects side by side. A job takes its weight of the `concurrency` slots: a browser
-// file half of one, since it mostly waits on the page (its CPU is the shared browser's, about a
-// quarter of a core in CI), and a whole slot each would leave a core idle while the longest files,
-// mostly journeys, run. Jobs start in queue order, each as soon as its weight fits.
+// each file's dialects side by side.
 const queue = [
-  ...(withChecks ? CHECKS.map((c) => ({ weight: 1, run: () => runCheck(c) })) : []),
-  ...files.flatMap((f) => dialects.map((d) => ({ weight: browserFiles.has(f) ? 0.5 : 1, run: () => runFile(f, d) }))),
+  ...(withChecks ? CHECKS.map((c) => () => runCheck(c)) : []),
+  ...files.flatMap((f) => dialects.map((d) => () => runFile(f, d))),
 ];
-await new Promise((done) => {
-  let taken = 0;
-  const startFitting = () => {
-    while (queue.length && taken + queue[0].weight <= concurrency) {
-      const job = queue.shift();
-      taken += job.weight;
-      job.run().catch((err) => failed.push(`the runner itself: ${err.message}`)).finally(() => {
-        taken -= job.weight;
-        if (queue.length) startFitting();
-        else if (taken === 0) done();
-      });
-    }
-    if (!queue.length && taken === 0) done();
-  };
-  startFitting();
-});
+await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
+  while (queue.length) await queue.shift()();
+}));
 
 await sharedBrowser?.close();
 const wall = ((Date.now() - started) / 1000).toFixed(0);
