@@ -2,8 +2,8 @@
 // test/processes.ts) and the web app dist/app (the journeys under test/web serve it). Each is
 // rebuilt only when older than its sources, so a run after `npm ci` builds nothing.
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { buildDist, compileOptions } from '../scripts/build.js';
+import { dirname, join, relative } from 'node:path';
+import { buildDist, compileOptions, filesUnder } from '../scripts/build.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -48,15 +48,7 @@ function alive(pid) {
 }
 
 /** Every file under dir (recursively), as paths relative to ROOT. */
-function filesUnder(dir) {
-  const out = [];
-  for (const name of readdirSync(join(ROOT, dir))) {
-    const p = join(dir, name);
-    if (statSync(join(ROOT, p)).isDirectory()) out.push(...filesUnder(p));
-    else out.push(p);
-  }
-  return out;
-}
+const filesUnderRoot = (dir) => filesUnder(join(ROOT, dir)).map((file) => relative(ROOT, file));
 
 /**
  * Compiles src/, test/ and scripts/ to JavaScript once per run, into .test-build/<pid>/ laid out
@@ -64,9 +56,9 @@ function filesUnder(dir) {
  * through tsx's loader: that loader cost about 3 s of CPU per test file, half of what a small file
  * costs. A folder per run, so that two runs of one checkout do not pull files from under each
  * other: the caller removes it at the end, and folders of runs no longer alive are removed here.
- * The build is dist/'s (compileOptions in scripts/build.js: our modules one file each, the
- * ES-module packages that come as hundreds of small files bundled into shared chunks), with inline
- * source maps so that a failure names the .ts line; the chunks are written without theirs.
+ * The build is dist/'s (compileOptions in scripts/build.js: our modules one file each, the packages
+ * bundled into shared chunks), with inline source maps so that a failure names the .ts line; the
+ * chunks are written without theirs.
  *
  * What the compiled code reads beside itself resolves as in the repository: every other top-level
  * entry (dist/, web/, node_modules/, package.json...) and every file under the compiled folders
@@ -83,13 +75,13 @@ export async function compileTests() {
   mkdirSync(out);
   /** the folders with TypeScript that tests import (test/ itself, src/, scripts/) */
   const compiled = ['src', 'test', 'scripts'];
-  const files = compiled.flatMap((dir) => filesUnder(dir));
+  const files = compiled.flatMap((dir) => filesUnderRoot(dir));
   const typescript = files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
   const result = await build({
     ...compileOptions({ entryPoints: typescript.map((f) => join(ROOT, f)), outdir: out, outbase: ROOT, sourcemap: 'inline' }),
     write: false,
   });
-  // Write the outputs; the shared chunks (vendored packages) without their source maps, which node
+  // Write the outputs; the shared chunks (bundled packages) without their source maps, which node
   // would otherwise decode at every load under --enable-source-maps.
   const entryOutputs = new Set(typescript.map((f) => join(out, f.replace(/\.ts$/, '.js'))));
   for (const file of result.outputFiles) {

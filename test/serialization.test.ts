@@ -4,13 +4,12 @@
 // the native copy does not take as they are (coercions, missing required fields) go to
 // fast-json-stringify and behave exactly as before.
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
+import { SerializerSelector as selectSerializer } from '@fastify/fast-json-stringify-compiler';
 import { nativeSerialization } from '../src/platform/serialization.js';
 import { startTestApp, type TestApp } from './harness.js';
 
-const require = createRequire(import.meta.url);
-const { SerializerSelector } = require('@fastify/fast-json-stringify-compiler');
+const SerializerSelector = selectSerializer as unknown as () => (external: unknown, options: unknown) => (route: { schema: unknown }) => (data: unknown) => string;
 const UNDECLARED = 'undeclared_field';
 type Schema = Record<string, any>;
 

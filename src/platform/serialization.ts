@@ -1,4 +1,6 @@
-import { createRequire } from 'node:module';
+import { SerializerSelector as selectSerializer } from '@fastify/fast-json-stringify-compiler';
+import { Ajv } from 'ajv';
+import addFormatsPlugin from 'ajv-formats';
 import type { FastifyServerOptions } from 'fastify';
 
 /**
@@ -17,12 +19,12 @@ import type { FastifyServerOptions } from 'fastify';
  * `$ref`s...) is compiled by fast-json-stringify alone.
  */
 
-const require = createRequire(import.meta.url);
 type RouteSchema = { schema: unknown; method?: string; url?: string; httpStatus?: string };
 type RouteCompiler = (route: RouteSchema) => (data: unknown) => string;
-const { SerializerSelector } = require('@fastify/fast-json-stringify-compiler') as {
-  SerializerSelector: () => (external: unknown, options: unknown) => RouteCompiler;
-};
+const SerializerSelector = selectSerializer as unknown as () => (external: unknown, options: unknown) => RouteCompiler;
+// ajv-formats is CommonJS with a default export: the function is either the module or its `default`.
+type AddFormats = (ajv: Ajv) => unknown;
+const addFormats = (addFormatsPlugin as unknown as { default?: AddFormats }).default ?? (addFormatsPlugin as unknown as AddFormats);
 
 type Schema = Record<string, unknown>;
 type SerializerFactory = NonNullable<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildSerializer']>;
@@ -143,8 +145,6 @@ class Compiler {
 
   private validator() {
     if (!this.ajv) {
-      const Ajv = require('ajv') as new (options: unknown) => { compile(schema: unknown): (value: unknown) => boolean; addSchema(schema: unknown, key: string): void };
-      const addFormats = require('ajv-formats') as (ajv: unknown) => void;
       const ajv = new Ajv({ strictSchema: false, validateSchema: false, allowUnionTypes: true });
       addFormats(ajv);
       for (const [id, schema] of Object.entries(this.external)) ajv.addSchema(schema, id);
