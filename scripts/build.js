@@ -24,6 +24,9 @@ export const EXTERNAL = new Set([
   'better-sqlite3',
   // pino runs its transports in worker threads started from its own files, by path
   'pino', 'thread-stream', 'pino-pretty', 'pino-abstract-transport', 'sonic-boom',
+  // loads `cookie` (CommonJS) with import(): bundled, that import would find a chunk with only a
+  // default export, where node gives the named exports it reads (parseCookie...)
+  '@fastify/cookie',
   // the sandbox's QuickJS reads its WebAssembly file beside its module
   '@jitl/quickjs-wasmfile-release-sync', 'quickjs-emscripten-core',
   // large SDKs loaded only when their driver is configured: they cost nothing at start unbundled
@@ -47,7 +50,10 @@ function packageOf(specifier) {
 /**
  * The esbuild plugin that decides what is bundled: an import from our code of our code stays an
  * import (of the compiled file beside it); a package is bundled with its own files unless it is in
- * EXTERNAL; node's own modules stay imports.
+ * EXTERNAL; node's own modules stay imports. A bundled package that loads another with import()
+ * stops the build: esbuild turns a CommonJS module reached that way into a chunk whose only export
+ * is `default`, where node would give its named exports, so the package must be judged and, most
+ * likely, listed in EXTERNAL.
  */
 const bundlePackages = {
   name: 'bundle-packages',
@@ -57,7 +63,11 @@ const bundlePackages = {
       const fromPackage = args.importer.includes('/node_modules/');
       const pkg = packageOf(args.path);
       if (pkg === null) return fromPackage && !args.path.startsWith('node:') ? undefined : { path: args.path, external: true };
-      return EXTERNAL.has(pkg) ? { path: args.path, external: true } : undefined;
+      if (EXTERNAL.has(pkg)) return { path: args.path, external: true };
+      if (fromPackage && args.kind === 'dynamic-import') {
+        return { errors: [{ text: `${args.importer} loads "${args.path}" with import(): add its package to EXTERNAL in scripts/build.js (see bundlePackages)` }] };
+      }
+      return undefined;
     });
   },
 };
