@@ -269,7 +269,11 @@ describe('machine agent', () => {
     assert.equal(routes.count('/v1/machine_heartbeats'), 0);
 
     // Stopped while waiting for the next heartbeat: it returns without another request.
-    const again = start({ server: url, stateDir: dir, timers: { sleep: (_ms, signal) => new Promise((r) => signal.addEventListener('abort', () => r(), { once: true })) } });
+    // (a sleep that ends only with the signal: at once when it was given before the sleep began,
+    // as the agent's timers promise, or the stop below could come first and leave it asleep)
+    const untilSignal = (_ms: number, signal: AbortSignal) =>
+      new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+    const again = start({ server: url, stateDir: dir, timers: { sleep: untilSignal } });
     await until('the first heartbeat', () => routes.count('/v1/machine_heartbeats') === 1);
     again.stop();
     assert.deepEqual(await again.done, { kind: 'stopped' });

@@ -21,6 +21,9 @@
 // Usage: node test/run.js [--checks] [substring...]   (only the files whose path contains a substring)
 // SVC_TEST_CONCURRENCY: processes at once (default 3: on 2 cores much of a file's time is spent
 // waiting on spawned processes, the database and the browser).
+// SVC_TEST_FILE_TIMEOUT_S: a file still running after this many seconds (default 900, some three
+// times the longest file on a busy CI machine) is killed and counted as failed, so that a hang
+// fails the run with the file's output so far instead of stalling it.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -73,6 +76,7 @@ const dialects = process.env.SVC_TEST_DATABASE_URL
   ? [{ name: 'postgres', url: process.env.SVC_TEST_DATABASE_URL }]
   : [{ name: 'sqlite', url: null }, ...(process.env.SVC_TEST_POSTGRES_URL ? [{ name: 'postgres', url: process.env.SVC_TEST_POSTGRES_URL }] : [])];
 const concurrency = Math.max(1, Number(process.env.SVC_TEST_CONCURRENCY) || 3);
+const fileTimeoutMs = Math.max(1, Number(process.env.SVC_TEST_FILE_TIMEOUT_S) || 900) * 1000;
 const started = Date.now();
 /** CPU seconds of the children reaped so far, at the last reap: each job's CPU is the difference. */
 let lastCpu = 0;
@@ -126,15 +130,25 @@ function runnerArgs(file) {
   return ['--enable-source-maps', join(testBuild, file.replace(/\.ts$/, '.js'))];
 }
 
-/** Runs a command to its end, its output kept; resolves with its exit, signal, output, wall ms and CPU seconds. */
-function run(command, argv, env) {
+/**
+ * Runs a command to its end (or kills it after `timeoutMs`), its output kept; resolves with its
+ * exit, signal, output, wall ms and CPU seconds.
+ */
+function run(command, argv, env, timeoutMs = Infinity) {
   return new Promise((resolve) => {
     const t0 = Date.now();
     const child = spawn(command, argv, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
+    const timer = Number.isFinite(timeoutMs)
+      ? setTimeout(() => {
+        out += `\n✖ still running after ${timeoutMs / 1000} s (SVC_TEST_FILE_TIMEOUT_S): killed\n`;
+        child.kill('SIGKILL');
+      }, timeoutMs)
+      : null;
     child.on('close', (code, signal) => {
+      if (timer) clearTimeout(timer);
       const cpu = childCpuSeconds();
       const used = cpu - lastCpu;
       lastCpu = cpu;
@@ -162,7 +176,7 @@ async function runFile(file, dialect) {
   const env = { ...process.env, ...dialect.env, NODE_ENV: 'test' };
   delete env.SVC_TEST_POSTGRES_URL;
   if (dialect.url) env.SVC_TEST_DATABASE_URL = dialect.url;
-  const r = await run(process.execPath, ['--test-reporter=spec', ...runnerArgs(file)], env);
+  const r = await run(process.execPath, ['--test-reporter=spec', ...runnerArgs(file)], env, fileTimeoutMs);
   durations[file] = r.ms;
   recordDuration(file, r.ms);
   const counts = {};
