@@ -62,7 +62,7 @@ export function startProcess(args, env, logFile) {
   // The preview router binds a port of its own (default 8081): 0 lets each process take any free
   // one, so processes started together never collide. A benchmark that requests preview URLs
   // passes a known SVC_PREVIEW_PORT (the URLs carry it).
-  const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, SVC_PREVIEW_PORT: '0', ...env };
+  const childEnv = { PATH: process.env.PATH, HOME: process.env.HOME, SVC_PREVIEW_PORT: '0', SVC_METRICS_TOKEN: BENCH_METRICS_TOKEN, ...env };
   return spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(' ') : []), ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', out, out] });
 }
 
@@ -73,9 +73,12 @@ export async function stopProcess(child) {
   return exited;
 }
 
+/** The SVC_METRICS_TOKEN every server a benchmark starts is given, so that heapMb can read its /metrics. */
+const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+
 /** V8 heap figures of the server, from its own /metrics. */
 export async function heapMb(base) {
-  const text = await (await fetch(`${base}/metrics`)).text();
+  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } })).text();
   const read = (name) => Number(new RegExp(`^${name} ([0-9.e+]+)`, 'm').exec(text)?.[1] ?? NaN) / 1e6;
   return { used: Math.round(read('nodejs_heap_size_used_bytes')), total: Math.round(read('nodejs_heap_size_total_bytes')) };
 }

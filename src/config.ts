@@ -124,8 +124,18 @@ export interface Config {
   passwordHashCost: PasswordHashCost;
   /** how often workers apply due subscription changes, notify of expiring tokens and purge old notifications */
   accountSweepMs: number;
-  /** who may create an account with POST /v1/users and the web app's sign-up page (SVC_SIGNUP): open (default: customers of offers sign up themselves) or closed (only `svc admin create-user`) */
-  signup: 'open' | 'closed';
+  /**
+   * who may create an account with POST /v1/users (SVC_SIGNUP): `closed` (the default) and `invite`
+   * (the same, said explicitly): accounts come from the operator (`svc admin create-user`) and
+   * from offers' links (a customer signs up through an offer they were given); `open`: anyone may.
+   */
+  signup: SignupMode;
+  /**
+   * /metrics (SVC_METRICS_TOKEN, SVC_METRICS_ADDRESS): off the public port unless a token is set
+   * (then it answers a bearer of that token); with an address, served there without a credential
+   * (a listen address that only the scraper reaches).
+   */
+  metrics: { token: string | null; address: { host: string; port: number } | null };
   /** machines and their agents (API.md 8.5) */
   machines: {
     /** agents heartbeat this often (SVC_MACHINE_HEARTBEAT_S); 3 missed make a machine UNREACHABLE */
@@ -179,10 +189,30 @@ export interface Config {
   commerce: CommerceConfig;
 }
 
-function parseSignup(value: string | undefined): 'open' | 'closed' {
-  if (value === undefined || value === '' || value === 'open') return 'open';
-  if (value === 'closed') return 'closed';
-  throw new ConfigError(`SVC_SIGNUP must be open or closed, got "${value}"`);
+export const SIGNUP_MODES = ['closed', 'invite', 'open'] as const;
+export type SignupMode = (typeof SIGNUP_MODES)[number];
+
+/** One of `allowed`, or the first (the default) when unset. */
+function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[]): T {
+  if (value === undefined || value === '') return allowed[0]!;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${value}"`);
+}
+
+/** SVC_METRICS_TOKEN: at least 16 characters when set (a bearer token a scraper keeps). */
+function metricsToken(value: string | undefined): string | null {
+  if (value === undefined || value === '') return null;
+  if (value.length < 16 || /\s/.test(value)) throw new ConfigError('SVC_METRICS_TOKEN must be at least 16 characters, without spaces');
+  return value;
+}
+
+/** SVC_METRICS_ADDRESS: `host:port` (or `:port`, meaning 127.0.0.1) where /metrics is served alone. */
+function metricsAddress(value: string | undefined): { host: string; port: number } | null {
+  if (value === undefined || value === '') return null;
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]*)):(\d{1,5})$/.exec(value);
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || !(port >= 1 && port <= 65535)) throw new ConfigError(`SVC_METRICS_ADDRESS must be host:port (say 127.0.0.1:9464), got "${value}"`);
+  return { host: m[1] ?? (m[2] || '127.0.0.1'), port };
 }
 
 export const SERVE_ROLES = ['all', 'api', 'worker'] as const;
@@ -473,7 +503,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     testHooks,
     passwordHashCost: parsePasswordHashCost(env.SVC_TEST_PASSWORD_HASH, testHooks),
     accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
-    signup: parseSignup(env.SVC_SIGNUP),
+    signup: oneOf('SVC_SIGNUP', env.SVC_SIGNUP, SIGNUP_MODES),
+    metrics: { token: metricsToken(env.SVC_METRICS_TOKEN), address: metricsAddress(env.SVC_METRICS_ADDRESS) },
     machines: {
       heartbeatSeconds: numberSetting(env, 'SVC_MACHINE_HEARTBEAT_S', 15, 1, 3600),
       agentCommand: agentCommandSetting(env.SVC_MACHINE_AGENT_COMMAND),

@@ -189,7 +189,7 @@ async function adminCreateUser(argv: string[]): Promise<number> {
   const { handle } = await openMigrated(config);
   try {
     // Only the users service: the command serves no request and runs no job.
-    const user = await createUserService({ db: handle.db, passwordHashCost: config.passwordHashCost }).createUser({ email: values.email, password: values.password, name: values.name ?? null });
+    const user = await createUserService({ db: handle.db, passwordHashCost: config.passwordHashCost, signup: config.signup, offerAdmitsSignUp: async () => false }).createUser({ email: values.email, password: values.password, name: values.name ?? null });
     console.log(user.id);
     return 0;
   } catch (err) {

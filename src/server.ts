@@ -6,6 +6,7 @@ import type { Services } from './services.js';
 import { createSystem } from './system.js';
 import { createPreviewRouter } from './modules/preview-hostnames/preview-router.js';
 import { portsProblem } from './platform/ports.js';
+import { serveMetrics } from './modules/system/metrics.js';
 
 export { REDACT_PATHS } from './platform/logging.js';
 
@@ -31,10 +32,12 @@ export interface RunningServer {
 export async function startServer(config: Config, opts: { handleSignals?: boolean } = {}): Promise<RunningServer> {
   const logger = createLogger(config);
   const serves = config.role !== 'worker';
-  const problem = await portsProblem(config.host, [
-    { setting: 'PORT', port: config.port },
-    ...(serves ? [{ setting: 'SVC_PREVIEW_PORT', port: config.preview.port }] : []),
-  ]);
+  const ports = [{ setting: 'PORT', port: config.port }, ...(serves ? [{ setting: 'SVC_PREVIEW_PORT', port: config.preview.port }] : [])];
+  const metricsAt = config.metrics.address;
+  const metricsPort = metricsAt ? { setting: 'SVC_METRICS_ADDRESS', port: metricsAt.port } : null;
+  const problem = metricsPort && metricsAt!.host === config.host
+    ? await portsProblem(config.host, [...ports, metricsPort])
+    : (await portsProblem(config.host, ports)) ?? (metricsPort ? await portsProblem(metricsAt!.host, [metricsPort], 'SVC_METRICS_ADDRESS') : null);
   if (problem) throw new ConfigError(problem);
   // The database (migrated, its keys checked), the services, the app and the runtime (src/system.ts).
   const system = await createSystem(config, { logger });
@@ -57,6 +60,8 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
   }
   // The sandbox's workers (about 100 ms and ~35 MB each) start at the first run, or here when asked.
   if (serves && config.sandbox.prewarm) await services.snippetRunner.warm();
+  const metrics = config.metrics.address ? await serveMetrics(app.metricsRegistry, config.metrics.address) : null;
+  if (metrics) logger.info({ url: metrics.url }, 'metrics served');
   const url = await app.listen({ port: config.port, host: config.host });
   // The one line a person reads to know the service is up and where (tests and scripts read `url`).
   const serving = serves ? 'web app and API' : 'worker: probes and metrics only';
@@ -83,6 +88,7 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
       // preview router first, as it reads the database the system closes last. Running steps drain
       // within the grace period; the rest are handed back to other workers.
       await previewRouter?.close();
+      await metrics?.close();
       await system.close(config.shutdownGraceMs);
       clearTimeout(force);
       logger.info('stopped');

@@ -192,13 +192,14 @@ export function createServices(deps: ServicesDeps) {
       db, operations, publicUrl: config.publicUrl, checkout: ordersModule.checkout, noticeSeconds: config.commerce.draftExpiryNoticeSeconds, providerChores: payments.runChores,
     }),
   };
+  const offers = createOfferService({ db, cursors, publicUrl: config.publicUrl, offerWithdrawn: ordersModule.offerWithdrawn });
   return {
     db,
     dialect: deps.dialect,
     config,
     cursors,
     idempotency: new IdempotencyStore(db, deriveKey(config.secretKey, 'idempotency')),
-    users: createUserService({ db, passwordHashCost: config.passwordHashCost }),
+    users: createUserService({ db, passwordHashCost: config.passwordHashCost, signup: config.signup, offerAdmitsSignUp: offers.admitsSignUp }),
     sessions,
     device,
     workspaces,
@@ -242,7 +243,7 @@ export function createServices(deps: ServicesDeps) {
     operationStore,
     sweeps,
     /** offers of a seller's workspace (API.md 8.7); archiving one ends its unpaid drafts */
-    offers: createOfferService({ db, cursors, publicUrl: config.publicUrl, offerWithdrawn: ordersModule.offerWithdrawn }),
+    offers,
     /** the built-in payment provider (its hosted checkout page; also in `payments` as `local`) */
     localPayments: payments.local,
     /** the payment providers' periodic work (the local provider's deliveries and renewals) */

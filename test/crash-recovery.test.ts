@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { openDatabase, type DatabaseHandle } from '../src/db/database.js';
-import { createTestDatabase, DIALECT, type TestDatabase } from './harness.js';
+import { createTestDatabase, DIALECT, freePort, type TestDatabase } from './harness.js';
 import { assertOperationInvariants } from './operation-invariants.js';
 import { dbEnv, startSvc, svcCaller, type RunningSvc } from './processes.js';
 
@@ -105,7 +105,9 @@ describe(`crash recovery with two svc processes (${DIALECT})`, () => {
 
   test('--role api serves HTTP without running operations; --role worker runs them; :wait is pushed across processes', { timeout: 240_000 }, async () => {
     await Promise.all(processes.splice(0).map((p) => p.stop()));
-    const api = await startSvc({ ...env, SVC_ROLE: 'api' });
+    // Its metrics on an address of their own (SVC_METRICS_ADDRESS), where a scraper reads them without a credential.
+    const metricsPort = await freePort();
+    const api = await startSvc({ ...env, SVC_ROLE: 'api', SVC_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` });
     processes.push(api);
     const ws = await call(api.url, 'POST', '/v1/workspaces', { body: { name: 'Split' } });
     const scope = { 'svc-context': ws.body.id };
@@ -124,8 +126,13 @@ describe(`crash recovery with two svc processes (${DIALECT})`, () => {
     // The API process hears of the end through the database: LISTEN/NOTIFY on PostgreSQL, which
     // its metrics count (a lost push would leave the count at 0 and the wait to its 1 s safety
     // poll); SQLite has no cross-process push and relies on its 250 ms check.
+    const metricsRes = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    assert.equal(metricsRes.status, 200);
+    const metrics = await metricsRes.text();
+    assert.match(metrics, /^svc_http_requests_total\{method="POST",route="[^"]*:wait",status_code="200"\} 1$/m);
+    assert.equal((await fetch(`http://127.0.0.1:${metricsPort}/v1/workspaces`)).status, 404, 'only /metrics is served there');
+    assert.equal((await fetch(`${api.url}/metrics`)).status, 404, 'not on the public port without SVC_METRICS_TOKEN');
     if (DIALECT === 'postgres') {
-      const metrics = await (await fetch(`${api.url}/metrics`)).text();
       const received = Number(/^svc_operation_wait_notifications_total\{event="received"\} (\d+)/m.exec(metrics)?.[1]);
       assert.ok(received >= 1, `the API process received no operation notification:\n${metrics.split('\n').filter((l) => l.includes('wait_notifications')).join('\n')}`);
     }

@@ -165,8 +165,10 @@ describe('OpenAPI document', () => {
       const auth = o.op['x-svc-auth'];
       assert.ok(['none', 'user', 'any', 'workspace', 'workspace-path', 'workspace-or-user', 'machine'].includes(auth), `${label(o)} x-svc-auth ${auth}`);
       if (auth === 'none') {
-        // Public: no requirement, or (POST /oauth/token) an optional one, `{}` first, for its HTTP Basic client authentication.
-        if (o.op.security.length) assert.deepEqual(o.op.security[0], {}, label(o));
+        // Public: no requirement, or (POST /oauth/token) an optional one, `{}` first, for its HTTP Basic client authentication;
+        // /metrics takes the operator's own token (SVC_METRICS_TOKEN), never a user's or a workspace's credential.
+        if (o.path === '/metrics') assert.deepEqual(o.op.security, [{ metricsToken: [] }], label(o));
+        else if (o.op.security.length) assert.deepEqual(o.op.security[0], {}, label(o));
         else assert.deepEqual(o.op.security, [], label(o));
       } else {
         assert.deepEqual(o.op.security, [{ bearerAuth: [] }], label(o));

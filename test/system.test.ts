@@ -1,6 +1,7 @@
 // Health probes and Prometheus metrics (issue 2, scope 8).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createSystem } from '../src/system.js';
@@ -17,13 +18,15 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   return undefined;
 }
 
+const METRICS_TOKEN = 'scraper-token-0123456789';
+
 describe('health and metrics', () => {
   let t: TestApp;
   let owner: TestUser;
   let ws: string;
 
   before(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ SVC_METRICS_TOKEN: METRICS_TOKEN });
     owner = await t.user('owner');
     ws = (await t.workspace(owner)).id;
   });
@@ -48,8 +51,8 @@ describe('health and metrics', () => {
     assert.equal((await t.request('GET', `/v1/workspaces/${ws}/members`)).status, 401);
     assert.equal((await t.request('GET', '/v1/no/such/route')).status, 404);
 
-    const res = await t.request('GET', '/metrics');
-    assert.equal(res.status, 200);
+    const res = await t.request('GET', '/metrics', { token: METRICS_TOKEN });
+    assert.equal(res.status, 200, res.text);
     assert.match(String(res.headers['content-type']), /^text\/plain/);
     const text = res.text;
     assert.match(text, /# TYPE svc_http_requests_total counter/);
@@ -68,6 +71,49 @@ describe('health and metrics', () => {
     assert.ok(!text.includes('/v1/no/such/route'));
     // Default process metrics are there too.
     assert.match(text, /^process_resident_memory_bytes \d+/m);
+  });
+
+  test('/metrics answers only the bearer of SVC_METRICS_TOKEN: none is 401 with a challenge, another token 401, a user\'s token 401', async () => {
+    const none = await t.request('GET', '/metrics');
+    assert.equal(none.status, 401);
+    assert.equal(none.body.error.reason, 'CREDENTIALS_REQUIRED');
+    assert.match(String(none.headers['www-authenticate']), /^Bearer/);
+    for (const token of [`${METRICS_TOKEN}x`, METRICS_TOKEN.slice(0, -1), owner.token]) {
+      const res = await t.request('GET', '/metrics', { token });
+      assert.equal(res.status, 401, token);
+      assert.equal(res.body.error.reason, 'INVALID_TOKEN');
+      assert.ok(!res.text.includes('svc_http_requests_total'));
+    }
+    const basic = await t.request('GET', '/metrics', { headers: { authorization: `Basic ${Buffer.from(`x:${METRICS_TOKEN}`).toString('base64')}` } });
+    assert.equal(basic.status, 401);
+  });
+});
+
+describe('metrics off the public port by default, or on an address of their own', () => {
+  test('without SVC_METRICS_TOKEN, /metrics on the public port is 404 saying how to turn it on, whatever the credential', async () => {
+    const t = await startTestApp({ SVC_ROLE: 'api' });
+    try {
+      const owner = await t.user('owner');
+      for (const token of [undefined, owner.token]) {
+        const res = await t.request('GET', '/metrics', token ? { token } : {});
+        assert.equal(res.status, 404);
+        assert.match(res.body.error.message, /SVC_METRICS_TOKEN.*SVC_METRICS_ADDRESS/);
+        assert.ok(!res.text.includes('svc_http'));
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('bad SVC_METRICS_TOKEN and SVC_METRICS_ADDRESS values stop the start, naming the setting, never the token', () => {
+    const base = { SVC_DATA_DIR: '/nonexistent/svc-metrics-config', SVC_SECRET_KEY: 'a'.repeat(64) };
+    const bad = (env: Record<string, string>, message: RegExp) =>
+      assert.throws(() => loadConfig({ ...base, ...env }), (err: Error) => err instanceof ConfigError && message.test(err.message) && !err.message.includes('short tok'));
+    bad({ SVC_METRICS_TOKEN: 'short tok' }, /SVC_METRICS_TOKEN must be at least 16 characters, without spaces/);
+    bad({ SVC_METRICS_ADDRESS: 'localhost' }, /SVC_METRICS_ADDRESS must be host:port/);
+    bad({ SVC_METRICS_ADDRESS: '127.0.0.1:70000' }, /SVC_METRICS_ADDRESS must be host:port/);
+    assert.deepEqual(loadConfig({ ...base, SVC_METRICS_ADDRESS: ':9464' }).metrics.address, { host: '127.0.0.1', port: 9464 });
+    assert.deepEqual(loadConfig({ ...base, SVC_METRICS_ADDRESS: '[::1]:9464' }).metrics.address, { host: '::1', port: 9464 });
   });
 });
 

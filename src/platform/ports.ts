@@ -9,8 +9,8 @@ export interface PortToCheck {
   port: number;
 }
 
-/** Binds each port for a moment and lets it go; resolves to what is wrong in words, or null. */
-export async function portsProblem(host: string, ports: PortToCheck[]): Promise<string | null> {
+/** Binds each port for a moment and lets it go; resolves to what is wrong in words, or null. `hostSetting` names the setting of `host`. */
+export async function portsProblem(host: string, ports: PortToCheck[], hostSetting = 'HOST'): Promise<string | null> {
   const fixed = ports.filter((p) => p.port !== 0);
   for (let i = 0; i < fixed.length; i++) {
     for (let j = i + 1; j < fixed.length; j++) {
@@ -23,7 +23,7 @@ export async function portsProblem(host: string, ports: PortToCheck[]): Promise<
     const error = await tryBind(host, port);
     if (error === 'EADDRINUSE') return `port ${port} on ${host} is taken by another program: set ${setting} to a free port, or stop that program`;
     if (error === 'EACCES') return `port ${port} on ${host} needs privileges this process does not have: set ${setting} to a port above 1023`;
-    if (error === 'EADDRNOTAVAIL') return `${host} is not an address of this machine: set HOST to one of its addresses (127.0.0.1 or 0.0.0.0)`;
+    if (error === 'EADDRNOTAVAIL') return `${host} is not an address of this machine: set ${hostSetting} to one of its addresses (127.0.0.1 or 0.0.0.0)`;
     if (error) return `cannot listen on ${host}:${port} (${error}): set ${setting} to another port`;
   }
   return null;

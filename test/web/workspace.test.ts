@@ -22,6 +22,9 @@ describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () =>
     watchCsp(p);
     await p.goto('/clusters');
     await p.getByRole('heading', { name: 'Sign in to svc' }).waitFor();
+    // Sign-up is closed by default: the page says where accounts come from, and offers no form.
+    await p.getByText('Accounts here are made by the operator of this service').waitFor();
+    assert.equal(await p.getByRole('button', { name: 'Create one' }).count(), 0);
     await checkA11y(p, 'sign-in');
     await shot(p, 'sign-in');
     await p.getByLabel('Email').fill(ada.email);
@@ -30,6 +33,27 @@ describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () =>
     await p.getByRole('alert').filter({ hasText: 'Could not sign in' }).waitFor();
     await context.close();
     page = await web.signIn(ada);
+  });
+
+  test('with SVC_SIGNUP=open, a person makes an account from the sign-in page and is signed in', async () => {
+    const open = await startWeb({ SVC_SIGNUP: 'open' });
+    try {
+      const context = await open.browser.newContext({ baseURL: open.base });
+      const p = await context.newPage();
+      watchCsp(p);
+      await p.goto('/');
+      await p.getByRole('button', { name: 'Create one' }).click();
+      await p.getByRole('heading', { name: 'Create an account' }).waitFor();
+      await p.getByLabel('Your name').fill('Grace');
+      await p.getByLabel('Email').fill('grace@example.com');
+      await p.getByLabel('Password').fill('grace has a long password');
+      await p.getByRole('button', { name: 'Create account and continue' }).click();
+      // Signed in: the app asks for a first workspace.
+      await p.getByRole('heading', { level: 1, name: 'No workspace yet' }).waitFor();
+      await context.close();
+    } finally {
+      await open.close();
+    }
   });
 
   test('with no workspace yet the app asks for one, and switches to it once created', async () => {

@@ -50,7 +50,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Prometheus text format: `svc_http_requests_total` and `svc_http_request_duration_seconds` by method, route template and status code; `svc_operation_wait_notifications_total` (operation notifications received for pending `:wait` calls, and the waits they woke); plus the default Node.js process metrics.
+         * @description Prometheus text format: `svc_http_requests_total` and `svc_http_request_duration_seconds` by method, route template and status code; `svc_operation_wait_notifications_total` (operation notifications received for pending `:wait` calls, and the waits they woke); plus the default Node.js process metrics. Off the public port by default (404): with SVC_METRICS_TOKEN set, it answers a request bearing that token (`authorization: Bearer ...`; any other is 401); with SVC_METRICS_ADDRESS set, the same text is served without a credential at `/metrics` on that address of its own.
          */
         get: operations["metrics"];
         put?: never;
@@ -132,9 +132,29 @@ export interface paths {
         put?: never;
         /**
          * Sign up
-         * @description Creates an account when the operator allows sign-up (SVC_SIGNUP=open, the default: customers of offers sign up themselves); 403 SIGNUP_CLOSED otherwise (then `svc admin create-user` makes accounts). An e-mail already taken is 409 EMAIL_TAKEN. The password is stored as an scrypt hash. No session is issued: sign in next.
+         * @description Creates an account. With SVC_SIGNUP=open anyone may; with `closed` (the default) or `invite`, only a customer signing up through an offer's link (`offer`: its short hash; the offer must be orderable now and, when it names the e-mails that may order, name this one): anything else is 403 SIGNUP_CLOSED, before anything is written (accounts then come from `svc admin create-user`). An e-mail already taken is 409 EMAIL_TAKEN. The password is stored as an scrypt hash. No session is issued: sign in next.
          */
         post: operations["createUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How accounts are given here
+         * @description Needs no credential: the sign-in page reads it to tell a person how to get an account (SVC_SIGNUP). Says nothing about any account.
+         */
+        get: operations["getAuthSettings"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2623,6 +2643,19 @@ export interface components {
             name: string | null;
             /** @description Unix seconds */
             created_at: number;
+        };
+        /**
+         * @description How people get an account on this service: what the sign-in page tells them.
+         * @example {
+         *       "signup": "closed"
+         *     }
+         */
+        AuthSettings: {
+            /**
+             * @description SVC_SIGNUP: `open`, anyone may make an account (POST /v1/users); `closed` and `invite`, accounts come from the operator and offers' links
+             * @enum {string}
+             */
+            signup: "closed" | "invite" | "open";
         };
         /**
          * @description The workspace and page of an id
@@ -6867,6 +6900,30 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
             503: {
                 headers: {
@@ -7161,13 +7218,6 @@ export interface operations {
         /** @description A new account. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "email": "ada@example.com",
-                 *       "password": "correct horse battery staple",
-                 *       "name": "Ada"
-                 *     }
-                 */
                 "application/json": {
                     /** @description the account e-mail (stored lowercased) */
                     email: string;
@@ -7175,6 +7225,8 @@ export interface operations {
                     password: string;
                     /** @description how the person is called */
                     name?: string;
+                    /** @description the short hash of the offer link the person signs up through (`/i/{short_hash}`): with SVC_SIGNUP closed or invite, the sign-up is taken when that offer can be ordered now by this e-mail */
+                    offer?: string;
                 };
             };
         };
@@ -7249,6 +7301,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAuthSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How people get an account on this service: what the sign-in page tells them. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthSettings"];
                 };
             };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */

@@ -278,7 +278,20 @@ export function createOfferService(deps: OfferServiceDeps) {
     };
   }
 
-  return { toOffer, createOffer, loadOffer, getOffer, listOffers, updateOffer, setOfferArchived, resolveOffer, resolvedVersion };
+  /**
+   * Whether a customer may make an account through this offer's link (with SVC_SIGNUP closed): the
+   * offer can be ordered now (active, its seller's workspace active) and, when it names the e-mails
+   * that may order, this is one of them.
+   */
+  async function admitsSignUp(shortHash: string, email: string): Promise<boolean> {
+    const row = await repo.findOfferByShortHash(db, shortHash);
+    if (!row || statusOf(row, clock.now()) !== 'active') return false;
+    if (row.allowed_emails !== null && !(JSON.parse(row.allowed_emails) as string[]).includes(email)) return false;
+    const seller = await repo.findSellerWorkspace(db, row.workspace_id);
+    return seller?.state === 'active';
+  }
+
+  return { toOffer, createOffer, loadOffer, getOffer, listOffers, updateOffer, setOfferArchived, resolveOffer, resolvedVersion, admitsSignUp };
 }
 
 export type OfferService = ReturnType<typeof createOfferService>;

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { CSRF_HEADER, SESSION_COOKIE, userOf } from '../../platform/auth.js';
 import { ApiError, notFound, permissionDenied } from '../../platform/errors.js';
-import { bearerSecurity, NoContent, responses, StringEnum, type App } from '../../platform/http.js';
+import { bearerSecurity, NoContent, refTo, responses, StringEnum, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
 import { findUserById } from '../users/users.service.js';
 
@@ -20,8 +20,24 @@ const SignUpBody = Type.Object(
     email: Type.String({ minLength: 3, maxLength: 254, description: 'the account e-mail (stored lowercased)' }),
     password: Type.String({ minLength: 8, maxLength: 256, description: '8-256 characters' }),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'how the person is called' })),
+    offer: Type.Optional(Type.String({
+      minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$',
+      description: 'the short hash of the offer link the person signs up through (`/i/{short_hash}`): with SVC_SIGNUP closed or invite, the sign-up is taken when that offer can be ordered now by this e-mail',
+    })),
   },
-  { additionalProperties: false, description: 'A new account.', examples: [{ email: 'ada@example.com', password: 'correct horse battery staple', name: 'Ada' }] },
+  {
+    additionalProperties: false, description: 'A new account.',
+    examples: [{ email: 'ada@example.com', password: 'correct horse battery staple', name: 'Ada' }, { email: 'ada@example.com', password: 'correct horse battery staple', offer: 'q3Xk9fPz' }],
+  },
+);
+
+export const AuthSettings = Type.Object(
+  {
+    signup: StringEnum(['closed', 'invite', 'open'], {
+      description: 'SVC_SIGNUP: `open`, anyone may make an account (POST /v1/users); `closed` and `invite`, accounts come from the operator and offers\' links',
+    }),
+  },
+  { $id: 'AuthSettings', description: 'How people get an account on this service: what the sign-in page tells them.', examples: [{ signup: 'closed' }] },
 );
 
 export const CreatedUser = Type.Object(
@@ -131,18 +147,29 @@ export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'ses
     schema: {
       tags, operationId: 'createUser', summary: 'Sign up',
       description:
-        'Creates an account when the operator allows sign-up (SVC_SIGNUP=open, the default: customers of offers sign up ' +
-        'themselves); 403 SIGNUP_CLOSED otherwise (then `svc admin create-user` makes accounts). An e-mail already taken is 409 ' +
-        'EMAIL_TAKEN. The password is stored as an scrypt hash. No session is issued: sign in next.',
+        'Creates an account. With SVC_SIGNUP=open anyone may; with `closed` (the default) or `invite`, only a customer signing up ' +
+        'through an offer\'s link (`offer`: its short hash; the offer must be orderable now and, when it names the e-mails that ' +
+        'may order, name this one): anything else is 403 SIGNUP_CLOSED, before anything is written (accounts then come from ' +
+        '`svc admin create-user`). An e-mail already taken is 409 EMAIL_TAKEN. The password is stored as an ' +
+        'scrypt hash. No session is issued: sign in next.',
       body: SignUpBody,
       response: responses({ 201: CreatedUser }, [400, 403, 409]),
     },
   }, async (request, reply) => {
-    if (s.config.signup !== 'open') throw new ApiError('PERMISSION_DENIED', 'this service does not take sign-ups; ask its operator for an account', { reason: 'SIGNUP_CLOSED' });
-    const user = await s.users.createUser({ email: request.body.email, password: request.body.password, name: request.body.name ?? null });
+    const { email, password, name, offer } = request.body;
+    const user = await s.users.signUp({ email, password, name: name ?? null, ...(offer !== undefined ? { offer } : {}) });
     reply.header('location', '/v1/me');
     return reply.code(201).send({ id: user.id, email: user.email, name: user.name, created_at: user.created_at });
   });
+
+  app.get('/v1/auth/settings', {
+    config: { auth: 'none' },
+    schema: {
+      tags, operationId: 'getAuthSettings', summary: 'How accounts are given here',
+      description: 'Needs no credential: the sign-in page reads it to tell a person how to get an account (SVC_SIGNUP). Says nothing about any account.',
+      response: { 200: refTo(AuthSettings) },
+    },
+  }, async () => ({ signup: s.config.signup }));
 
   app.delete('/v1/auth/sessions/current', {
     config: { auth: 'user' },

@@ -1,5 +1,8 @@
 // Prometheus metrics: request counts and latency by route and status. One registry per app so
-// several apps in one process (tests) do not collide.
+// several apps in one process (tests) do not collide. Read at /metrics on the public port with
+// SVC_METRICS_TOKEN (system.routes.ts), or on SVC_METRICS_ADDRESS (serveMetrics below).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { displayRoute } from '../../platform/http.js';
@@ -65,4 +68,39 @@ export function registerMetrics(app: FastifyInstance, sources: MetricSources): v
     s.time.observe(reply.elapsedTime / 1000);
     done();
   });
+}
+
+/**
+ * SVC_METRICS_ADDRESS: /metrics alone on a listen address of its own, without a credential (an
+ * address only the scraper reaches: a private interface, or loopback beside a sidecar). Anything
+ * but `GET /metrics` there is 404. Closed with the server.
+ */
+export async function serveMetrics(registry: Registry, address: { host: string; port: number }): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('only GET /metrics is served here\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : text),
+      () => res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics could not be collected\n'),
+    );
+  });
+  server.requestTimeout = 10_000;
+  server.headersTimeout = 5_000;
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(address.port, address.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = address.host.includes(':') ? `[${address.host}]` : address.host;
+  return {
+    url: `http://${host}:${port}/metrics`,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
 }

@@ -139,6 +139,11 @@ export function openApiOptions(config: Config): FastifyDynamicSwaggerOptions {
               'OAuth client authentication on POST /oauth/token (client_secret_basic, RFC 6749 section 2.3.1): the oac_ id as the user ' +
               'name and the client secret as the password, each form-urlencoded first. Alternatively send client_id and client_secret in the body.',
           },
+          metricsToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'GET /metrics on the public port: the operator\'s SVC_METRICS_TOKEN (no user or workspace credential).',
+          },
         },
       },
     },

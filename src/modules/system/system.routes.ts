@@ -1,8 +1,11 @@
 // Operational endpoints: liveness, readiness, Prometheus metrics and the OpenAPI document.
-// All public (no credentials): load balancers and scrapers call them.
+// Public (no credentials: load balancers call them), except /metrics: it tells how busy the service
+// is and what it runs, so on the public port it answers only a bearer of SVC_METRICS_TOKEN (or is
+// served on a listen address of its own, SVC_METRICS_ADDRESS: metrics.ts).
 import { Type } from 'typebox';
 import { ping } from '../../db/database.js';
-import { ApiError } from '../../platform/errors.js';
+import { safeEqual, sha256Hex } from '../../platform/crypto.js';
+import { ApiError, credentialsRequired, unauthenticated } from '../../platform/errors.js';
 import { errorResponse, headerOf, refTo, type App } from '../../platform/http.js';
 import { codingFor, documentBytes, noneMatchHas } from './openapi-bytes.js';
 import type { Services } from '../../services.js';
@@ -19,7 +22,7 @@ export const OpenApiDocument = Type.Object({}, {
   examples: [{ openapi: '3.1.0', info: { title: 'svc: workspace platform API', version: '1.0.0' }, paths: {} }],
 });
 
-export function systemRoutes(app: App, s: Pick<Services, 'db'>): void {
+export function systemRoutes(app: App, s: Pick<Services, 'db' | 'config'>): void {
   // Made on the first request: the document lists every route, which are all registered by then.
   const openApi = documentBytes(() => app.swagger());
 
@@ -55,15 +58,28 @@ export function systemRoutes(app: App, s: Pick<Services, 'db'>): void {
       description:
         'Prometheus text format: `svc_http_requests_total` and `svc_http_request_duration_seconds` by method, route template and ' +
         'status code; `svc_operation_wait_notifications_total` (operation notifications received for pending `:wait` calls, ' +
-        'and the waits they woke); plus the default Node.js process metrics.',
+        'and the waits they woke); plus the default Node.js process metrics. Off the public port by default (404): with ' +
+        'SVC_METRICS_TOKEN set, it answers a request bearing that token (`authorization: Bearer ...`; any other is 401); with ' +
+        'SVC_METRICS_ADDRESS set, the same text is served without a credential at `/metrics` on that address of its own.',
+      security: [{ metricsToken: [] }],
+      headers: Type.Object({ authorization: Type.Optional(Type.String({ maxLength: 1024, description: '`Bearer` and SVC_METRICS_TOKEN' })) }),
       response: {
         200: {
           description: 'Prometheus text exposition format (version 0.0.4)',
           content: { 'text/plain': { schema: Type.String({ description: 'metric families, one sample per line' }) } },
         },
+        401: errorResponse(401),
+        404: errorResponse(404),
       },
     },
-  }, async (_request, reply) => {
+  }, async (request, reply) => {
+    const token = s.config.metrics.token;
+    if (token === null) {
+      throw new ApiError('NOT_FOUND', 'metrics are not served on this port: set SVC_METRICS_TOKEN (and send it as a bearer token) or SVC_METRICS_ADDRESS', { reason: 'NOT_FOUND' });
+    }
+    const sent = /^Bearer (\S+)$/i.exec(headerOf(request, 'authorization') ?? '')?.[1];
+    if (sent === undefined) throw credentialsRequired('/metrics needs SVC_METRICS_TOKEN as a bearer token');
+    if (!safeEqual(sha256Hex(sent), sha256Hex(token))) throw unauthenticated('this is not the metrics token (SVC_METRICS_TOKEN)');
     reply.type(app.metricsRegistry.contentType);
     return app.metricsRegistry.metrics();
   });

@@ -1,6 +1,7 @@
 // Users: e-mail identity with an scrypt-hashed password.
 import { isUniqueViolation, type Db } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
+import type { SignupMode } from '../../config.js';
 import { hashPassword, type PasswordHashCost } from '../../platform/crypto.js';
 import { ApiError, invalidArgument } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
@@ -15,7 +16,20 @@ export function normalizeEmail(email: string): string {
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-export function createUserService(deps: { db: Db; passwordHashCost: PasswordHashCost }) {
+export interface UserServiceDeps {
+  db: Db;
+  passwordHashCost: PasswordHashCost;
+  /** SVC_SIGNUP: who may sign up (config.ts) */
+  signup: SignupMode;
+  /**
+   * Whether the offer whose link carries this short hash takes a sign-up for this e-mail (an offer
+   * anyone may order, or one restricted to e-mails that include it). Given by the composition root
+   * (the offers' service), so that this module imports nothing of theirs.
+   */
+  offerAdmitsSignUp(shortHash: string, email: string): Promise<boolean>;
+}
+
+export function createUserService(deps: UserServiceDeps) {
   const { db, passwordHashCost } = deps;
 
   async function createUser(input: { email: string; password: string; name?: string | null }): Promise<UserRow> {
@@ -42,6 +56,26 @@ export function createUserService(deps: { db: Db; passwordHashCost: PasswordHash
     return row;
   }
 
+  /**
+   * POST /v1/users: anyone when sign-up is open; otherwise only through an offer's link that takes
+   * this e-mail. Refused before anything is hashed or written.
+   */
+  async function signUp(input: { email: string; password: string; name?: string | null; offer?: string }): Promise<UserRow> {
+    if (deps.signup !== 'open') {
+      const viaOffer = input.offer !== undefined && (await deps.offerAdmitsSignUp(input.offer, normalizeEmail(input.email)));
+      if (!viaOffer) {
+        throw new ApiError(
+          'PERMISSION_DENIED',
+          input.offer === undefined
+            ? 'this service does not take sign-ups: accounts come from its operator (ask them for one) or from an offer\'s link'
+            : 'this offer\'s link does not take a sign-up (unknown, no longer available, or not for this e-mail)',
+          { reason: 'SIGNUP_CLOSED' },
+        );
+      }
+    }
+    return createUser(input);
+  }
+
   /** Creates the user unless one with this email exists; returns it either way. */
   async function ensureUser(input: { email: string; password: string }): Promise<{ user: UserRow; created: boolean }> {
     const existing = await findUserByEmail(db, normalizeEmail(input.email));
@@ -55,7 +89,7 @@ export function createUserService(deps: { db: Db; passwordHashCost: PasswordHash
     }
   }
 
-  return { createUser, ensureUser, anyUserExists: () => anyUserExists(db) };
+  return { createUser, signUp, ensureUser, anyUserExists: () => anyUserExists(db) };
 }
 
 export type UserService = ReturnType<typeof createUserService>;

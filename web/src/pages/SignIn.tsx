@@ -1,12 +1,15 @@
 // Sign-in with e-mail and password: POST /v1/auth/browser_session sets the HttpOnly session
 // cookie (the app's scripts never see the token). The page stays at the address that was opened,
 // so an html_url opened signed out shows its record once signed in. The form is also part of an
-// offer's public page (/i/{short_hash}), next to the sign-up form.
+// offer's public page (/i/{short_hash}), next to the sign-up form. Below it, how to get an account
+// here: a sign-up form when the operator opened sign-up (SVC_SIGNUP=open), else who gives accounts.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { client, ok } from '../lib/api.ts';
 import { TextField, useAction } from '../components/Form.tsx';
 import { ErrorNotice } from '../components/ErrorNotice.tsx';
+import { useApi } from '../lib/useApi.ts';
+import { SignUpForm } from './order/SignUp.tsx';
 
 export function SignInForm(props: { onSignedIn: () => Promise<void>; title: string; headingLevel?: 1 | 2; children?: ComponentChildren }) {
   const [email, setEmail] = useState('');
@@ -40,16 +43,50 @@ export function SignInForm(props: { onSignedIn: () => Promise<void>; title: stri
   );
 }
 
+/** How a person gets an account here, as the operator set it (SVC_SIGNUP, from GET /v1/auth/settings). */
+function NoAccountYet(props: { signup: 'closed' | 'invite' | 'open' | undefined; onSignUp: () => void }) {
+  if (props.signup === undefined) return null;
+  if (props.signup === 'open') {
+    return (
+      <p class="muted small">
+        No account yet?{' '}
+        <button type="button" class="link" onClick={props.onSignUp}>
+          Create one
+        </button>
+      </p>
+    );
+  }
+  return (
+    <p class="muted small">
+      No account yet? Accounts here are made by the operator of this service: ask them, or the person who runs svc for your
+      team, for one.
+    </p>
+  );
+}
+
 export function SignIn(props: { onSignedIn: () => Promise<void> }) {
+  const settings = useApi(() => ok(client.GET('/v1/auth/settings', {})), []);
+  const [signingUp, setSigningUp] = useState(false);
   useEffect(() => {
-    document.title = 'Sign in · svc';
-  }, []);
+    document.title = signingUp ? 'Create an account · svc' : 'Sign in · svc';
+  }, [signingUp]);
+  if (signingUp && settings.data?.signup === 'open') {
+    return (
+      <main class="signin" id="main">
+        <SignUpForm onSignedIn={props.onSignedIn} />
+        <p class="muted small">
+          Have an account?{' '}
+          <button type="button" class="link" onClick={() => setSigningUp(false)}>
+            Sign in
+          </button>
+        </p>
+      </main>
+    );
+  }
   return (
     <main class="signin" id="main">
       <SignInForm onSignedIn={props.onSignedIn} title="Sign in to svc">
-        <p class="muted small">
-          No account yet? An administrator creates one with <code>svc admin create-user</code>.
-        </p>
+        <NoAccountYet signup={settings.data?.signup} onSignUp={() => setSigningUp(true)} />
       </SignInForm>
     </main>
   );

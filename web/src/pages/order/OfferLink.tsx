@@ -95,7 +95,7 @@ export function OfferLink(props: { hash: string; signedIn: boolean; onSignedIn?:
               I have an account
             </button>
           </div>
-          {mode === 'sign-up' ? <SignUpForm onSignedIn={props.onSignedIn!} /> : <SignInForm onSignedIn={props.onSignedIn!} title="Sign in" headingLevel={2} />}
+          {mode === 'sign-up' ? <SignUpForm onSignedIn={props.onSignedIn!} offer={props.hash} /> : <SignInForm onSignedIn={props.onSignedIn!} title="Sign in" headingLevel={2} />}
         </>
       )}
     </Page>

@@ -1,11 +1,12 @@
-// Making an account from an offer's link (API.md 6: POST /v1/users, open unless SVC_SIGNUP is
-// closed), then signing in as the sign-in form does: the person stays on the offer's page.
+// Making an account (POST /v1/users), then signing in as the sign-in form does: from an offer's link
+// (the offer's short hash goes with it, which the service takes whatever SVC_SIGNUP says: the person
+// stays on the offer's page), or from the sign-in page when the operator opened sign-up.
 import { useState } from 'preact/hooks';
 import { client, ok } from '../../lib/api.ts';
 import { TextField, useAction, violationOf } from '../../components/Form.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 
-export function SignUpForm(props: { onSignedIn: () => Promise<void> }) {
+export function SignUpForm(props: { onSignedIn: () => Promise<void>; offer?: string }) {
   const [name, setName] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -14,7 +15,7 @@ export function SignUpForm(props: { onSignedIn: () => Promise<void> }) {
   async function submit(e: Event) {
     e.preventDefault();
     const done = await action.run(async () => {
-      await ok(client.POST('/v1/users', { body: { email, password, ...(name.trim() ? { name: name.trim() } : {}) } }));
+      await ok(client.POST('/v1/users', { body: { email, password, ...(name.trim() ? { name: name.trim() } : {}), ...(props.offer ? { offer: props.offer } : {}) } }));
       return ok(client.POST('/v1/auth/browser_session', { body: { email, password } }));
     });
     if (done) await props.onSignedIn();
