@@ -100,6 +100,8 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
   const env = {
     SVC_DATA_DIR: join(work, 'data'), SVC_SECRET_KEY: randomBytes(32).toString('hex'), SVC_PUBLIC_URL: base,
+    // the customers sign up themselves (the default, closed, would take them only through an offer's link)
+    SVC_SIGNUP: 'open',
     SVC_BOOTSTRAP_EMAIL: 'seller@bench.test', SVC_BOOTSTRAP_PASSWORD: 'bench seller password', SVC_BOOTSTRAP_TOKEN: TOKEN,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn', PORT: String(port), HOST: '127.0.0.1', SVC_PLANS_FILE: await roomyPlansFile(work),
   };

@@ -131,6 +131,13 @@ export interface Config {
    */
   signup: SignupMode;
   /**
+   * who raises a workspace's plan (SVC_BILLING): `operator`, the only value for now and the
+   * default: the operator, with `svc admin workspaces set-plan`; a workspace's admins may still
+   * lower it, cancel and reactivate (that costs nobody anything). Paying for a plan through the
+   * payment provider (`payments`) comes next.
+   */
+  billing: BillingMode;
+  /**
    * /metrics (SVC_METRICS_TOKEN, SVC_METRICS_ADDRESS): off the public port unless a token is set
    * (then it answers a bearer of that token); with an address, served there without a credential
    * (a listen address that only the scraper reaches).
@@ -191,6 +198,8 @@ export interface Config {
 
 export const SIGNUP_MODES = ['closed', 'invite', 'open'] as const;
 export type SignupMode = (typeof SIGNUP_MODES)[number];
+export const BILLING_MODES = ['operator'] as const;
+export type BillingMode = (typeof BILLING_MODES)[number];
 
 /** One of `allowed`, or the first (the default) when unset. */
 function oneOf<T extends string>(name: string, value: string | undefined, allowed: readonly T[]): T {
@@ -504,6 +513,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     passwordHashCost: parsePasswordHashCost(env.SVC_TEST_PASSWORD_HASH, testHooks),
     accountSweepMs: numberSetting(env, 'SVC_ACCOUNT_SWEEP_MS', 60_000, 100, 3_600_000),
     signup: oneOf('SVC_SIGNUP', env.SVC_SIGNUP, SIGNUP_MODES),
+    billing: oneOf('SVC_BILLING', env.SVC_BILLING, BILLING_MODES),
     metrics: { token: metricsToken(env.SVC_METRICS_TOKEN), address: metricsAddress(env.SVC_METRICS_ADDRESS) },
     machines: {
       heartbeatSeconds: numberSetting(env, 'SVC_MACHINE_HEARTBEAT_S', 15, 1, 3600),

@@ -9,7 +9,7 @@ import { ApiTokenItem, CreatedApiToken } from './modules/tokens/tokens.schemas.j
 import { CreatedOAuthClient, Jwks, OAuthClientItem } from './modules/oauth/clients.schemas.js';
 import { TOKEN_SCHEMAS } from './modules/oauth/token.routes.js';
 import { DeviceAuthorizationResponse } from './modules/device/device.routes.js';
-import { AuthSettings, BrowserSession, CreatedUser, IssuedSession, Me } from './modules/sessions/sessions.routes.js';
+import { AuthSettings, BrowserSession, CreatedUser, IssuedSession, Me, PasswordChanged } from './modules/sessions/sessions.routes.js';
 import { OpenApiDocument, Status } from './modules/system/system.routes.js';
 import { Cluster, ClusterCapabilitiesView } from './modules/clusters/clusters.schemas.js';
 import { MACHINE_SCHEMAS } from './modules/machines/machines.schemas.js';
@@ -28,7 +28,7 @@ export const NAMED_SCHEMAS: TSchema[] = [
   ErrorBody,
   ...OPERATION_SCHEMAS,
   Status, OpenApiDocument,
-  IssuedSession, BrowserSession, Me, CreatedUser, AuthSettings, IdLookup,
+  IssuedSession, BrowserSession, Me, CreatedUser, AuthSettings, PasswordChanged, IdLookup,
   Workspace, Member,
   ApiTokenItem, CreatedApiToken,
   OAuthClientItem, CreatedOAuthClient, Jwks, ...TOKEN_SCHEMAS, DeviceAuthorizationResponse,

@@ -1,4 +1,4 @@
-// The server side of the `svc` executable: serve | migrate | admin create-user | admin rotate-keys. Loaded only for
+// The server side of the `svc` executable: serve | migrate | admin create-user | workspaces | rotate-keys. Loaded only for
 // those commands (see main.ts), so the command-line client never imports Fastify, Kysely or drivers. Arguments are
 // parsed with node:util's parseArgs, and each command has its usage text here (`--help` prints it and exits 0).
 import { parseArgs } from 'node:util';
@@ -80,6 +80,22 @@ Example:
 ${CONFIG_NOTE}`,
 };
 
+ADMIN_COMMANDS.workspaces = `Usage: svc admin workspaces set-plan <workspace> <tier>
+
+Set a workspace's plan now, up or down (with SVC_BILLING=operator, the default, only the operator
+raises a plan). <workspace> is its ws_ id or its slug; <tier> one of the plan catalog's (GET
+/v1/plans). A change waiting for the period end is superseded. Lowering below the workspace's
+usage is refused, naming the metric. The workspace's owners and admins are notified, and the
+audit log records it (subscription.set_plan, actor system "operator").
+
+Options:
+  -h, --help  display help for command
+
+Example:
+  svc admin workspaces set-plan acme pro
+
+${CONFIG_NOTE}`;
+
 const ADMIN_USAGE = `Usage: svc admin <command> [options]
 
 Administer the service on its host: works on the database directly (same configuration as svc serve),
@@ -88,6 +104,8 @@ not through the API.
 Commands:
   create-user --email E --password P [--name N]
       create a user and print its id
+  workspaces set-plan <workspace> <tier>
+      set a workspace's plan now (only the operator raises plans)
   rotate-keys [--batch-size N]
       re-seal every stored value under SVC_SECRET_KEY; then write that key to
       SVC_DATA_DIR/secret.key if the file held the old one
@@ -101,7 +119,7 @@ const SERVER_USAGE = `Usage: svc serve | migrate | admin <command>
 Commands:
   serve [--role all|api|worker]  run the API and the job workers
   migrate                        apply pending database migrations and exit
-  admin <command>                create-user, rotate-keys (svc admin --help)`;
+  admin <command>                create-user, workspaces, rotate-keys (svc admin --help)`;
 
 const HELP = { help: { type: 'boolean', short: 'h' } } as const;
 
@@ -156,7 +174,7 @@ export async function serverMain(argv: string[]): Promise<number> {
         }
         if (!Object.hasOwn(ADMIN_COMMANDS, sub)) return usage(ADMIN_USAGE, `unknown admin command "${sub}"`);
         shown = ADMIN_COMMANDS[sub]!;
-        return await (sub === 'create-user' ? adminCreateUser(args) : adminRotateKeys(args));
+        return await (sub === 'create-user' ? adminCreateUser(args) : sub === 'workspaces' ? adminWorkspaces(args) : adminRotateKeys(args));
       }
       case undefined:
       case 'help':
@@ -176,6 +194,13 @@ export async function serverMain(argv: string[]): Promise<number> {
   }
 }
 
+/** An ApiError is the service refusing what the command asked: its message on stderr, exit 1. Anything else propagates. */
+function refusal(err: unknown): number {
+  if (!(err instanceof ApiError)) throw err;
+  console.error(`error: ${err.message}`);
+  return 1;
+}
+
 async function adminCreateUser(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -193,13 +218,34 @@ async function adminCreateUser(argv: string[]): Promise<number> {
     console.log(user.id);
     return 0;
   } catch (err) {
-    if (err instanceof ApiError) {
-      console.error(`error: ${err.message}`);
-      return 1;
-    }
-    throw err;
+    return refusal(err);
   } finally {
     await handle.close();
+  }
+}
+
+/** `svc admin workspaces set-plan <workspace> <tier>`: the services over the database, without workers or HTTP. */
+async function adminWorkspaces(argv: string[]): Promise<number> {
+  const usageText = ADMIN_COMMANDS.workspaces!;
+  const { values, positionals } = parseArgs({ args: argv, options: HELP, strict: true, allowPositionals: true });
+  if (values.help) return usage(usageText);
+  const [verb, ref, tier, ...extra] = positionals;
+  if (verb !== 'set-plan') return usage(usageText, verb === undefined ? 'a command is required: set-plan' : `unknown command "${verb}"`);
+  if (!ref || !tier || extra.length) return usage(usageText, 'set-plan needs a workspace (ws_ id or slug) and a tier');
+  const config = loadConfig();
+  const { createSystem } = await import('./system.js');
+  const system = await createSystem({ ...config, logLevel: process.env.LOG_LEVEL ? config.logLevel : 'warn' }, { runtime: false });
+  try {
+    const ws = await system.services.workspaces.findForOperator(ref);
+    const set = await system.services.subscriptions.setPlan(ws.id, tier);
+    console.log(set.previousTier === set.tier
+      ? `${ws.slug} (${ws.id}) stays on ${set.tier}: its pending change was withdrawn`
+      : `${ws.slug} (${ws.id}): ${set.previousTier} -> ${set.tier} (change request ${set.changeRequestId})`);
+    return 0;
+  } catch (err) {
+    return refusal(err);
+  } finally {
+    await system.close();
   }
 }
 

@@ -36,7 +36,7 @@ import { createQuotaService } from './modules/quotas/quotas.service.js';
 import { clusterUsage } from './modules/clusters/clusters.repo.js';
 import { clusterHasMachines, machineUsage } from './modules/machines/machines.repo.js';
 import { clusterHasInstalls, installUsage } from './modules/installs/installs.repo.js';
-import { operationFailed } from './modules/notifications/sources.js';
+import { operationFailed, passwordChanged } from './modules/notifications/sources.js';
 import { createNotificationService } from './modules/notifications/notifications.service.js';
 import { createSubscriptionService } from './modules/subscriptions/subscriptions.service.js';
 import { registerSubscriptionWorkflows } from './modules/subscriptions/subscriptions.workflows.js';
@@ -58,7 +58,7 @@ import type { JobHandler } from './jobs/worker.js';
 import type { InProcessApi } from './platform/in-process-api.js';
 import { DEVICE_CODE_GRANT_TYPE } from './modules/device/device.service.js';
 import { createAgentModule } from './modules/agents/agent-module.js';
-import { createOfferService } from './modules/offers/offers.service.js';
+import { createOfferService, offerAdmitsSignUp } from './modules/offers/offers.service.js';
 import { createOrdersModule } from './modules/orders/orders-module.js';
 import { createPaymentProviders } from './drivers/payments/registry.js';
 import { eventJobHandlers } from './events/subscribers.js';
@@ -84,7 +84,10 @@ export function createServices(deps: ServicesDeps) {
   const cursors = new CursorCodec(deriveKey(config.secretKey, 'cursor'));
   /** everything stored encrypted is sealed and opened by this one keyring */
   const keyring = keyringOf(config);
-  const sessions = createSessionService({ db });
+  const users = createUserService({
+    db, passwordHashCost: config.passwordHashCost, signup: config.signup, offerAdmitsSignUp: (shortHash, email) => offerAdmitsSignUp(db, shortHash, email),
+  });
+  const sessions = createSessionService({ db, users, passwordChanged });
   const notifier = createNotifier({ databaseUrl: config.databaseUrl, db });
   const workflows = new WorkflowRegistry();
   const quotas = createQuotaService({ db, plans: config.plans, enforced: config.quotas.enforced, lockWorkspace });
@@ -134,7 +137,7 @@ export function createServices(deps: ServicesDeps) {
     },
   });
   workflows.register(workspaceDeletion.workflow);
-  const subscriptions = createSubscriptionService({ db, cursors, plans: config.plans, quotas, operations });
+  const subscriptions = createSubscriptionService({ db, cursors, plans: config.plans, quotas, operations, billing: config.billing });
   registerSubscriptionWorkflows(workflows, { db, subscriptions });
   const snippetRunner = createSnippetRunner({
     workers: config.sandbox.workers,
@@ -192,14 +195,13 @@ export function createServices(deps: ServicesDeps) {
       db, operations, publicUrl: config.publicUrl, checkout: ordersModule.checkout, noticeSeconds: config.commerce.draftExpiryNoticeSeconds, providerChores: payments.runChores,
     }),
   };
-  const offers = createOfferService({ db, cursors, publicUrl: config.publicUrl, offerWithdrawn: ordersModule.offerWithdrawn });
   return {
     db,
     dialect: deps.dialect,
     config,
     cursors,
     idempotency: new IdempotencyStore(db, deriveKey(config.secretKey, 'idempotency')),
-    users: createUserService({ db, passwordHashCost: config.passwordHashCost, signup: config.signup, offerAdmitsSignUp: offers.admitsSignUp }),
+    users,
     sessions,
     device,
     workspaces,
@@ -243,7 +245,7 @@ export function createServices(deps: ServicesDeps) {
     operationStore,
     sweeps,
     /** offers of a seller's workspace (API.md 8.7); archiving one ends its unpaid drafts */
-    offers,
+    offers: createOfferService({ db, cursors, publicUrl: config.publicUrl, offerWithdrawn: ordersModule.offerWithdrawn }),
     /** the built-in payment provider (its hosted checkout page; also in `payments` as `local`) */
     localPayments: payments.local,
     /** the payment providers' periodic work (the local provider's deliveries and renewals) */

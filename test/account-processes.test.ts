@@ -79,7 +79,22 @@ describe(`the account across svc processes (${DIALECT})`, () => {
         assert.equal(done.body.state, 'SUCCEEDED');
         return done.body;
       };
-      await act('changeTier', { tier: 'pro' });
+      // The operator raises the plan (SVC_BILLING=operator): the real command, on the service's database.
+      const slug = (await call(a!.url, 'GET', `/v1/workspaces/${ws}`)).body.slug;
+      const raised = await runSvc(['admin', 'workspaces', 'set-plan', slug, 'pro'], env);
+      assert.equal(raised.code, 0, raised.stderr);
+      assert.match(raised.stdout, new RegExp(`^${slug} \\(${ws}\\): free -> pro \\(change request scr_\\w+\\)\\n$`));
+      if (kind === 'cancel') {
+        const [unknownWs, unknownTier, same] = await Promise.all([
+          runSvc(['admin', 'workspaces', 'set-plan', 'no-such-workspace', 'pro'], env),
+          runSvc(['admin', 'workspaces', 'set-plan', ws, 'platinum'], env),
+          runSvc(['admin', 'workspaces', 'set-plan', ws, 'pro'], env),
+        ]);
+        assert.deepEqual([unknownWs.code, unknownWs.stderr], [1, 'error: workspace no-such-workspace not found\n']);
+        assert.equal(unknownTier.code, 1);
+        assert.match(unknownTier.stderr, /^error: tier "platinum" is not in the plan catalog \(free, pro, enterprise\)/);
+        assert.deepEqual([same.code, same.stderr], [1, 'error: the workspace is already on pro\n']);
+      }
       const op = kind === 'cancel' ? await act('cancel') : await act('changeTier', { tier: 'free' });
       assert.equal(op.response.status, 'pending');
       const sub = (await call(a!.url, 'GET', `/v1/workspaces/${ws}/subscription`)).body;

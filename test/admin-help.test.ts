@@ -18,6 +18,7 @@ describe('svc admin help', () => {
       assert.match(run.stdout, /^Usage: svc admin <command>/);
       assert.match(run.stdout, /create-user --email E --password P \[--name N\]\n +create a user and print its id/);
       assert.match(run.stdout, /rotate-keys \[--batch-size N\]\n +re-seal every stored value under SVC_SECRET_KEY/);
+      assert.match(run.stdout, /workspaces set-plan <workspace> <tier>\n +set a workspace's plan now/);
     }
     assert.equal(new Set(runs.map((r) => r.stdout)).size, 1, 'the same text every way');
   });
@@ -41,20 +42,31 @@ describe('svc admin help', () => {
     assert.match(create.stdout, /Example:\n {2}svc admin create-user --email/);
     assert.equal(createTopic.stdout, create.stdout);
     assert.match(serve.stdout, /^Usage: svc serve \[--role all\|api\|worker\]/);
+    const [plan, planTopic] = await Promise.all([runSvc(['admin', 'workspaces', '--help'], env), runSvc(['admin', 'help', 'workspaces'], env)]);
+    assert.equal(plan.code, 0, plan.stderr);
+    assert.match(plan.stdout, /^Usage: svc admin workspaces set-plan <workspace> <tier>/);
+    assert.match(plan.stdout, /Example:\n {2}svc admin workspaces set-plan acme pro/);
+    assert.equal(planTopic.stdout, plan.stdout);
   });
 
   test('an unknown admin command or flag is a usage error (exit 2) with the usage on stderr', async () => {
-    const [unknown, topic, flag] = await Promise.all([
+    const [unknown, topic, flag, noVerb, badVerb, noTier] = await Promise.all([
       runSvc(['admin', 'rotate-key'], env),
       runSvc(['admin', 'help', 'toString'], env),
       runSvc(['admin', 'rotate-keys', '--batch'], env),
+      runSvc(['admin', 'workspaces'], env),
+      runSvc(['admin', 'workspaces', 'set-tier', 'acme', 'pro'], env),
+      runSvc(['admin', 'workspaces', 'set-plan', 'acme'], env),
     ]);
-    for (const run of [unknown, topic, flag]) {
+    for (const run of [unknown, topic, flag, noVerb, badVerb, noTier]) {
       assert.equal(run.code, 2);
       assert.equal(run.stdout, '');
     }
     assert.match(unknown.stderr, /^error: unknown admin command "rotate-key"\n\nUsage: svc admin <command>/);
     assert.match(topic.stderr, /unknown admin command "toString"/);
     assert.match(flag.stderr, /^error: Unknown option '--batch'[\s\S]*Usage: svc admin rotate-keys/);
+    assert.match(noVerb.stderr, /^error: a command is required: set-plan\n\nUsage: svc admin workspaces/);
+    assert.match(badVerb.stderr, /^error: unknown command "set-tier"/);
+    assert.match(noTier.stderr, /^error: set-plan needs a workspace \(ws_ id or slug\) and a tier/);
   });
 });

@@ -345,4 +345,33 @@ describe('svc command-line client against svc serve', () => {
       rmSync(other, { recursive: true, force: true });
     }
   });
+
+  test('identity change-password reads the current and the new password from stdin (never from flags in history); other sessions stop', async () => {
+    const env = dbEnv(db, {});
+    const made = await runSvc(['admin', 'create-user', '--email', 'pat@example.test', '--password', 'pat first password'], env);
+    assert.equal(made.code, 0, made.stderr);
+    const signIn = async (password: string) => fetch(`${server.url}/v1/auth/sessions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'pat@example.test', password }),
+    });
+    const [mine, other] = await Promise.all([signIn('pat first password'), signIn('pat first password')]);
+    const token = ((await mine.json()) as { token: string }).token;
+    const otherToken = ((await other.json()) as { token: string }).token;
+    const as = { env: { SVC_TOKEN: token } };
+
+    const short = await cli(['identity', 'change-password'], { ...as, input: 'pat first password\n' });
+    assert.equal(short.code, 2, short.stderr);
+    assert.match(short.stderr, /--new-password was not given and line 2 of stdin is empty/);
+    const wrong = await cli(['identity', 'change-password'], { ...as, input: 'not the password\npat second password\n' });
+    assert.equal(wrong.code, 1, wrong.stderr);
+    assert.match(wrong.stderr, /the current password is not right/);
+
+    const changed = await cli(['identity', 'change-password'], { ...as, input: 'pat first password\npat second password\n' });
+    assert.equal(changed.code, 0, changed.stderr);
+    assert.equal(changed.stdout, 'Password changed; 1 other session was signed out.\n');
+    assert.ok(!`${changed.stdout}${changed.stderr}`.includes('pat second password'));
+    assert.equal((await api('GET', '/v1/me', token)).status, 200);
+    assert.equal((await api('GET', '/v1/me', otherToken)).status, 401);
+    assert.equal((await signIn('pat first password')).status, 401);
+    assert.equal((await signIn('pat second password')).status, 201);
+  });
 });

@@ -48,8 +48,12 @@ describe(`order drafts across a crash (${DIALECT})`, () => {
     });
     assert.equal(offer.status, 201, JSON.stringify(offer.body));
     offerId = offer.body.id;
-    const signUp = await fetch(`${base}/v1/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'buyer@example.test', password: 'buyer password' }) });
-    assert.equal(signUp.status, 201);
+    // The buyer signs up through the offer's link (sign-up is closed by default).
+    const signUp = await fetch(`${base}/v1/users`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'buyer@example.test', password: 'buyer password', offer: offer.body.short_hash }),
+    });
+    assert.equal(signUp.status, 201, await signUp.text());
     const signIn = await fetch(`${base}/v1/auth/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'buyer@example.test', password: 'buyer password' }) });
     buyerToken = ((await signIn.json()) as { token: string }).token;
   });

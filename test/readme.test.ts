@@ -352,8 +352,16 @@ describe('README.md followed top to bottom in two terminals', () => {
     const snippets = outputOf('$API/v1/snippets:execute');
     assert.match(snippets, /"state":"succeeded"/);
     assert.match(snippets, /TIMEOUT/);
-    const plans = outputOf('subscription:changeTier').split('\n');
-    for (const line of ['one 202', 'two 202', 'three 202', 'four 429', 'four 202']) assert.ok(plans.includes(line), `${line}\n${plans.join('\n')}`);
+    const planOutput = outputOf('subscription:changeTier');
+    const plans = planOutput.split('\n');
+    for (const line of ['one 202', 'two 202', 'three 202', 'four 429', 'four 202']) assert.ok(plans.includes(line), `${line}\n${planOutput}`);
+    assert.match(planOutput, /"reason":"PLAN_SET_BY_OPERATOR"/);
+    assert.match(planOutput, /^\S+ \(ws_\w+\): free -> pro \(change request scr_\w+\)$/m);
+  });
+
+  test('your password: changed with the current one through the API and the CLI; the other session stopped', () => {
+    const out = outputOf('$API/v1/me/password').split('\n');
+    for (const line of ['{"revoked_sessions":1}', 'other session: 401', 'Password changed.']) assert.ok(out.includes(line), `${line}\n${out.join('\n')}`);
   });
 
   test('agents: svc chat answers and creates a secret after approval; the curl walk streams, waits for approval and completes', () => {

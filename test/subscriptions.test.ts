@@ -1,7 +1,8 @@
 // Subscriptions (API.md 8.2, spec endpoint 10): the subscription of every workspace; :changeTier,
-// :cancel and :reactivate as operations with if-match; upgrades at once, downgrades and cancels at
-// the period end with a moved clock, applied once by the workers' sweep together with the plan;
-// downgrades below usage refused; change requests with ISO 8601 times.
+// :cancel and :reactivate as operations with if-match; with SVC_BILLING=operator (the default) a
+// raise only by the operator (`svc admin workspaces set-plan`, its service here: setPlan), at once;
+// downgrades and cancels at the period end with a moved clock, applied once by the workers' sweep
+// together with the plan; downgrades below usage refused; change requests with ISO 8601 times.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, afterEach, before, describe, test } from 'node:test';
@@ -47,6 +48,8 @@ describe('subscriptions', () => {
     assert.equal(res.status, 202, res.text);
     return f.waitOp(c, res.body.id);
   }
+  /** The operator raises (or sets) the plan: what `svc admin workspaces set-plan` calls. */
+  const raise = (c: Caller, tier: string) => t.services.subscriptions.setPlan(c.ws, tier);
   const changes = async (c: Caller) => (await t.request('GET', `/v1/workspaces/${c.ws}/subscription/change_requests`, { token: c.user.token })).body.data;
   const notes = async (u: TestUser, type: string, ws: string) =>
     (await t.request('GET', '/v1/notifications', { token: u.token })).body.data.filter((n: any) => n.type === type && n.workspace_id === ws);
@@ -76,25 +79,30 @@ describe('subscriptions', () => {
     assert.deepEqual(ws.plan, { tier: 'free', billed_by: 'platform' });
   });
 
-  test('an upgrade applies at once through its operation; the plan, quotas and change requests follow', async () => {
+  test('a raise through the API is refused and changes nothing; the operator raises the plan at once: plan, quotas, change request, notices, audit', async () => {
     const A = await workspace('Upgrade');
     const before = (await t.request('GET', `/v1/workspaces/${A.ws}`, { token: owner.token })).body;
-    const op = await done(A, 'changeTier', { tier: 'pro' });
-    assertOperationInvariants(op, { publicUrl: 'http://svc.test' });
-    assert.equal(op.state, 'SUCCEEDED');
-    assert.deepEqual([op.owner_type, op.owner_id, op.metadata.type], ['workspace', A.ws, 'workspace.subscription.change_tier']);
-    assert.equal(op.response.status, 'applied');
-    assert.equal(op.response.requested_tier, 'pro');
+    for (const [user, tier] of [[owner, 'pro'], [admin, 'enterprise']] as const) {
+      const refused = await act(A, 'changeTier', (await sub(A)).body.etag, { tier }, user);
+      assert.equal(refused.status, 403, refused.text);
+      assert.equal(refused.body.error.reason, 'PLAN_SET_BY_OPERATOR');
+      assert.match(refused.body.error.message, /svc admin workspaces set-plan/);
+    }
+    assert.deepEqual(await changes(A), [], 'nothing was recorded');
+    assert.equal((await sub(A)).body.etag, '1');
+
+    const set = await raise(A, 'pro');
+    assert.deepEqual([set.previousTier, set.tier], ['free', 'pro']);
     const s = (await sub(A)).body;
-    assert.deepEqual([s.tier, s.status, s.etag], ['pro', 'active', '3'], 'etag: 1, the request 2, applied 3');
+    assert.deepEqual([s.tier, s.status, s.scheduled_change, s.etag], ['pro', 'active', null, '2']);
     const ws = (await t.request('GET', `/v1/workspaces/${A.ws}`, { token: owner.token })).body;
     assert.equal(ws.plan.tier, 'pro');
     assert.equal(Number(ws.etag), Number(before.etag) + 1, 'the workspace changed once');
     const quotas = (await t.request('GET', '/v1/quotas', { token: owner.token, headers: { 'svc-context': A.ws } })).body.data;
     assert.equal(quotas.find((q: any) => q.metric === 'compute/clusters').limit, 20);
     const [cr] = await changes(A);
-    assert.equal(cr.id, op.response.change_request_id);
-    assert.deepEqual([cr.kind, cr.previous_tier, cr.requested_tier, cr.status, cr.status_reason, cr.operation_id], ['upgrade', 'free', 'pro', 'applied', null, op.id]);
+    assert.equal(cr.id, set.changeRequestId);
+    assert.deepEqual([cr.kind, cr.previous_tier, cr.requested_tier, cr.status, cr.status_reason, cr.operation_id], ['upgrade', 'free', 'pro', 'applied', 'set by the operator', null]);
     assert.match(cr.created_at, ISO);
     assert.match(cr.effective_at, ISO);
     assert.match(cr.resolved_at, ISO);
@@ -103,6 +111,15 @@ describe('subscriptions', () => {
     // The owners and admins hear of it; members do not.
     for (const u of [owner, admin]) assert.equal((await notes(u, 'subscription_change_applied', A.ws)).length, 1);
     assert.equal((await notes(member, 'subscription_change_applied', A.ws)).length, 0);
+    // The audit log names the operator.
+    const audit = await t.request('GET', '/v1/audit_events?action=subscription.set_plan', { token: owner.token, headers: { 'svc-context': A.ws } });
+    assert.equal(audit.status, 200, audit.text);
+    assert.equal(audit.body.data.length, 1);
+    assert.deepEqual(audit.body.data[0].actor, { type: 'system', id: 'operator' });
+    assert.deepEqual(audit.body.data[0].metadata, { previous_tier: 'free', tier: 'pro', change_request_id: cr.id });
+    // The same tier again is refused; a tier outside the catalog too, naming the catalog.
+    await assert.rejects(raise(A, 'pro'), (err: { options?: { reason?: string } }) => err.options?.reason === 'SAME_TIER');
+    await assert.rejects(raise(A, 'platinum'), (err: Error) => /platinum.*free, pro, enterprise/.test(err.message));
   });
 
   test('roles, if-match and bad input: owner and admin change it, members may not; tier outside the catalog is 400', async () => {
@@ -127,21 +144,22 @@ describe('subscriptions', () => {
     assert.equal((await act(A, 'reactivate', etag)).body.error.reason, 'NOT_CANCELING');
     assert.deepEqual(await changes(A), [], 'nothing was recorded');
     assert.equal((await sub(A)).body.etag, etag);
-    // An admin may; `*` matches any etag; an idempotent retry returns the same operation.
+    // An admin may lower it; `*` matches any etag; an idempotent retry returns the same operation.
+    await raise(A, 'enterprise');
     const key = randomUUID();
-    const first = await act(A, 'changeTier', '*', { tier: 'enterprise' }, admin, { 'idempotency-key': key });
+    const first = await act(A, 'changeTier', '*', { tier: 'pro' }, admin, { 'idempotency-key': key });
     assert.equal(first.status, 202, first.text);
-    const replay = await act(A, 'changeTier', '*', { tier: 'enterprise' }, admin, { 'idempotency-key': key });
+    const replay = await act(A, 'changeTier', '*', { tier: 'pro' }, admin, { 'idempotency-key': key });
     assert.equal(replay.status, 202);
     assert.equal(replay.body.id, first.body.id);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal((await f.waitOp(A, first.body.id)).state, 'SUCCEEDED');
-    assert.equal((await changes(A)).length, 1);
+    assert.equal((await changes(A)).length, 2, 'the operator\'s raise and the pending downgrade');
   });
 
   test('a downgrade waits for the period end, then the sweep applies it once with the plan', async () => {
     const A = await workspace('Downgrade');
-    await done(A, 'changeTier', { tier: 'enterprise' });
+    await raise(A, 'enterprise');
     const op = await done(A, 'changeTier', { tier: 'pro' });
     assert.equal(op.state, 'SUCCEEDED');
     assert.equal(op.response.status, 'pending');
@@ -176,7 +194,7 @@ describe('subscriptions', () => {
 
   test('a downgrade or cancel below the usage is refused with 422 QUOTA_WOULD_BE_EXCEEDED', async () => {
     const A = await workspace('Crowded');
-    await done(A, 'changeTier', { tier: 'pro' });
+    await raise(A, 'pro');
     for (let i = 0; i < 4; i++) await f.cluster(A);
     const etag = (await sub(A)).body.etag;
     for (const [verb, body] of [['changeTier', { tier: 'free' }], ['cancel', undefined]] as const) {
@@ -185,13 +203,13 @@ describe('subscriptions', () => {
       assert.equal(res.body.error.reason, 'QUOTA_WOULD_BE_EXCEEDED');
       assert.deepEqual(res.body.error.metadata, { metric: 'compute/clusters', limit: '3', usage: '4', tier: 'free' });
     }
-    assert.equal((await changes(A)).length, 1, 'only the upgrade');
+    assert.equal((await changes(A)).length, 1, 'only the operator\'s raise');
     assert.equal((await sub(A)).body.etag, etag);
   });
 
   test('a scheduled downgrade that finds usage above its limits at the period end is rejected; the plan stays', async () => {
     const A = await workspace('Grown');
-    await done(A, 'changeTier', { tier: 'pro' });
+    await raise(A, 'pro');
     await done(A, 'changeTier', { tier: 'free' });
     for (let i = 0; i < 4; i++) await f.cluster(A);
     const s = (await sub(A)).body;
@@ -209,7 +227,7 @@ describe('subscriptions', () => {
 
   test('cancel schedules free at the period end; reactivate undoes it; a cancel left alone applies', async () => {
     const A = await workspace('Cancel');
-    await done(A, 'changeTier', { tier: 'pro' });
+    await raise(A, 'pro');
     const cancelled = await done(A, 'cancel');
     assert.equal(cancelled.metadata.type, 'workspace.subscription.cancel');
     assert.equal(cancelled.response.status, 'pending');
@@ -240,7 +258,7 @@ describe('subscriptions', () => {
 
   test('a new change supersedes a pending one; the current tier withdraws it', async () => {
     const A = await workspace('Supersede');
-    await done(A, 'changeTier', { tier: 'enterprise' });
+    await raise(A, 'enterprise');
     const down = await done(A, 'changeTier', { tier: 'pro' });
     const cancel = await done(A, 'cancel');
     let [latest, previous] = await changes(A);
@@ -258,8 +276,8 @@ describe('subscriptions', () => {
 
   test('change requests page newest first with cursors; another workspace\'s request is 404', async () => {
     const A = await workspace('Paged');
-    await done(A, 'changeTier', { tier: 'pro' });
-    await done(A, 'changeTier', { tier: 'enterprise' });
+    await raise(A, 'pro');
+    await raise(A, 'enterprise');
     await done(A, 'changeTier', { tier: 'pro' });
     const first = await t.request('GET', `/v1/workspaces/${A.ws}/subscription/change_requests?limit=2`, { token: member.token });
     assert.equal(first.body.data.length, 2);

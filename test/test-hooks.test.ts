@@ -23,7 +23,8 @@ function world(env: Record<string, string>) {
     app.t.request(method, url, { token: app.owner.token, headers: { 'svc-context': app.ws }, ...(body !== undefined ? { body } : {}) });
   const events = async (turnId: string): Promise<AgentEvent[]> => (await as('GET', `/v1/agent_events?turn_id=${turnId}&limit=100`)).body.data;
   before(async () => {
-    app.t = await startTestApp({ ...roomyPlans(), ...env });
+    // sign-up open: signedUpHashCost makes accounts through POST /v1/users
+    app.t = await startTestApp({ ...roomyPlans(), SVC_SIGNUP: 'open', ...env });
     app.owner = await app.t.user('owner');
     app.ws = (await app.t.workspace(app.owner, 'Hooks')).id;
   });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { chromiumMissing, openBrowser } from '../chromium.js';
 import { ROOT } from '../paths.js';
-import { createTestDatabase, freePort, type TestDatabase } from '../harness.js';
+import { createTestDatabase, DIALECT, freePort, type TestDatabase } from '../harness.js';
 import { dbEnv, runSvc, startSvc, type RunningSvc } from '../processes.js';
 
 export const skipReason = chromiumMissing ?? undefined;
@@ -51,6 +51,8 @@ export interface Web {
   browser: Browser;
   /** A new user account (svc admin create-user, as an operator makes one). */
   user(name: string): Promise<WebUser>;
+  /** Runs `svc admin <args>` against this service's database, as its operator would; its stdout (exit 0 asserted). */
+  admin(args: string[]): Promise<string>;
   /** A fresh browser context signed in as the user through the sign-in page, on `/`. */
   signIn(user: WebUser, opts?: { width?: number; colorScheme?: 'light' | 'dark' }): Promise<Page>;
   close(): Promise<void>;
@@ -75,6 +77,11 @@ export async function startWeb(extraEnv: Record<string, string> = {}): Promise<W
       const res = await runSvc(['admin', 'create-user', '--email', u.email, '--password', u.password, '--name', name], env);
       assert.equal(res.code, 0, res.stderr);
       return u;
+    },
+    async admin(args) {
+      const res = await runSvc(['admin', ...args], env);
+      assert.equal(res.code, 0, res.stderr);
+      return res.stdout;
     },
     async signIn(user, opts = {}) {
       const context = await browser.newContext({ baseURL: base, viewport: { width: opts.width ?? 1280, height: 900 }, colorScheme: opts.colorScheme ?? 'light' });
@@ -115,11 +122,17 @@ export function watchCsp(page: Page): void {
   });
 }
 
-/** Runs axe-core in the page; fails on any serious or critical violation, naming each, or a CSP refusal. */
-export async function checkA11y(page: Page, name: string): Promise<AxeViolation[]> {
+/**
+ * Fails on a CSP refusal in the page, then runs axe-core in it and fails on any serious or critical
+ * violation, naming each. The audit reads the page's markup, which the database dialect does not
+ * change, so it runs in the SQLite pass of a journey only (the journey itself runs on both): each
+ * audit costs the shared browser around a second of CPU, and a pass makes some 90 of them.
+ */
+export async function checkA11y(page: Page, name: string): Promise<void> {
+  assert.deepEqual(cspViolations.get(page) ?? [], [], `content security policy violations on ${name}`);
+  if (DIALECT !== 'sqlite') return;
   // Evaluated through the DevTools protocol: the page's CSP (scripts from 'self' only) stays on.
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
-  assert.deepEqual(cspViolations.get(page) ?? [], [], `content security policy violations on ${name}`);
   const violations = (await page.evaluate(async () => {
     const w = window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: AxeViolation[] }> } };
     const result = await w.axe.run(document, { resultTypes: ['violations'] });
@@ -131,11 +144,14 @@ export async function checkA11y(page: Page, name: string): Promise<AxeViolation[
     [],
     `axe-core on ${name}`,
   );
-  return violations;
 }
 
-/** Saves a screenshot of the page as test/web/screenshots/<name>.png. */
+/**
+ * Saves a screenshot of the page as test/web/screenshots/<name>.png, in the SQLite pass (the
+ * PostgreSQL pass of the same journey would write the same files, at the same time).
+ */
 export async function shot(page: Page, name: string): Promise<void> {
+  if (DIALECT !== 'sqlite') return;
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
 }

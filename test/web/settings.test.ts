@@ -138,28 +138,26 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
     await page.getByRole('row').filter({ hasText: 'Secret "alpha" will be destroyed' }).waitFor();
   });
 
-  test('the plan page shows quota bars, upgrades at once, and applies a change again after a 409', async () => {
+  test('the plan page shows quota bars and who raises a plan; the operator\'s raise shows, and a change applies again after a 409', async () => {
     await open(page, '/settings/plan', 'Plan and quotas');
     const secrets = page.getByRole('meter', { name: 'Secrets' });
     await secrets.waitFor();
     assert.equal(await secrets.getAttribute('value'), '2');
     await page.getByText(/^2 of \d+ secrets/).waitFor();
     await page.getByRole('heading', { name: 'Free' }).waitFor();
+    // SVC_BILLING=operator (the default): the higher plans say whom to ask; no button would be refused.
+    await page.getByText('The operator of this service moves workspaces to Pro: ask them.').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Upgrade to Pro' }).count(), 0);
     await checkA11y(page, 'plan');
     await shot(page, 'plan');
 
-    await page.getByRole('button', { name: 'Upgrade to Pro' }).click();
-    await page.getByRole('dialog', { name: 'Upgrade to Pro?' }).getByRole('button', { name: 'Upgrade to Pro' }).click();
-    await page.getByRole('region', { name: /Plan change/ }).getByText('Succeeded').waitFor({ timeout: 60_000 });
-    await page.getByRole('row').filter({ hasText: 'Upgrade from Free to Pro' }).filter({ hasText: 'Applied' }).waitFor();
+    // The operator raises the plan; the page shows it once reloaded, with the operator's change request.
+    assert.match(await web.admin(['workspaces', 'set-plan', wsId, 'pro']), /: free -> pro /);
+    await page.reload();
+    await page.getByRole('row').filter({ hasText: 'Upgrade from Free to Pro' }).filter({ hasText: 'Applied' }).filter({ hasText: 'set by the operator' }).waitFor();
 
-    // Someone else changes the subscription while the page shows it: the page's etag is stale.
-    const current = await api(page, 'GET', `/v1/workspaces/${wsId}/subscription`);
-    const elsewhere = await api(page, 'POST', `/v1/workspaces/${wsId}/subscription:changeTier`, { tier: 'enterprise' }, undefined, { 'if-match': current.body.etag });
-    assert.equal(elsewhere.status, 202);
-    // Its upgrade applies at once, and changes the etag again: wait for it, so the page's next
-    // attempt meets one change only.
-    for (let op = elsewhere.body; !op.done; ) op = (await api(page, 'POST', `/v1/operations/${op.id}:wait?timeout=10`, undefined, wsId)).body;
+    // The operator changes the subscription again while the page shows it: the page's etag is stale.
+    await web.admin(['workspaces', 'set-plan', wsId, 'enterprise']);
     await page.getByRole('button', { name: 'Downgrade to Free' }).click();
     await page.getByRole('dialog', { name: 'Downgrade to Free?' }).getByRole('button', { name: 'Downgrade to Free' }).click();
     const conflict = page.getByRole('alert').filter({ hasText: 'The subscription changed since this page loaded it.' });
@@ -197,5 +195,33 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
     }
     await narrow.getByRole('heading', { name: 'Quotas', exact: true }).scrollIntoViewIfNeeded();
     await shot(narrow, 'plan-narrow-dark');
+  });
+
+  test('the account page changes the password: a wrong current one shows at its field; changed, another browser is signed out, this one stays', async () => {
+    const elsewhere = await web.signIn(bob);
+    const mine = await web.signIn(bob);
+    await mine.getByRole('link', { name: `Your account: ${bob.email}` }).click();
+    await mine.getByRole('heading', { level: 1, name: 'Your account' }).waitFor();
+    await checkA11y(mine, 'account');
+    const newPassword = 'bob has a newer password';
+    await mine.getByLabel('Current password').fill('not the password');
+    await mine.getByLabel(/^New password(?! again)/).fill(newPassword);
+    await mine.getByLabel('New password again').fill(`${newPassword}!`);
+    await mine.getByRole('button', { name: 'Change password' }).click();
+    await mine.getByText('The two new passwords differ.').waitFor();
+    await mine.getByLabel('New password again').fill(newPassword);
+    await mine.getByRole('button', { name: 'Change password' }).click();
+    await mine.getByText('not your current password').waitFor();
+    await mine.getByLabel('Current password').fill(bob.password);
+    await mine.getByRole('button', { name: 'Change password' }).click();
+    await mine.getByRole('status').filter({ hasText: /^Your password was changed\. \d+ other sessions? (was|were) signed out\.$/ }).waitFor();
+    assert.equal(await mine.getByLabel('Current password').inputValue(), '', 'the form is cleared');
+    await shot(mine, 'account');
+    // The other browser's session ended at once: a reload shows the sign-in page; this one stays signed in.
+    await elsewhere.reload();
+    await elsewhere.getByRole('heading', { name: 'Sign in to svc' }).waitFor();
+    await mine.reload();
+    await mine.getByRole('heading', { level: 1, name: 'Your account' }).waitFor();
+    bob.password = newPassword;
   });
 });

@@ -32,6 +32,7 @@ import { OfferPage } from './pages/offers/OfferPage.tsx';
 import { OrderList, OrderPage } from './pages/orders/Orders.tsx';
 import { OfferLinkPage } from './pages/order/OfferLink.tsx';
 import { DraftPage } from './pages/order/DraftPage.tsx';
+import { Account } from './pages/account/Account.tsx';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Routed = FunctionComponent<any>;
@@ -39,6 +40,8 @@ type Routed = FunctionComponent<any>;
 export const ROUTES: [path: string, page: Routed][] = [
   ['/', Home],
   ['/workspaces/new', NewWorkspace],
+  // the person's own account
+  ['/account', Account],
   // clusters
   ['/clusters', ClusterList],
   ['/clusters/new', NewCluster],

@@ -13,7 +13,10 @@ const ACTIONS_DESCRIPTION =
   '`worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, ' +
   '`machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine\'s expires_at), ' +
   '`agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` ' +
-  '(a person decided on code an agent proposed, or on a member\'s turn; metadata: turn_id, kind, and the reason of a rejection)';
+  '(a person decided on code an agent proposed, or on a member\'s turn; metadata: turn_id, kind, and the reason of a rejection), ' +
+  '`offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an ' +
+  'order), `subscription.set_plan` (the operator set the workspace\'s plan with `svc admin workspaces set-plan`: actor `system` ' +
+  '`operator`; metadata previous_tier, tier, change_request_id)';
 
 export const AuditEvent = Type.Object(
   {
@@ -24,7 +27,7 @@ export const AuditEvent = Type.Object(
         type: StringEnum(ACTOR_TYPES, {
           description: '`user` (usr_ id; session or user JWT), `api_token` (tok_ id), `oauth_client` (oac_ id), `machine` (mch_ id: a machine agent joining), or `system` for what the service does on its own (purging a secret, deleting an expired machine)',
         }),
-        id: Type.String({ description: 'the usr_, tok_, oac_ or mch_ id; for `system`, the job that acted (e.g. `secret-purge`)' }),
+        id: Type.String({ description: 'the usr_, tok_, oac_ or mch_ id; for `system`, the job that acted (e.g. `secret-purge`), or `operator` for an operator\'s command' }),
       },
       { description: 'who acted' },
     ),

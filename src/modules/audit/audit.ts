@@ -33,7 +33,7 @@ export const AUDIT_ACTIONS = [
   'workspace.member.add', 'workspace.member.update', 'workspace.member.remove', 'workspace.delete',
   'worker_bootstrap.create', 'worker_bootstrap.use', 'worker_bootstrap.revoke', 'machine.create', 'machine.delete',
   'agent.create', 'agent.update', 'agent.delete', 'agent.undelete', 'approval_request.approve', 'approval_request.reject',
-  'offer.create', 'offer.update', 'offer.delete', 'offer.undelete', 'order.commit',
+  'offer.create', 'offer.update', 'offer.delete', 'offer.undelete', 'order.commit', 'subscription.set_plan',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -17,6 +17,7 @@ export const NOTIFICATION_TYPES = [
   'order_delivery_failed',
   'order_delivered',
   'order_draft_expiring',
+  'password_changed',
 ] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
@@ -47,7 +48,8 @@ export const Notification = Type.Object(
         'agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn\'s creator, and for a member\'s turn that needs an admin\'s approval to the owners and admins; superseded once answered or ended), ' +
         'order_paid (an order of your workspace\'s offer was paid; owners and admins of the seller), ' +
         'order_delivery_failed (the install an order delivers failed; owners and admins of the seller), ' +
-        'order_delivered (the install you ordered runs; the customer), order_draft_expiring (your order draft ends soon unless finished; the customer)'
+        'order_delivered (the install you ordered runs; the customer), order_draft_expiring (your order draft ends soon unless finished; the customer), ' +
+        'password_changed (your password was changed and your other sessions signed out; if it was not you, reset it)'
     }),
     resource_type: StringEnum(NOTIFICATION_RESOURCE_TYPES, { description: 'the kind of resource the notification is about' }),
     resource_id: Type.String({ description: 'prefixed id of that resource (it may be gone since)' }),

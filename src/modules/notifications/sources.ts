@@ -224,3 +224,15 @@ export function orderDraftExpiring(tx: Executor, e: { customerUserId: string; wo
     context: { order_draft_id: e.draftId, expires_at: String(e.expiresAt) },
   });
 }
+
+/** A person's password was changed (their other sessions were signed out): that person, as a security notice. */
+export function passwordChanged(tx: Executor, e: { userId: string; changedAt: number; revokedSessions: number }): Promise<number> {
+  return notify(tx, { users: [e.userId] }, {
+    type: 'password_changed', key: `${e.userId}:${e.changedAt}`, resourceType: 'user', resourceId: e.userId, workspaceId: null,
+    title: 'Your password was changed',
+    body: `Your password was changed${e.revokedSessions ? `, and ${e.revokedSessions} other session${e.revokedSessions === 1 ? ' was' : 's were'} signed out` : ''}. ` +
+      'If this was not you, reset your password now and tell the operator of this service.',
+    severity: 'warning',
+    context: { revoked_sessions: String(e.revokedSessions) },
+  });
+}

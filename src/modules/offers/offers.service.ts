@@ -81,6 +81,19 @@ function futureOrThrow(expiresAt: number | null | undefined, now: number): void 
   if (expiresAt !== undefined && expiresAt !== null && expiresAt <= now) throw fieldInvalid('body.expires_at', 'must be in the future (Unix seconds)');
 }
 
+/**
+ * Whether a customer may make an account through this offer's link (with SVC_SIGNUP closed): the
+ * offer can be ordered now (active, its seller's workspace active) and, when it names the e-mails
+ * that may order, this is one of them. The composition root hands it to the users' service.
+ */
+export async function offerAdmitsSignUp(db: Db, shortHash: string, email: string): Promise<boolean> {
+  const row = await repo.findOfferByShortHash(db, shortHash);
+  if (!row || statusOf(row, clock.now()) !== 'active') return false;
+  if (row.allowed_emails !== null && !(JSON.parse(row.allowed_emails) as string[]).includes(email)) return false;
+  const seller = await repo.findSellerWorkspace(db, row.workspace_id);
+  return seller?.state === 'active';
+}
+
 export function createOfferService(deps: OfferServiceDeps) {
   const { db, cursors, publicUrl } = deps;
 
@@ -278,20 +291,7 @@ export function createOfferService(deps: OfferServiceDeps) {
     };
   }
 
-  /**
-   * Whether a customer may make an account through this offer's link (with SVC_SIGNUP closed): the
-   * offer can be ordered now (active, its seller's workspace active) and, when it names the e-mails
-   * that may order, this is one of them.
-   */
-  async function admitsSignUp(shortHash: string, email: string): Promise<boolean> {
-    const row = await repo.findOfferByShortHash(db, shortHash);
-    if (!row || statusOf(row, clock.now()) !== 'active') return false;
-    if (row.allowed_emails !== null && !(JSON.parse(row.allowed_emails) as string[]).includes(email)) return false;
-    const seller = await repo.findSellerWorkspace(db, row.workspace_id);
-    return seller?.state === 'active';
-  }
-
-  return { toOffer, createOffer, loadOffer, getOffer, listOffers, updateOffer, setOfferArchived, resolveOffer, resolvedVersion, admitsSignUp };
+  return { toOffer, createOffer, loadOffer, getOffer, listOffers, updateOffer, setOfferArchived, resolveOffer, resolvedVersion };
 }
 
 export type OfferService = ReturnType<typeof createOfferService>;

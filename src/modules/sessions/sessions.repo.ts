@@ -20,6 +20,13 @@ export async function renewSession(db: Executor, id: string, now: number, expire
   await db.updateTable('sessions').set({ last_used_at: now, expires_at: expiresAt }).where('id', '=', id).where('last_used_at', '<', now).execute();
 }
 
+/** Deletes every session of the user but `keep` (null: all of them); returns how many. */
+export async function deleteSessionsOfUser(db: Executor, userId: string, keep: string | null): Promise<number> {
+  let q = db.deleteFrom('sessions').where('user_id', '=', userId);
+  if (keep !== null) q = q.where('id', '!=', keep);
+  return Number((await q.executeTakeFirst()).numDeletedRows);
+}
+
 export async function deleteSession(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('sessions').where('id', '=', id).execute();
 }

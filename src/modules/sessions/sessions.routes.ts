@@ -31,13 +31,32 @@ const SignUpBody = Type.Object(
   },
 );
 
+const ChangePasswordBody = Type.Object(
+  {
+    current_password: Type.String({ minLength: 1, maxLength: 256, description: 'the password the account has now' }),
+    new_password: Type.String({ minLength: 8, maxLength: 256, description: '8-256 characters, not the current one' }),
+  },
+  {
+    additionalProperties: false, description: 'The current password, and the new one.',
+    examples: [{ current_password: 'change me now', new_password: 'correct horse battery staple' }],
+  },
+);
+
+export const PasswordChanged = Type.Object(
+  { revoked_sessions: Type.Integer({ minimum: 0, description: 'how many other sessions of the account were signed out' }) },
+  { $id: 'PasswordChanged', description: 'The password was changed.', examples: [{ revoked_sessions: 2 }] },
+);
+
 export const AuthSettings = Type.Object(
   {
     signup: StringEnum(['closed', 'invite', 'open'], {
       description: 'SVC_SIGNUP: `open`, anyone may make an account (POST /v1/users); `closed` and `invite`, accounts come from the operator and offers\' links',
     }),
+    billing: StringEnum(['operator'], {
+      description: 'SVC_BILLING: `operator`, a workspace\'s plan is raised only by the operator (`svc admin workspaces set-plan`); its admins may lower or cancel it',
+    }),
   },
-  { $id: 'AuthSettings', description: 'How people get an account on this service: what the sign-in page tells them.', examples: [{ signup: 'closed' }] },
+  { $id: 'AuthSettings', description: 'How people get an account and a plan on this service: what the sign-in and plan pages tell them.', examples: [{ signup: 'closed', billing: 'operator' }] },
 );
 
 export const CreatedUser = Type.Object(
@@ -165,11 +184,13 @@ export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'ses
   app.get('/v1/auth/settings', {
     config: { auth: 'none' },
     schema: {
-      tags, operationId: 'getAuthSettings', summary: 'How accounts are given here',
-      description: 'Needs no credential: the sign-in page reads it to tell a person how to get an account (SVC_SIGNUP). Says nothing about any account.',
+      tags, operationId: 'getAuthSettings', summary: 'How accounts and plans are given here',
+      description:
+        'Needs no credential: the sign-in page reads it to tell a person how to get an account (SVC_SIGNUP), the plan page how a ' +
+        'plan is raised (SVC_BILLING). Says nothing about any account.',
       response: { 200: refTo(AuthSettings) },
     },
-  }, async () => ({ signup: s.config.signup }));
+  }, async () => ({ signup: s.config.signup, billing: s.config.billing }));
 
   app.delete('/v1/auth/sessions/current', {
     config: { auth: 'user' },
@@ -184,6 +205,27 @@ export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'ses
     await s.sessions.revokeSession(user.sessionId);
     if (user.via === 'cookie') reply.header('set-cookie', sessionCookie(s, null));
     return reply.code(204).send();
+  });
+
+  app.post('/v1/me/password', {
+    config: { auth: 'user' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'changePassword', summary: 'Change your password',
+      description:
+        'Needs a user credential (a session token, the web app\'s cookie, a user JWT); a workspace API token is 403. The current ' +
+        'password is checked as a sign-in checks it: a wrong one is 400 (reason INVALID_CREDENTIALS, field body.current_password) ' +
+        'and counts toward the same throttle (429 SIGN_IN_THROTTLED with retry-after). The new one must be 8-256 characters and ' +
+        'not the current one (400 INVALID_PASSWORD). Then every other session of the account is signed out at once (the one that ' +
+        'asked stays signed in; API tokens are the workspaces\' and stay), and the account gets a `password_changed` notification.',
+      body: ChangePasswordBody,
+      response: responses({ 200: PasswordChanged }, [400, 403, 429]),
+    },
+  }, async (request) => {
+    const principal = userOf(request);
+    const { revokedSessions } = await s.sessions.changePassword(
+      { userId: principal.userId, sessionId: principal.sessionId ?? null }, request.body.current_password, request.body.new_password, request.ip,
+    );
+    return { revoked_sessions: revokedSessions };
   });
 
   app.get('/v1/me', {

@@ -1,15 +1,15 @@
 // Session tokens (spec 5 rules 1-2, API.md section 4): 32 random [A-Za-z0-9] characters, stored
 // as SHA-256, alive for one year from their last use. The renewal is written at most once a
 // minute so a busy client does not turn every read into a write.
-import { isUniqueViolation, type Db } from '../../db/database.js';
+import { isUniqueViolation, type Db, type Executor } from '../../db/database.js';
 import type { Principal, TokenVerifier } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { DUMMY_PASSWORD_HASH, randomString, sha256Hex, verifyPassword } from '../../platform/crypto.js';
-import { ApiError, unauthenticated } from '../../platform/errors.js';
+import { ApiError, invalidArgument, unauthenticated } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { findUserByEmail, normalizeEmail } from '../users/users.service.js';
+import { findUserByEmail, findUserById, normalizeEmail, type UserService } from '../users/users.service.js';
 import { createSignInThrottle } from './sign-in-throttle.js';
-import { deleteSession, findSessionByHash, findSessionOwnerByHash, insertSession, renewSession } from './sessions.repo.js';
+import { deleteSession, deleteSessionsOfUser, findSessionByHash, findSessionOwnerByHash, insertSession, renewSession } from './sessions.repo.js';
 
 export const SESSION_TTL_SECONDS = 365 * 24 * 60 * 60;
 const RENEW_EVERY_SECONDS = 60;
@@ -22,8 +22,19 @@ export interface IssuedSession {
   expires_at: number;
 }
 
-export function createSessionService(deps: { db: Db }) {
-  const { db } = deps;
+export interface SessionServiceDeps {
+  db: Db;
+  /** the users' service: a new password is hashed and stored through it */
+  users: Pick<UserService, 'hashNewPassword' | 'storePasswordHash'>;
+  /**
+   * Tells the person their password changed, in the change's transaction (the notifications'
+   * security notice, given by the composition root: identity sits below notifications).
+   */
+  passwordChanged(tx: Executor, e: { userId: string; changedAt: number; revokedSessions: number }): Promise<unknown>;
+}
+
+export function createSessionService(deps: SessionServiceDeps) {
+  const { db, users } = deps;
   const throttle = createSignInThrottle(db);
 
   async function createSession(userId: string, token: string = randomString(32)): Promise<IssuedSession> {
@@ -84,7 +95,39 @@ export function createSessionService(deps: { db: Db }) {
     await deleteSession(db, sessionId);
   }
 
-  return { createSession, ensureSessionToken, verifier, checkPassword, signIn, revokeSession };
+  /**
+   * POST /v1/me/password: the current password is checked as a sign-in checks it (the same
+   * throttle, so a stolen session cannot guess it quickly), the new one must follow the one rule
+   * and differ; then, in one transaction, the hash is replaced, every other session of the user is
+   * deleted (they stop working at once) and the user is sent a security notice. The session that
+   * asked stays (null: a credential that is not a session keeps none). Returns how many were revoked.
+   */
+  async function changePassword(
+    principal: { userId: string; sessionId: string | null },
+    current: string,
+    next: string,
+    clientAddress: string,
+  ): Promise<{ revokedSessions: number }> {
+    const user = await findUserById(db, principal.userId);
+    if (!user) throw new ApiError('NOT_FOUND', 'user not found', { reason: 'NOT_FOUND' });
+    const attempt = await throttle.begin(clientAddress, user.email);
+    if (!(await verifyPassword(current, user.password_hash))) {
+      throw invalidArgument('the current password is not right', 'INVALID_CREDENTIALS', [{ field: 'body.current_password', description: 'not your current password' }]);
+    }
+    await throttle.succeeded(attempt);
+    if (current === next) {
+      throw invalidArgument('the new password is the current one: choose another', 'INVALID_PASSWORD', [{ field: 'body.new_password', description: 'the same as the current password' }]);
+    }
+    const hash = await users.hashNewPassword(next, 'body.new_password');
+    return db.transaction().execute(async (tx) => {
+      if (!(await users.storePasswordHash(tx, user.id, hash))) throw new ApiError('NOT_FOUND', 'user not found', { reason: 'NOT_FOUND' });
+      const revokedSessions = await deleteSessionsOfUser(tx, user.id, principal.sessionId);
+      await deps.passwordChanged(tx, { userId: user.id, changedAt: clock.nowMs(), revokedSessions });
+      return { revokedSessions };
+    });
+  }
+
+  return { createSession, ensureSessionToken, verifier, checkPassword, signIn, revokeSession, changePassword };
 }
 
 export type SessionService = ReturnType<typeof createSessionService>;

@@ -48,7 +48,10 @@ export function subscriptionRoutes(app: App, s: Pick<Services, 'config' | 'idemp
   };
 
   operation('changeTier', 'changeSubscriptionTier', 'Change the plan',
-    'Starts a `workspace.subscription.change_tier` operation. A higher tier applies at once (the operation moves the workspace\'s ' +
+    'With SVC_BILLING=operator (the default) a plan is raised only by the operator (`svc admin workspaces set-plan`): a tier ' +
+    'above the current one is 403 (reason PLAN_SET_BY_OPERATOR), while a lower one, the withdrawal of a pending change, ' +
+    '`:cancel` and `:reactivate` stay the workspace\'s own (they cost nobody anything); GET /v1/auth/settings says which holds. ' +
+    'Starts a `workspace.subscription.change_tier` operation. A higher tier (where the billing lets the workspace raise it) applies at once (the operation moves the workspace\'s ' +
     'plan); a lower one is scheduled for the end of the current period, and is 422 FAILED_PRECONDITION (reason ' +
     'QUOTA_WOULD_BE_EXCEEDED, metadata metric, limit, usage) when the usage today is above the lower plan\'s allocation limits. ' +
     'A new change supersedes a pending one (its status becomes canceled); the current tier withdraws a pending change, and ' +

@@ -3,6 +3,7 @@
 // applying a change request, exactly once, by its operation (at once for an upgrade) or by the
 // workers' sweep when the clock passes its effective_at (downgrades and cancels at the period end).
 // The applied change request and the workspace's plan change in one transaction.
+import type { BillingMode } from '../../config.js';
 import type { Db, Executor } from '../../db/database.js';
 import type { Json } from '../../jobs/workflows.js';
 import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
@@ -11,6 +12,7 @@ import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
 import { etagMismatch, etagOf } from '../../platform/etag.js';
 import { derivedId, isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
+import { recordAuditEvent } from '../audit/audit.js';
 import { subscriptionChangeApplied, subscriptionChangeRejected } from '../notifications/sources.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
@@ -30,7 +32,12 @@ export interface SubscriptionServiceDeps {
   plans: PlanCatalog;
   quotas: Pick<QuotaService, 'firstOverLimit'>;
   operations: Pick<OperationService, 'start'>;
+  /** SVC_BILLING: with `operator`, people cannot raise a plan through the API (only setPlan, the operator's command) */
+  billing: BillingMode;
 }
+
+/** Who recorded a change request the operator made (`svc admin workspaces set-plan`), in place of a user id. */
+export const OPERATOR_ACTOR = 'operator';
 
 /** What a subscription operation reports: the change request as it stands after the operation. */
 export function changeOutcome(row: repo.ChangeRequestRow): Record<string, Json> {
@@ -146,6 +153,12 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       return commit(scope, tx, current, 'active', CHANGE_TIER, current.pending.id);
     }
     if (plans.rank(tier) > plans.rank(current.tier)) {
+      // A raise costs the operator: with SVC_BILLING=operator only they make it (setPlan).
+      if (deps.billing === 'operator') {
+        throw new ApiError('PERMISSION_DENIED', `plans on this service are raised by its operator (svc admin workspaces set-plan): ask them to move this workspace to ${tier}`, {
+          reason: 'PLAN_SET_BY_OPERATOR',
+        });
+      }
       return request(scope, tx, current, { kind: 'upgrade', tier, effectiveAt: now, type: CHANGE_TIER });
     }
     const over = await quotas.firstOverLimit(tx, scope.workspaceId, tier);
@@ -177,6 +190,46 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     }
     await repo.resolvePending(tx, current.pending.id, 'canceled', 'reactivated', clock.now());
     return commit(scope, tx, current, 'active', REACTIVATE, current.pending.id);
+  }
+
+  /**
+   * The operator's `svc admin workspaces set-plan`: the plan changes now, up or down, recorded as an
+   * applied change request (a pending one is superseded) with the same notification as any applied
+   * change. Refused like a downgrade when the usage is above the new plan's limits.
+   */
+  async function setPlan(workspaceId: string, tier: string): Promise<{ previousTier: string; tier: string; changeRequestId: string }> {
+    if (!plans.has(tier)) throw fieldInvalid('tier', `tier "${tier}" is not in the plan catalog (${plans.tiers.join(', ')})`, 'UNKNOWN_TIER');
+    return db.transaction().execute(async (tx) => {
+      if (!(await lockWorkspace(tx, workspaceId))) throw notFound('workspace');
+      await assertWorkspaceActive(tx, workspaceId);
+      const current = await repo.findSubscription(tx, workspaceId);
+      if (!current) throw notFound('workspace');
+      const now = clock.now();
+      if (current.tier === tier) {
+        if (!current.pending) throw new ApiError('FAILED_PRECONDITION', `the workspace is already on ${tier}`, { reason: 'SAME_TIER' });
+        // the operator keeps the plan: the change waiting for the period end is withdrawn
+        await repo.resolvePending(tx, current.pending.id, 'canceled', `withdrawn by the operator: the subscription stays on ${tier}`, now);
+        await repo.updateSubscription(tx, workspaceId, 'active', null, now);
+        return { previousTier: tier, tier, changeRequestId: current.pending.id };
+      }
+      const upgrade = plans.rank(tier) > plans.rank(current.tier);
+      const over = upgrade ? null : await quotas.firstOverLimit(tx, workspaceId, tier);
+      if (over) throw wouldExceed(tier, over);
+      const id = newId('subscriptionChangeRequest');
+      if (current.pending) await repo.resolvePending(tx, current.pending.id, 'canceled', `superseded by the operator's change request ${id}`, now);
+      await repo.insertChangeRequest(tx, {
+        id, workspace_id: workspaceId, kind: upgrade ? 'upgrade' : 'downgrade', previous_tier: current.tier, requested_tier: tier, status: 'applied',
+        status_reason: 'set by the operator', effective_at: now, resolved_at: now, operation_id: null, requested_by: OPERATOR_ACTOR, created_at: now,
+      });
+      await repo.ensureSubscription(tx, workspaceId, now);
+      await repo.setWorkspaceTier(tx, workspaceId, tier, now);
+      await repo.updateSubscription(tx, workspaceId, 'active', null, now);
+      await subscriptionChangeApplied(tx, { workspaceId, changeRequestId: id, kind: upgrade ? 'upgrade' : 'downgrade', previousTier: current.tier, tier });
+      await recordAuditEvent(tx, { workspaceId, actor: { type: 'system', id: OPERATOR_ACTOR }, requestId: null }, {
+        action: 'subscription.set_plan', resourceType: 'workspace', resourceId: workspaceId, metadata: { previous_tier: current.tier, tier, change_request_id: id },
+      });
+      return { previousTier: current.tier, tier, changeRequestId: id };
+    });
   }
 
   async function listChangeRequests(scope: WorkspaceScope, query: PageQueryT): Promise<Page<ChangeRequestT>> {
@@ -230,7 +283,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     return ids.length;
   }
 
-  return { get, changeTier, cancel, reactivate, listChangeRequests, getChangeRequest, applyChangeRequest, applyDue };
+  return { get, changeTier, cancel, reactivate, setPlan, listChangeRequests, getChangeRequest, applyChangeRequest, applyDue };
 }
 
 export type SubscriptionService = ReturnType<typeof createSubscriptionService>;

@@ -15,6 +15,11 @@ export async function anyUserExists(db: Executor): Promise<boolean> {
   return (await db.selectFrom('users').select('id').limit(1).executeTakeFirst()) !== undefined;
 }
 
+export async function updatePasswordHash(db: Executor, id: string, hash: string, now: number): Promise<boolean> {
+  const res = await db.updateTable('users').set({ password_hash: hash, updated_at: now }).where('id', '=', id).executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
 export async function insertUser(db: Executor, row: UserRow): Promise<void> {
   await db.insertInto('users').values(row).execute();
 }

@@ -1,11 +1,11 @@
 // Users: e-mail identity with an scrypt-hashed password.
-import { isUniqueViolation, type Db } from '../../db/database.js';
+import { isUniqueViolation, type Db, type Executor } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import type { SignupMode } from '../../config.js';
 import { hashPassword, type PasswordHashCost } from '../../platform/crypto.js';
 import { ApiError, invalidArgument } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { anyUserExists, findUserByEmail, insertUser, type UserRow } from './users.repo.js';
+import { anyUserExists, findUserByEmail, insertUser, updatePasswordHash, type UserRow } from './users.repo.js';
 
 /** Other modules read users through these (never through users.repo.ts). */
 export { findUserByEmail, findUserById, type UserRow } from './users.repo.js';
@@ -15,6 +15,13 @@ export function normalizeEmail(email: string): string {
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/** The one rule for a password a person chooses: 8-256 characters. */
+function checkNewPassword(password: string, field: string): void {
+  if (password.length < 8 || password.length > 256) {
+    throw invalidArgument('password must be 8-256 characters', 'INVALID_PASSWORD', [{ field, description: '8-256 characters' }]);
+  }
+}
 
 export interface UserServiceDeps {
   db: Db;
@@ -35,9 +42,7 @@ export function createUserService(deps: UserServiceDeps) {
   async function createUser(input: { email: string; password: string; name?: string | null }): Promise<UserRow> {
     const email = normalizeEmail(input.email);
     if (!EMAIL.test(email) || email.length > 254) throw invalidArgument('email is not a valid address', 'INVALID_EMAIL', [{ field: 'email', description: 'an e-mail address' }]);
-    if (input.password.length < 8 || input.password.length > 256) {
-      throw invalidArgument('password must be 8-256 characters', 'INVALID_PASSWORD', [{ field: 'password', description: '8-256 characters' }]);
-    }
+    checkNewPassword(input.password, 'password');
     const now = clock.now();
     const row: UserRow = {
       id: newId('user'),
@@ -76,6 +81,17 @@ export function createUserService(deps: UserServiceDeps) {
     return createUser(input);
   }
 
+  /** A new password checked by the one rule and hashed: hashed before any transaction, which must not wait on scrypt. */
+  async function hashNewPassword(password: string, field = 'password'): Promise<string> {
+    checkNewPassword(password, field);
+    return hashPassword(password, passwordHashCost);
+  }
+
+  /** Stores a hash from hashNewPassword in the caller's transaction; false when the user is gone. */
+  function storePasswordHash(tx: Executor, userId: string, hash: string): Promise<boolean> {
+    return updatePasswordHash(tx, userId, hash, clock.now());
+  }
+
   /** Creates the user unless one with this email exists; returns it either way. */
   async function ensureUser(input: { email: string; password: string }): Promise<{ user: UserRow; created: boolean }> {
     const existing = await findUserByEmail(db, normalizeEmail(input.email));
@@ -89,7 +105,7 @@ export function createUserService(deps: UserServiceDeps) {
     }
   }
 
-  return { createUser, signUp, ensureUser, anyUserExists: () => anyUserExists(db) };
+  return { createUser, signUp, hashNewPassword, storePasswordHash, ensureUser, anyUserExists: () => anyUserExists(db) };
 }
 
 export type UserService = ReturnType<typeof createUserService>;

@@ -11,6 +11,10 @@ export function findWorkspace(db: Executor, id: string): Promise<WorkspaceRow | 
   return db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+export function findWorkspaceBySlug(db: Executor, slug: string): Promise<WorkspaceRow | undefined> {
+  return db.selectFrom('workspaces').selectAll().where('slug', '=', slug).executeTakeFirst();
+}
+
 /**
  * Inserts unless the slug is taken; false when it is. `on conflict do nothing` instead of catching
  * the violation: on PostgreSQL a failed statement aborts the whole (possibly the caller's) transaction.

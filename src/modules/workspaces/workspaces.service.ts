@@ -186,8 +186,15 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
     });
   }
 
+  /** The operator's commands name a workspace by its ws_ id or its slug: the workspace, as an operator sees it. */
+  async function findForOperator(ref: string): Promise<WorkspaceT> {
+    const row = isId('workspace', ref) ? await repo.findWorkspace(db, ref) : await repo.findWorkspaceBySlug(db, ref.toLowerCase());
+    if (!row) throw notFound(`workspace ${ref}`);
+    return toWorkspace(row);
+  }
+
   return {
-    memberships, createWorkspace, getWorkspace, listWorkspaces, patchWorkspace,
+    memberships, createWorkspace, getWorkspace, listWorkspaces, patchWorkspace, findForOperator,
     listMembers, addMember, getMember, loadMemberById, changeMemberRole, removeMember,
   };
 }

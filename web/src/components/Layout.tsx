@@ -89,7 +89,7 @@ function useUnread(path: string, workspaceId: string | undefined): number | null
  * Pages a person uses without a workspace: creating one, and a customer's order (an offer's link,
  * the order wizard, their order), which a new customer reaches before they have any.
  */
-const PERSONAL = /^\/(workspaces\/new|i\/|order_drafts\/|orders\/)/;
+const PERSONAL = /^\/(workspaces\/new|account$|i\/|order_drafts\/|orders\/)/;
 
 /** Every page but those acts in a workspace: a person in none is asked to make one. */
 function NoWorkspace() {
@@ -152,7 +152,10 @@ export function Layout(props: { children: ComponentChildren }) {
             {unread ? <span class="count">{unread > 99 ? '99+' : unread}</span> : null}
           </a>
         )}
-        <span class="who muted">{me.email}</span>
+        <a class="who muted" href="/account">
+          <span class="visually-hidden">Your account: </span>
+          {me.email}
+        </a>
         <button type="button" onClick={() => void signOut()}>
           Sign out
         </button>

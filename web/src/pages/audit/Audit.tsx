@@ -51,6 +51,7 @@ const ACTIONS: Record<Action, string> = {
   'offer.delete': 'Offer archived',
   'offer.undelete': 'Offer restored',
   'order.commit': 'Order committed',
+  'subscription.set_plan': 'Plan set by the operator',
 };
 const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   secret: 'Secret',
@@ -75,6 +76,7 @@ function Actor(props: { actor: AuditEvent['actor']; emails: Map<string, string> 
   if (type === 'api_token') return <>API token <a href="/settings/tokens">{id}</a></>;
   if (type === 'oauth_client') return <>OAuth client <a href="/settings/oauth-clients">{id}</a></>;
   if (type === 'machine') return <>Machine <a href={`/machines/${id}`}>{id}</a></>;
+  if (id === 'operator') return <>The operator of this service</>;
   return <>svc ({id})</>;
 }
 

@@ -2,7 +2,8 @@
 // period end), its quotas as bars, the catalog's plans with the move to each, cancel and
 // reactivate, and the change requests made so far. Every change sends if-match with the
 // subscription's etag and is an operation followed live; a 409 shows the current subscription and
-// offers the change again. An upgrade applies at once; a downgrade or cancel at the period end.
+// offers the change again. A downgrade or cancel applies at the period end; a plan is raised by the
+// operator (SVC_BILLING=operator), which the plans' cards say.
 import { useState } from 'preact/hooks';
 import { client, ok, type Schemas } from '../../lib/api.ts';
 import { useApi } from '../../lib/useApi.ts';
@@ -44,6 +45,7 @@ export function PlanPage(_props: { path?: string }) {
   const sub = useApi(() => ok(client.GET('/v1/workspaces/{id}/subscription', { params: { path: { id: ws.id } } })), [ws.id]);
   const plans = useApi(() => ok(client.GET('/v1/plans', {})), []);
   const quotas = useApi(() => ok(client.GET('/v1/quotas', {})), [ws.id]);
+  const settings = useApi(() => ok(client.GET('/v1/auth/settings', {})), []);
   const [asking, setAsking] = useState<Change | undefined>(undefined);
   const [last, setLast] = useState<Change | undefined>(undefined);
   const [op, setOp] = useState<Operation | undefined>(undefined);
@@ -137,10 +139,10 @@ export function PlanPage(_props: { path?: string }) {
       <Section title="Plans">
         {plans.error ? (
           <ErrorNotice error={plans.error} title="The plans could not be loaded." />
-        ) : !plans.data || !s ? (
+        ) : !plans.data || !s || !settings.data ? (
           <p aria-busy="true">Loading…</p>
         ) : (
-          <Plans plans={plans.data.data} subscription={s} quotas={quotas.data?.data ?? []} mayChange={mayChange} busy={action.busy} onAsk={setAsking} />
+          <Plans plans={plans.data.data} subscription={s} quotas={quotas.data?.data ?? []} mayChange={mayChange} operatorRaises={settings.data.billing === 'operator'} busy={action.busy} onAsk={setAsking} />
         )}
       </Section>
       <Section title="Change requests">

@@ -1,6 +1,8 @@
 // The catalog's plans side by side (GET /v1/plans lists them from the lowest to the highest): each
 // with its limits, the current one marked, and the move to each other one for the roles that may
-// change the plan. A move up applies at once; a move down waits for the period end.
+// change the plan. A move down waits for the period end. A move up is the operator's when the
+// service's billing says so (SVC_BILLING=operator: GET /v1/auth/settings), and the card says whom to
+// ask instead of offering a button that would be refused.
 import type { Schemas } from '../../lib/api.ts';
 import { Time } from '../../components/Time.tsx';
 import type { Change } from './Plan.tsx';
@@ -15,7 +17,16 @@ function limitName(metric: string, quotas: Schemas['QuotaEntry'][]): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-export function Plans(props: { plans: Plan[]; subscription: Schemas['Subscription']; quotas: Schemas['QuotaEntry'][]; mayChange: boolean; busy: boolean; onAsk: (c: Change) => void }) {
+export function Plans(props: {
+  plans: Plan[];
+  subscription: Schemas['Subscription'];
+  quotas: Schemas['QuotaEntry'][];
+  mayChange: boolean;
+  /** SVC_BILLING=operator: only the operator raises a plan */
+  operatorRaises: boolean;
+  busy: boolean;
+  onAsk: (c: Change) => void;
+}) {
   const s = props.subscription;
   const current = props.plans.findIndex((p) => p.tier === s.tier);
   const scheduled = s.scheduled_change;
@@ -42,6 +53,8 @@ export function Plans(props: { plans: Plan[]; subscription: Schemas['Subscriptio
               <p>
                 From <Time at={scheduled.effective_at} />
               </p>
+            ) : up && props.operatorRaises ? (
+              <p class="muted small">The operator of this service moves workspaces to {p.display_name}: ask them.</p>
             ) : (
               props.mayChange && (
                 <button
