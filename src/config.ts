@@ -126,8 +126,9 @@ export interface Config {
   accountSweepMs: number;
   /**
    * who may create an account with POST /v1/users (SVC_SIGNUP): `closed` (the default) and `invite`
-   * (the same, said explicitly): accounts come from the operator (`svc admin create-user`) and
-   * from offers' links (a customer signs up through an offer they were given); `open`: anyone may.
+   * (the same, said explicitly): accounts come from invitations, from the operator (`svc admin
+   * create-user`) and from offers' links (a customer signs up through an offer they were given);
+   * `open`: anyone may.
    */
   signup: SignupMode;
   /**

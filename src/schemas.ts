@@ -4,7 +4,7 @@
 import type { TSchema } from 'typebox';
 import { ErrorBody } from './platform/errors.js';
 import { OPERATION_SCHEMAS } from './modules/operations/operations.schemas.js';
-import { Workspace, Member } from './modules/workspaces/workspaces.schemas.js';
+import { AcceptedInvitation, Invitation, InvitationPreview, Workspace, Member } from './modules/workspaces/workspaces.schemas.js';
 import { ApiTokenItem, CreatedApiToken } from './modules/tokens/tokens.schemas.js';
 import { CreatedOAuthClient, Jwks, OAuthClientItem } from './modules/oauth/clients.schemas.js';
 import { TOKEN_SCHEMAS } from './modules/oauth/token.routes.js';
@@ -29,7 +29,7 @@ export const NAMED_SCHEMAS: TSchema[] = [
   ...OPERATION_SCHEMAS,
   Status, OpenApiDocument,
   IssuedSession, BrowserSession, Me, CreatedUser, AuthSettings, PasswordChanged, IdLookup,
-  Workspace, Member,
+  Workspace, Member, Invitation, InvitationPreview, AcceptedInvitation,
   ApiTokenItem, CreatedApiToken,
   OAuthClientItem, CreatedOAuthClient, Jwks, ...TOKEN_SCHEMAS, DeviceAuthorizationResponse,
   Cluster, ClusterCapabilitiesView, ...MACHINE_SCHEMAS,

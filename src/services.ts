@@ -59,6 +59,7 @@ import type { InProcessApi } from './platform/in-process-api.js';
 import { DEVICE_CODE_GRANT_TYPE } from './modules/device/device.service.js';
 import { createAgentModule } from './modules/agents/agent-module.js';
 import { createOfferService, offerAdmitsSignUp } from './modules/offers/offers.service.js';
+import { createInvitationService } from './modules/workspaces/invitations.service.js';
 import { createOrdersModule } from './modules/orders/orders-module.js';
 import { createPaymentProviders } from './drivers/payments/registry.js';
 import { eventJobHandlers } from './events/subscribers.js';
@@ -167,7 +168,9 @@ export function createServices(deps: ServicesDeps) {
   const agentModule = createAgentModule({
     db, dialect: deps.dialect, cursors, notifier, quotas, keyring, config, snippetRunner, runCredentials, api, jobHandlers,
   });
-  const workspaces = createWorkspaceService({ db, cursors, quotas });
+  /** invitations to join a workspace (issue 34): made by addMember, accepted through their link */
+  const invitations = createInvitationService({ db, cursors, publicUrl: config.publicUrl, users, checkPassword: sessions.checkPassword });
+  const workspaces = createWorkspaceService({ db, cursors, quotas, invitations });
   // Payment providers (issue 25): the local provider delivers its signed events to the service's
   // own webhook route, the path Stripe's take (a test may point them at a recorder); before the app
   // serves it a delivery fails and the sweep retries it.
@@ -205,6 +208,7 @@ export function createServices(deps: ServicesDeps) {
     sessions,
     device,
     workspaces,
+    invitations,
     apiTokens: createApiTokenService({ db, cursors, assertWorkspaceActive }),
     oauth,
     /** POST /oauth/token handlers by grant_type (device_code: RFC 8628; client_credentials: RFC 6749 4.4) */

@@ -233,12 +233,12 @@ describe('OpenAPI document', () => {
   test('creating POSTs document idempotency-key (1-64); writes to versioned resources require if-match (1-256)', () => {
     // Shown-once secrets cannot be replayed (API.md section 3); sign-in and OAuth endpoints create no resource;
     // cancelling an operation starts nothing new, and repeating it is harmless.
-    // A machine join spends a one-time token: a retry with the same token is refused, never replayed.
+    // A machine join and an invitation's accept spend a one-time token: a retry with the same token is refused, never replayed.
     // Sign-up and a draft begun signed out have no principal to scope a key to (a repeated sign-up is 409 EMAIL_TAKEN;
     // :begin shows its claim token once). A draft's checkout session is reused for its revision, so repeating the call answers
     // the same session (the interface takes if-match only there).
     const noIdempotency = new Set([
-      'createApiToken', 'createOAuthClient', 'createSession', 'createBrowserSession', 'cancelOperation', 'joinMachine', 'createUser', 'beginOrderDraft',
+      'createApiToken', 'createOAuthClient', 'createSession', 'createBrowserSession', 'cancelOperation', 'joinMachine', 'acceptInvitation', 'createUser', 'beginOrderDraft',
       'createOrderDraftCheckoutSession',
     ]);
     for (const o of ops) {

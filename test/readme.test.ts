@@ -359,6 +359,12 @@ describe('README.md followed top to bottom in two terminals', () => {
     assert.match(planOutput, /^\S+ \(ws_\w+\): free -> pro \(change request scr_\w+\)$/m);
   });
 
+  test('inviting people: the invitation was pending, accepting made the account, which joined as a member; the link worked once', () => {
+    const out = outputOf('$API/v1/invitations:accept').split('\n');
+    for (const line of ['pending', 'member', 'again: 404']) assert.ok(out.includes(line), `${line}\n${out.join('\n')}`);
+    assert.ok(out.some((l) => /"account_created":true/.test(l)), out.join('\n'));
+  });
+
   test('your password: changed with the current one through the API and the CLI; the other session stopped', () => {
     const out = outputOf('$API/v1/me/password').split('\n');
     for (const line of ['{"revoked_sessions":1}', 'other session: 401', 'Password changed.']) assert.ok(out.includes(line), `${line}\n${out.join('\n')}`);

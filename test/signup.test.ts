@@ -67,7 +67,7 @@ describe('sign-up', () => {
       const res = await t.request('POST', '/v1/users', { body: { email: 'bob@example.com', password: 'correct horse' } });
       assert.equal(res.status, 403, res.text);
       assert.equal(res.body.error.reason, 'SIGNUP_CLOSED');
-      assert.match(res.body.error.message, /operator/);
+      assert.match(res.body.error.message, /invitation.*operator/);
       await noAccount(t, 'bob@example.com', 'correct horse');
     }
   });

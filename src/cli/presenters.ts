@@ -96,6 +96,8 @@ const accessPresenter: Presenter = { render: ({ body, o }) => void o.out.write(`
 export const PRESENTERS: Record<string, Presenter> = {
   workspaces: { columns: ['id', 'name', 'slug', 'role', 'plan.tier', 'state', 'created_at'], headers: { 'plan.tier': 'PLAN' }, drop: ['slug', 'created_at', 'plan.tier', 'state'] },
   'workspaces list-members': { columns: ['user_id', 'email', 'role', 'joined_at'] },
+  'workspaces add-member': { once: 'accept_url' },
+  'workspaces list-invitations': { columns: ['id', 'email', 'role', 'state', 'expires_at'] },
   'api-tokens': { columns: ['id', 'name', 'prefix', 'role', 'last_used_at', 'expires_at', 'created_at'], drop: ['created_at', 'prefix', 'expires_at', 'last_used_at'] },
   'api-tokens create': { once: 'token' },
   'oauth-clients': { columns: ['id', 'name', 'role', 'last_used_at', 'created_at'] },

@@ -19,6 +19,7 @@ import * as m013 from './migrations/013_agents.js';
 import * as m014 from './migrations/014_commerce.js';
 import * as m015 from './migrations/015_events.js';
 import * as m016 from './migrations/016_spend_reservations_secret_derived.js';
+import * as m017 from './migrations/017_invitations.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '014_commerce': m014,
   '015_events': m015,
   '016_spend_reservations_secret_derived': m016,
+  '017_invitations': m017,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -41,6 +41,20 @@ export interface WorkspaceMembersTable {
   updated_at: number;
 }
 
+export interface WorkspaceInvitationsTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  role: string;
+  token_hash: string;
+  state: string;
+  invited_by: string;
+  created_at: number;
+  expires_at: number;
+  resolved_at: number | null;
+  accepted_by: string | null;
+}
+
 export interface ApiTokensTable {
   id: string;
   workspace_id: string;
@@ -474,6 +488,7 @@ export interface Database {
   sessions: SessionsTable;
   workspaces: WorkspacesTable;
   workspace_members: WorkspaceMembersTable;
+  workspace_invitations: WorkspaceInvitationsTable;
   api_tokens: ApiTokensTable;
   idempotency_keys: IdempotencyKeysTable;
   instances: InstancesTable;

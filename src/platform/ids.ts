@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   secret: 'sec',
   secretVersion: 'secv',
   member: 'wsm',
+  invitation: 'inv',
   user: 'usr',
   operation: 'op',
   apiToken: 'tok',

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { api, checkA11y, open, shot, skipReason, startWeb, type Web, type WebUser } from './harness.js';
+import { api, checkA11y, open, shot, skipReason, startWeb, watchCsp, type Web, type WebUser } from './harness.js';
 
 describe('web journey: settings, tokens, members, notifications, plan, audit', { skip: skipReason }, () => {
   let web: Web;
@@ -84,7 +84,7 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
     await open(page, '/settings/members', 'Members');
     await page.getByLabel('E-mail address').fill(bob.email);
     await page.getByLabel('Role', { exact: true }).selectOption('admin');
-    await page.getByRole('button', { name: 'Add member' }).click();
+    await page.getByRole('button', { name: 'Add or invite' }).click();
     await page.getByRole('status').filter({ hasText: `${bob.email} is now an admin of Acme.` }).waitFor();
     const bobRow = page.getByRole('row').filter({ hasText: bob.email });
     await bobRow.filter({ hasText: 'Admin' }).waitFor();
@@ -111,6 +111,43 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
     await bobPage.getByRole('alert').filter({ hasText: 'Your role in this workspace does not allow this.' }).waitFor();
     await checkA11y(bobPage, 'audit as a member');
     await bobPage.context().close();
+  });
+
+  test('someone without an account is invited: the link is shown once; opened signed out, it makes the account and opens the workspace', async () => {
+    await open(page, '/settings/members', 'Members');
+    await page.getByLabel('E-mail address').fill('grace@example.com');
+    await page.getByRole('button', { name: 'Add or invite' }).click();
+    const notice = page.getByRole('status').filter({ hasText: 'grace@example.com has no account here yet: they are invited as a member.' });
+    await notice.waitFor();
+    const link = await notice.getByRole('textbox', { name: 'Invitation link' }).inputValue();
+    assert.match(link, new RegExp(`^${web.base}/invite#[A-Za-z0-9]{32}$`));
+    const row = page.getByRole('row').filter({ hasText: 'grace@example.com' });
+    await row.filter({ hasText: 'Pending' }).waitFor();
+    await checkA11y(page, 'members with an invitation');
+    await shot(page, 'members-invited');
+
+    // Grace opens the link in a browser of her own, signed out.
+    const context = await web.browser.newContext({ baseURL: web.base });
+    const grace = await context.newPage();
+    watchCsp(grace);
+    await grace.goto(link);
+    await grace.getByRole('heading', { level: 1, name: 'Join Acme' }).waitFor();
+    await grace.getByText('You are invited as a member of Acme, as grace@example.com.').waitFor();
+    await checkA11y(grace, 'invitation');
+    await shot(grace, 'invitation');
+    await grace.getByLabel('Your name').fill('Grace');
+    await grace.getByLabel('Choose a password').fill('grace has a long password');
+    await grace.getByRole('button', { name: 'Join Acme' }).click();
+    await grace.getByRole('button', { name: 'Sign out' }).waitFor();
+    assert.equal(await grace.getByRole('combobox', { name: 'Workspace' }).locator('option:checked').textContent(), 'Acme');
+    assert.equal(new URL(grace.url()).hash, '', 'the token left the address');
+    // The link works once.
+    await grace.goto(link);
+    await grace.getByRole('heading', { level: 1, name: 'This invitation link does not work' }).waitFor();
+    await context.close();
+
+    await page.reload();
+    await page.getByRole('row').filter({ hasText: 'grace@example.com' }).filter({ hasText: 'Accepted' }).waitFor();
   });
 
   test('notifications: the bell counts them, marking one read and then all brings it down', async () => {

@@ -23,7 +23,7 @@ describe('web journey: sign in, workspace, cluster', { skip: skipReason }, () =>
     await p.goto('/clusters');
     await p.getByRole('heading', { name: 'Sign in to svc' }).waitFor();
     // Sign-up is closed by default: the page says where accounts come from, and offers no form.
-    await p.getByText('Accounts here are made by the operator of this service').waitFor();
+    await p.getByText('Ask someone on your team to invite you').waitFor();
     assert.equal(await p.getByRole('button', { name: 'Create one' }).count(), 0);
     await checkA11y(p, 'sign-in');
     await shot(p, 'sign-in');

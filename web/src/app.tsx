@@ -1,6 +1,6 @@
 // The app: who is signed in decides between the sign-in page and the signed-in frame; inside it,
 // the router picks the page for the path (every html_url the API hands out is one of them). An
-// offer's link is the one page a signed-out visitor sees (with sign-in and sign-up on it).
+// offer's link and an invitation's link are the pages a signed-out visitor sees besides sign-in.
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ErrorBoundary, LocationProvider, Router, useLocation } from 'preact-iso';
 import { ApiError, client, ok } from './lib/api.ts';
@@ -11,13 +11,16 @@ import { ErrorNotice } from './components/ErrorNotice.tsx';
 import { SignIn } from './pages/SignIn.tsx';
 import { NotFound } from './pages/NotFound.tsx';
 import { OfferLink } from './pages/order/OfferLink.tsx';
+import { Invite } from './pages/invite/Invite.tsx';
 import { ROUTES } from './routes.tsx';
 
 /** An offer's link (/i/{short_hash}) is public: it shows the offer to a visitor who is signed out. */
 const OFFER_LINK = /^\/i\/([0-9A-Za-z]{8})\/?$/;
 
 function SignedOut(props: { onSignedIn: () => Promise<void> }) {
-  const hash = OFFER_LINK.exec(useLocation().path)?.[1];
+  const { path } = useLocation();
+  if (path === '/invite') return <Invite />;
+  const hash = OFFER_LINK.exec(path)?.[1];
   if (!hash) return <SignIn onSignedIn={props.onSignedIn} />;
   return (
     <main class="public" id="main" tabIndex={-1}>

@@ -33,6 +33,7 @@ import { OrderList, OrderPage } from './pages/orders/Orders.tsx';
 import { OfferLinkPage } from './pages/order/OfferLink.tsx';
 import { DraftPage } from './pages/order/DraftPage.tsx';
 import { Account } from './pages/account/Account.tsx';
+import { Invite } from './pages/invite/Invite.tsx';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Routed = FunctionComponent<any>;
@@ -42,6 +43,8 @@ export const ROUTES: [path: string, page: Routed][] = [
   ['/workspaces/new', NewWorkspace],
   // the person's own account
   ['/account', Account],
+  // an invitation's link (/invite#token), also public (app.tsx)
+  ['/invite', Invite],
   // clusters
   ['/clusters', ClusterList],
   ['/clusters/new', NewCluster],

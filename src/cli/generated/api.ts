@@ -132,7 +132,7 @@ export interface paths {
         put?: never;
         /**
          * Sign up
-         * @description Creates an account. With SVC_SIGNUP=open anyone may; with `closed` (the default) or `invite`, only a customer signing up through an offer's link (`offer`: its short hash; the offer must be orderable now and, when it names the e-mails that may order, name this one): anything else is 403 SIGNUP_CLOSED, before anything is written (accounts then come from `svc admin create-user`). An e-mail already taken is 409 EMAIL_TAKEN. The password is stored as an scrypt hash. No session is issued: sign in next.
+         * @description Creates an account. With SVC_SIGNUP=open anyone may; with `closed` (the default) or `invite`, only a customer signing up through an offer's link (`offer`: its short hash; the offer must be orderable now and, when it names the e-mails that may order, name this one): anything else is 403 SIGNUP_CLOSED, before anything is written (accounts then come from invitations, POST /v1/invitations:accept, and from `svc admin create-user`). An e-mail already taken is 409 EMAIL_TAKEN. The password is stored as an scrypt hash. No session is issued: sign in next.
          */
         post: operations["createUser"];
         delete?: never;
@@ -287,10 +287,90 @@ export interface paths {
         get: operations["listWorkspaceMembers"];
         put?: never;
         /**
-         * Add a member
-         * @description Adds an existing user by email or user_id. Needs admin or owner; only an owner may add an owner. Accepts idempotency-key.
+         * Add a member, or invite one
+         * @description Adds an existing user by email or user_id: 201 with the member. An e-mail that has no account is invited instead: 202 with the invitation, whose accept_url (shown in this answer only; its token is stored hashed) the person opens to make their account and join with the role, within 7 days, whatever SVC_SIGNUP says. Inviting the same e-mail again revokes the older link. At most 100 pending invitations per workspace (422 reason TOO_MANY_INVITATIONS). Needs admin or owner; only an owner may add or invite an owner. Accepts idempotency-key (a replayed invitation comes without its accept_url).
          */
         post: operations["addWorkspaceMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List invitations
+         * @description The workspace's invitations, newest first, in every state (an expired one reads `expired`); never their links. Needs admin or owner.
+         */
+        get: operations["listWorkspaceInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/invitations/{invitation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description Its link stops working at once. Needs admin or owner. One that is not pending (accepted, revoked) is 422 (reason INVITATION_NOT_PENDING).
+         */
+        delete: operations["revokeWorkspaceInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations:resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What an invitation link shows
+         * @description Needs no credential: the page the link opens sends the token (in the body, never in a URL that logs keep). Answers the workspace's name, the e-mail, the role and whether an account with that e-mail exists. A link that does not work (unknown, used, revoked, expired) is 404, all alike.
+         */
+        post: operations["resolveInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations:accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description Needs no credential: the token proves the invitation, the password the account. Without an account of the invited e-mail, one is made with this password (8-256 characters; 400 INVALID_PASSWORD) and name, whatever SVC_SIGNUP says; with one, this must be its password (401 INVALID_CREDENTIALS, throttled like a sign-in: 429 SIGN_IN_THROTTLED). Then the account joins the workspace with the invited role (a member already keeps theirs) and the link is used: 201. Sign in next. A link that does not work is 404, also once the one who invited is no longer an owner or admin (rights are decided when the link is used).
+         */
+        post: operations["acceptInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2451,7 +2531,7 @@ export interface components {
                  * @description UPPER_SNAKE machine-readable detail: one of a closed set; each operation's description names those it answers
                  * @enum {string}
                  */
-                reason?: "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE";
+                reason?: "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "INVITATION_NOT_PENDING" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_INVITATIONS" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE";
                 /** @description string map of details, e.g. `etag` (the current etag) on ABORTED */
                 metadata?: {
                     [key: string]: string;
@@ -2673,7 +2753,7 @@ export interface components {
          */
         AuthSettings: {
             /**
-             * @description SVC_SIGNUP: `open`, anyone may make an account (POST /v1/users); `closed` and `invite`, accounts come from the operator and offers' links
+             * @description SVC_SIGNUP: `open`, anyone may make an account (POST /v1/users); `closed` and `invite`, accounts come from invitations, the operator and offers' links
              * @enum {string}
              */
             signup: "closed" | "invite" | "open";
@@ -2790,6 +2870,93 @@ export interface components {
              * @description when the user joined, an ISO 8601 date-time string
              */
             joined_at: string;
+        };
+        /**
+         * @description An invitation to join a workspace, made when a member is added by an e-mail that has no account.
+         * @example {
+         *       "id": "inv_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "email": "grace@example.com",
+         *       "role": "member",
+         *       "state": "pending",
+         *       "invited_by": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "created_at": 1767225600,
+         *       "expires_at": 1767830400,
+         *       "accept_url": "https://svc.example.com/invite#3kq8Xw1pL0aZ7mN2bV9cR4tY6uI5oE8s"
+         *     }
+         */
+        WorkspaceInvitation: {
+            /** @description inv_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description who is invited, lowercased */
+            email: string;
+            /**
+             * @description owner, admin or member
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /**
+             * @description pending (its link works until expires_at), accepted, revoked (by an owner or admin, or by a newer invitation of the same e-mail), or expired
+             * @enum {string}
+             */
+            state: "pending" | "accepted" | "revoked" | "expired";
+            /** @description usr_ id of the owner or admin who invited */
+            invited_by: string;
+            /** @description Unix seconds */
+            created_at: number;
+            /** @description Unix seconds: 7 days after created_at */
+            expires_at: number;
+            /** @description the link that accepts it (`{public_url}/invite#<token>`), in the answer that made the invitation only: hand it to the person. Its token is stored hashed and shown nowhere else */
+            accept_url?: string;
+        };
+        /**
+         * @description What an invitation's link shows before it is accepted.
+         * @example {
+         *       "workspace_name": "Acme",
+         *       "email": "grace@example.com",
+         *       "role": "member",
+         *       "expires_at": 1767830400,
+         *       "account_exists": false
+         *     }
+         */
+        WorkspaceInvitationPreview: {
+            /** @description the workspace the invitation is to */
+            workspace_name: string;
+            /** @description the e-mail invited: the account is made with it, or must be it */
+            email: string;
+            /**
+             * @description owner, admin or member
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** @description Unix seconds */
+            expires_at: number;
+            /** @description true: accepting needs that account's password; false: accepting makes the account, with the password given */
+            account_exists: boolean;
+        };
+        /**
+         * @description The invitation was accepted: the account is a member now; sign in next.
+         * @example {
+         *       "user_id": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "workspace_id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "role": "member",
+         *       "account_created": true
+         *     }
+         */
+        AcceptedWorkspaceInvitation: {
+            /** @description usr_ id of the account that joined */
+            user_id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /**
+             * @description owner, admin or member
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** @description true when accepting made the account */
+            account_created: boolean;
         };
         /**
          * @description A workspace API token. The token value itself is never listed.
@@ -5932,15 +6099,15 @@ export interface components {
                 id: string;
             };
             /**
-             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection), `offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an order), `subscription.set_plan` (the operator set the workspace's plan with `svc admin workspaces set-plan`: actor `system` `operator`; metadata previous_tier, tier, change_request_id)
+             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `workspace.invitation.create` (a member was added by an e-mail without an account), `workspace.invitation.revoke`, `workspace.invitation.accept` (the actor is the account that joined), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection), `offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an order), `subscription.set_plan` (the operator set the workspace's plan with `svc admin workspaces set-plan`: actor `system` `operator`; metadata previous_tier, tier, change_request_id)
              * @enum {string}
              */
-            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan";
+            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan";
             /**
              * @description the kind of resource acted on
              * @enum {string}
              */
-            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace" | "worker_bootstrap" | "machine" | "agent" | "approval_request" | "offer" | "order";
+            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace_invitation" | "workspace" | "worker_bootstrap" | "machine" | "agent" | "approval_request" | "offer" | "order";
             /** @description its id (sec_, secv_, tok_, oac_, wsm_, ws_, wbs_ or mch_) */
             resource_id: string;
             /** @description the x-request-id of the request that did it (match it with the server log); null for work the service did on its own (purge, a deploy resolving a secret) */
@@ -8328,6 +8495,21 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceMember"];
                 };
             };
+            /** @description An invitation to join a workspace, made when a member is added by an e-mail that has no account. */
+            202: {
+                headers: {
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceInvitation"];
+                };
+            };
             /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
             400: {
                 headers: {
@@ -8401,6 +8583,423 @@ export interface operations {
             /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
             422: {
                 headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWorkspaceInvitations: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description workspace id (ws_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invitations */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["WorkspaceInvitation"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeWorkspaceInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description workspace id (ws_...) */
+                id: string;
+                /** @description inv_ id */
+                invitation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resolveInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The token of the link. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "3kq8Xw1pL0aZ7mN2bV9cR4tY6uI5oE8s"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the token of the invitation link: what follows `#` in its accept_url */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What an invitation's link shows before it is accepted. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceInvitationPreview"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The link's token and a password. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "3kq8Xw1pL0aZ7mN2bV9cR4tY6uI5oE8s",
+                 *       "password": "correct horse battery staple",
+                 *       "name": "Grace"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the token of the invitation link: what follows `#` in its accept_url */
+                    token: string;
+                    /** @description the new account's password (8-256 characters), or the password of the account the invited e-mail has already */
+                    password: string;
+                    /** @description how the person is called (a new account only) */
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The invitation was accepted: the account is a member now; sign in next. */
+            201: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcceptedWorkspaceInvitation"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;
                     [name: string]: unknown;
@@ -15790,10 +16389,10 @@ export interface operations {
                 cursor?: string;
                 /** @description items per page, 1-100 */
                 limit?: number;
-                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_, ws_, wbs_, mch_, agt_, apr_, ofr_ or ord_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
+                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_ or ord_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
                 resource_id?: string;
                 /** @description only events of this action */
-                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan";
+                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan";
             };
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */

@@ -10,6 +10,8 @@ const ACTIONS_DESCRIPTION =
   '`secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install ' +
   'deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, ' +
   '`workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), ' +
+  '`workspace.invitation.create` (a member was added by an e-mail without an account), `workspace.invitation.revoke`, ' +
+  '`workspace.invitation.accept` (the actor is the account that joined), ' +
   '`worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, ' +
   '`machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine\'s expires_at), ' +
   '`agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` ' +
@@ -60,7 +62,7 @@ export const ListAuditEventsQuery = Type.Object(
     ...PageQuery,
     resource_id: Type.Optional(Type.String({
       minLength: 1, maxLength: 64,
-      description: 'only events about this resource (a sec_, secv_, tok_, oac_, wsm_, ws_, wbs_, mch_, agt_, apr_, ofr_ or ord_ id). A secret\'s sec_ id also selects the ' +
+      description: 'only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_ or ord_ id). A secret\'s sec_ id also selects the ' +
         'events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version\'s events only',
     })),
     action: Type.Optional(StringEnum(AUDIT_ACTIONS, { description: 'only events of this action' })),

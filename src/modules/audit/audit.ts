@@ -31,6 +31,7 @@ export const AUDIT_ACTIONS = [
   'secret.version.create', 'secret.version.enable', 'secret.version.disable', 'secret.version.destroy', 'secret.version.access',
   'api_token.create', 'api_token.revoke', 'oauth_client.create', 'oauth_client.delete',
   'workspace.member.add', 'workspace.member.update', 'workspace.member.remove', 'workspace.delete',
+  'workspace.invitation.create', 'workspace.invitation.revoke', 'workspace.invitation.accept',
   'worker_bootstrap.create', 'worker_bootstrap.use', 'worker_bootstrap.revoke', 'machine.create', 'machine.delete',
   'agent.create', 'agent.update', 'agent.delete', 'agent.undelete', 'approval_request.approve', 'approval_request.reject',
   'offer.create', 'offer.update', 'offer.delete', 'offer.undelete', 'order.commit', 'subscription.set_plan',
@@ -38,7 +39,7 @@ export const AUDIT_ACTIONS = [
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export const AUDIT_RESOURCE_TYPES = [
-  'secret', 'secret_version', 'api_token', 'oauth_client', 'workspace_member', 'workspace', 'worker_bootstrap', 'machine', 'agent', 'approval_request', 'offer', 'order',
+  'secret', 'secret_version', 'api_token', 'oauth_client', 'workspace_member', 'workspace_invitation', 'workspace', 'worker_bootstrap', 'machine', 'agent', 'approval_request', 'offer', 'order',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

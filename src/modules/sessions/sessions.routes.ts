@@ -50,7 +50,7 @@ export const PasswordChanged = Type.Object(
 export const AuthSettings = Type.Object(
   {
     signup: StringEnum(['closed', 'invite', 'open'], {
-      description: 'SVC_SIGNUP: `open`, anyone may make an account (POST /v1/users); `closed` and `invite`, accounts come from the operator and offers\' links',
+      description: 'SVC_SIGNUP: `open`, anyone may make an account (POST /v1/users); `closed` and `invite`, accounts come from invitations, the operator and offers\' links',
     }),
     billing: StringEnum(['operator'], {
       description: 'SVC_BILLING: `operator`, a workspace\'s plan is raised only by the operator (`svc admin workspaces set-plan`); its admins may lower or cancel it',
@@ -169,7 +169,7 @@ export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'ses
         'Creates an account. With SVC_SIGNUP=open anyone may; with `closed` (the default) or `invite`, only a customer signing up ' +
         'through an offer\'s link (`offer`: its short hash; the offer must be orderable now and, when it names the e-mails that ' +
         'may order, name this one): anything else is 403 SIGNUP_CLOSED, before anything is written (accounts then come from ' +
-        '`svc admin create-user`). An e-mail already taken is 409 EMAIL_TAKEN. The password is stored as an ' +
+        'invitations, POST /v1/invitations:accept, and from `svc admin create-user`). An e-mail already taken is 409 EMAIL_TAKEN. The password is stored as an ' +
         'scrypt hash. No session is issued: sign in next.',
       body: SignUpBody,
       response: responses({ 201: CreatedUser }, [400, 403, 409]),

@@ -14,7 +14,8 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
+/** What passes for an e-mail address here (the address is proven by mail, not by its shape). */
+export const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 /** The one rule for a password a person chooses: 8-256 characters. */
 function checkNewPassword(password: string, field: string): void {
@@ -72,7 +73,7 @@ export function createUserService(deps: UserServiceDeps) {
         throw new ApiError(
           'PERMISSION_DENIED',
           input.offer === undefined
-            ? 'this service does not take sign-ups: accounts come from its operator (ask them for one) or from an offer\'s link'
+            ? 'this service does not take sign-ups: accounts come from an invitation (an owner or admin of a workspace adds you by e-mail), an offer\'s link, or its operator'
             : 'this offer\'s link does not take a sign-up (unknown, no longer available, or not for this e-mail)',
           { reason: 'SIGNUP_CLOSED' },
         );

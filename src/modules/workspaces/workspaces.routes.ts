@@ -1,18 +1,32 @@
 import { Type } from 'typebox';
 import { scopeOf, userOf } from '../../platform/auth.js';
 import { parseIfMatch } from '../../platform/etag.js';
-import { bearerSecurity, headerOf, NoContent, requestHeaders, responses, withEtag, type App } from '../../platform/http.js';
+import { bearerSecurity, headerOf, NoContent, requestHeaders, responses, verbPath, withEtag, type App } from '../../platform/http.js';
 import { PageQuery, pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
 import { OperationRef } from '../operations/operations.schemas.js';
 import {
-  AddMemberBody, CreateWorkspaceBody, Member, MemberPathParams, PatchMemberBody, PatchWorkspaceBody, Workspace, WorkspaceId,
+  AcceptedInvitation, AddMemberBody, CreateWorkspaceBody, Invitation, InvitationPreview, InvitationToken, Member, MemberPathParams, PatchMemberBody,
+  PatchWorkspaceBody, Workspace, WorkspaceId,
 } from './workspaces.schemas.js';
+import { isId } from '../../platform/ids.js';
+import type { InvitationT, MemberT } from './workspaces.schemas.js';
 
 const tags = ['workspaces'];
 const IdParams = Type.Object({ id: WorkspaceId });
 
-export function workspaceRoutes(app: App, s: Pick<Services, 'idempotency' | 'operations' | 'workspaceDeletion' | 'workspaces'>): void {
+const InvitationParams = Type.Object({ id: WorkspaceId, invitation_id: Type.String({ minLength: 1, maxLength: 53, description: 'inv_ id' }) });
+const ResolveInvitationBody = Type.Object({ token: InvitationToken }, { additionalProperties: false, description: 'The token of the link.', examples: [{ token: '3kq8Xw1pL0aZ7mN2bV9cR4tY6uI5oE8s' }] });
+const AcceptInvitationBody = Type.Object(
+  {
+    token: InvitationToken,
+    password: Type.String({ minLength: 1, maxLength: 256, description: 'the new account\'s password (8-256 characters), or the password of the account the invited e-mail has already' }),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'how the person is called (a new account only)' })),
+  },
+  { additionalProperties: false, description: 'The link\'s token and a password.', examples: [{ token: '3kq8Xw1pL0aZ7mN2bV9cR4tY6uI5oE8s', password: 'correct horse battery staple', name: 'Grace' }] },
+);
+
+export function workspaceRoutes(app: App, s: Pick<Services, 'idempotency' | 'operations' | 'workspaceDeletion' | 'workspaces' | 'invitations'>): void {
   app.post('/v1/workspaces', {
     config: { auth: 'user' },
     schema: {
@@ -108,20 +122,85 @@ export function workspaceRoutes(app: App, s: Pick<Services, 'idempotency' | 'ope
   app.post('/v1/workspaces/:id/members', {
     config: { auth: 'workspace-path' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'addWorkspaceMember', summary: 'Add a member',
-      description: 'Adds an existing user by email or user_id. Needs admin or owner; only an owner may add an owner. Accepts idempotency-key.',
+      tags, security: bearerSecurity, operationId: 'addWorkspaceMember', summary: 'Add a member, or invite one',
+      description:
+        'Adds an existing user by email or user_id: 201 with the member. An e-mail that has no account is invited instead: 202 ' +
+        'with the invitation, whose accept_url (shown in this answer only; its token is stored hashed) the person opens to make ' +
+        'their account and join with the role, within 7 days, whatever SVC_SIGNUP says. Inviting the same e-mail again revokes ' +
+        'the older link. At most 100 pending invitations per workspace (422 reason TOO_MANY_INVITATIONS). Needs admin or owner; ' +
+        'only an owner may add or invite an owner. Accepts idempotency-key (a replayed invitation comes without its accept_url).',
       params: IdParams, headers: requestHeaders({ idempotency: 'optional' }), body: AddMemberBody,
-      response: responses({ 201: Member }, [400, 403, 404, 409, 422]),
+      response: responses({ 201: Member, 202: Invitation }, [400, 403, 404, 409, 422]),
     },
   }, async (request, reply) => {
     const scope = scopeOf(request);
-    return s.idempotency.run(request, reply, headerOf(request, 'idempotency-key'),
-      (memberId) => s.workspaces.loadMemberById(scope.workspaceId, memberId),
+    return s.idempotency.run<MemberT | InvitationT>(request, reply, headerOf(request, 'idempotency-key'),
+      (id) => (isId('invitation', id) ? s.invitations.loadInvitation(scope.workspaceId, id) : s.workspaces.loadMemberById(scope.workspaceId, id)),
       async (tx) => {
-        const member = await s.workspaces.addMember(scope, request.body, tx);
-        reply.header('location', `/v1/workspaces/${scope.workspaceId}/members/${member.user_id}`);
-        return { status: 201, body: member, resourceId: member.id };
+        const added = await s.workspaces.addMember(scope, request.body, tx);
+        if ('invitation' in added) {
+          reply.header('location', `/v1/workspaces/${scope.workspaceId}/invitations/${added.invitation.id}`);
+          return { status: 202, body: added.invitation, resourceId: added.invitation.id };
+        }
+        reply.header('location', `/v1/workspaces/${scope.workspaceId}/members/${added.member.user_id}`);
+        return { status: 201, body: added.member, resourceId: added.member.id };
       });
+  });
+
+  app.get('/v1/workspaces/:id/invitations', {
+    config: { auth: 'workspace-path' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'listWorkspaceInvitations', summary: 'List invitations',
+      description: 'The workspace\'s invitations, newest first, in every state (an expired one reads `expired`); never their links. Needs admin or owner.',
+      params: IdParams, headers: requestHeaders(),
+      querystring: Type.Object(PageQuery, { additionalProperties: false }),
+      response: responses({ 200: pageOf(Invitation, 'A page of invitations') }),
+    },
+  }, async (request) => s.invitations.listInvitations(scopeOf(request), request.query));
+
+  app.delete('/v1/workspaces/:id/invitations/:invitation_id', {
+    config: { auth: 'workspace-path' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'revokeWorkspaceInvitation', summary: 'Revoke an invitation',
+      description: 'Its link stops working at once. Needs admin or owner. One that is not pending (accepted, revoked) is 422 (reason INVITATION_NOT_PENDING).',
+      params: InvitationParams, headers: requestHeaders(),
+      response: responses({ 204: NoContent }, [400, 403, 404, 422]),
+    },
+  }, async (request, reply) => {
+    await s.invitations.revokeInvitation(scopeOf(request), request.params.invitation_id);
+    return reply.code(204).send();
+  });
+
+  app.post(verbPath('/v1/invitations', 'resolve'), {
+    config: { auth: 'none' },
+    schema: {
+      tags, operationId: 'resolveInvitation', summary: 'What an invitation link shows',
+      description:
+        'Needs no credential: the page the link opens sends the token (in the body, never in a URL that logs keep). Answers the ' +
+        'workspace\'s name, the e-mail, the role and whether an account with that e-mail exists. A link that does not work ' +
+        '(unknown, used, revoked, expired) is 404, all alike.',
+      body: ResolveInvitationBody,
+      response: responses({ 200: InvitationPreview }, [400, 404]),
+    },
+  }, async (request) => s.invitations.preview(request.body.token));
+
+  app.post(verbPath('/v1/invitations', 'accept'), {
+    config: { auth: 'none' },
+    schema: {
+      tags, operationId: 'acceptInvitation', summary: 'Accept an invitation',
+      description:
+        'Needs no credential: the token proves the invitation, the password the account. Without an account of the invited ' +
+        'e-mail, one is made with this password (8-256 characters; 400 INVALID_PASSWORD) and name, whatever SVC_SIGNUP says; ' +
+        'with one, this must be its password (401 INVALID_CREDENTIALS, throttled like a sign-in: 429 SIGN_IN_THROTTLED). Then ' +
+        'the account joins the workspace with the invited role (a member already keeps theirs) and the link is used: 201. Sign ' +
+        'in next. A link that does not work is 404, also once the one who invited is no longer an owner or admin (rights are ' +
+        'decided when the link is used).',
+      body: AcceptInvitationBody,
+      response: responses({ 201: AcceptedInvitation }, [400, 404, 409, 429]),
+    },
+  }, async (request, reply) => {
+    const { token, password, name } = request.body;
+    return reply.code(201).send(await s.invitations.accept(token, { password, name: name ?? null }, request.ip));
   });
 
   app.get('/v1/workspaces/:id/members/:user_id', {

@@ -73,3 +73,61 @@ export const AddMemberBody = Type.Object(
 );
 export const PatchMemberBody = Type.Object({ role: RoleSchema }, { additionalProperties: false, description: 'The new role.', examples: [{ role: 'member' }] });
 export const MemberPathParams = Type.Object({ id: WorkspaceId, user_id: Type.String({ minLength: 1, maxLength: 53, description: 'usr_ id of the member' }) });
+
+export const INVITATION_STATES = ['pending', 'accepted', 'revoked', 'expired'] as const;
+
+export const Invitation = Type.Object(
+  {
+    id: Type.String({ description: 'inv_ id' }),
+    workspace_id: Type.String({ description: 'ws_ id' }),
+    email: Type.String({ description: 'who is invited, lowercased' }),
+    role: RoleSchema,
+    state: StringEnum(INVITATION_STATES, {
+      description: 'pending (its link works until expires_at), accepted, revoked (by an owner or admin, or by a newer invitation of the same e-mail), or expired',
+    }),
+    invited_by: Type.String({ description: 'usr_ id of the owner or admin who invited' }),
+    created_at: Type.Integer({ description: 'Unix seconds' }),
+    expires_at: Type.Integer({ description: 'Unix seconds: 7 days after created_at' }),
+    accept_url: Type.Optional(Type.String({
+      description: 'the link that accepts it (`{public_url}/invite#<token>`), in the answer that made the invitation only: hand it to the person. Its token is stored hashed and shown nowhere else',
+    })),
+  },
+  {
+    $id: 'WorkspaceInvitation',
+    description: 'An invitation to join a workspace, made when a member is added by an e-mail that has no account.',
+    examples: [{
+      id: 'inv_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', email: 'grace@example.com', role: 'member', state: 'pending',
+      invited_by: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', created_at: 1767225600, expires_at: 1767830400, accept_url: 'https://svc.example.com/invite#3kq8Xw1pL0aZ7mN2bV9cR4tY6uI5oE8s',
+    }],
+  },
+);
+export type InvitationT = Static<typeof Invitation>;
+
+export const InvitationToken = Type.String({ minLength: 32, maxLength: 32, pattern: '^[A-Za-z0-9]{32}$', description: 'the token of the invitation link: what follows `#` in its accept_url' });
+
+export const InvitationPreview = Type.Object(
+  {
+    workspace_name: Type.String({ description: 'the workspace the invitation is to' }),
+    email: Type.String({ description: 'the e-mail invited: the account is made with it, or must be it' }),
+    role: RoleSchema,
+    expires_at: Type.Integer({ description: 'Unix seconds' }),
+    account_exists: Type.Boolean({ description: 'true: accepting needs that account\'s password; false: accepting makes the account, with the password given' }),
+  },
+  {
+    $id: 'WorkspaceInvitationPreview', description: 'What an invitation\'s link shows before it is accepted.',
+    examples: [{ workspace_name: 'Acme', email: 'grace@example.com', role: 'member', expires_at: 1767830400, account_exists: false }],
+  },
+);
+
+export const AcceptedInvitation = Type.Object(
+  {
+    user_id: Type.String({ description: 'usr_ id of the account that joined' }),
+    workspace_id: Type.String({ description: 'ws_ id' }),
+    role: RoleSchema,
+    account_created: Type.Boolean({ description: 'true when accepting made the account' }),
+  },
+  {
+    $id: 'AcceptedWorkspaceInvitation', description: 'The invitation was accepted: the account is a member now; sign in next.',
+    examples: [{ user_id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', role: 'member', account_created: true }],
+  },
+);

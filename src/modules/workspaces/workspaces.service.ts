@@ -9,9 +9,10 @@ import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import { DEFAULT_TIER } from '../plans/plans.js';
 import type { QuotaService } from '../quotas/quotas.service.js';
-import { findUserByEmail, findUserById, normalizeEmail } from '../users/users.service.js';
+import { EMAIL, findUserByEmail, findUserById, normalizeEmail } from '../users/users.service.js';
 import * as repo from './workspaces.repo.js';
-import type { MemberT, WorkspaceT } from './workspaces.schemas.js';
+import type { InvitationT, MemberT, WorkspaceT } from './workspaces.schemas.js';
+import type { InvitationService } from './invitations.service.js';
 import { recordAuditEvent } from '../audit/audit.js';
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
@@ -40,7 +41,7 @@ function slugFromName(name: string): string {
   return base.length >= 3 ? base : `ws-${base || randomString(4, '0123456789abcdefghijklmnopqrstuvwxyz')}`.replace(/-+$/, '');
 }
 
-export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quotas: Pick<QuotaService, 'enforce'> }) {
+export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quotas: Pick<QuotaService, 'enforce'>; invitations: Pick<InvitationService, 'invite'> }) {
   const { db, cursors } = deps;
 
   const memberships: MembershipLookup = {
@@ -117,12 +118,21 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
     }
   }
 
-  async function addMember(scope: WorkspaceScope, input: { email?: string; user_id?: string; role: Role }, executor: Executor = db): Promise<MemberT> {
+  /**
+   * Adds an existing user as a member; an e-mail that has no account gets an invitation instead
+   * (invitations.service.ts), in the same transaction.
+   */
+  async function addMember(scope: WorkspaceScope, input: { email?: string; user_id?: string; role: Role }, executor: Executor = db): Promise<{ member: MemberT } | { invitation: InvitationT }> {
     if ((input.email === undefined) === (input.user_id === undefined)) {
       throw invalidArgument('send exactly one of email or user_id', 'ONE_OF_EMAIL_USER_ID', [{ field: 'body.email', description: 'exactly one of email, user_id' }]);
     }
     assertMayManage(scope, null, input.role);
-    const user = input.email !== undefined ? await findUserByEmail(executor, normalizeEmail(input.email)) : await findUserById(executor, input.user_id!);
+    const email = input.email !== undefined ? normalizeEmail(input.email) : null;
+    if (email !== null && (!EMAIL.test(email) || email.length > 254)) {
+      throw invalidArgument('email is not a valid address', 'INVALID_EMAIL', [{ field: 'body.email', description: 'an e-mail address' }]);
+    }
+    const user = email !== null ? await findUserByEmail(executor, email) : await findUserById(executor, input.user_id!);
+    if (!user && email !== null) return { invitation: await inTransaction(executor, (tx) => deps.invitations.invite(tx, scope, email, input.role)) };
     if (!user) throw notFound('user');
     if (await repo.findMember(executor, scope.workspaceId, user.id)) {
       throw new ApiError('ALREADY_EXISTS', 'the user is already a member', { reason: 'ALREADY_MEMBER' });
@@ -138,7 +148,7 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
       }
       const row = (await repo.findMember(tx, scope.workspaceId, user.id))!;
       await recordAuditEvent(tx, scope, { action: 'workspace.member.add', resourceType: 'workspace_member', resourceId: row.id, metadata: { user_id: user.id, role: input.role } });
-      return toMember(row);
+      return { member: toMember(row) };
     });
   }
 

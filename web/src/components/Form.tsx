@@ -105,6 +105,24 @@ export function TextField({ label, value, onValue, hint, error, ...rest }: Input
   );
 }
 
+/** A password a person chooses: the one rule (8-256 characters) in the field, and the browser told it is a new one. */
+export function NewPasswordField(props: { label: string; value: string; onValue: (v: string) => void; hint?: string; error?: string | undefined }) {
+  return (
+    <TextField
+      label={props.label}
+      type="password"
+      autoComplete="new-password"
+      required
+      minLength={8}
+      maxLength={256}
+      value={props.value}
+      onValue={props.onValue}
+      hint={props.hint ?? 'At least 8 characters.'}
+      error={props.error}
+    />
+  );
+}
+
 export function TextArea(props: { label: string; value: string; onValue: (v: string) => void; rows?: number; hint?: ComponentChildren; error?: string; required?: boolean; code?: boolean }) {
   return (
     <Field label={props.label} hint={props.hint} error={props.error} required={props.required}>

@@ -56,6 +56,11 @@ export const NAV: { title: string; items: NavItem[] }[] = [
       { href: '/audit', label: 'Audit log' },
     ],
   },
+  {
+    // the person's own, across workspaces (the header's e-mail links here too, on wide screens)
+    title: 'You',
+    items: [{ href: '/account', label: 'Your account' }],
+  },
 ];
 
 function isCurrent(href: string, path: string): boolean {
@@ -89,7 +94,7 @@ function useUnread(path: string, workspaceId: string | undefined): number | null
  * Pages a person uses without a workspace: creating one, and a customer's order (an offer's link,
  * the order wizard, their order), which a new customer reaches before they have any.
  */
-const PERSONAL = /^\/(workspaces\/new|account$|i\/|order_drafts\/|orders\/)/;
+const PERSONAL = /^\/(workspaces\/new|account$|invite$|i\/|order_drafts\/|orders\/)/;
 
 /** Every page but those acts in a workspace: a person in none is asked to make one. */
 function NoWorkspace() {

@@ -20,6 +20,7 @@ const SETTINGS_PAGES: Record<string, string> = {
   api_token: '/settings/tokens',
   oauth_client: '/settings/oauth-clients',
   workspace_member: '/settings/members',
+  workspace_invitation: '/settings/members',
   subscription_change_request: '/settings/plan',
   workspace: '/settings/plan',
   user: '/settings/plan',

@@ -58,8 +58,8 @@ function NoAccountYet(props: { signup: 'closed' | 'invite' | 'open' | undefined;
   }
   return (
     <p class="muted small">
-      No account yet? Accounts here are made by the operator of this service: ask them, or the person who runs svc for your
-      team, for one.
+      No account yet? Ask someone on your team to invite you (owners and admins add people by e-mail), or the operator of this
+      service to make one.
     </p>
   );
 }

@@ -9,7 +9,7 @@ import { Page, Section } from '../../components/Page.tsx';
 import { Fields } from '../../components/Fields.tsx';
 import { Time } from '../../components/Time.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { TextField, useAction, violationOf } from '../../components/Form.tsx';
+import { NewPasswordField, TextField, useAction, violationOf } from '../../components/Form.tsx';
 
 function ChangePassword() {
   const [current, setCurrent] = useState('');
@@ -54,18 +54,7 @@ function ChangePassword() {
         onValue={setCurrent}
         error={violationOf(action.error, 'body.current_password')}
       />
-      <TextField
-        label="New password"
-        type="password"
-        autoComplete="new-password"
-        required
-        minLength={8}
-        maxLength={256}
-        value={next}
-        onValue={setNext}
-        hint="At least 8 characters, not the current one."
-        error={violationOf(action.error, 'body.new_password')}
-      />
+      <NewPasswordField label="New password" value={next} onValue={setNext} hint="At least 8 characters, not the current one." error={violationOf(action.error, 'body.new_password')} />
       <TextField
         label="New password again"
         type="password"

@@ -3,7 +3,7 @@
 // stays on the offer's page), or from the sign-in page when the operator opened sign-up.
 import { useState } from 'preact/hooks';
 import { client, ok } from '../../lib/api.ts';
-import { TextField, useAction, violationOf } from '../../components/Form.tsx';
+import { NewPasswordField, TextField, useAction, violationOf } from '../../components/Form.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 
 export function SignUpForm(props: { onSignedIn: () => Promise<void>; offer?: string }) {
@@ -27,18 +27,7 @@ export function SignUpForm(props: { onSignedIn: () => Promise<void>; offer?: str
       <ErrorNotice error={action.error} shownFields={['body.email', 'body.password']} title="The account was not created." />
       <TextField label="Your name" autoComplete="name" maxLength={200} value={name} onValue={setName} />
       <TextField label="Email" type="email" autoComplete="email" required value={email} onValue={setEmail} error={violationOf(action.error, 'body.email')} />
-      <TextField
-        label="Password"
-        type="password"
-        autoComplete="new-password"
-        required
-        minLength={8}
-        maxLength={256}
-        value={password}
-        onValue={setPassword}
-        hint="At least 8 characters."
-        error={violationOf(action.error, 'body.password')}
-      />
+      <NewPasswordField label="Password" value={password} onValue={setPassword} error={violationOf(action.error, 'body.password')} />
       <button class="primary" type="submit" disabled={action.busy}>
         {action.busy ? 'Creating your account…' : 'Create account and continue'}
       </button>

@@ -1,6 +1,8 @@
-// Members of the workspace: the list with each role, adding a person who has an account (by
-// e-mail), changing a role and removing someone (each after a confirmation). Owners and admins
-// manage members; only an owner may grant or touch the owner role; the API enforces both.
+// Members of the workspace: the list with each role, adding a person by e-mail (one without an
+// account gets an invitation, whose link is shown once, to copy and hand over), the invitations with
+// their state (a pending one can be revoked), changing a role and removing someone (each after a
+// confirmation). Owners and admins manage members; only an owner may grant or touch the owner
+// role; the API enforces both.
 import { useState } from 'preact/hooks';
 import { client, ok, type Schemas } from '../../lib/api.ts';
 import { useSession, useWorkspace } from '../../lib/session.tsx';
@@ -12,11 +14,14 @@ import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { SelectField, TextField, useAction, violationOf } from '../../components/Form.tsx';
 import { Confirm } from '../../components/Confirm.tsx';
 import { NeedsRole } from '../../components/RoleNote.tsx';
+import { CopyValue } from '../../components/CopyValue.tsx';
 
 type Member = Schemas['WorkspaceMember'];
+type Invitation = Schemas['WorkspaceInvitation'];
+const INVITATION_WORDS: Record<Invitation['state'], string> = { pending: 'Pending', accepted: 'Accepted', revoked: 'Revoked', expired: 'Expired' };
 const ROLES: Role[] = ['member', 'admin', 'owner'];
 
-function AddMember(props: { onAdded: (m: Member) => void }) {
+function AddMember(props: { onAdded: (m: Member) => void; onInvited: (i: Invitation) => void }) {
   const ws = useWorkspace();
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('member');
@@ -26,15 +31,17 @@ function AddMember(props: { onAdded: (m: Member) => void }) {
     const added = await action.run(() => ok(client.POST('/v1/workspaces/{id}/members', { params: { path: { id: ws.id } }, body: { email: email.trim(), role } })));
     if (!added) return;
     setEmail('');
-    props.onAdded(added);
+    // 202: the e-mail has no account, and an invitation was made instead
+    if ('state' in added) props.onInvited(added);
+    else props.onAdded(added);
   }
   return (
     <form class="form" onSubmit={submit}>
       <ErrorNotice error={action.error} shownFields={['body.email', 'body.role']} title="The member was not added." />
-      <TextField label="E-mail address" type="email" required autoComplete="off" value={email} onValue={setEmail} hint="The person needs an account on this svc already (an operator creates it with svc admin create-user)." error={violationOf(action.error, 'body.email')} />
+      <TextField label="E-mail address" type="email" required autoComplete="off" value={email} onValue={setEmail}  hint="Someone without an account on this svc gets an invitation: a link to make it, valid 7 days." error={violationOf(action.error, 'body.email')} />
       <SelectField label="Role" value={role} onValue={(v) => setRole(v as Role)} options={grantable(ws.role, ROLES)} hint="Members use the workspace; admins also manage members, tokens and the plan; owners also manage owners." error={violationOf(action.error, 'body.role')} />
       <button class="primary" type="submit" disabled={action.busy}>
-        Add member
+        Add or invite
       </button>
     </form>
   );
@@ -45,6 +52,9 @@ export function Members(_props: { path?: string }) {
   const { me, refreshWorkspaces } = useSession();
   const [listKey, setListKey] = useState(0);
   const [added, setAdded] = useState<Member | undefined>(undefined);
+  const [invited, setInvited] = useState<Invitation | undefined>(undefined);
+  const [revoking, setRevoking] = useState<Invitation | undefined>(undefined);
+  const [invitationsKey, setInvitationsKey] = useState(0);
   const [editing, setEditing] = useState<{ member: Member; role: Role } | undefined>(undefined);
   const [removing, setRemoving] = useState<Member | undefined>(undefined);
   const action = useAction();
@@ -71,6 +81,20 @@ export function Members(_props: { path?: string }) {
       return true;
     });
     if (done) changed(m);
+  }
+
+  async function revoke() {
+    const i = revoking;
+    setRevoking(undefined);
+    if (!i) return;
+    const done = await action.run(async () => {
+      await ok(client.DELETE('/v1/workspaces/{id}/invitations/{invitation_id}', { params: { path: { id: ws.id, invitation_id: i.id } } }));
+      return true;
+    });
+    if (done) {
+      if (invited?.id === i.id) setInvited(undefined);
+      setInvitationsKey((k) => k + 1);
+    }
   }
 
   return (
@@ -115,16 +139,61 @@ export function Members(_props: { path?: string }) {
               {added.email} is now {added.role === 'admin' ? 'an' : 'a'} {ROLE_WORDS[added.role].toLowerCase()} of {ws.name}.
             </p>
           )}
+          {invited?.accept_url && (
+            <CopyValue label="Invitation link" value={invited.accept_url} once onHide={() => setInvited(undefined)}>
+              <p>
+                {invited.email} has no account here yet: they are invited as {invited.role === 'admin' ? 'an' : 'a'} {ROLE_WORDS[invited.role].toLowerCase()}. Send them this
+                link; it works once, for 7 days.
+              </p>
+            </CopyValue>
+          )}
           <AddMember
             onAdded={(m) => {
+              setInvited(undefined);
               setAdded(m);
               changed(m);
+            }}
+            onInvited={(i) => {
+              setAdded(undefined);
+              setInvited(i);
+              setInvitationsKey((k) => k + 1);
             }}
           />
         </NeedsRole>
       </Section>
+      {mayManage && (
+        <Section title="Invitations">
+          <ListView<Invitation>
+            label="Invitations"
+            deps={[ws.id, invitationsKey]}
+            load={(cursor, limit) => ok(client.GET('/v1/workspaces/{id}/invitations', { params: { path: { id: ws.id }, query: { cursor, limit } } }))}
+            rowKey={(i) => i.id}
+            columns={[
+              { label: 'Invited', cell: (i) => i.email },
+              { label: 'Role', cell: (i) => ROLE_WORDS[i.role] },
+              { label: 'State', cell: (i) => INVITATION_WORDS[i.state] },
+              { label: 'Link works until', cell: (i) => (i.state === 'pending' ? <Time at={i.expires_at} /> : '—') },
+              {
+                label: 'Actions',
+                cell: (i) =>
+                  i.state === 'pending' ? (
+                    <button type="button" class="danger" disabled={action.busy} onClick={() => setRevoking(i)}>
+                      Revoke<span class="visually-hidden"> the invitation of {i.email}</span>
+                    </button>
+                  ) : (
+                    <span class="muted">—</span>
+                  ),
+              },
+            ]}
+            empty={<p class="muted">No invitations yet.</p>}
+          />
+        </Section>
+      )}
       <Confirm open={editing !== undefined} title={`Change the role of ${editing?.member.email ?? ''}`} confirmLabel="Change role" onConfirm={changeRole} onCancel={() => setEditing(undefined)}>
         {editing && <SelectField label="New role" value={editing.role} onValue={(v) => setEditing({ ...editing, role: v as Role })} options={grantable(ws.role, ROLES)} />}
+      </Confirm>
+      <Confirm open={revoking !== undefined} title={`Revoke the invitation of ${revoking?.email ?? ''}?`} confirmLabel="Revoke invitation" danger onConfirm={revoke} onCancel={() => setRevoking(undefined)}>
+        <p>Its link stops working at once. You can invite them again.</p>
       </Confirm>
       <Confirm open={removing !== undefined} title={`Remove ${removing?.email ?? ''} from ${ws.name}?`} confirmLabel="Remove member" danger onConfirm={remove} onCancel={() => setRemoving(undefined)}>
         <p>They lose access to everything in this workspace at once. Their account stays.</p>
