@@ -83,11 +83,13 @@ describe('workspace members', () => {
     assert.equal(await roleOf(member), 'member', 'the duplicate did not change the role');
   });
 
-  test('bad adds: neither or both of email/user_id 400; unknown user 404; bad role 400', async () => {
+  test('bad adds: neither or both of email/user_id 400; an unknown user_id 404 (an unknown e-mail is invited: invitations.test); bad role 400', async () => {
     const stranger = await t.user('stranger');
     assertError(await add(owner, { role: 'member' }), 400, 'INVALID_ARGUMENT');
     assertError(await add(owner, { email: stranger.email, user_id: stranger.id, role: 'member' }), 400, 'INVALID_ARGUMENT');
-    assertError(await add(owner, { email: 'nobody@example.test', role: 'member' }), 404, 'NOT_FOUND');
+    const invited = await add(owner, { email: 'nobody@example.test', role: 'member' });
+    assert.equal(invited.status, 202, invited.text);
+    assert.match(invited.body.id, /^inv_/);
     assertError(await add(owner, { user_id: 'usr_01aaaaaaaaaaaaaaaaaaaaaaaa', role: 'member' }), 404, 'NOT_FOUND');
     assertError(await add(owner, { user_id: stranger.id, role: 'boss' }), 400, 'INVALID_ARGUMENT');
     assert.equal(await roleOf(stranger), undefined);
