@@ -5,7 +5,7 @@ import { isUniqueViolation, type Db, type Executor } from '../../db/database.js'
 import type { Principal, TokenVerifier } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { DUMMY_PASSWORD_HASH, randomString, sha256Hex, verifyPassword } from '../../platform/crypto.js';
-import { ApiError, invalidArgument, unauthenticated } from '../../platform/errors.js';
+import { ApiError, invalidArgument, notFound, unauthenticated } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { findUserByEmail, findUserById, normalizeEmail, type UserService } from '../users/users.service.js';
 import { createSignInThrottle } from './sign-in-throttle.js';
@@ -109,7 +109,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     clientAddress: string,
   ): Promise<{ revokedSessions: number }> {
     const user = await findUserById(db, principal.userId);
-    if (!user) throw new ApiError('NOT_FOUND', 'user not found', { reason: 'NOT_FOUND' });
+    if (!user) throw notFound('user');
     const attempt = await throttle.begin(clientAddress, user.email);
     if (!(await verifyPassword(current, user.password_hash))) {
       throw invalidArgument('the current password is not right', 'INVALID_CREDENTIALS', [{ field: 'body.current_password', description: 'not your current password' }]);
@@ -120,7 +120,7 @@ export function createSessionService(deps: SessionServiceDeps) {
     }
     const hash = await users.hashNewPassword(next, 'body.new_password');
     return db.transaction().execute(async (tx) => {
-      if (!(await users.storePasswordHash(tx, user.id, hash))) throw new ApiError('NOT_FOUND', 'user not found', { reason: 'NOT_FOUND' });
+      if (!(await users.storePasswordHash(tx, user.id, hash))) throw notFound('user');
       const revokedSessions = await deleteSessionsOfUser(tx, user.id, principal.sessionId);
       await deps.passwordChanged(tx, { userId: user.id, changedAt: clock.nowMs(), revokedSessions });
       return { revokedSessions };
