@@ -30,7 +30,7 @@ export const EXTERNAL = new Set([
   // the sandbox's QuickJS reads its WebAssembly file beside its module
   '@jitl/quickjs-wasmfile-release-sync', 'quickjs-emscripten-core',
   // large SDKs loaded only when their driver is configured: they cost nothing at start unbundled
-  '@kubernetes/client-node', 'stripe', 'openai', '@anthropic-ai/sdk',
+  '@kubernetes/client-node', 'stripe', 'openai', '@anthropic-ai/sdk', 'nodemailer',
   // optional, not installed (pg tries it inside a try)
   'pg-native',
   // build and test tooling, never imported by the service

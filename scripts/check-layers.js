@@ -28,7 +28,9 @@ const DOMAIN_GROUPS = {
   // 1 identity: who is calling. The audit record sits here (ARCHITECTURE.md lists it under
   // tenancy): identity's own credential changes (API tokens, OAuth clients) are audited, and a
   // cross-cutting record sits low so that everything may call it; it imports no module.
-  users: 1, sessions: 1, tokens: 1, oauth: 1, device: 1, audit: 1,
+  users: 1, sessions: 1, tokens: 1, oauth: 1, device: 1, audit: 1, mail: 1,
+  // the instance's administration reads who owns workspaces (tenancy) before deleting an account
+  admin: 2,
   // 2 tenancy: workspaces and what they are allowed; the cross-cutting records (quotas,
   // notifications, operations) sit here so that every higher domain may write them
   workspaces: 2, plans: 2, subscriptions: 2, quotas: 2, notifications: 2, operations: 2,

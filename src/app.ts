@@ -17,6 +17,8 @@ import { registerMetrics } from './modules/system/metrics.js';
 import { openApiOptions } from './modules/system/openapi.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
+import { passwordResetRoutes } from './modules/sessions/password-resets.routes.js';
+import { adminRoutes } from './modules/admin/admin.routes.js';
 import { apiTokenRoutes } from './modules/tokens/tokens.routes.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 import { tokenRoutes } from './modules/oauth/token.routes.js';
@@ -211,6 +213,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   systemRoutes(app, services);
   collectingProbes = false;
   sessionRoutes(app, services);
+  passwordResetRoutes(app, services);
+  adminRoutes(app, services);
   workspaceRoutes(app, services);
   apiTokenRoutes(app, services);
   oauthRoutes(app, services);
@@ -238,6 +242,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   app.addHook('preClose', async () => services.agentStreams.closeAll());
   // After the in-flight requests ended (a run is one): stop the sandbox's workers.
   app.addHook('onClose', async () => services.snippetRunner.close());
+  app.addHook('onClose', async () => services.mail.close());
   // The OAuth endpoints (RFC 6749 and 8628 use forms) and the device approval pages, in their own
   // context: only they parse application/x-www-form-urlencoded and cookies; the JSON API never does.
   await app.register(async (forms: App) => {

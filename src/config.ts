@@ -12,6 +12,7 @@ import { COMPUTE_PROVIDERS } from './drivers/compute/driver.js';
 import { HCLOUD_DEFAULT_ENDPOINT, type HcloudOptions } from './drivers/compute/hcloud.js';
 import { parseAgents, type AgentsConfig } from './config-agents.js';
 import { parseCommerce, type CommerceConfig } from './config-commerce.js';
+import { parsePeople, type PeopleConfig } from './config-people.js';
 
 export interface TrustedIssuer {
   /** exact `iss` value of accepted tokens */
@@ -195,6 +196,8 @@ export interface Config {
   agents: AgentsConfig;
   /** payment providers, checkout sessions and order drafts (API.md 8.7; parsed in config-commerce.ts) */
   commerce: CommerceConfig;
+  /** e-mail and the instance's admins (issue 34; parsed in config-people.ts) */
+  people: PeopleConfig;
 }
 
 export const SIGNUP_MODES = ['closed', 'invite', 'open'] as const;
@@ -538,5 +541,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     compute: parseCompute(env),
     agents: parseAgents(env, (name, fallback, min, max) => numberSetting(env, name, fallback, min, max)),
     commerce: parseCommerce(env, (name, fallback, min, max) => numberSetting(env, name, fallback, min, max)),
+    people: parsePeople(env),
   };
 }

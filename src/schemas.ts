@@ -23,12 +23,15 @@ import { OFFER_SCHEMAS } from './modules/offers/offers.schemas.js';
 import { ORDER_SCHEMAS } from './modules/orders/orders.schemas.js';
 import { WebhookAnswer } from './modules/orders/payments.routes.js';
 import { IdLookup } from './modules/lookup/lookup.routes.js';
+import { ResetPreview, ResetRequested } from './modules/sessions/password-resets.routes.js';
+import { AdminUser, Deleted, MailMessage, ResetLink } from './modules/admin/admin.routes.js';
 
 export const NAMED_SCHEMAS: TSchema[] = [
   ErrorBody,
   ...OPERATION_SCHEMAS,
   Status, OpenApiDocument,
-  IssuedSession, BrowserSession, Me, CreatedUser, AuthSettings, PasswordChanged, IdLookup,
+  IssuedSession, BrowserSession, Me, CreatedUser, AuthSettings, PasswordChanged, IdLookup, ResetRequested, ResetPreview,
+  AdminUser, ResetLink, MailMessage, Deleted,
   Workspace, Member, Invitation, InvitationPreview, AcceptedInvitation,
   ApiTokenItem, CreatedApiToken,
   OAuthClientItem, CreatedOAuthClient, Jwks, ...TOKEN_SCHEMAS, DeviceAuthorizationResponse,

@@ -96,6 +96,46 @@ Example:
 
 ${CONFIG_NOTE}`;
 
+ADMIN_COMMANDS.users = `Usage: svc admin users <command> [<user>]
+
+Administer accounts. <user> is a usr_ id or an e-mail address.
+
+Commands:
+  list                     every account: e-mail, name, state, admin role, owned workspaces
+  disable <user>           sign it out everywhere and stop its credentials (its sessions, the API
+                           tokens it created) until enabled again
+  enable <user>            let it sign in again
+  delete <user>            delete it with its sessions, memberships and the API tokens it created;
+                           refused while it owns a workspace
+  reset-password <user>    print a one-time link (30 minutes) to choose a new password; nothing is
+                           e-mailed, the current password works until the link is used
+  grant-admin <user>       make it an instance admin (the web app's Users page, /v1/admin routes)
+  revoke-admin <user>      take that role back (SVC_ADMIN_EMAILS makes admins too)
+
+Options:
+  -h, --help  display help for command
+
+Examples:
+  svc admin users list
+  svc admin users reset-password ada@example.com
+
+${CONFIG_NOTE}`;
+
+ADMIN_COMMANDS.mail = `Usage: svc admin mail list [--to EMAIL] [--limit N]
+
+Print the newest messages of the mail outbox (all drivers; with SVC_MAIL=local, the default, this
+is where they are read): when, to whom, the subject, its state, and the text while it is kept.
+
+Options:
+  --to EMAIL  only messages to this address
+  --limit N   how many, 1-100 (default 10)
+  -h, --help  display help for command
+
+Example:
+  svc admin mail list --to ada@example.com --limit 1
+
+${CONFIG_NOTE}`;
+
 const ADMIN_USAGE = `Usage: svc admin <command> [options]
 
 Administer the service on its host: works on the database directly (same configuration as svc serve),
@@ -106,6 +146,10 @@ Commands:
       create a user and print its id
   workspaces set-plan <workspace> <tier>
       set a workspace's plan now (only the operator raises plans)
+  users list | disable | enable | delete | reset-password | grant-admin | revoke-admin
+      administer accounts (svc admin users --help)
+  mail list [--to EMAIL] [--limit N]
+      read the mail outbox
   rotate-keys [--batch-size N]
       re-seal every stored value under SVC_SECRET_KEY; then write that key to
       SVC_DATA_DIR/secret.key if the file held the old one
@@ -119,7 +163,7 @@ const SERVER_USAGE = `Usage: svc serve | migrate | admin <command>
 Commands:
   serve [--role all|api|worker]  run the API and the job workers
   migrate                        apply pending database migrations and exit
-  admin <command>                create-user, workspaces, rotate-keys (svc admin --help)`;
+  admin <command>                create-user, workspaces, users, mail, rotate-keys (svc admin --help)`;
 
 const HELP = { help: { type: 'boolean', short: 'h' } } as const;
 
@@ -174,7 +218,8 @@ export async function serverMain(argv: string[]): Promise<number> {
         }
         if (!Object.hasOwn(ADMIN_COMMANDS, sub)) return usage(ADMIN_USAGE, `unknown admin command "${sub}"`);
         shown = ADMIN_COMMANDS[sub]!;
-        return await (sub === 'create-user' ? adminCreateUser(args) : sub === 'workspaces' ? adminWorkspaces(args) : adminRotateKeys(args));
+        const run = { 'create-user': adminCreateUser, workspaces: adminWorkspaces, users: adminUsers, mail: adminMail, 'rotate-keys': adminRotateKeys }[sub];
+        return await (run ?? adminRotateKeys)(args);
       }
       case undefined:
       case 'help':
@@ -214,7 +259,7 @@ async function adminCreateUser(argv: string[]): Promise<number> {
   const { handle } = await openMigrated(config);
   try {
     // Only the users service: the command serves no request and runs no job.
-    const user = await createUserService({ db: handle.db, passwordHashCost: config.passwordHashCost, signup: config.signup, offerAdmitsSignUp: async () => false }).createUser({ email: values.email, password: values.password, name: values.name ?? null });
+    const user = await createUserService({ db: handle.db, passwordHashCost: config.passwordHashCost, signup: config.signup, adminEmails: config.people.adminEmails, offerAdmitsSignUp: async () => false }).createUser({ email: values.email, password: values.password, name: values.name ?? null });
     console.log(user.id);
     return 0;
   } catch (err) {
@@ -246,6 +291,108 @@ async function adminWorkspaces(argv: string[]): Promise<number> {
     return refusal(err);
   } finally {
     await system.close();
+  }
+}
+
+/** The services over the database, without workers or HTTP, for one operator command. */
+async function withServices<T>(fn: (services: import('./services.js').Services) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const { createSystem } = await import('./system.js');
+  const system = await createSystem({ ...config, logLevel: process.env.LOG_LEVEL ? config.logLevel : 'warn' }, { runtime: false });
+  try {
+    return await fn(system.services);
+  } finally {
+    await system.close();
+  }
+}
+
+const when = (unix: number) => new Date(unix * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+const USER_VERBS = ['list', 'disable', 'enable', 'delete', 'reset-password', 'grant-admin', 'revoke-admin'] as const;
+
+/** `svc admin users <verb> [<user>]` */
+async function adminUsers(argv: string[]): Promise<number> {
+  const usageText = ADMIN_COMMANDS.users!;
+  const { values, positionals } = parseArgs({ args: argv, options: HELP, strict: true, allowPositionals: true });
+  if (values.help) return usage(usageText);
+  const [verb, ref, ...extra] = positionals;
+  if (verb === undefined || !(USER_VERBS as readonly string[]).includes(verb)) {
+    return usage(usageText, verb === undefined ? `a command is required: ${USER_VERBS.join(', ')}` : `unknown command "${verb}"`);
+  }
+  if (verb === 'list' ? ref !== undefined : !ref || extra.length) return usage(usageText, verb === 'list' ? 'list takes no argument' : `${verb} needs one user: a usr_ id or an e-mail`);
+  try {
+    return await withServices(async ({ admin }) => {
+      switch (verb) {
+        case 'list': {
+          let cursor: string | undefined;
+          const rows: string[][] = [['ID', 'EMAIL', 'NAME', 'STATE', 'ADMIN', 'OWNS', 'CREATED']];
+          do {
+            const page = await admin.listUsers({ limit: 100, ...(cursor ? { cursor } : {}) });
+            for (const u of page.data) {
+              rows.push([u.id, u.email, u.name ?? '-', u.disabled_at === null ? 'active' : 'disabled', u.admin_source ?? '-', u.owned_workspaces.map((w) => w.slug).join(',') || '-', when(u.created_at)]);
+            }
+            cursor = page.next_cursor ?? undefined;
+          } while (cursor);
+          const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+          for (const r of rows) console.log(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
+          return 0;
+        }
+        case 'disable': {
+          const { user, signedOut } = await admin.disable(ref!, 'operator');
+          console.log(`${user.email} (${user.id}) is disabled: ${signedOut} session(s) signed out; the API tokens it created stop until it is enabled`);
+          return 0;
+        }
+        case 'enable': {
+          const user = await admin.enable(ref!, 'operator');
+          console.log(`${user.email} (${user.id}) is enabled`);
+          return 0;
+        }
+        case 'delete': {
+          const user = await admin.getUser(ref!);
+          const { deletedTokens } = await admin.remove(ref!, 'operator');
+          console.log(`${user.email} (${user.id}) is deleted, with ${deletedTokens} API token(s) it had created`);
+          return 0;
+        }
+        case 'reset-password': {
+          const link = await admin.resetLink(ref!, 'operator');
+          console.log(`a link for ${link.email} to choose a new password (it works once, until ${when(link.expiresAt)}):`);
+          console.log(link.url);
+          return 0;
+        }
+        default: {
+          const user = await admin.setAdmin(ref!, verb === 'grant-admin', 'operator');
+          console.log(`${user.email} (${user.id}) ${user.admin_source ? `is an instance admin (${user.admin_source})` : 'is no instance admin'}`);
+          return 0;
+        }
+      }
+    });
+  } catch (err) {
+    return refusal(err);
+  }
+}
+
+/** `svc admin mail list [--to EMAIL] [--limit N]` */
+async function adminMail(argv: string[]): Promise<number> {
+  const usageText = ADMIN_COMMANDS.mail!;
+  const { values, positionals } = parseArgs({ args: argv, options: { to: { type: 'string' }, limit: { type: 'string' }, ...HELP }, strict: true, allowPositionals: true });
+  if (values.help) return usage(usageText);
+  if (positionals.length !== 1 || positionals[0] !== 'list') return usage(usageText, positionals.length ? `unknown command "${positionals.join(' ')}"` : 'a command is required: list');
+  const limit = values.limit === undefined ? 10 : Number(values.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) return usage(usageText, '--limit must be an integer from 1 to 100');
+  try {
+    return await withServices(async ({ mail }) => {
+      const page = await mail.list({ limit, ...(values.to ? { to: values.to } : {}) });
+      if (!page.data.length) console.log(values.to ? `no mail to ${values.to}` : 'the outbox is empty');
+      for (const m of page.data) {
+        console.log(`${m.id}  ${when(m.created_at)}  to ${m.to}  [${m.state}${m.last_error ? `: ${m.last_error}` : ''}]`);
+        console.log(`Subject: ${m.subject}`);
+        console.log(m.body === null ? '(body not kept: sent through the mail server)' : m.body);
+        console.log('');
+      }
+      return 0;
+    });
+  } catch (err) {
+    return refusal(err);
   }
 }
 

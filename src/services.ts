@@ -55,6 +55,11 @@ import { sweepMachines } from './modules/machines/machines-sweep.js';
 import { sweepOrders } from './modules/orders/orders-sweep.js';
 import { sweepAccount } from './modules/account/account-sweep.js';
 import type { JobHandler } from './jobs/worker.js';
+import { createMailDriver } from './drivers/mail/registry.js';
+import { createMailService, MAIL_JOB_KIND } from './modules/mail/mail.service.js';
+import { createPasswordResetService } from './modules/sessions/password-resets.service.js';
+import { createAttemptWindows } from './modules/sessions/sign-in-throttle.js';
+import { createAdminService } from './modules/admin/admin.service.js';
 import type { InProcessApi } from './platform/in-process-api.js';
 import { DEVICE_CODE_GRANT_TYPE } from './modules/device/device.service.js';
 import { createAgentModule } from './modules/agents/agent-module.js';
@@ -86,9 +91,13 @@ export function createServices(deps: ServicesDeps) {
   /** everything stored encrypted is sealed and opened by this one keyring */
   const keyring = keyringOf(config);
   const users = createUserService({
-    db, passwordHashCost: config.passwordHashCost, signup: config.signup, offerAdmitsSignUp: (shortHash, email) => offerAdmitsSignUp(db, shortHash, email),
+    db, passwordHashCost: config.passwordHashCost, signup: config.signup, adminEmails: config.people.adminEmails,
+    offerAdmitsSignUp: (shortHash, email) => offerAdmitsSignUp(db, shortHash, email),
   });
   const sessions = createSessionService({ db, users, passwordChanged });
+  /** e-mail (issue 34): queued in the changes' transactions, delivered by the workers through SVC_MAIL's driver */
+  const mail = createMailService({ db, dialect: deps.dialect, driver: createMailDriver(config.people.mail, deps.logger), cursors, backoffScale: config.jobs.backoffScale });
+  const passwordResets = createPasswordResetService({ db, publicUrl: config.publicUrl, users, windows: createAttemptWindows(db), passwordChanged });
   const notifier = createNotifier({ databaseUrl: config.databaseUrl, db });
   const workflows = new WorkflowRegistry();
   const quotas = createQuotaService({ db, plans: config.plans, enforced: config.quotas.enforced, lockWorkspace });
@@ -164,13 +173,16 @@ export function createServices(deps: ServicesDeps) {
     ...machineDeps, cursors, operations, quotas, bootstraps: workerBootstraps, compute: computeProvider, publicUrl: config.publicUrl,
   });
   /** jobs that are not operations', by kind (agent turns) */
-  const jobHandlers = new Map<string, JobHandler>();
+  const jobHandlers = new Map<string, JobHandler>([[MAIL_JOB_KIND, mail.deliver]]);
   const agentModule = createAgentModule({
     db, dialect: deps.dialect, cursors, notifier, quotas, keyring, config, snippetRunner, runCredentials, api, jobHandlers,
   });
   /** invitations to join a workspace (issue 34): made by addMember, accepted through their link */
   const invitations = createInvitationService({ db, cursors, publicUrl: config.publicUrl, users, checkPassword: sessions.checkPassword });
   const workspaces = createWorkspaceService({ db, cursors, quotas, invitations });
+  const apiTokens = createApiTokenService({ db, cursors, assertWorkspaceActive });
+  /** the instance's administration: the operator's `svc admin users` and instance admins' /v1/admin routes */
+  const admin = createAdminService({ db, cursors, users, workspaces, tokens: apiTokens, passwordResets, signOutEverywhere: sessions.signOutEverywhere, logger: deps.logger });
   // Payment providers (issue 25): the local provider delivers its signed events to the service's
   // own webhook route, the path Stripe's take (a test may point them at a recorder); before the app
   // serves it a delivery fails and the sweep retries it.
@@ -209,7 +221,10 @@ export function createServices(deps: ServicesDeps) {
     device,
     workspaces,
     invitations,
-    apiTokens: createApiTokenService({ db, cursors, assertWorkspaceActive }),
+    apiTokens,
+    mail,
+    passwordResets,
+    admin,
     oauth,
     /** POST /oauth/token handlers by grant_type (device_code: RFC 8628; client_credentials: RFC 6749 4.4) */
     grants: new Map<string, GrantHandler>([

@@ -111,6 +111,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** raw payload, sent as-is (for malformed JSON tests) */
   payload?: string;
+  /** the client address the request comes from (default 127.0.0.1) */
+  remoteAddress?: string;
 }
 
 export interface TestUser {
@@ -156,7 +158,7 @@ export class TestApp {
     } else if (payload !== undefined) {
       headers['content-type'] ??= 'application/json';
     }
-    const res = await this.app.inject({ method: method as 'GET', url, headers, ...(payload !== undefined ? { payload } : {}) });
+    const res = await this.app.inject({ method: method as 'GET', url, headers, ...(payload !== undefined ? { payload } : {}), ...(opts.remoteAddress ? { remoteAddress: opts.remoteAddress } : {}) });
     let body: any = undefined;
     if (res.body.length) {
       try {

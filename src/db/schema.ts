@@ -8,6 +8,38 @@ export interface UsersTable {
   name: string | null;
   created_at: number;
   updated_at: number;
+  /** set while the operator has disabled the account: none of its credentials works */
+  disabled_at: number | null;
+  /** set while the account is an instance admin by `svc admin users grant-admin` */
+  admin_granted_at: number | null;
+  /** which notifications are also e-mailed */
+  notification_email: 'none' | 'important' | 'all';
+}
+
+export interface MailMessagesTable {
+  id: string;
+  job_id: string;
+  to_address: string;
+  user_id: string | null;
+  kind: 'password_reset' | 'notification';
+  subject: string;
+  body: string | null;
+  state: 'queued' | 'sent' | 'failed';
+  driver: string | null;
+  attempts: number;
+  last_error: string | null;
+  created_at: number;
+  sent_at: number | null;
+}
+
+export interface PasswordResetsTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  origin: 'email' | 'operator';
+  created_at: number;
+  expires_at: number;
+  ended_at: number | null;
 }
 
 export interface SessionsTable {
@@ -499,6 +531,8 @@ export interface Database {
   operations: OperationsTable;
   operation_steps: OperationStepsTable;
   jobs: JobsTable;
+  mail_messages: MailMessagesTable;
+  password_resets: PasswordResetsTable;
   events: EventsTable;
   clusters: ClustersTable;
   local_clusters: LocalClustersTable;

@@ -78,6 +78,12 @@ export const unauthenticated = (message = 'missing, invalid, expired or revoked 
     reason: 'INVALID_TOKEN',
     headers: { 'www-authenticate': 'Bearer realm="svc", error="invalid_token"' },
   });
+/** 401 for a credential of an account the operator disabled (its sessions, the API tokens it created). */
+export const accountDisabled = (message = 'this account is disabled by the operator of this service') =>
+  new ApiError('UNAUTHENTICATED', message, {
+    reason: 'ACCOUNT_DISABLED',
+    headers: { 'www-authenticate': 'Bearer realm="svc", error="invalid_token"' },
+  });
 /**
  * 401 for a request without credentials, or with a scheme other than Bearer: RFC 6750 section 3.1
  * says the challenge then carries no error code.

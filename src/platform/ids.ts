@@ -35,6 +35,8 @@ export const ID_PREFIXES = {
   subscription: 'sub',
   oauthClient: 'oac',
   session: 'ses',
+  mailMessage: 'mail',
+  passwordReset: 'pwr',
   deviceCode: 'dvc',
   signingKey: 'key',
   job: 'job',

@@ -218,6 +218,234 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
+        /**
+         * Change your name or which notifications are e-mailed
+         * @description Needs a user credential; a workspace API token is 403. `notification_email` says which of your notifications are also sent to your e-mail address through the service's mail driver (SVC_MAIL): none, important (warnings and errors) or all.
+         */
+        patch: operations["updateMe"];
+        trace?: never;
+    };
+    "/v1/password_resets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a link to choose a new password
+         * @description Needs no credential. Answers 200 and the same message whether an account has this address or not (so nobody learns which addresses have one); an account that has it and is not disabled is e-mailed a link (`{public URL}/reset-password#token`) that works once, for 30 minutes, and replaces any earlier link. The token is stored only as its SHA-256. At most 3 asks an hour per address and 10 per client address: beyond, 429 (reason PASSWORD_RESET_THROTTLED, with retry-after). With the local mail driver (SVC_MAIL=local, the default) the operator reads the message with `svc admin mail list`.
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/password_resets:resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What a reset link is for
+         * @description Needs no credential: the page the link opens sends the token in the body (never in a URL that logs keep). Answers the account's e-mail and when the link stops working. A link that does not work (unknown, used, replaced, expired, or of a disabled account) is 404, all alike.
+         */
+        post: operations["resolvePasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/password_resets:complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose a new password with a reset link
+         * @description Needs no credential: the token proves the link. The new password must be 8-256 characters (400 INVALID_PASSWORD, the link still works). Then the password is replaced, every session of the account is signed out at once (API tokens are the workspaces' and stay), the link is used up, and the account gets a `password_changed` notification. Sign in next. A link that does not work is 404, as for `:resolve`; of two uses at once, one succeeds.
+         */
+        post: operations["completePasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the accounts of this service
+         * @description Every account, newest first, with whether it is disabled or an admin and the workspaces it owns. Needs a user credential of an instance admin (granted with `svc admin users grant-admin`, or named in SVC_ADMIN_EMAILS): anyone else is 403 (reason INSTANCE_ADMIN_REQUIRED).
+         */
+        get: operations["listUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account
+         * @description Needs a user credential of an instance admin (granted with `svc admin users grant-admin`, or named in SVC_ADMIN_EMAILS): anyone else is 403 (reason INSTANCE_ADMIN_REQUIRED).
+         */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an account
+         * @description Deletes the account with its sessions, memberships, notifications and the API tokens it created. Refused while it owns a workspace (422, reason OWNS_WORKSPACES, naming them): make someone else the owner, or delete the workspace, first. Your own account is 422 (reason NOT_YOURSELF). Needs a user credential of an instance admin (granted with `svc admin users grant-admin`, or named in SVC_ADMIN_EMAILS): anyone else is 403 (reason INSTANCE_ADMIN_REQUIRED).
+         */
+        delete: operations["deleteUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/users/{user_id}:disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable an account
+         * @description Signs the account out everywhere at once and stops every credential of it (sessions, and the API tokens it created: 401 reason ACCOUNT_DISABLED) until it is enabled; its data and memberships stay. Your own account is 422 (reason NOT_YOURSELF). Needs a user credential of an instance admin (granted with `svc admin users grant-admin`, or named in SVC_ADMIN_EMAILS): anyone else is 403 (reason INSTANCE_ADMIN_REQUIRED).
+         */
+        post: operations["disableUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/users/{user_id}:enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable an account
+         * @description Its password and the API tokens it created work again (its sessions were signed out when it was disabled). Needs a user credential of an instance admin (granted with `svc admin users grant-admin`, or named in SVC_ADMIN_EMAILS): anyone else is 403 (reason INSTANCE_ADMIN_REQUIRED).
+         */
+        post: operations["enableUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/users/{user_id}:grantAdmin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make an account an instance admin
+         * @description It sees the Users page and may use these routes. Needs a user credential of an instance admin (granted with `svc admin users grant-admin`, or named in SVC_ADMIN_EMAILS): anyone else is 403 (reason INSTANCE_ADMIN_REQUIRED).
+         */
+        post: operations["grantUserAdmin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/users/{user_id}:revokeAdmin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take the instance admin role from an account
+         * @description Not from your own account (422, reason NOT_YOURSELF), nor from one named in SVC_ADMIN_EMAILS (422, reason ADMIN_FROM_CONFIG). Needs a user credential of an instance admin (granted with `svc admin users grant-admin`, or named in SVC_ADMIN_EMAILS): anyone else is 403 (reason INSTANCE_ADMIN_REQUIRED).
+         */
+        post: operations["revokeUserAdmin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/users/{user_id}:resetPassword": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a password reset link for an account
+         * @description A one-time link (30 minutes) for the person to choose a new password, to hand over by a channel you trust; nothing is e-mailed and the current password keeps working until the link is used. Needs a user credential of an instance admin (granted with `svc admin users grant-admin`, or named in SVC_ADMIN_EMAILS): anyone else is 403 (reason INSTANCE_ADMIN_REQUIRED).
+         */
+        post: operations["makeUserPasswordResetLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/mail_messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The mail outbox
+         * @description Messages the service sent or is sending, newest first; `to` keeps those to one address. With the local driver (SVC_MAIL=local) this is where they are read. Needs a user credential of an instance admin (granted with `svc admin users grant-admin`, or named in SVC_ADMIN_EMAILS): anyone else is 403 (reason INSTANCE_ADMIN_REQUIRED).
+         */
+        get: operations["listMail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -2531,7 +2759,7 @@ export interface components {
                  * @description UPPER_SNAKE machine-readable detail: one of a closed set; each operation's description names those it answers
                  * @enum {string}
                  */
-                reason?: "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "INVITATION_NOT_PENDING" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_INVITATIONS" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE";
+                reason?: "ACCOUNT_DISABLED" | "ADMIN_FROM_CONFIG" | "INSTANCE_ADMIN_REQUIRED" | "NOT_YOURSELF" | "OWNS_WORKSPACES" | "PASSWORD_RESET_THROTTLED" | "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "INVITATION_NOT_PENDING" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_INVITATIONS" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE";
                 /** @description string map of details, e.g. `etag` (the current etag) on ABORTED */
                 metadata?: {
                     [key: string]: string;
@@ -2712,7 +2940,9 @@ export interface components {
          *       "email": "ada@example.com",
          *       "name": "Ada",
          *       "created_at": 1767225600,
-         *       "credential": "session"
+         *       "credential": "session",
+         *       "notification_email": "important",
+         *       "instance_admin": false
          *     }
          */
         Me: {
@@ -2726,6 +2956,13 @@ export interface components {
              * @enum {string}
              */
             credential: "session" | "cookie" | "external_jwt";
+            /**
+             * @description which of your notifications are also e-mailed to you: none (the default), important (warnings and errors: failed operations, expiring tokens, security notices) or all
+             * @enum {string}
+             */
+            notification_email: "none" | "important" | "all";
+            /** @description whether you administer this service (its Users page and /v1/admin routes): an account given the role by the operator, or named in SVC_ADMIN_EMAILS */
+            instance_admin: boolean;
         };
         /**
          * @description A new account; sign in with POST /v1/auth/sessions (or the web app) to use it.
@@ -2794,6 +3031,135 @@ export interface components {
             workspace_id: string;
             /** @description the same html_url the resource carries (its page in the web app); null for a type without one (package) */
             html_url: string | null;
+        };
+        /**
+         * @description The request was taken.
+         * @example {
+         *       "message": "if an account has this address, a link to choose a new password is on its way; it works once, for 30 minutes"
+         *     }
+         */
+        PasswordResetRequested: {
+            /** @description what happens next, the same whether an account has this address or not */
+            message: string;
+        };
+        /**
+         * @description What a working link is for.
+         * @example {
+         *       "email": "ada@example.com",
+         *       "expires_at": 1767227400
+         *     }
+         */
+        PasswordResetPreview: {
+            /** @description the account whose password the link sets */
+            email: string;
+            /** @description Unix seconds: the link stops working then */
+            expires_at: number;
+        };
+        /**
+         * @description An account, as the instance's admins see it.
+         * @example {
+         *       "id": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "email": "ada@example.com",
+         *       "name": "Ada",
+         *       "created_at": 1767225600,
+         *       "disabled_at": null,
+         *       "admin_source": null,
+         *       "owned_workspaces": [
+         *         {
+         *           "id": "ws_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *           "name": "Acme",
+         *           "slug": "acme"
+         *         }
+         *       ]
+         *     }
+         */
+        AdminUser: {
+            /** @description usr_ id */
+            id: string;
+            email: string;
+            name: string | null;
+            /** @description Unix seconds */
+            created_at: number;
+            /** @description Unix seconds: since when the account is disabled (none of its credentials works); null when it is not */
+            disabled_at: number | null;
+            /** @description why it is an instance admin: granted (by `svc admin users grant-admin` or an admin), config (SVC_ADMIN_EMAILS); null when it is not one */
+            admin_source: ("granted" | "config") | null;
+            /** @description the workspaces it owns: an account that owns one cannot be deleted */
+            owned_workspaces: {
+                /** @description ws_ id */
+                id: string;
+                name: string;
+                slug: string;
+            }[];
+        };
+        /**
+         * @description A one-time link to choose a new password, made by an admin; nothing is e-mailed.
+         * @example {
+         *       "email": "ada@example.com",
+         *       "url": "https://svc.example.com/reset-password#Q7wE9rT1yU3iO5pA7sD9fG1hJ3kL5zX7",
+         *       "expires_at": 1767227400
+         *     }
+         */
+        PasswordResetLink: {
+            /** @description the account */
+            email: string;
+            /** @description the link: give it to the person by a channel you trust; it works once, for 30 minutes, and replaces earlier links */
+            url: string;
+            /** @description Unix seconds */
+            expires_at: number;
+        };
+        /**
+         * @description A message of the outbox.
+         * @example {
+         *       "id": "mail_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "to": "ada@example.com",
+         *       "user_id": "usr_01kaxq3m7y0c9v8t6r5p4n3m2k",
+         *       "kind": "password_reset",
+         *       "subject": "Reset your svc password",
+         *       "body": "…",
+         *       "state": "sent",
+         *       "driver": "local",
+         *       "attempts": 1,
+         *       "last_error": null,
+         *       "created_at": 1767225600,
+         *       "sent_at": 1767225601
+         *     }
+         */
+        MailMessage: {
+            /** @description mail_ id */
+            id: string;
+            to: string;
+            /** @description the account it went to */
+            user_id: string | null;
+            /** @enum {string} */
+            kind: "password_reset" | "notification";
+            subject: string;
+            /** @description the text; kept by the local driver, dropped once another driver sent it or gave it up */
+            body: string | null;
+            /**
+             * @description queued (waiting or retrying), sent, or failed (refused for good, or after 10 attempts)
+             * @enum {string}
+             */
+            state: "queued" | "sent" | "failed";
+            /** @description the driver that handled it: local or smtp */
+            driver: string | null;
+            attempts: number;
+            /** @description what the mail server said at the last failed attempt */
+            last_error: string | null;
+            /** @description Unix seconds */
+            created_at: number;
+            /** @description Unix seconds */
+            sent_at: number | null;
+        };
+        /**
+         * @description The account is gone.
+         * @example {
+         *       "deleted_api_tokens": 1
+         *     }
+         */
+        DeletedUser: {
+            /** @description the API tokens the account had created, deleted with it */
+            deleted_api_tokens: number;
         };
         /**
          * @description A workspace: the unit of tenancy. `role` is the caller's role in it.
@@ -7752,6 +8118,1201 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What to change: at least one field. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "notification_email": "important"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description how you are called; null clears it */
+                    name?: string | null;
+                    /**
+                     * @description which notifications are also e-mailed: none, important or all
+                     * @enum {string}
+                     */
+                    notification_email?: "none" | "important" | "all";
+                };
+            };
+        };
+        responses: {
+            /** @description The signed-in user. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Whose password to reset. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the e-mail address of the account */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The request was taken. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetRequested"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resolvePasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The link's token. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "Q7wE9rT1yU3iO5pA7sD9fG1hJ3kL5zX7"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the token after `#` in the link of the e-mail */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description What a working link is for. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetPreview"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    completePasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The link's token and the new password. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "Q7wE9rT1yU3iO5pA7sD9fG1hJ3kL5zX7",
+                 *       "new_password": "correct horse battery staple"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the token after `#` in the link of the e-mail */
+                    token: string;
+                    /** @description 8-256 characters */
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The password was changed. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordChanged"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of accounts */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["AdminUser"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description usr_ id */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An account, as the instance's admins see it. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUser"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description usr_ id */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account is gone. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedUser"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    disableUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description usr_ id */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An account, as the instance's admins see it. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUser"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    enableUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description usr_ id */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An account, as the instance's admins see it. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUser"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    grantUserAdmin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description usr_ id */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An account, as the instance's admins see it. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUser"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeUserAdmin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description usr_ id */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An account, as the instance's admins see it. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminUser"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    makeUserPasswordResetLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description usr_ id */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A one-time link to choose a new password, made by an admin; nothing is e-mailed. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetLink"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMail: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+                /** @description only messages to this address */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of messages */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["MailMessage"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */

@@ -9,14 +9,16 @@ import type { PageRequest } from '../../platform/pagination.js';
 
 export type NotificationRow = NotificationsTable;
 
-export async function insertNotifications(tx: Executor, rows: NotificationRow[]): Promise<number> {
-  if (rows.length === 0) return 0;
-  const res = await tx
+/** Inserts the rows a user does not have yet; returns the users who got one now. */
+export async function insertNotifications(tx: Executor, rows: NotificationRow[]): Promise<string[]> {
+  if (rows.length === 0) return [];
+  const inserted = await tx
     .insertInto('notifications')
     .values(rows)
     .onConflict((oc) => oc.columns(['dedup_key', 'user_id']).doNothing())
-    .executeTakeFirst();
-  return Number(res.numInsertedOrUpdatedRows ?? 0n);
+    .returning('user_id')
+    .execute();
+  return inserted.map((r) => r.user_id);
 }
 
 /**

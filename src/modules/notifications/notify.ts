@@ -5,6 +5,8 @@
 import type { Executor } from '../../db/database.js';
 import { clock } from '../../platform/clock.js';
 import { newId } from '../../platform/ids.js';
+import { queueMail } from '../mail/mail.service.js';
+import { notificationEmailOf } from '../users/users.service.js';
 import { insertNotifications, markSuperseded, unsuperseded, workspaceAdmins } from './notifications.repo.js';
 import type { NotificationResourceType, NotificationType, Severity } from './notifications.schemas.js';
 
@@ -31,7 +33,7 @@ export async function notify(tx: Executor, to: Recipients, event: NotificationEv
   const users = 'users' in to ? to.users.filter((u): u is string => u !== null) : await workspaceAdmins(tx, to.adminsOf);
   const now = clock.now();
   const context = JSON.stringify(event.context);
-  return insertNotifications(tx, [...new Set(users)].map((userId) => ({
+  const got = await insertNotifications(tx, [...new Set(users)].map((userId) => ({
     id: newId('notification'),
     user_id: userId,
     workspace_id: event.workspaceId,
@@ -46,6 +48,24 @@ export async function notify(tx: Executor, to: Recipients, event: NotificationEv
     read_at: null,
     created_at: now,
   })));
+  if (got.length) await mailNotification(tx, got, event);
+  return got.length;
+}
+
+/**
+ * Also e-mails the notification to those of its new recipients who chose so (PATCH /v1/me
+ * `notification_email`): `all`, or `important` for warnings and critical ones. Queued in the same
+ * transaction, so the mail exists exactly when the notification does.
+ */
+async function mailNotification(tx: Executor, userIds: string[], event: NotificationEvent): Promise<void> {
+  for (const u of await notificationEmailOf(tx, userIds)) {
+    const wanted = u.notification_email === 'all' || (u.notification_email === 'important' && event.severity !== 'info');
+    if (!wanted || u.disabled_at !== null) continue;
+    await queueMail(tx, {
+      to: u.email, userId: u.id, kind: 'notification', subject: event.title.slice(0, 200),
+      body: `${event.body.slice(0, 2000)}\n\n--\nA notification of svc. Choose which notifications are e-mailed to you on your account page.`,
+    });
+  }
 }
 
 /**

@@ -6,6 +6,7 @@ import type { TrustedIssuer } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { UserPrincipal } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
+import { accountDisabled } from '../../platform/errors.js';
 import { findUserByEmail, normalizeEmail } from '../users/users.service.js';
 
 /** Asymmetric algorithms only: an HMAC "signed" with a public key can never pass (RFC 8725 2.1). */
@@ -63,6 +64,7 @@ export function createExternalIssuers(deps: { db: Db; issuers: TrustedIssuer[] }
     const email = emailOf(payload);
     if (!email) return null;
     const user = await findUserByEmail(db, email);
+    if (user?.disabled_at != null) throw accountDisabled();
     return user ? { kind: 'user', via: 'external_jwt', userId: user.id, sessionId: null } : null;
   }
 

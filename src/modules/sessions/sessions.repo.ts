@@ -4,8 +4,11 @@ import { preparedQuery } from '../../db/prepared.js';
 import type { SessionsTable } from '../../db/schema.js';
 
 // Every request with a session token runs this lookup: prepared once.
+// With the account's disabled_at: a disabled account's sessions stop at once (issue 34).
 export const findSessionByHash = preparedQuery((db, p: { hash: string }) =>
-  db.selectFrom('sessions').select(['id', 'user_id', 'last_used_at', 'expires_at']).where('token_hash', '=', p.hash));
+  db.selectFrom('sessions').innerJoin('users', 'users.id', 'sessions.user_id')
+    .select(['sessions.id', 'sessions.user_id', 'sessions.last_used_at', 'sessions.expires_at', 'users.disabled_at'])
+    .where('sessions.token_hash', '=', p.hash));
 
 export async function insertSession(db: Executor, row: SessionsTable): Promise<void> {
   await db.insertInto('sessions').values(row).execute();

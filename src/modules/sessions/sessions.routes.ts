@@ -3,7 +3,7 @@ import { CSRF_HEADER, SESSION_COOKIE, userOf } from '../../platform/auth.js';
 import { ApiError, notFound, permissionDenied } from '../../platform/errors.js';
 import { bearerSecurity, NoContent, refTo, responses, StringEnum, type App } from '../../platform/http.js';
 import type { Services } from '../../services.js';
-import { findUserById } from '../users/users.service.js';
+import { findUserById, NOTIFICATION_EMAIL_CHOICES, type UserRow } from '../users/users.service.js';
 
 const tags = ['identity'];
 
@@ -88,11 +88,15 @@ export const Me = Type.Object(
     credential: StringEnum(['session', 'cookie', 'external_jwt'], {
       description: 'how the caller authenticated',
     }),
+    notification_email: StringEnum(NOTIFICATION_EMAIL_CHOICES, {
+      description: 'which of your notifications are also e-mailed to you: none (the default), important (warnings and errors: failed operations, expiring tokens, security notices) or all',
+    }),
+    instance_admin: Type.Boolean({ description: 'whether you administer this service (its Users page and /v1/admin routes): an account given the role by the operator, or named in SVC_ADMIN_EMAILS' }),
   },
   {
     $id: 'Me',
     description: 'The signed-in user.',
-    examples: [{ id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', email: 'ada@example.com', name: 'Ada', created_at: 1767225600, credential: 'session' }],
+    examples: [{ id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', email: 'ada@example.com', name: 'Ada', created_at: 1767225600, credential: 'session', notification_email: 'important', instance_admin: false }],
   },
 );
 
@@ -104,6 +108,21 @@ export const BrowserSession = Type.Object({
   description: 'The web app\'s new session: its token is only in the HttpOnly cookie, never in the body.',
   examples: [{ user_id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', expires_at: 1798761600 }],
 });
+
+const UpdateMeBody = Type.Object(
+  {
+    name: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()], { description: 'how you are called; null clears it' })),
+    notification_email: Type.Optional(StringEnum(NOTIFICATION_EMAIL_CHOICES, { description: 'which notifications are also e-mailed: none, important or all' })),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'What to change: at least one field.', examples: [{ notification_email: 'important' }] },
+);
+
+function meOf(s: Pick<Services, 'users'>, user: UserRow, via: 'session' | 'cookie' | 'external_jwt') {
+  return {
+    id: user.id, email: user.email, name: user.name, created_at: user.created_at, credential: via,
+    notification_email: user.notification_email, instance_admin: s.users.adminSource(user) !== null,
+  };
+}
 
 const COOKIE_MAX_AGE = 365 * 24 * 3600;
 
@@ -239,6 +258,25 @@ export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'ses
     const principal = userOf(request);
     const user = await findUserById(s.db, principal.userId);
     if (!user) throw notFound('user');
-    return { id: user.id, email: user.email, name: user.name, created_at: user.created_at, credential: principal.via };
+    return meOf(s, user, principal.via);
+  });
+
+  app.patch('/v1/me', {
+    config: { auth: 'user' },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'updateMe', summary: 'Change your name or which notifications are e-mailed',
+      description:
+        'Needs a user credential; a workspace API token is 403. `notification_email` says which of your notifications are also ' +
+        'sent to your e-mail address through the service\'s mail driver (SVC_MAIL): none, important (warnings and errors) or all.',
+      body: UpdateMeBody,
+      response: responses({ 200: Me }, [400, 403]),
+    },
+  }, async (request) => {
+    const principal = userOf(request);
+    const { name, notification_email } = request.body;
+    await s.users.updateProfile(principal.userId, { ...(name !== undefined ? { name } : {}), ...(notification_email !== undefined ? { notification_email } : {}) });
+    const user = await findUserById(s.db, principal.userId);
+    if (!user) throw notFound('user');
+    return meOf(s, user, principal.via);
   });
 }

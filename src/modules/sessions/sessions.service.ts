@@ -5,7 +5,7 @@ import { isUniqueViolation, type Db, type Executor } from '../../db/database.js'
 import type { Principal, TokenVerifier } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { DUMMY_PASSWORD_HASH, randomString, sha256Hex, verifyPassword } from '../../platform/crypto.js';
-import { ApiError, invalidArgument, notFound, unauthenticated } from '../../platform/errors.js';
+import { accountDisabled, ApiError, invalidArgument, notFound, unauthenticated } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
 import { findUserByEmail, findUserById, normalizeEmail, type UserService } from '../users/users.service.js';
 import { createSignInThrottle } from './sign-in-throttle.js';
@@ -64,6 +64,7 @@ export function createSessionService(deps: SessionServiceDeps) {
       const [row] = await findSessionByHash(db, { hash: sha256Hex(token) });
       const now = clock.now();
       if (!row || row.expires_at <= now) throw unauthenticated();
+      if (row.disabled_at !== null) throw accountDisabled();
       if (now - row.last_used_at >= RENEW_EVERY_SECONDS) {
         await renewSession(db, row.id, now, now + SESSION_TTL_SECONDS);
       }
@@ -84,6 +85,8 @@ export function createSessionService(deps: SessionServiceDeps) {
       throw new ApiError('UNAUTHENTICATED', 'wrong email or password', { reason: 'INVALID_CREDENTIALS' });
     }
     await throttle.succeeded(attempt);
+    // Said only to whoever knows the password.
+    if (user.disabled_at !== null) throw accountDisabled();
     return user.id;
   }
 
@@ -127,7 +130,10 @@ export function createSessionService(deps: SessionServiceDeps) {
     });
   }
 
-  return { createSession, ensureSessionToken, verifier, checkPassword, signIn, revokeSession, changePassword };
+  /** Signs every session of the user out, in the caller's transaction (an account disabled). */
+  const signOutEverywhere = (tx: Executor, userId: string) => deleteSessionsOfUser(tx, userId, null);
+
+  return { createSession, ensureSessionToken, verifier, checkPassword, signIn, revokeSession, changePassword, signOutEverywhere };
 }
 
 export type SessionService = ReturnType<typeof createSessionService>;

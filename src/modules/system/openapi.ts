@@ -10,7 +10,9 @@ import { OPERATION_DOCUMENT_SCHEMAS } from '../operations/operations.schemas.js'
 /** Every tag an operation may use, with its description (the lint requires both). */
 export const OPENAPI_TAGS = [
   { name: 'system', description: 'Health probes, Prometheus metrics and this document. No credentials.' },
-  { name: 'identity', description: 'Users and session tokens: sign in, log out, the signed-in user.' },
+  { name: 'identity', description: 'Users and session tokens: sign in, log out, the signed-in user, passwords and their reset links.' },
+  { name: 'users', description: 'The accounts of this service, for its instance admins: disable, enable, delete, the admin role, password reset links (on the host, `svc admin users` does the same).' },
+  { name: 'mail', description: 'The mail outbox, for instance admins: what the service e-mailed (on the host, `svc admin mail list`).' },
   { name: 'lookup', description: 'Which workspace an id belongs to, and its page in the web app: for links to a record of another workspace.' },
   { name: 'workspaces', description: 'Workspaces (the unit of tenancy) and their members.' },
   { name: 'api tokens', description: 'Workspace API tokens (`sk_svc_...`) for CI and scripts.' },

@@ -8,8 +8,17 @@ import type { PageRequest } from '../../platform/pagination.js';
 export type ApiTokenRow = ApiTokensTable;
 
 // Every authenticated request with an API token runs this lookup: prepared once.
+// `creator_disabled_at`: a token stops while the account that created it is disabled (issue 34).
 export const findTokenByHash = preparedQuery((db, p: { hash: string }) =>
-  db.selectFrom('api_tokens').select(['id', 'workspace_id', 'role', 'expires_at', 'last_used_at']).where('token_hash', '=', p.hash));
+  db.selectFrom('api_tokens')
+    .leftJoin('users', 'users.id', 'api_tokens.created_by')
+    .select(['api_tokens.id', 'api_tokens.workspace_id', 'api_tokens.role', 'api_tokens.expires_at', 'api_tokens.last_used_at', 'users.disabled_at as creator_disabled_at'])
+    .where('api_tokens.token_hash', '=', p.hash));
+
+/** Deletes every token the user created, in every workspace (the account is being deleted); returns how many. */
+export async function deleteTokensCreatedBy(db: Executor, userId: string): Promise<number> {
+  return Number((await db.deleteFrom('api_tokens').where('created_by', '=', userId).executeTakeFirst()).numDeletedRows);
+}
 
 export async function insertToken(db: Executor, row: ApiTokenRow): Promise<void> {
   await db.insertInto('api_tokens').values(row).execute();

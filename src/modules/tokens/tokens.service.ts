@@ -5,13 +5,13 @@ import type { Db, Executor } from '../../db/database.js';
 import { roleAtLeast, type Principal, type Role, type TokenVerifier, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { base62, crc32, randomString, sha256Hex } from '../../platform/crypto.js';
-import { invalidArgument, notFound, permissionDenied, unauthenticated } from '../../platform/errors.js';
+import { accountDisabled, invalidArgument, notFound, permissionDenied, unauthenticated } from '../../platform/errors.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import type { ApiTokensTable } from '../../db/schema.js';
 import type { ApiTokenItemT, CreatedApiTokenT } from './tokens.schemas.js';
 import { recordAuditEvent } from '../audit/audit.js';
-import { deleteToken, findTokenByHash, insertToken, listTokensOfWorkspace, touchTokenLastUsed } from './tokens.repo.js';
+import { deleteToken, deleteTokensCreatedBy, findTokenByHash, insertToken, listTokensOfWorkspace, touchTokenLastUsed } from './tokens.repo.js';
 
 export const API_TOKEN_PREFIX = 'sk_svc_';
 const BODY_LENGTH = 40;
@@ -123,6 +123,7 @@ export function createApiTokenService(deps: ApiTokenServiceDeps) {
       const [row] = await findTokenByHash(db, { hash: sha256Hex(token) });
       const now = clock.now();
       if (!row || (row.expires_at !== null && row.expires_at <= now)) throw unauthenticated();
+      if (row.creator_disabled_at !== null) throw accountDisabled('the account that created this API token is disabled by the operator of this service');
       if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_SECONDS) {
         await touchTokenLastUsed(db, row.id, now);
       }
@@ -130,7 +131,10 @@ export function createApiTokenService(deps: ApiTokenServiceDeps) {
     },
   };
 
-  return { createToken, listTokens, revokeToken, verifier };
+  /** Deletes every API token the account created (the account is being deleted), in the caller's transaction. */
+  const deleteCreatedBy = (tx: Executor, userId: string) => deleteTokensCreatedBy(tx, userId);
+
+  return { createToken, listTokens, revokeToken, verifier, deleteCreatedBy };
 }
 
 export type ApiTokenService = ReturnType<typeof createApiTokenService>;

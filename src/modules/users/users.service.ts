@@ -5,10 +5,13 @@ import type { SignupMode } from '../../config.js';
 import { hashPassword, type PasswordHashCost } from '../../platform/crypto.js';
 import { ApiError, invalidArgument } from '../../platform/errors.js';
 import { newId } from '../../platform/ids.js';
-import { anyUserExists, findUserByEmail, insertUser, updatePasswordHash, type UserRow } from './users.repo.js';
+import {
+  anyUserExists, deleteUserRow, findUserByEmail, findUserById, insertUser, listUsers, notificationEmailOf, setAdminGrantedAt, setDisabledAt,
+  updatePasswordHash, updateProfile, type UserRow,
+} from './users.repo.js';
 
 /** Other modules read users through these (never through users.repo.ts). */
-export { findUserByEmail, findUserById, type UserRow } from './users.repo.js';
+export { findUserByEmail, findUserById, notificationEmailOf, type UserRow } from './users.repo.js';
 
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -24,11 +27,15 @@ function checkNewPassword(password: string, field: string): void {
   }
 }
 
+export const NOTIFICATION_EMAIL_CHOICES = ['none', 'important', 'all'] as const;
+
 export interface UserServiceDeps {
   db: Db;
   passwordHashCost: PasswordHashCost;
   /** SVC_SIGNUP: who may sign up (config.ts) */
   signup: SignupMode;
+  /** SVC_ADMIN_EMAILS: accounts that are instance admins by configuration */
+  adminEmails: readonly string[];
   /**
    * Whether the offer whose link carries this short hash takes a sign-up for this e-mail (an offer
    * anyone may order, or one restricted to e-mails that include it). Given by the composition root
@@ -52,6 +59,9 @@ export function createUserService(deps: UserServiceDeps) {
       name: input.name ?? null,
       created_at: now,
       updated_at: now,
+      disabled_at: null,
+      admin_granted_at: null,
+      notification_email: 'none',
     };
     try {
       await insertUser(db, row);
@@ -106,7 +116,26 @@ export function createUserService(deps: UserServiceDeps) {
     }
   }
 
-  return { createUser, signUp, hashNewPassword, storePasswordHash, ensureUser, anyUserExists: () => anyUserExists(db) };
+  /** Why the account is an instance admin, if it is: granted (`svc admin users grant-admin`) or config (SVC_ADMIN_EMAILS). */
+  function adminSource(user: Pick<UserRow, 'email' | 'admin_granted_at'>): 'granted' | 'config' | null {
+    if (deps.adminEmails.includes(user.email)) return 'config';
+    return user.admin_granted_at !== null ? 'granted' : null;
+  }
+
+  /** A user by usr_ id or e-mail (the operator's commands and the admin API take either). */
+  async function findByRef(ref: string, executor: Executor = db): Promise<UserRow | undefined> {
+    return ref.startsWith('usr_') ? findUserById(executor, ref) : findUserByEmail(executor, normalizeEmail(ref));
+  }
+
+  return {
+    createUser, signUp, hashNewPassword, storePasswordHash, ensureUser, anyUserExists: () => anyUserExists(db), adminSource, findByRef, adminEmails: deps.adminEmails,
+    list: (page: Parameters<typeof listUsers>[1]) => listUsers(db, page),
+    setDisabled: (tx: Executor, id: string, disabled: boolean) => setDisabledAt(tx, id, disabled ? clock.now() : null, clock.now()),
+    setAdmin: (tx: Executor, id: string, admin: boolean) => setAdminGrantedAt(tx, id, admin ? clock.now() : null, clock.now()),
+    updateProfile: (id: string, patch: Parameters<typeof updateProfile>[2]) => updateProfile(db, id, patch, clock.now()),
+    deleteUser: (tx: Executor, id: string) => deleteUserRow(tx, id),
+    emailChoices: (tx: Executor, ids: string[]) => notificationEmailOf(tx, ids),
+  };
 }
 
 export type UserService = ReturnType<typeof createUserService>;

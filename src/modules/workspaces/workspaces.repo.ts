@@ -183,3 +183,13 @@ export async function updateMemberRole(tx: Executor, memberId: string, role: str
 export async function deleteMember(tx: Executor, memberId: string): Promise<void> {
   await tx.deleteFrom('workspace_members').where('id', '=', memberId).execute();
 }
+
+/** The workspaces each of these users owns (one query for a page of users). */
+export function workspacesOwnedBy(db: Executor, userIds: string[]): Promise<{ user_id: string; id: string; name: string; slug: string }[]> {
+  if (userIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('workspace_members').innerJoin('workspaces', 'workspaces.id', 'workspace_members.workspace_id')
+    .select(['workspace_members.user_id', 'workspaces.id', 'workspaces.name', 'workspaces.slug'])
+    .where('workspace_members.user_id', 'in', userIds).where('workspace_members.role', '=', 'owner')
+    .orderBy('workspaces.id')
+    .execute();
+}

@@ -203,8 +203,15 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
     return toWorkspace(row);
   }
 
+  /** The workspaces each user owns, by user id (the operator's user list and account deletion). */
+  async function ownedBy(userIds: string[], executor: Executor = db): Promise<Map<string, { id: string; name: string; slug: string }[]>> {
+    const out = new Map<string, { id: string; name: string; slug: string }[]>();
+    for (const r of await repo.workspacesOwnedBy(executor, userIds)) out.set(r.user_id, [...(out.get(r.user_id) ?? []), { id: r.id, name: r.name, slug: r.slug }]);
+    return out;
+  }
+
   return {
-    memberships, createWorkspace, getWorkspace, listWorkspaces, patchWorkspace, findForOperator,
+    memberships, createWorkspace, getWorkspace, listWorkspaces, patchWorkspace, findForOperator, ownedBy,
     listMembers, addMember, getMember, loadMemberById, changeMemberRole, removeMember,
   };
 }
