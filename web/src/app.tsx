@@ -12,6 +12,7 @@ import { SignIn } from './pages/SignIn.tsx';
 import { NotFound } from './pages/NotFound.tsx';
 import { OfferLink } from './pages/order/OfferLink.tsx';
 import { Invite } from './pages/invite/Invite.tsx';
+import { ResetPassword } from './pages/reset/ResetPassword.tsx';
 import { ROUTES } from './routes.tsx';
 
 /** An offer's link (/i/{short_hash}) is public: it shows the offer to a visitor who is signed out. */
@@ -20,6 +21,7 @@ const OFFER_LINK = /^\/i\/([0-9A-Za-z]{8})\/?$/;
 function SignedOut(props: { onSignedIn: () => Promise<void> }) {
   const { path } = useLocation();
   if (path === '/invite') return <Invite />;
+  if (path === '/reset-password') return <ResetPassword />;
   const hash = OFFER_LINK.exec(path)?.[1];
   if (!hash) return <SignIn onSignedIn={props.onSignedIn} />;
   return (

@@ -34,6 +34,8 @@ import { OfferLinkPage } from './pages/order/OfferLink.tsx';
 import { DraftPage } from './pages/order/DraftPage.tsx';
 import { Account } from './pages/account/Account.tsx';
 import { Invite } from './pages/invite/Invite.tsx';
+import { ResetPassword } from './pages/reset/ResetPassword.tsx';
+import { Users } from './pages/users/Users.tsx';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Routed = FunctionComponent<any>;
@@ -45,6 +47,10 @@ export const ROUTES: [path: string, page: Routed][] = [
   ['/account', Account],
   // an invitation's link (/invite#token), also public (app.tsx)
   ['/invite', Invite],
+  // a password reset link (/reset-password#token), also public (app.tsx)
+  ['/reset-password', ResetPassword],
+  // the instance's accounts, for its admins
+  ['/users', Users],
   // clusters
   ['/clusters', ClusterList],
   ['/clusters/new', NewCluster],

@@ -10,6 +10,8 @@ import { Page } from './Page.tsx';
 interface NavItem {
   href: string;
   label: string;
+  /** shown only to the instance's admins */
+  instanceAdmin?: boolean;
 }
 
 /** The areas of a workspace, in the order of the sidebar. */
@@ -59,7 +61,7 @@ export const NAV: { title: string; items: NavItem[] }[] = [
   {
     // the person's own, across workspaces (the header's e-mail links here too, on wide screens)
     title: 'You',
-    items: [{ href: '/account', label: 'Your account' }],
+    items: [{ href: '/account', label: 'Your account' }, { href: '/users', label: 'Users', instanceAdmin: true }],
   },
 ];
 
@@ -94,7 +96,7 @@ function useUnread(path: string, workspaceId: string | undefined): number | null
  * Pages a person uses without a workspace: creating one, and a customer's order (an offer's link,
  * the order wizard, their order), which a new customer reaches before they have any.
  */
-const PERSONAL = /^\/(workspaces\/new|account$|invite$|i\/|order_drafts\/|orders\/)/;
+const PERSONAL = /^\/(workspaces\/new|account$|users$|invite$|reset-password$|i\/|order_drafts\/|orders\/)/;
 
 /** Every page but those acts in a workspace: a person in none is asked to make one. */
 function NoWorkspace() {
@@ -170,7 +172,7 @@ export function Layout(props: { children: ComponentChildren }) {
           <div key={group.title}>
             <h2 class="nav-title">{group.title}</h2>
             <ul>
-              {group.items.map((item) => (
+              {group.items.filter((item) => !item.instanceAdmin || me.instance_admin).map((item) => (
                 <li key={item.href}>
                   <a href={item.href} aria-current={isCurrent(item.href, path) ? 'page' : undefined}>
                     {item.label}

@@ -38,6 +38,9 @@ export function SignInForm(props: { onSignedIn: () => Promise<void>; title: stri
       <button class="primary" type="submit" disabled={action.busy}>
         {action.busy ? 'Signing in…' : 'Sign in'}
       </button>
+      <p class="muted small">
+        <a href="/reset-password">Forgot your password?</a>
+      </p>
       {props.children}
     </form>
   );

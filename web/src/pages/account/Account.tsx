@@ -4,7 +4,7 @@
 // says how many; this browser stays signed in.
 import { useState } from 'preact/hooks';
 import { client, ok } from '../../lib/api.ts';
-import { useSession } from '../../lib/session.tsx';
+import { useSession, type Me } from '../../lib/session.tsx';
 import { Page, Section } from '../../components/Page.tsx';
 import { Fields } from '../../components/Fields.tsx';
 import { Time } from '../../components/Time.tsx';
@@ -72,6 +72,42 @@ function ChangePassword() {
   );
 }
 
+const EMAIL_CHOICES: [Me['notification_email'], string][] = [
+  ['none', 'None: read them here only'],
+  ['important', 'Important ones: warnings and errors (failed operations, expiring tokens, security notices)'],
+  ['all', 'All of them'],
+];
+
+function NotificationEmail() {
+  const { me } = useSession();
+  const [choice, setChoice] = useState(me.notification_email);
+  const [saved, setSaved] = useState(false);
+  const action = useAction();
+  async function pick(next: Me['notification_email']) {
+    setChoice(next);
+    setSaved(false);
+    const done = await action.run(() => ok(client.PATCH('/v1/me', { body: { notification_email: next } })));
+    if (done) setSaved(true);
+    else setChoice(me.notification_email);
+  }
+  return (
+    <fieldset class="choices">
+      <legend>Also e-mail me these notifications, at {me.email}</legend>
+      <ErrorNotice error={action.error} title="The choice was not saved." />
+      {EMAIL_CHOICES.map(([value, label]) => (
+        <label key={value}>
+          <input type="radio" name="notification_email" value={value} checked={choice === value} disabled={action.busy} onChange={() => void pick(value)} /> {label}
+        </label>
+      ))}
+      {saved && (
+        <p role="status" class="muted small">
+          Saved.
+        </p>
+      )}
+    </fieldset>
+  );
+}
+
 export function Account(_props: { path?: string }) {
   const { me } = useSession();
   return (
@@ -82,6 +118,9 @@ export function Account(_props: { path?: string }) {
       <Section title="Password">
         <p class="muted">Changing it signs out every other session of your account (other browsers, the CLI&apos;s logins). API tokens belong to workspaces and keep working.</p>
         <ChangePassword />
+      </Section>
+      <Section title="E-mail">
+        <NotificationEmail />
       </Section>
     </Page>
   );
