@@ -373,5 +373,15 @@ describe('svc command-line client against svc serve', () => {
     assert.equal((await api('GET', '/v1/me', otherToken)).status, 401);
     assert.equal((await signIn('pat first password')).status, 401);
     assert.equal((await signIn('pat second password')).status, 201);
+
+    // A reset link the operator made: the new password from stdin, never a flag.
+    const link = await runSvc(['admin', 'users', 'reset-password', 'pat@example.test'], env);
+    assert.equal(link.code, 0, link.stderr);
+    const resetToken = /reset-password#([A-Za-z0-9]{32})/.exec(link.stdout)![1]!;
+    const reset = await cli(['identity', 'complete-password-reset', '--token', resetToken], { input: 'pat third password\n' });
+    assert.equal(reset.code, 0, reset.stderr);
+    assert.match(reset.stdout, /^Password set; \d+ sessions? (was|were) signed out\. Sign in with it\.\n$/);
+    assert.equal((await api('GET', '/v1/me', token)).status, 401);
+    assert.equal((await signIn('pat third password')).status, 201);
   });
 });

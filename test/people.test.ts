@@ -203,6 +203,20 @@ describe('people: reset links, instance admins, disabled accounts', () => {
     assert.equal((await signIn(hal.email, hal.password)).status, 401);
   });
 
+  test('an invitation is e-mailed with its link, once (an idempotent replay sends nothing more)', async () => {
+    const kim = await t.user('kim');
+    const ws = (await t.workspace(kim, 'Kim Co')).id;
+    const invite = () => t.request('POST', `/v1/workspaces/${ws}/members`, { token: kim.token, headers: { 'idempotency-key': 'invite-lee' }, body: { email: 'Lee@Example.test', role: 'admin' } });
+    const res = await invite();
+    assert.equal(res.status, 202, res.text);
+    const mail = await mailTo('lee@example.test');
+    assert.deepEqual([mail.kind, mail.user_id, mail.subject], ['invitation', null, 'Join Kim Co on svc']);
+    assert.ok(mail.body.includes(res.body.accept_url), mail.body);
+    assert.ok(mail.body.includes(`${kim.email} invites you to join the workspace Kim Co on svc as an admin.`), mail.body);
+    assert.equal((await invite()).status, 202);
+    assert.equal(await mailCount('lee@example.test'), 1);
+  });
+
   test('notifications are e-mailed by the user\'s choice', async () => {
     const ivy = await t.user('ivy');
     const patched = await t.request('PATCH', '/v1/me', { token: ivy.token, body: { notification_email: 'important', name: 'Ivy' } });

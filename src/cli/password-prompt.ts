@@ -2,7 +2,8 @@
 // shell history and in `ps`): on a terminal it asks for the current password and for the new one
 // twice, without echoing them; from a pipe it reads the current password from the first line of
 // stdin and the new one from the second (`printf '%s\n%s\n' "$OLD" "$NEW" | svc identity
-// change-password`). A flag that was given is used as it is.
+// change-password`). A flag that was given is used as it is. `svc identity complete-password-reset
+// TOKEN-FLAG` asks for the new password the same way (there is no current one).
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { CliError, EXIT } from './errors.js';
@@ -39,11 +40,11 @@ export async function promptPasswords({ inv }: { inv: Invocation }): Promise<voi
   const flag = (name: string) => inv.spec.flags.find((f) => f.flag === name);
   const current = flag('current-password');
   const next = flag('new-password');
-  if (!current || !next) return;
-  const missing = [current, next].filter((f) => inv.values.get(f) === undefined);
+  if (!next) return;
+  const missing = [current, next].filter((f): f is NonNullable<typeof f> => f !== undefined && inv.values.get(f) === undefined);
   if (missing.length === 0) return;
   if (process.stdin.isTTY) {
-    if (missing.includes(current)) inv.values.set(current, await askHidden('Current password: '));
+    if (current && missing.includes(current)) inv.values.set(current, await askHidden('Current password: '));
     if (missing.includes(next)) {
       const first = await askHidden('New password (8-256 characters): ');
       if ((await askHidden('The new password again: ')) !== first) throw new CliError('the two new passwords differ: nothing was changed', EXIT.USAGE);
@@ -54,9 +55,17 @@ export async function promptPasswords({ inv }: { inv: Invocation }): Promise<voi
   const lines = await stdinLines();
   missing.forEach((f, i) => {
     const line = lines[i];
-    if (line === undefined || line === '') throw new CliError(`--${f.flag} was not given and line ${i + 1} of stdin is empty: give the current password on the first line and the new one on the next`, EXIT.USAGE);
+    if (line === undefined || line === '') {
+      throw new CliError(`--${f.flag} was not given and line ${i + 1} of stdin is empty: give ${current ? 'the current password on the first line and the new one on the next' : 'the new password on the first line'}`, EXIT.USAGE);
+    }
     inv.values.set(f, line);
   });
+}
+
+/** A reset link used: every session was signed out. */
+export function renderPasswordReset({ body, o }: RenderContext): void {
+  const n = (body as { revoked_sessions: number }).revoked_sessions;
+  o.out.write(`Password set${n ? `; ${n} session${n === 1 ? ' was' : 's were'} signed out` : ''}. Sign in with it.\n`);
 }
 
 /** What the change did, in a line. */

@@ -34,7 +34,7 @@ import { pick, terminalText, type Output } from './output.js';
 import { printTable, type Cells, type RecordTable, type TableLayout } from './table.js';
 import { renderSnippetResult, snippetFailure, prepareSnippetRun, DISPLAY_TYPES } from './snippets.js';
 import { renderAgentRecord, renderApproval, renderEventPage, usageText } from './agent-view.js';
-import { promptPasswords, renderPasswordChanged } from './password-prompt.js';
+import { promptPasswords, renderPasswordChanged, renderPasswordReset } from './password-prompt.js';
 
 export interface RenderContext {
   body: unknown;
@@ -105,6 +105,7 @@ export const PRESENTERS: Record<string, Presenter> = {
   // a session token made with e-mail and password (svc login does this by the device grant)
   'identity create-session': { once: 'token' },
   'identity change-password': { prepare: promptPasswords, render: renderPasswordChanged },
+  'identity complete-password-reset': { prepare: promptPasswords, render: renderPasswordReset },
   operations: { columns: ['id', 'metadata.type', 'owner_id', 'state', 'started_at', 'completed_at'], headers: { 'metadata.type': 'TYPE', owner_id: 'OWNER' }, drop: ['completed_at', 'owner_id'] },
   clusters: { columns: ['id', 'name', 'provider', 'state', 'reconciling', 'updated_at'], drop: ['reconciling', 'updated_at', 'provider'] },
   packages: { columns: ['id', 'name', 'latest_version', 'updated_at'], headers: { latest_version: 'LATEST' } },

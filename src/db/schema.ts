@@ -21,7 +21,7 @@ export interface MailMessagesTable {
   job_id: string;
   to_address: string;
   user_id: string | null;
-  kind: 'password_reset' | 'notification';
+  kind: 'password_reset' | 'notification' | 'invitation';
   subject: string;
   body: string | null;
   state: 'queued' | 'sent' | 'failed';

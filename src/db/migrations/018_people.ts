@@ -19,7 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('to_address', 'text', (c) => c.notNull())
     /** the usr_ id it was sent to, when it was sent to an account */
     .addColumn('user_id', 'text')
-    /** password_reset | notification */
+    /** password_reset | notification | invitation */
     .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('subject', 'text', (c) => c.notNull())
     /** null once dropped (sent by smtp) */

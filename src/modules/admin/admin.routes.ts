@@ -53,7 +53,7 @@ export const MailMessage = Type.Object(
     id: Type.String({ description: 'mail_ id' }),
     to: Type.String(),
     user_id: Type.Union([Type.String(), Type.Null()], { description: 'the account it went to' }),
-    kind: StringEnum(['password_reset', 'notification']),
+    kind: StringEnum(['password_reset', 'notification', 'invitation'], { description: 'why it was sent: a password reset link, a notification the person chose to receive by e-mail, or an invitation to a workspace' }),
     subject: Type.String(),
     body: Type.Union([Type.String(), Type.Null()], { description: 'the text; kept by the local driver, dropped once another driver sent it or gave it up' }),
     state: StringEnum(['queued', 'sent', 'failed'], { description: 'queued (waiting or retrying), sent, or failed (refused for good, or after 10 attempts)' }),

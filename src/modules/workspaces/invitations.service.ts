@@ -15,9 +15,10 @@ import { ApiError, notFound } from '../../platform/errors.js';
 import { isId, newId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import { recordAuditEvent } from '../audit/audit.js';
-import { findUserByEmail, type UserService } from '../users/users.service.js';
+import { queueMail } from '../mail/mail.service.js';
+import { findUserByEmail, findUserById, type UserService } from '../users/users.service.js';
 import * as repo from './invitations.repo.js';
-import { findMember, insertMember } from './workspaces.repo.js';
+import { findMember, findWorkspace, insertMember } from './workspaces.repo.js';
 import type { InvitationT } from './workspaces.schemas.js';
 
 export const INVITATION_TTL_SECONDS = 7 * 24 * 60 * 60;
@@ -66,7 +67,23 @@ export function createInvitationService(deps: InvitationServiceDeps) {
     await repo.revokePendingFor(tx, scope.workspaceId, email, now);
     await repo.insertInvitation(tx, row);
     await recordAuditEvent(tx, scope, { action: 'workspace.invitation.create', resourceType: 'workspace_invitation', resourceId: row.id, metadata: { email, role } });
-    return { ...toInvitation(row, now), accept_url: `${deps.publicUrl}/invite#${token}` };
+    const acceptUrl = `${deps.publicUrl}/invite#${token}`;
+    // The link by e-mail too (through SVC_MAIL's driver), in this transaction: it leaves only if the invitation exists.
+    const workspace = await findWorkspace(tx, scope.workspaceId);
+    const inviter = await findUserById(tx, scope.actorId);
+    const who = inviter ? (inviter.name ? `${inviter.name} (${inviter.email})` : inviter.email) : 'An owner or admin';
+    await queueMail(tx, {
+      to: email, userId: null, kind: 'invitation', subject: `Join ${workspace?.name ?? 'a workspace'} on svc`,
+      body: [
+        `${who} invites you to join the workspace ${workspace?.name ?? ''} on svc as ${role === 'admin' ? 'an' : 'a'} ${role}.`,
+        '',
+        'Accept here (the link works once, for 7 days); you make your account on the way:',
+        acceptUrl,
+        '',
+        'Not expecting this? Ignore this message: nothing happens without the link.',
+      ].join('\n'),
+    });
+    return { ...toInvitation(row, now), accept_url: acceptUrl };
   }
 
   async function loadInvitation(workspaceId: string, id: string): Promise<InvitationT | null> {

@@ -125,7 +125,8 @@ export function workspaceRoutes(app: App, s: Pick<Services, 'idempotency' | 'ope
       tags, security: bearerSecurity, operationId: 'addWorkspaceMember', summary: 'Add a member, or invite one',
       description:
         'Adds an existing user by email or user_id: 201 with the member. An e-mail that has no account is invited instead: 202 ' +
-        'with the invitation, whose accept_url (shown in this answer only; its token is stored hashed) the person opens to make ' +
+        'with the invitation, whose accept_url (shown in this answer only, and e-mailed to the person through the service\'s mail ' +
+        'driver, SVC_MAIL; its token is stored hashed) the person opens to make ' +
         'their account and join with the role, within 7 days, whatever SVC_SIGNUP says. Inviting the same e-mail again revokes ' +
         'the older link. At most 100 pending invitations per workspace (422 reason TOO_MANY_INVITATIONS). Needs admin or owner; ' +
         'only an owner may add or invite an owner. Accepts idempotency-key (a replayed invitation comes without its accept_url).',

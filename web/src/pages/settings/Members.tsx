@@ -142,8 +142,8 @@ export function Members(_props: { path?: string }) {
           {invited?.accept_url && (
             <CopyValue label="Invitation link" value={invited.accept_url} once onHide={() => setInvited(undefined)}>
               <p>
-                {invited.email} has no account here yet: they are invited as {invited.role === 'admin' ? 'an' : 'a'} {ROLE_WORDS[invited.role].toLowerCase()}. Send them this
-                link; it works once, for 7 days.
+                {invited.email} has no account here yet: they are invited as {invited.role === 'admin' ? 'an' : 'a'} {ROLE_WORDS[invited.role].toLowerCase()}. This link
+                was e-mailed to them; you may also hand it over yourself. It works once, for 7 days.
               </p>
             </CopyValue>
           )}
