@@ -199,8 +199,8 @@ export function createOperationService(deps: {
   }
 
   /** Notifications received for pending waits, waits they woke, waits pending now (OperationWaiters). */
-  function waitCounts(): { received: number; woken: number; pending: number } {
-    return { ...waiters.counts, pending: waiters.pending };
+  function waitCounts(): { received: number; woken: number; pending: number; sleeping: number } {
+    return { ...waiters.counts, pending: waiters.pending, sleeping: waiters.sleeping };
   }
 
   /** Ends every pending wait with the current state (shutdown must not hang on them). */
