@@ -31,7 +31,7 @@ export const Subscription = Type.Object(
     tier: Type.String({ description: 'the current plan (GET /v1/plans); the workspace\'s plan.tier' }),
     status: StringEnum(SUBSCRIPTION_STATUSES, { description: 'active, or canceling while a cancel waits for the period end' }),
     cancellation_scheduled: Type.Boolean({ description: 'true iff status is canceling' }),
-    current_period_start: Type.Integer({ minimum: 0, description: 'start of the current monthly period (Unix seconds, like every timestamp the spec leaves to us)' }),
+    current_period_start: Type.Integer({ minimum: 0, description: 'start of the current monthly period (Unix seconds)' }),
     current_period_end: Type.Integer({
       minimum: 0, description: 'end of the current monthly period (Unix seconds); scheduled downgrades and cancels apply then, at scheduled_change.effective_at, the same instant',
     }),
