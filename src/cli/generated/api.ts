@@ -4190,7 +4190,18 @@ export interface components {
          *       "unit": "count",
          *       "limit": 3,
          *       "usage": 1,
-         *       "remaining": 2
+         *       "remaining": 2,
+         *       "tier": "free"
+         *     }
+         * @example {
+         *       "metric": "workspaces/owned",
+         *       "type": "allocation",
+         *       "display_name": "Workspaces owned",
+         *       "unit": "count",
+         *       "limit": 50,
+         *       "usage": 4,
+         *       "remaining": 46,
+         *       "tier": "pro"
          *     }
          * @example {
          *       "metric": "snippets/runs",
@@ -4200,7 +4211,8 @@ export interface components {
          *       "limit": 1000,
          *       "usage": 12,
          *       "remaining": 988,
-         *       "resets_at": 1767312000
+         *       "resets_at": 1767312000,
+         *       "tier": "free"
          *     }
          */
         QuotaEntry: {
@@ -4228,6 +4240,8 @@ export interface components {
             resets_at?: number;
             /** @description concurrency metrics only: the cluster the entry counts */
             cluster_id?: string;
+            /** @description the plan whose limits give `limit`: the workspace's plan; for `workspaces/owned`, a limit of the person rather than of one workspace, the best plan among the workspaces the caller owns (the default plan when none), so a person who owns a pro workspace may own the pro number of workspaces whatever plan this one is on. Absent for workspace metrics in the user-wide view, whose limits are sums over the plans of the workspaces */
+            tier?: string;
         };
         /**
          * @description A message to one user about something that needs their attention. Sent once per event; kept 90 days. One whose news no longer holds is superseded (marked read, `context.superseded_by` set), not followed by another message.
