@@ -9,7 +9,7 @@ import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { InstallFixtures, type Caller } from './installs-fixtures.js';
 import { plansFile } from './plans-fixtures.js';
 
-type Entry = { metric: string; type: string; limit: number; usage: number; remaining: number; resets_at?: number; cluster_id?: string };
+type Entry = { metric: string; type: string; limit: number; usage: number; remaining: number; resets_at?: number; cluster_id?: string; tier?: string };
 const byMetric = (body: { data: Entry[] }) => Object.fromEntries(body.data.map((e) => [e.metric, e]));
 
 function assertQuotaExceeded(res: { status: number; body: any; text: string }, metric: string, limit: number) {
