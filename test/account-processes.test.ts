@@ -100,7 +100,7 @@ describe(`the account across svc processes (${DIALECT})`, () => {
       const sub = (await call(a!.url, 'GET', `/v1/workspaces/${ws}/subscription`)).body;
       assert.equal(sub.tier, 'pro');
       const wsEtag = Number((await call(a!.url, 'GET', `/v1/workspaces/${ws}`)).body.etag);
-      scheduled.push({ ws, kind, wsEtag, subEtag: Number(sub.etag), periodEnd: Date.parse(sub.current_period_end) });
+      scheduled.push({ ws, kind, wsEtag, subEtag: Number(sub.etag), periodEnd: sub.current_period_end * 1000 });
     }
     await stopAll();
 

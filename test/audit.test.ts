@@ -50,7 +50,7 @@ describe('audit events', () => {
     const create = await eventOf(r1, 'secret.create');
     assert.deepEqual(
       { actor: create.actor, resource_type: create.resource_type, resource_id: create.resource_id, ws: create.workspace_id, metadata: create.metadata },
-      { actor: { type: 'user', id: owner.id }, resource_type: 'secret', resource_id: s.id, ws, metadata: { name: 'audited', kind: 'generic' } },
+      { actor: { type: 'user', id: owner.id, name: null, email: owner.email }, resource_type: 'secret', resource_id: s.id, ws, metadata: { name: 'audited', kind: 'generic' } },
     );
     assert.match(create.id, /^aud_[0-9a-z]{26}$/);
     const v1 = await eventOf(r1, 'secret.version.create');
@@ -75,7 +75,7 @@ describe('audit events', () => {
       const requestId = await step();
       const e = await eventOf(requestId, action);
       assert.equal(e.resource_id, resource, action);
-      assert.deepEqual(e.actor, { type: 'user', id: owner.id }, action);
+      assert.deepEqual(e.actor, { type: 'user', id: owner.id, name: null, email: owner.email }, action);
     }
     const access = (await events('&action=secret.version.access'))[0];
     assert.deepEqual(access.metadata, { secret_id: s.id, version_number: '2', requested: 'latest' });
@@ -105,13 +105,14 @@ describe('audit events', () => {
     const tokenRes = await t.request('POST', '/v1/api_tokens', { token: admin.token, headers: { 'svc-context': ws, 'x-request-id': r }, body: { name: 'deployer', role: 'admin' } });
     assert.equal(tokenRes.status, 201);
     const tokenCreated = await eventOf(r, 'api_token.create');
-    assert.deepEqual([tokenCreated.actor, tokenCreated.resource_id, tokenCreated.metadata], [{ type: 'user', id: admin.id }, tokenRes.body.id, { name: 'deployer', role: 'admin' }]);
+    assert.deepEqual([tokenCreated.actor, tokenCreated.resource_id, tokenCreated.metadata], [{ type: 'user', id: admin.id, name: null, email: admin.email }, tokenRes.body.id, { name: 'deployer', role: 'admin' }]);
     assert.ok(!JSON.stringify(tokenCreated).includes(tokenRes.body.token));
 
     const byToken = api.as({ token: tokenRes.body.token });
     const s = await byToken.create({ name: 'by-token', value: VALUE });
     const tokenEvent = (await events(`&resource_id=${s.id}`))[0];
-    assert.deepEqual(tokenEvent.actor, { type: 'api_token', id: tokenRes.body.id });
+    assert.deepEqual(tokenEvent.actor, { type: 'api_token', id: tokenRes.body.id, name: 'deployer', email: null });
+    assert.equal((await events(`&resource_id=${s.id}&action=secret.create`))[0].resource_name, 'by-token', 'the secret by its name');
 
     const clientRes = await api.call('POST', '/v1/oauth_clients', { body: { name: 'integration', role: 'admin' } });
     assert.equal(clientRes.status, 201);
@@ -123,7 +124,7 @@ describe('audit events', () => {
     assert.equal(jwt.status, 200, jwt.text);
     assert.equal(await api.as({ token: jwt.body.access_token }).value(s.id, 'latest'), VALUE);
     const read = (await events(`&action=secret.version.access`))[0];
-    assert.deepEqual(read.actor, { type: 'oauth_client', id: clientRes.body.id });
+    assert.deepEqual(read.actor, { type: 'oauth_client', id: clientRes.body.id, name: 'integration', email: null });
 
     const deleteClient = await api.call('DELETE', `/v1/oauth_clients/${clientRes.body.id}`);
     assert.equal(deleteClient.status, 204);
@@ -139,7 +140,7 @@ describe('audit events', () => {
     const removal = rid();
     assert.equal((await t.request('DELETE', `/v1/workspaces/${ws}/members/${member.id}`, { token: owner.token, headers: { 'x-request-id': removal } })).status, 204);
     const removed = await eventOf(removal, 'workspace.member.remove');
-    assert.deepEqual([removed.actor, removed.metadata], [{ type: 'user', id: owner.id }, { user_id: member.id, role: 'admin' }]);
+    assert.deepEqual([removed.actor, removed.metadata], [{ type: 'user', id: owner.id, name: null, email: owner.email }, { user_id: member.id, role: 'admin' }]);
   });
 
   test('members and member tokens get 403; filters and cursors work and bind', async () => {

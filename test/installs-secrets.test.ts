@@ -96,7 +96,7 @@ describe('installs with secret references', () => {
 
     const reads = (await api.call('GET', `/v1/audit_events?action=secret.version.access&resource_id=${v1.id}`)).body.data;
     assert.equal(reads.length, 1);
-    assert.deepEqual([reads[0].actor, reads[0].request_id], [{ type: 'user', id: owner.id }, null]);
+    assert.deepEqual([reads[0].actor, reads[0].request_id], [{ type: 'user', id: owner.id, name: null, email: owner.email }, null]);
     assert.deepEqual(reads[0].metadata, {
       secret_id: secretId, version_number: '1', via: 'install.deploy', install_id: installId, operation_id: op.id, render_id: op.response.render_id,
     });

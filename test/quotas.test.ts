@@ -9,7 +9,7 @@ import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { InstallFixtures, type Caller } from './installs-fixtures.js';
 import { plansFile } from './plans-fixtures.js';
 
-type Entry = { metric: string; type: string; limit: number; usage: number; remaining: number; resets_at?: number; cluster_id?: string };
+type Entry = { metric: string; type: string; limit: number; usage: number; remaining: number; resets_at?: number; cluster_id?: string; tier?: string };
 const byMetric = (body: { data: Entry[] }) => Object.fromEntries(body.data.map((e) => [e.metric, e]));
 
 function assertQuotaExceeded(res: { status: number; body: any; text: string }, metric: string, limit: number) {
@@ -64,7 +64,7 @@ describe('plans and GET /v1/quotas', () => {
       ['workspaces/owned', 'compute/clusters', 'compute/machines', 'installs/installs', 'secrets/secrets', 'snippets/runs', 'agents/turns', 'agents/cost_cents']);
     assert.equal(asOwner.body.has_more, false);
     const q = byMetric(asOwner.body);
-    assert.deepEqual(q['compute/clusters'], { metric: 'compute/clusters', type: 'allocation', display_name: 'Clusters', unit: 'count', limit: 3, usage: 0, remaining: 3 });
+    assert.deepEqual(q['compute/clusters'], { metric: 'compute/clusters', type: 'allocation', display_name: 'Clusters', unit: 'count', limit: 3, usage: 0, remaining: 3, tier: 'free' });
     assert.deepEqual({ usage: q['workspaces/owned']!.usage, limit: q['workspaces/owned']!.limit }, { usage: 1, limit: 10 });
     assert.equal(q['snippets/runs']!.type, 'rate');
     assert.equal(q['snippets/runs']!.resets_at! % 86_400, 0, 'rate windows end at midnight UTC');
@@ -85,10 +85,28 @@ describe('plans and GET /v1/quotas', () => {
     assert.equal(now['installs/installs']!.usage, 1);
     assert.deepEqual(now['operations/running'], {
       metric: 'operations/running', type: 'concurrency', display_name: 'Running operations per cluster', unit: 'count',
-      limit: 10, usage: 0, remaining: 10, cluster_id: cluster,
+      limit: 10, usage: 0, remaining: 10, cluster_id: cluster, tier: 'free',
     });
     // A member reads them too.
     assert.equal((await t.request('GET', '/v1/quotas', { token: member.token, headers: { 'svc-context': A.ws } })).status, 200);
+  });
+
+  test('workspaces/owned is the person\'s limit: the best plan among the workspaces they own sets it, and the entry names that plan', async () => {
+    const someone = await t.user('someone');
+    const free = { user: someone, ws: (await t.workspace(someone, 'Free one')).id };
+    const paid = { user: someone, ws: (await t.workspace(someone, 'Paid one')).id };
+    const limits = Object.fromEntries((await t.request('GET', '/v1/plans', { token: someone.token })).body.data.map((p: any) => [p.tier, p.limits]));
+    const owned = async (c: Caller) => byMetric((await t.request('GET', '/v1/quotas', f.opts(c))).body)['workspaces/owned']!;
+    assert.deepEqual([(await owned(free)).limit, (await owned(free)).tier], [limits.free['workspaces/owned'], 'free']);
+    await t.services.subscriptions.setPlan(paid.ws, 'pro');
+    // Seen from the free workspace: the pro plan's figure, and the entry says it is the pro plan's, not this workspace's.
+    const fromFree = await owned(free);
+    assert.deepEqual([fromFree.usage, fromFree.limit, fromFree.tier], [2, limits.pro['workspaces/owned'], 'pro']);
+    const clusters = byMetric((await t.request('GET', '/v1/quotas', f.opts(free))).body)['compute/clusters']!;
+    assert.deepEqual([clusters.limit, clusters.tier], [limits.free['compute/clusters'], 'free'], 'workspace metrics keep the workspace\'s plan');
+    // The user-wide view agrees.
+    const wide = byMetric((await t.request('GET', '/v1/quotas', { token: someone.token })).body)['workspaces/owned']!;
+    assert.deepEqual([wide.limit, wide.tier], [fromFree.limit, 'pro']);
   });
 
   test('cluster_id: another tenant\'s cluster, an absent one or a malformed id is 404; unknown query fields 400', async () => {

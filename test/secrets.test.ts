@@ -242,7 +242,7 @@ describe('secrets', () => {
       assert.equal(rows.length, 0, 'its versions are gone');
       const events = await api.call('GET', `/v1/audit_events?resource_id=${s.id}&action=secret.purge`);
       assert.equal(events.body.data.length, 1);
-      assert.deepEqual(events.body.data[0].actor, { type: 'system', id: 'secret-purge' });
+      assert.deepEqual(events.body.data[0].actor, { type: 'system', id: 'secret-purge', name: null, email: null });
       assert.equal(events.body.data[0].request_id, null);
     } finally {
       clock.offsetMs = 0;

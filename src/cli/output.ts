@@ -133,7 +133,8 @@ export function pick(obj: unknown, path: string): unknown {
   return v;
 }
 
-const isTimeField = (key: string) => /(^|_)at$/.test(key.split('.').pop() ?? '');
+/** Unix-seconds fields: `*_at`, and a subscription's period bounds (issue 34 made them seconds too). */
+const isTimeField = (key: string) => /(^|_)at$|^current_period_(start|end)$/.test(key.split('.').pop() ?? '');
 
 /** One value as a table cell or record value. */
 export function cell(o: Output, key: string, value: unknown, mode: 'table' | 'record'): string {

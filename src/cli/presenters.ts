@@ -93,6 +93,14 @@ const agentUsage = (row: unknown) => usageText(pick(row, 'usage_summary') as Par
 /** The bare value (for `$(...)` and files), a newline added only on a terminal. */
 const accessPresenter: Presenter = { render: ({ body, o }) => void o.out.write(`${(body as { value: string }).value}${o.tty ? '\n' : ''}`) };
 
+/** A person as people know them: "Ada <ada@example.com>", a name, an e-mail, else the id. */
+function actorOf(a: { type: string; id: string; name: string | null; email: string | null }): string {
+  if (a.name && a.email) return terminalText(`${a.name} <${a.email}>`);
+  return terminalText(a.email ?? a.name ?? (a.type === 'system' ? `system (${a.id})` : a.id));
+}
+const creatorOf = (op: { created_by: string; created_by_name: string | null; created_by_email: string | null }) =>
+  actorOf({ type: op.created_by === 'system' ? 'system' : 'user', id: op.created_by, name: op.created_by_name, email: op.created_by_email });
+
 export const PRESENTERS: Record<string, Presenter> = {
   workspaces: { columns: ['id', 'name', 'slug', 'role', 'plan.tier', 'state', 'created_at'], headers: { 'plan.tier': 'PLAN' }, drop: ['slug', 'created_at', 'plan.tier', 'state'] },
   'workspaces list-members': { columns: ['user_id', 'email', 'role', 'joined_at'] },
@@ -106,7 +114,13 @@ export const PRESENTERS: Record<string, Presenter> = {
   'identity create-session': { once: 'token' },
   'identity change-password': { prepare: promptPasswords, render: renderPasswordChanged },
   'identity complete-password-reset': { prepare: promptPasswords, render: renderPasswordReset },
-  operations: { columns: ['id', 'metadata.type', 'owner_id', 'state', 'started_at', 'completed_at'], headers: { 'metadata.type': 'TYPE', owner_id: 'OWNER' }, drop: ['completed_at', 'owner_id'] },
+  operations: {
+    columns: ['id', 'metadata.type', 'owner_id', 'state', 'created_by', 'started_at', 'completed_at'],
+    // a person reads who started it by name or e-mail; the id stays in piped output and --json
+    screen: ['id', 'metadata.type', 'owner_id', 'state', 'by', 'started_at', 'completed_at'],
+    cells: { by: (row) => creatorOf(row as { created_by: string; created_by_name: string | null; created_by_email: string | null }) },
+    headers: { 'metadata.type': 'TYPE', owner_id: 'OWNER' }, drop: ['completed_at', 'owner_id', 'by'],
+  },
   clusters: { columns: ['id', 'name', 'provider', 'state', 'reconciling', 'updated_at'], drop: ['reconciling', 'updated_at', 'provider'] },
   packages: { columns: ['id', 'name', 'latest_version', 'updated_at'], headers: { latest_version: 'LATEST' } },
   'packages list-versions': { columns: ['id', 'semver', 'prerelease', 'created_at'] },
@@ -129,7 +143,19 @@ export const PRESENTERS: Record<string, Presenter> = {
   'secrets access': accessPresenter,
   'secret-versions': { columns: ['id', 'version_number', 'state', 'comment', 'created_at', 'destroyed_at'], headers: { version_number: 'VERSION' }, drop: ['destroyed_at', 'created_at'] },
   // who did what to what: the event's own id matters least
-  'audit-events': { columns: ['id', 'action', 'actor.type', 'actor.id', 'resource_id', 'created_at'], keep: ['action'], drop: ['actor.type', 'id', 'actor.id'] },
+  'audit-events': {
+    columns: ['id', 'action', 'actor.type', 'actor.id', 'resource_id', 'created_at'],
+    // on a terminal, people and resources by name (kept with the event when it was recorded)
+    screen: ['id', 'action', 'actor', 'resource', 'created_at'],
+    cells: {
+      actor: (row) => actorOf((row as { actor: { type: string; id: string; name: string | null; email: string | null } }).actor),
+      resource: (row) => {
+        const e = row as { resource_id: string; resource_name: string | null };
+        return terminalText(e.resource_name ? `${e.resource_name} (${e.resource_id})` : e.resource_id);
+      },
+    },
+    keep: ['action'], drop: ['id', 'resource'],
+  },
   plans: {
     columns: ['tier', 'display_name', 'clusters', 'installs', 'secrets', 'runs_per_day'],
     cells: {

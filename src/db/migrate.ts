@@ -21,6 +21,7 @@ import * as m015 from './migrations/015_events.js';
 import * as m016 from './migrations/016_spend_reservations_secret_derived.js';
 import * as m017 from './migrations/017_invitations.js';
 import * as m018 from './migrations/018_people.js';
+import * as m020 from './migrations/020_audit_names.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -41,6 +42,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '016_spend_reservations_secret_derived': m016,
   '017_invitations': m017,
   '018_people': m018,
+  '020_audit_names': m020,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -413,6 +413,12 @@ export interface AuditEventsTable {
   created_at: number;
   /** the secret an event about a secret or one of its versions concerns (its sec_ id); null for other events */
   secret_id: string | null;
+  /** the actor's display name when the event was recorded (user, API token, OAuth client or machine name); null for system or unnamed (020) */
+  actor_name: string | null;
+  /** the acting user's e-mail when the event was recorded; null for other actors (020) */
+  actor_email: string | null;
+  /** the resource's name when the event was recorded (a cluster's or package's name, "wiki on dev" for an install); null when it has none (020) */
+  resource_name: string | null;
 }
 
 export interface SubscriptionsTable {

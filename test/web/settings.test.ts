@@ -192,6 +192,10 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
     assert.match(await web.admin(['workspaces', 'set-plan', wsId, 'pro']), /: free -> pro /);
     await page.reload();
     await page.getByRole('row').filter({ hasText: 'Upgrade from Free to Pro' }).filter({ hasText: 'Applied' }).filter({ hasText: 'set by the operator' }).waitFor();
+    // The limits agree: workspaces owned is Ada's limit, set by her best plan (this one's now), and the Pro card says the same figure.
+    const proLimits = (await api(page, 'GET', '/v1/plans')).body.data.find((p: any) => p.tier === 'pro').limits;
+    await page.getByText(`1 of ${proLimits['workspaces/owned']} workspaces owned · your limit, set by the best plan among the workspaces you own: Pro, this one's`).waitFor();
+    await page.getByText(/a limit of each person, not of one workspace/).waitFor();
 
     // The operator changes the subscription again while the page shows it: the page's etag is stale.
     await web.admin(['workspaces', 'set-plan', wsId, 'enterprise']);
@@ -216,8 +220,9 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
     const revoked = page.getByRole('row').filter({ hasText: 'API token revoked' });
     await revoked.waitFor();
     assert.equal(await page.getByRole('row').count(), 2, 'the header row and the one revocation');
-    assert.match((await revoked.textContent()) ?? '', new RegExp(ada.email));
-    assert.equal(await revoked.getByRole('link', { name: /^API token tok_/ }).getAttribute('href'), '/settings/tokens');
+    // People and resources by name, as the event recorded them (issue 34): "Ada <ada@example.com>", the token "ci".
+    assert.match((await revoked.textContent()) ?? '', new RegExp(`Ada <${ada.email}>`));
+    assert.equal(await revoked.getByRole('link', { name: 'API token ci' }).getAttribute('href'), '/settings/tokens');
     await checkA11y(page, 'audit filtered');
   });
 

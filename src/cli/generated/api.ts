@@ -516,7 +516,7 @@ export interface paths {
         put?: never;
         /**
          * Add a member, or invite one
-         * @description Adds an existing user by email or user_id: 201 with the member. An e-mail that has no account is invited instead: 202 with the invitation, whose accept_url (shown in this answer only; its token is stored hashed) the person opens to make their account and join with the role, within 7 days, whatever SVC_SIGNUP says. Inviting the same e-mail again revokes the older link. At most 100 pending invitations per workspace (422 reason TOO_MANY_INVITATIONS). Needs admin or owner; only an owner may add or invite an owner. Accepts idempotency-key (a replayed invitation comes without its accept_url).
+         * @description Adds an existing user by email or user_id: 201 with the member. An e-mail that has no account is invited instead: 202 with the invitation, whose accept_url (shown in this answer only, and e-mailed to the person through the service's mail driver, SVC_MAIL; its token is stored hashed) the person opens to make their account and join with the role, within 7 days, whatever SVC_SIGNUP says. Inviting the same e-mail again revokes the older link. At most 100 pending invitations per workspace (422 reason TOO_MANY_INVITATIONS). Needs admin or owner; only an owner may add or invite an owner. Accepts idempotency-key (a replayed invitation comes without its accept_url).
          */
         post: operations["addWorkspaceMember"];
         delete?: never;
@@ -1582,7 +1582,7 @@ export interface paths {
         };
         /**
          * List audit events
-         * @description The workspace's audit log, newest first: who (user, API token, OAuth client, or the service itself) did what to which resource, with the request id. Recorded: secret creation, change, deletion, restore and purge; every version creation and state change; every read of a secret value (`:access`, and each deploy that resolved a secret for an install); API token creation and revocation; OAuth client creation and deletion; member additions, role changes and removals; workspace deletion. An event is written in the same transaction as what it records, is never changed or removed through the API, and never holds a secret value. Filters: `resource_id`, `action` (the cursor is bound to them). `resource_id=sec_...` lists the secret's events and those of all its versions together, newest first (each event names its own resource: `secret` or `secret_version`, with `metadata.secret_id`); `resource_id=secv_...` lists one version's. Both are read from an index by resource, so their cost follows the events listed, not the size of the workspace's log. Needs the admin or owner role.
+         * @description The workspace's audit log, newest first: who (user, API token, OAuth client, or the service itself) did what to which resource, with the request id. Recorded: secret creation, change, deletion, restore and purge; every version creation and state change; every read of a secret value (`:access`, and each deploy that resolved a secret for an install); API token creation and revocation; OAuth client creation and deletion; member additions, role changes and removals; workspace deletion; cluster registration, renaming, deletion and capability refreshes; package and package version publishing; install creation, redeploys (updates) and deletion. Each event names the actor and the resource as people know them (the actor's name and e-mail, the resource's name), as they were when it was recorded. An event is written in the same transaction as what it records, is never changed or removed through the API, and never holds a secret value. Filters: `resource_id`, `action` (the cursor is bound to them). `resource_id=sec_...` lists the secret's events and those of all its versions together, newest first (each event names its own resource: `secret` or `secret_version`, with `metadata.secret_id`); `resource_id=secv_...` lists one version's. Both are read from an index by resource, so their cost follows the events listed, not the size of the workspace's log. Needs the admin or owner role.
          */
         get: operations["listAuditEvents"];
         put?: never;
@@ -2798,6 +2798,9 @@ export interface components {
          *       "response": null,
          *       "error": null,
          *       "last_error": null,
+         *       "created_by": "usr_01kaxq3m7y0c9v8t6r5p4n3m2m",
+         *       "created_by_name": "Ada Lovelace",
+         *       "created_by_email": "ada@example.com",
          *       "started_at": 1767225600,
          *       "completed_at": null,
          *       "steps": [
@@ -2852,6 +2855,12 @@ export interface components {
                 message: string;
                 step_name: string;
             } | null;
+            /** @description who started it: the usr_, tok_ or oac_ id of the caller whose request started it (for an order's steps, the customer's usr_ id), or `system` for work the service started on its own (a machine's expiry, the cleanup of a failed create) */
+            created_by: string;
+            /** @description the name people know the creator by, as it is now: the user's display name, or the API token's or OAuth client's name; null for `system`, for a user without a name (read created_by_email), or once the creator is deleted */
+            created_by_name: string | null;
+            /** @description the creator's e-mail when a user started it (and still has an account); null otherwise */
+            created_by_email: string | null;
             /** @description when the operation was accepted (Unix seconds) */
             started_at: number;
             /** @description null while RUNNING */
@@ -3131,8 +3140,11 @@ export interface components {
             to: string;
             /** @description the account it went to */
             user_id: string | null;
-            /** @enum {string} */
-            kind: "password_reset" | "notification";
+            /**
+             * @description why it was sent: a password reset link, a notification the person chose to receive by e-mail, or an invitation to a workspace
+             * @enum {string}
+             */
+            kind: "password_reset" | "notification" | "invitation";
             subject: string;
             /** @description the text; kept by the local driver, dropped once another driver sent it or gave it up */
             body: string | null;
@@ -4428,8 +4440,8 @@ export interface components {
          *       "tier": "pro",
          *       "status": "canceling",
          *       "cancellation_scheduled": true,
-         *       "current_period_start": "2026-01-05T10:00:00.000Z",
-         *       "current_period_end": "2026-02-05T10:00:00.000Z",
+         *       "current_period_start": 1767607200,
+         *       "current_period_end": 1770285600,
          *       "billed_by": "platform",
          *       "scheduled_change": {
          *         "change_request_id": "scr_01jf9a0b1c2d3e4f5g6h7j8k9m",
@@ -4455,16 +4467,10 @@ export interface components {
             status: "active" | "canceling";
             /** @description true iff status is canceling */
             cancellation_scheduled: boolean;
-            /**
-             * Format: date-time
-             * @description start of the current monthly period (ISO 8601, UTC)
-             */
-            current_period_start: string;
-            /**
-             * Format: date-time
-             * @description end of the current monthly period; scheduled downgrades and cancels apply then (ISO 8601, UTC)
-             */
-            current_period_end: string;
+            /** @description start of the current monthly period (Unix seconds) */
+            current_period_start: number;
+            /** @description end of the current monthly period (Unix seconds); scheduled downgrades and cancels apply then, at scheduled_change.effective_at, the same instant */
+            current_period_end: number;
             /**
              * @description platform (this service's operator bills the workspace) or seller
              * @enum {string}
@@ -4553,7 +4559,18 @@ export interface components {
          *       "unit": "count",
          *       "limit": 3,
          *       "usage": 1,
-         *       "remaining": 2
+         *       "remaining": 2,
+         *       "tier": "free"
+         *     }
+         * @example {
+         *       "metric": "workspaces/owned",
+         *       "type": "allocation",
+         *       "display_name": "Workspaces owned",
+         *       "unit": "count",
+         *       "limit": 50,
+         *       "usage": 4,
+         *       "remaining": 46,
+         *       "tier": "pro"
          *     }
          * @example {
          *       "metric": "snippets/runs",
@@ -4563,7 +4580,8 @@ export interface components {
          *       "limit": 1000,
          *       "usage": 12,
          *       "remaining": 988,
-         *       "resets_at": 1767312000
+         *       "resets_at": 1767312000,
+         *       "tier": "free"
          *     }
          */
         QuotaEntry: {
@@ -4591,6 +4609,8 @@ export interface components {
             resets_at?: number;
             /** @description concurrency metrics only: the cluster the entry counts */
             cluster_id?: string;
+            /** @description the plan whose limits give `limit`: the workspace's plan; for `workspaces/owned`, a limit of the person rather than of one workspace, the best plan among the workspaces the caller owns (the default plan when none), so a person who owns a pro workspace may own the pro number of workspaces whatever plan this one is on. Absent for workspace metrics in the user-wide view, whose limits are sums over the plans of the workspaces */
+            tier?: string;
         };
         /**
          * @description A message to one user about something that needs their attention. Sent once per event; kept 90 days. One whose news no longer holds is superseded (marked read, `context.superseded_by` set), not followed by another message.
@@ -6435,11 +6455,14 @@ export interface components {
          *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
          *       "actor": {
          *         "type": "api_token",
-         *         "id": "tok_01jf8x3q6m2c4y7n0k5t9r1b3c"
+         *         "id": "tok_01jf8x3q6m2c4y7n0k5t9r1b3c",
+         *         "name": "deployer",
+         *         "email": null
          *       },
          *       "action": "secret.version.access",
          *       "resource_type": "secret_version",
          *       "resource_id": "secv_01jf8x3q6m2c4y7n0k5t9r1b3e",
+         *       "resource_name": null,
          *       "request_id": "req_9f2c4e1d7a6b3c5e000042",
          *       "created_at": 1767225600,
          *       "metadata": {
@@ -6454,7 +6477,7 @@ export interface components {
             id: string;
             /** @description ws_ id */
             workspace_id: string;
-            /** @description who acted */
+            /** @description who acted, with the names people know them by, kept as they were at the time: the event reads the same after the actor is renamed or deleted */
             actor: {
                 /**
                  * @description `user` (usr_ id; session or user JWT), `api_token` (tok_ id), `oauth_client` (oac_ id), `machine` (mch_ id: a machine agent joining), or `system` for what the service does on its own (purging a secret, deleting an expired machine)
@@ -6463,19 +6486,25 @@ export interface components {
                 type: "user" | "api_token" | "oauth_client" | "machine" | "system";
                 /** @description the usr_, tok_, oac_ or mch_ id; for `system`, the job that acted (e.g. `secret-purge`), or `operator` for an operator's command */
                 id: string;
+                /** @description the actor's name when the event was recorded: the user's display name, or the API token's, OAuth client's or machine's name; null for `system`, for a user without a name (read `email`), and for events recorded before names were kept */
+                name: string | null;
+                /** @description the acting user's e-mail when the event was recorded; null for other actors (and for events recorded before names were kept) */
+                email: string | null;
             };
             /**
-             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `workspace.invitation.create` (a member was added by an e-mail without an account), `workspace.invitation.revoke`, `workspace.invitation.accept` (the actor is the account that joined), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection), `offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an order), `subscription.set_plan` (the operator set the workspace's plan with `svc admin workspaces set-plan`: actor `system` `operator`; metadata previous_tier, tier, change_request_id)
+             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `workspace.invitation.create` (a member was added by an e-mail without an account), `workspace.invitation.revoke`, `workspace.invitation.accept` (the actor is the account that joined), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection), `offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an order), `subscription.set_plan` (the operator set the workspace's plan with `svc admin workspaces set-plan`: actor `system` `operator`; metadata previous_tier, tier, change_request_id), `cluster.create` (registered; metadata provider, operation_id), `cluster.update` (renamed; metadata previous_name), `cluster.delete` (deletion started; metadata operation_id), `cluster.capabilities.refresh` (metadata operation_id), `package.create`, `package.version.create` (published; metadata package_id, package_name, semver), `install.create` (a deploy of a new install, by a person or by an order's delivery; metadata package_id, package_name, package_version_id, semver, cluster_id, cluster_name, operation_id), `install.update` (a redeploy: new values or version; the same metadata), `install.delete` (deletion started; metadata package_id, package_name, cluster_id, cluster_name, operation_id)
              * @enum {string}
              */
-            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan";
+            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete";
             /**
              * @description the kind of resource acted on
              * @enum {string}
              */
-            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace_invitation" | "workspace" | "worker_bootstrap" | "machine" | "agent" | "approval_request" | "offer" | "order";
-            /** @description its id (sec_, secv_, tok_, oac_, wsm_, ws_, wbs_ or mch_) */
+            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace_invitation" | "workspace" | "worker_bootstrap" | "machine" | "agent" | "approval_request" | "offer" | "order" | "cluster" | "package" | "package_version" | "install";
+            /** @description its id (sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_ or inst_) */
             resource_id: string;
+            /** @description the resource's name when the event was recorded (a secret's, cluster's, package's or token's name, an offer's title, `wiki 1.2.0` for a package version, `wiki on dev` for an install), kept so that events about a renamed or deleted resource still read well; null when the resource has no name of its own (a secret version: read metadata.secret_id and version_number) or the event predates kept names */
+            resource_name: string | null;
             /** @description the x-request-id of the request that did it (match it with the server log); null for work the service did on its own (purge, a deploy resolving a secret) */
             request_id: string | null;
             /** @description Unix seconds */
@@ -17950,10 +17979,10 @@ export interface operations {
                 cursor?: string;
                 /** @description items per page, 1-100 */
                 limit?: number;
-                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_ or ord_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
+                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_ or inst_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
                 resource_id?: string;
                 /** @description only events of this action */
-                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan";
+                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete";
             };
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */

@@ -11,10 +11,11 @@ function toEvent(row: AuditEventsTable): AuditEventT {
   return {
     id: row.id,
     workspace_id: row.workspace_id,
-    actor: { type: row.actor_type as ActorType, id: row.actor_id },
+    actor: { type: row.actor_type as ActorType, id: row.actor_id, name: row.actor_name, email: row.actor_email },
     action: row.action as AuditAction,
     resource_type: row.resource_type as AuditResourceType,
     resource_id: row.resource_id,
+    resource_name: row.resource_name,
     request_id: row.request_id,
     created_at: row.created_at,
     metadata: JSON.parse(row.metadata) as Record<string, string>,

@@ -35,11 +35,14 @@ export const AUDIT_ACTIONS = [
   'worker_bootstrap.create', 'worker_bootstrap.use', 'worker_bootstrap.revoke', 'machine.create', 'machine.delete',
   'agent.create', 'agent.update', 'agent.delete', 'agent.undelete', 'approval_request.approve', 'approval_request.reject',
   'offer.create', 'offer.update', 'offer.delete', 'offer.undelete', 'order.commit', 'subscription.set_plan',
+  'cluster.create', 'cluster.update', 'cluster.delete', 'cluster.capabilities.refresh',
+  'package.create', 'package.version.create', 'install.create', 'install.update', 'install.delete',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export const AUDIT_RESOURCE_TYPES = [
   'secret', 'secret_version', 'api_token', 'oauth_client', 'workspace_member', 'workspace_invitation', 'workspace', 'worker_bootstrap', 'machine', 'agent', 'approval_request', 'offer', 'order',
+  'cluster', 'package', 'package_version', 'install',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 
@@ -49,6 +52,12 @@ export interface AuditEventInput {
   resourceId: string;
   /** identifying details (names, numbers, roles); never a secret value. A version's events carry `secret_id` */
   metadata?: Record<string, string>;
+  /**
+   * The resource's name as people know it now (a cluster's name; "wiki on dev" for an install),
+   * kept with the event so it reads the same once the resource is renamed or gone. Defaults to
+   * `metadata.name`, else `metadata.title`, else none.
+   */
+  resourceName?: string | null;
 }
 
 /**
@@ -61,8 +70,12 @@ function secretOf(event: AuditEventInput): string | null {
   return null;
 }
 
-/** The actor behind an actor id (usr_, tok_ or oac_, as WorkspaceScope.actorId and operations' requested_by hold). */
+/**
+ * The actor behind an actor id (usr_, tok_ or oac_, as WorkspaceScope.actorId and operations'
+ * requested_by hold; `system` for the service's own work, e.g. an order's cleanup releasing its cluster).
+ */
 export function actorOfId(id: string): AuditActor {
+  if (id === 'system') return { type: 'system', id };
   if (isId('apiToken', id)) return { type: 'api_token', id };
   if (isId('oauthClient', id)) return { type: 'oauth_client', id };
   return { type: 'user', id };
@@ -89,6 +102,7 @@ function eventRow(ctx: AuditContext | WorkspaceScope, event: AuditEventInput): E
     metadata: JSON.stringify(event.metadata ?? {}),
     createdAt: clock.now(),
     secretId: secretOf(event),
+    resourceName: event.resourceName ?? event.metadata?.name ?? event.metadata?.title ?? null,
   };
 }
 

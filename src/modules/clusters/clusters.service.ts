@@ -17,6 +17,7 @@ import { runningOperations } from '../operations/operations.service.js';
 import { actorOf, type OperationService } from '../operations/operations.service.js';
 import type { OperationT } from '../operations/operations.schemas.js';
 import * as repo from './clusters.repo.js';
+import { recordAuditEvent } from '../audit/audit.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import type { ClusterCapabilitiesViewT, ClusterT, CreateClusterBodyT } from './clusters.schemas.js';
 import {
@@ -134,10 +135,14 @@ export function createClusterService(deps: ClusterServiceDeps) {
     if (!(await repo.insertClusterIfNameFree(tx, row))) {
       throw new ApiError('ALREADY_EXISTS', `a cluster named "${body.name}" already exists in the workspace`, { reason: 'CLUSTER_NAME_TAKEN' });
     }
-    return operations.start(tx, {
+    const op = await operations.start(tx, {
       type: CLUSTER_CREATE, workspaceId: scope.workspaceId, ownerType: 'cluster', ownerId: row.id, clusterId: row.id,
       input: {}, metadata: { cluster_name: row.name, provider }, actor: actorOf(scope),
     });
+    await recordAuditEvent(tx, scope, {
+      action: 'cluster.create', resourceType: 'cluster', resourceId: row.id, resourceName: row.name, metadata: { provider, operation_id: op.id },
+    });
+    return op;
   }
 
   async function getCluster(scope: WorkspaceScope, id: string): Promise<ClusterT> {
@@ -150,20 +155,27 @@ export function createClusterService(deps: ClusterServiceDeps) {
     return cursors.page(rows, page, scope.workspaceId, {}, toCluster);
   }
 
+  /** Renames the cluster (if-match) and records cluster.update with the name it had, in one transaction. */
   async function renameCluster(scope: WorkspaceScope, id: string, revision: number | null, name: string): Promise<ClusterT> {
     requireRole(scope, 'admin');
     if (!isId('cluster', id)) throw notFound('cluster');
-    let row: repo.ClusterRow | undefined;
-    try {
-      row = await repo.renameClusterIfRevision(db, scope.workspaceId, id, revision, name, clock.now());
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', `a cluster named "${name}" already exists in the workspace`, { reason: 'CLUSTER_NAME_TAKEN' });
-      throw err;
-    }
-    if (row) return toCluster(row);
-    const current = await findOr404(db, scope, id);
-    if (current.state === 'deleting') throw clusterDeleting(id);
-    throw etagMismatch(`cluster ${id}`, current.revision);
+    return db.transaction().execute(async (tx) => {
+      const before = await findOr404(tx, scope, id);
+      let row: repo.ClusterRow | undefined;
+      try {
+        row = await repo.renameClusterIfRevision(tx, scope.workspaceId, id, revision, name, clock.now());
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', `a cluster named "${name}" already exists in the workspace`, { reason: 'CLUSTER_NAME_TAKEN' });
+        throw err;
+      }
+      if (!row) {
+        const current = await findOr404(tx, scope, id);
+        if (current.state === 'deleting') throw clusterDeleting(id);
+        throw etagMismatch(`cluster ${id}`, current.revision);
+      }
+      await recordAuditEvent(tx, scope, { action: 'cluster.update', resourceType: 'cluster', resourceId: id, resourceName: row.name, metadata: { previous_name: before.name } });
+      return toCluster(row);
+    });
   }
 
   /**
@@ -195,10 +207,12 @@ export function createClusterService(deps: ClusterServiceDeps) {
       if (await deps.inUse.machines(tx, id)) {
         throw new ApiError('FAILED_PRECONDITION', `cluster ${id} still has machines; delete them first`, { reason: 'CLUSTER_HAS_MACHINES' });
       }
-      return operations.start(tx, {
+      const op = await operations.start(tx, {
         type: CLUSTER_DELETE, workspaceId: scope.workspaceId, ownerType: 'cluster', ownerId: id, clusterId: id,
         input: {}, metadata: { cluster_name: row.name, provider: row.provider }, actor: actorOf(scope),
       });
+      await recordAuditEvent(tx, scope, { action: 'cluster.delete', resourceType: 'cluster', resourceId: id, resourceName: row.name, metadata: { operation_id: op.id } });
+      return op;
     });
   }
 
@@ -226,10 +240,12 @@ export function createClusterService(deps: ClusterServiceDeps) {
         ...(running ? { metadata: { operation_id: running.id } } : {}),
       });
     }
-    return operations.start(tx, {
+    const op = await operations.start(tx, {
       type: CLUSTER_REFRESH, workspaceId: scope.workspaceId, ownerType: 'cluster', ownerId: id, clusterId: id,
       input: {}, actor: actorOf(scope),
     });
+    await recordAuditEvent(tx, scope, { action: 'cluster.capabilities.refresh', resourceType: 'cluster', resourceId: id, resourceName: row.name, metadata: { operation_id: op.id } });
+    return op;
   }
 
   return {

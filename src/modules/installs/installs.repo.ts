@@ -117,6 +117,19 @@ export function findInstall(db: Executor, workspaceId: string, id: string): Prom
   return db.selectFrom('installs').selectAll().where('id', '=', id).where('workspace_id', '=', workspaceId).executeTakeFirst();
 }
 
+/**
+ * What people call an install: its package's name (the package may be another workspace's, for an
+ * install an order delivered) and its cluster's name. For the audit log, which keeps them.
+ */
+export function installNames(db: Executor, id: string): Promise<{ package_name: string; cluster_name: string } | undefined> {
+  return db.selectFrom('installs as i')
+    .innerJoin('packages as p', 'p.id', 'i.package_id')
+    .innerJoin('clusters as c', 'c.id', 'i.cluster_id')
+    .select(['p.name as package_name', 'c.name as cluster_name'])
+    .where('i.id', '=', id)
+    .executeTakeFirst();
+}
+
 /** By id alone: for workflow steps, which act on the operation's owner. */
 export function findInstallById(db: Executor, id: string): Promise<InstallRow | undefined> {
   return db.selectFrom('installs').selectAll().where('id', '=', id).executeTakeFirst();
@@ -285,7 +298,7 @@ export async function replaceUrls(db: Executor, installId: string, urls: Omit<In
 
 /** Reads the cluster row for an install's creation, ordered against the cluster's deletion. */
 export function lockClusterShared(db: Executor, dialect: Dialect, workspaceId: string, clusterId: string) {
-  let q = db.selectFrom('clusters').select(['id', 'state', 'provider']).where('id', '=', clusterId).where('workspace_id', '=', workspaceId);
+  let q = db.selectFrom('clusters').select(['id', 'name', 'state', 'provider']).where('id', '=', clusterId).where('workspace_id', '=', workspaceId);
   // PostgreSQL: a share lock makes a concurrent DELETE /v1/clusters/{id} (which updates the row
   // first, then counts installs) wait for this transaction. SQLite serializes writers already.
   if (dialect === 'postgres') q = q.forShare();

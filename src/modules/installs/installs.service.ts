@@ -29,6 +29,7 @@ import {
 } from './installs.schemas.js';
 import { releaseWorkspaceInstalls, type InstallWorkflowDeps, type ReleaseWorkspaceInstallsOptions } from './installs.workflows.js';
 import { recordEvent } from '../../events/record.js';
+import { recordAuditEvent, type AuditAction } from '../audit/audit.js';
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
 export { isBeingDeleted, lockInstall, type InstallRow } from './installs.repo.js';
@@ -102,6 +103,23 @@ export function createInstallService(deps: InstallServiceDeps) {
     if (version) return version;
     const message = pin.kind === 'pinned' ? `package ${packageId} has no version ${pin.version}` : `package ${packageId} has no released (non-prerelease) version`;
     throw new ApiError('FAILED_PRECONDITION', message, { reason: 'VERSION_NOT_FOUND' });
+  }
+
+  /**
+   * install.create, .update (a redeploy) or .delete, in the transaction that started `op`: named
+   * "<package> on <cluster>" as they are called now, with the version it deploys.
+   */
+  async function auditInstall(tx: Executor, scope: WorkspaceScope, action: AuditAction, op: OperationT, id: string, version?: { id: string; semver: string }): Promise<void> {
+    const names = await repo.installNames(tx, id);
+    const meta = op.metadata as { package_id?: string; cluster_id: string | null };
+    await recordAuditEvent(tx, scope, {
+      action, resourceType: 'install', resourceId: id, resourceName: names ? `${names.package_name} on ${names.cluster_name}` : null,
+      metadata: {
+        package_id: meta.package_id ?? '', package_name: names?.package_name ?? '',
+        ...(version ? { package_version_id: version.id, semver: version.semver } : {}),
+        cluster_id: meta.cluster_id ?? '', cluster_name: names?.cluster_name ?? '', operation_id: op.id,
+      },
+    });
   }
 
   /** 409 with the install operation that holds the install, or 422 when that is its deletion. */
@@ -182,12 +200,14 @@ export function createInstallService(deps: InstallServiceDeps) {
     await deps.quotas.enforce(tx, { workspaceId: scope.workspaceId }, 'installs/installs');
     await repo.insertInstall(tx, row);
     await recordEvent(tx, { type: 'install.created', workspace_id: scope.workspaceId, data: await detailIn(tx, scope.workspaceId, row.id) });
-    return operations.start(tx, {
+    const op = await operations.start(tx, {
       type: INSTALL_CREATE, workspaceId: scope.workspaceId, ownerType: 'install', ownerId: row.id, clusterId: cluster.id,
       input: { package_version_id: version.id, ...(spec.packageWorkspaceId ? { package_workspace_id: spec.packageWorkspaceId } : {}) },
       metadata: { install_id: row.id, package_id: version.package_id, package_version_id: version.id, semver: version.semver },
       actor: actorOf(scope),
     });
+    await auditInstall(tx, scope, 'install.create', op, row.id, version);
+    return op;
   }
 
   /** Two statements whatever the page: the installs, then the URLs of exactly those. */
@@ -246,12 +266,14 @@ export function createInstallService(deps: InstallServiceDeps) {
         throw etagMismatch(`install ${id}`, now.revision);
       }
       await recordEvent(tx, { type: 'install.updated', workspace_id: scope.workspaceId, data: await detailIn(tx, scope.workspaceId, id) });
-      return operations.start(tx, {
+      const op = await operations.start(tx, {
         type: INSTALL_UPDATE, workspaceId: scope.workspaceId, ownerType: 'install', ownerId: id, clusterId: claimed.cluster_id,
         input: { package_version_id: version.id },
         metadata: { install_id: id, package_id: claimed.package_id, package_version_id: version.id, semver: version.semver },
         actor: actorOf(scope),
       });
+      await auditInstall(tx, scope, 'install.update', op, id, version);
+      return op;
     });
   }
 
@@ -270,10 +292,12 @@ export function createInstallService(deps: InstallServiceDeps) {
       if (running) return running;
       if (revision !== null && revision !== row.revision) throw etagMismatch(`install ${id}`, row.revision);
       await repo.markReconciling(tx, id, clock.now());
-      return operations.start(tx, {
+      const op = await operations.start(tx, {
         type: INSTALL_DELETE, workspaceId: scope.workspaceId, ownerType: 'install', ownerId: id, clusterId: row.cluster_id,
         input: {}, metadata: { install_id: id, package_id: row.package_id }, actor: actorOf(scope),
       });
+      await auditInstall(tx, scope, 'install.delete', op, id);
+      return op;
     });
   }
 

@@ -23,6 +23,9 @@ export class OperationWaiters {
    */
   readonly counts = { received: 0, woken: 0 };
 
+  /** `:wait` calls asleep right now, between two reads of their operation (a test waits for one before waking it) */
+  sleeping = 0;
+
   /** `:wait` calls watching an operation right now */
   get pending(): number {
     let n = 0;
@@ -62,8 +65,11 @@ export class OperationWaiters {
           : new Promise<void>((resolve) => {
               const timer = setTimeout(done, ms);
               const counts = this.counts;
+              const waiters = this;
+              waiters.sleeping++;
               function done() {
                 clearTimeout(timer);
+                if (wake !== null) waiters.sleeping--;
                 wake = null;
                 resolve();
               }

@@ -14,7 +14,18 @@ const ITEM_COLUMNS = [
   'id', 'workspace_id', 'type', 'owner_type', 'owner_id', 'parent_operation_id', 'state', 'cancel_requested', 'metadata',
   'response', 'error', 'last_error', 'requested_by', 'requested_by_user', 'started_at', 'completed_at', 'updated_at',
 ] as const;
-export type OperationItemRow = Pick<OperationRow, (typeof ITEM_COLUMNS)[number]>;
+/**
+ * Who started it, as people know them, read with the operation (no statement per row): the user's
+ * name and e-mail, or the API token's or OAuth client's name. Null for `system`, or once the
+ * actor is deleted.
+ */
+const CREATOR_NAME = sql<string | null>`coalesce(
+  (select name from users where users.id = operations.requested_by),
+  (select name from api_tokens where api_tokens.id = operations.requested_by),
+  (select name from oauth_clients where oauth_clients.id = operations.requested_by))`.as('created_by_name');
+const CREATOR_EMAIL = sql<string | null>`(select email from users where users.id = operations.requested_by)`.as('created_by_email');
+const ITEM = [...ITEM_COLUMNS, CREATOR_NAME, CREATOR_EMAIL] as const;
+export type OperationItemRow = Pick<OperationRow, (typeof ITEM_COLUMNS)[number]> & { created_by_name: string | null; created_by_email: string | null };
 
 export async function insertOperation(tx: Executor, row: OperationRow, steps: StepRow[]): Promise<void> {
   await tx.insertInto('operations').values(row).execute();
@@ -27,7 +38,7 @@ export async function findOperation(db: Executor, id: string): Promise<Operation
 
 /** The operation as a caller in `workspaceId` may see it (`requester`: only if that user asked for it). */
 export async function findVisibleOperation(db: Executor, workspaceId: string, id: string, requester: string | null): Promise<OperationItemRow | undefined> {
-  let q = db.selectFrom('operations').select(ITEM_COLUMNS).where('id', '=', id).where('workspace_id', '=', workspaceId);
+  let q = db.selectFrom('operations').select(ITEM).where('id', '=', id).where('workspace_id', '=', workspaceId);
   if (requester !== null) q = q.where('requested_by_user', '=', requester);
   return q.executeTakeFirst();
 }
@@ -42,7 +53,7 @@ export async function listOperations(
   filters: { owner_type?: string; owner_id?: string; state?: string; requester: string | null },
   page: PageRequest,
 ): Promise<OperationItemRow[]> {
-  let q = db.selectFrom('operations').select(ITEM_COLUMNS).where('workspace_id', '=', workspaceId);
+  let q = db.selectFrom('operations').select(ITEM).where('workspace_id', '=', workspaceId);
   if (filters.owner_type !== undefined) q = q.where('owner_type', '=', filters.owner_type);
   if (filters.owner_id !== undefined) q = q.where('owner_id', '=', filters.owner_id);
   if (filters.state !== undefined) q = q.where('state', '=', filters.state);
@@ -54,7 +65,7 @@ export async function listOperations(
 export async function findRunningOperation(db: Executor, ownerId: string, type: string): Promise<OperationItemRow | undefined> {
   return db
     .selectFrom('operations')
-    .select(ITEM_COLUMNS)
+    .select(ITEM)
     .where('owner_id', '=', ownerId)
     .where('state', '=', 'RUNNING')
     .where('type', '=', type)

@@ -171,6 +171,17 @@ export const Operation = Type.Object(
     last_error: Type.Union([Type.Object({ message: Type.String(), step_name: Type.String() }), Type.Null()], {
       description: 'the latest error of any failed step, also while RUNNING (retries); cleared when that step succeeds on retry',
     }),
+    created_by: Type.String({
+      description: 'who started it: the usr_, tok_ or oac_ id of the caller whose request started it (for an order\'s steps, the ' +
+        'customer\'s usr_ id), or `system` for work the service started on its own (a machine\'s expiry, the cleanup of a failed create)',
+    }),
+    created_by_name: Type.Union([Type.String(), Type.Null()], {
+      description: 'the name people know the creator by, as it is now: the user\'s display name, or the API token\'s or OAuth client\'s ' +
+        'name; null for `system`, for a user without a name (read created_by_email), or once the creator is deleted',
+    }),
+    created_by_email: Type.Union([Type.String(), Type.Null()], {
+      description: 'the creator\'s e-mail when a user started it (and still has an account); null otherwise',
+    }),
     started_at: Timestamp('when the operation was accepted'),
     completed_at: Type.Union([Timestamp('when it ended'), Type.Null()], { description: 'null while RUNNING' }),
     steps: Type.Optional(Type.Array(OperationStep, { description: 'the workflow\'s steps in order; omitted in list items' })),
@@ -183,7 +194,8 @@ export const Operation = Type.Object(
       owner_id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k', parent_operation_id: null, state: 'RUNNING', done: false,
       html_url: 'https://svc.example.com/operations/op_01kaxq3m7y0c9v8t6r5p4n3m2k',
       metadata: { type: 'cluster.create', cluster_id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k', cluster_name: 'dev', provider: 'local' },
-      response: null, error: null, last_error: null, started_at: 1767225600, completed_at: null,
+      response: null, error: null, last_error: null, created_by: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2m', created_by_name: 'Ada Lovelace',
+      created_by_email: 'ada@example.com', started_at: 1767225600, completed_at: null,
       steps: [{ name: 'provision', status: 'running', attempts: 1, started_at: 1767225601, retryable: true, skippable: false }],
     }],
   },

@@ -98,6 +98,9 @@ export function createOperationService(deps: {
       response: state === 'SUCCEEDED' ? parseJson(row.response) : null,
       error: state === 'FAILED' || state === 'CANCELLED' ? (parseJson<{ message: string }>(row.error) ?? { message: state.toLowerCase() }) : null,
       last_error: parseJson(row.last_error),
+      created_by: row.requested_by,
+      created_by_name: row.created_by_name,
+      created_by_email: row.created_by_email,
       started_at: row.started_at,
       completed_at: row.completed_at,
       ...(steps ? { steps: steps.map(toStep) } : {}),
@@ -149,7 +152,8 @@ export function createOperationService(deps: {
     await repo.insertOperation(tx, row, steps);
     await enqueueJob(tx, { kind: OPERATION_JOB, operationId: id });
     await notifier.publish(tx, 'svc_jobs', id);
-    return toOperation(row, steps);
+    // Read back: the creator's names come with the operation, as every read shows them.
+    return toOperation((await repo.findVisibleOperation(tx, spec.workspaceId, id, null))!, steps);
   }
 
   async function read(scope: WorkspaceScope, id: string, withSteps: boolean): Promise<OperationT> {
@@ -195,8 +199,8 @@ export function createOperationService(deps: {
   }
 
   /** Notifications received for pending waits, waits they woke, waits pending now (OperationWaiters). */
-  function waitCounts(): { received: number; woken: number; pending: number } {
-    return { ...waiters.counts, pending: waiters.pending };
+  function waitCounts(): { received: number; woken: number; pending: number; sleeping: number } {
+    return { ...waiters.counts, pending: waiters.pending, sleeping: waiters.sleeping };
   }
 
   /** Ends every pending wait with the current state (shutdown must not hang on them). */

@@ -12,6 +12,7 @@ import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { compileInputSchema } from './input-schema.js';
 import { checkManifest, type StoredManifest } from './package-manifest.js';
 import * as repo from './packages.repo.js';
+import { recordAuditEvent } from '../audit/audit.js';
 import type { CreatePackageBodyT, CreateVersionBodyT, PackageT, PackageVersionT } from './packages.schemas.js';
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
@@ -110,6 +111,7 @@ export function createPackageService(deps: PackageServiceDeps) {
     if (!(await repo.insertPackageIfNameFree(tx, row))) {
       throw new ApiError('ALREADY_EXISTS', `a package named "${body.name}" already exists in the workspace`, { reason: 'PACKAGE_NAME_TAKEN' });
     }
+    await recordAuditEvent(tx, scope, { action: 'package.create', resourceType: 'package', resourceId: row.id, resourceName: row.name });
     return toPackage(row, undefined);
   }
 
@@ -161,6 +163,10 @@ export function createPackageService(deps: PackageServiceDeps) {
       });
     }
     await repo.touchPackage(tx, pkg.id, now);
+    await recordAuditEvent(tx, scope, {
+      action: 'package.version.create', resourceType: 'package_version', resourceId: row.id, resourceName: `${pkg.name} ${row.semver}`,
+      metadata: { package_id: pkg.id, package_name: pkg.name, semver: row.semver },
+    });
     return toVersion(row);
   }
 

@@ -18,13 +18,20 @@ export const QuotaEntry = Type.Object(
     remaining: Type.Integer({ minimum: 0, description: 'limit minus usage, at least 0' }),
     resets_at: Type.Optional(Type.Integer({ minimum: 0, description: 'rate metrics only: when the window ends and usage restarts at 0 (Unix seconds)' })),
     cluster_id: Type.Optional(Type.String({ description: 'concurrency metrics only: the cluster the entry counts' })),
+    tier: Type.Optional(Type.String({
+      description: 'the plan whose limits give `limit`: the workspace\'s plan; for `workspaces/owned`, a limit of the person rather than ' +
+        'of one workspace, the best plan among the workspaces the caller owns (the default plan when none), so a person who owns a pro ' +
+        'workspace may own the pro number of workspaces whatever plan this one is on. Absent for workspace metrics in the user-wide ' +
+        'view, whose limits are sums over the plans of the workspaces',
+    })),
   },
   {
     $id: 'QuotaEntry',
     description: 'One metric\'s limit and usage. Creates past the limit are refused with 429 RESOURCE_EXHAUSTED (reason QUOTA_EXCEEDED).',
     examples: [
-      { metric: 'compute/clusters', type: 'allocation', display_name: 'Clusters', unit: 'count', limit: 3, usage: 1, remaining: 2 },
-      { metric: 'snippets/runs', type: 'rate', display_name: 'Snippet runs per day', unit: 'count', limit: 1000, usage: 12, remaining: 988, resets_at: 1767312000 },
+      { metric: 'compute/clusters', type: 'allocation', display_name: 'Clusters', unit: 'count', limit: 3, usage: 1, remaining: 2, tier: 'free' },
+      { metric: 'workspaces/owned', type: 'allocation', display_name: 'Workspaces owned', unit: 'count', limit: 50, usage: 4, remaining: 46, tier: 'pro' },
+      { metric: 'snippets/runs', type: 'rate', display_name: 'Snippet runs per day', unit: 'count', limit: 1000, usage: 12, remaining: 988, resets_at: 1767312000, tier: 'free' },
     ],
   },
 );

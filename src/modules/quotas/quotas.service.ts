@@ -233,20 +233,26 @@ export function createQuotaService(deps: QuotaServiceDeps) {
 
     // Limits: the workspace's plan; in the user-wide view, summed over the workspaces the user owns.
     let limitOf: (metric: MetricKey) => number;
-    let owned: { usage: number; limit: number } | null = null;
+    let owned: { usage: number; limit: number; tier: string } | null = null;
+    /** the plan of the workspace metrics' limits; null in the user-wide view (sums over plans) */
+    let workspaceTier: string | null = null;
     if (byWorkspace) {
       const tier = String((row as { tier?: unknown } | undefined)?.tier ?? DEFAULT_TIER);
+      workspaceTier = tier;
       limitOf = (metric) => plans.limit(tier, metric);
       if (withUser) {
-        const bestRank = figure('owned_rank');
-        owned = { usage: figure('owned'), limit: figure('owned') > 0 ? plans.plans[bestRank]!.limits['workspaces/owned'] : plans.limit(DEFAULT_TIER, 'workspaces/owned') };
+        // The same rule as ownedFigures (and the check at creation): the best plan among the workspaces owned.
+        const best = figure('owned') > 0 ? plans.plans[figure('owned_rank')]!.tier : plans.plan(DEFAULT_TIER).tier;
+        owned = { usage: figure('owned'), limit: plans.limit(best, 'workspaces/owned'), tier: best };
       }
     } else {
       const mine = await ownedFigures(db, view.userId!);
       owned = mine;
       limitOf = (metric) => [...mine.byTier].reduce((sum, [tier, n]) => sum + n * plans.limit(tier, metric), 0);
     }
+    const ofTier = workspaceTier === null ? {} : { tier: workspaceTier };
     let clusterLimit: number | null = null;
+    let clusterTier: string | null = workspaceTier;
     if (view.clusterId !== undefined) {
       if (byWorkspace) {
         if (figure('cluster_found') === 0) throw notFound('cluster');
@@ -255,23 +261,24 @@ export function createQuotaService(deps: QuotaServiceDeps) {
         const tier = await repo.clusterTier(db, view.clusterId, null, view.userId!);
         if (tier === undefined) throw notFound('cluster');
         clusterLimit = plans.limit(tier, 'operations/running');
+        clusterTier = plans.plan(tier).tier;
       }
     }
 
     const out: QuotaEntryT[] = [];
     for (const def of METRICS) {
       if (def.subject === 'user') {
-        if (owned) out.push(entry(def, owned.limit, owned.usage));
+        if (owned) out.push(entry(def, owned.limit, owned.usage, { tier: owned.tier }));
       } else if (def.type === 'concurrency') {
         if (clusterLimit !== null) {
           const usage = byWorkspace ? figure('running') : await repo.runningOnCluster(db, view.clusterId!);
-          out.push(entry(def, clusterLimit, usage, { cluster_id: view.clusterId! }));
+          out.push(entry(def, clusterLimit, usage, { cluster_id: view.clusterId!, ...(clusterTier === null ? {} : { tier: clusterTier }) }));
         }
       } else if (def.type === 'rate') {
         const resets = (def as MetricDefinition).window === 'month' ? month.end : window.end;
-        out.push(entry(def, limitOf(def.key), figure(`rate_${RATE_METRICS.indexOf(def as (typeof RATE_METRICS)[number])}`), { resets_at: resets }));
+        out.push(entry(def, limitOf(def.key), figure(`rate_${RATE_METRICS.indexOf(def as (typeof RATE_METRICS)[number])}`), { resets_at: resets, ...ofTier }));
       } else {
-        out.push(entry(def, limitOf(def.key), counters.has(def.key) ? figure(`usage_${[...counters.keys()].indexOf(def.key)}`) : 0));
+        out.push(entry(def, limitOf(def.key), counters.has(def.key) ? figure(`usage_${[...counters.keys()].indexOf(def.key)}`) : 0, ofTier));
       }
     }
     return out;

@@ -31,8 +31,10 @@ export const Subscription = Type.Object(
     tier: Type.String({ description: 'the current plan (GET /v1/plans); the workspace\'s plan.tier' }),
     status: StringEnum(SUBSCRIPTION_STATUSES, { description: 'active, or canceling while a cancel waits for the period end' }),
     cancellation_scheduled: Type.Boolean({ description: 'true iff status is canceling' }),
-    current_period_start: Iso('start of the current monthly period'),
-    current_period_end: Iso('end of the current monthly period; scheduled downgrades and cancels apply then'),
+    current_period_start: Type.Integer({ minimum: 0, description: 'start of the current monthly period (Unix seconds)' }),
+    current_period_end: Type.Integer({
+      minimum: 0, description: 'end of the current monthly period (Unix seconds); scheduled downgrades and cancels apply then, at scheduled_change.effective_at, the same instant',
+    }),
     billed_by: StringEnum(['platform', 'seller'], { description: 'platform (this service\'s operator bills the workspace) or seller' }),
     scheduled_change: Type.Union([ScheduledChange, Type.Null()], { description: 'the downgrade or cancel waiting for the period end, if any' }),
     created_at: Type.Integer({ minimum: 0, description: 'Unix seconds: the workspace\'s creation, when it started on free' }),
@@ -43,7 +45,7 @@ export const Subscription = Type.Object(
     description: 'A workspace\'s subscription. Every workspace has one, on the free plan with monthly periods until changed.',
     examples: [{
       id: 'sub_01jf8x3q6m2c4y7n0k5t9r1b3a', workspace_id: 'ws_01jf8x3q6m2c4y7n0k5t9r1b3a', tier: 'pro', status: 'canceling',
-      cancellation_scheduled: true, current_period_start: '2026-01-05T10:00:00.000Z', current_period_end: '2026-02-05T10:00:00.000Z',
+      cancellation_scheduled: true, current_period_start: 1767607200, current_period_end: 1770285600,
       billed_by: 'platform',
       scheduled_change: { change_request_id: 'scr_01jf9a0b1c2d3e4f5g6h7j8k9m', kind: 'cancel', requested_tier: 'free', effective_at: '2026-02-05T10:00:00.000Z' },
       created_at: 1767607200, etag: '4',

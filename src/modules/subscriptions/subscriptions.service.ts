@@ -81,8 +81,8 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       tier: row.tier,
       status: row.status as SubscriptionT['status'],
       cancellation_scheduled: row.status === 'canceling',
-      current_period_start: isoFromSeconds(period.start),
-      current_period_end: isoFromSeconds(period.end),
+      current_period_start: period.start,
+      current_period_end: period.end,
       billed_by: row.billed_by === 'seller' ? 'seller' : 'platform',
       scheduled_change: pending
         ? { change_request_id: pending.id, kind: pending.kind as ChangeKind, requested_tier: pending.requested_tier, effective_at: isoFromSeconds(pending.effective_at) }

@@ -30,6 +30,7 @@ const SETTINGS_PAGES: Record<string, string> = {
 const PARENT_PAGES: Record<string, [key: string, base: string]> = {
   secret_version: ['secret_id', 'secrets'],
   worker_bootstrap: ['cluster_id', 'clusters'],
+  package_version: ['package_id', 'packages'],
   // agent_turn_waiting notifications name the turn; its chat is its session's page
   agent_turn: ['session_id', 'agent_sessions'],
 };

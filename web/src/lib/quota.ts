@@ -23,3 +23,18 @@ export function meterBounds(q: QuotaFigures): { max: number; value: number; high
   const max = Math.max(q.limit, 1);
   return { max, value: Math.min(q.usage, max), high: max * 0.8, optimum: 0 };
 }
+
+/**
+ * Limits of a person rather than of one workspace (src/modules/plans/metrics.ts, subject `user`):
+ * the best plan among the workspaces the person owns sets them, which may not be this workspace's
+ * plan. The quota entry names that plan (`tier`); the plan cards say the rule.
+ */
+export const PERSONAL_METRICS: ReadonlySet<string> = new Set(['workspaces/owned']);
+
+/** Where a quota's limit comes from, when it is not the plan the page shows: "the Pro plan of a workspace you own". */
+export function limitSource(q: { metric: string; tier?: string }, workspaceTier: string | undefined, planName: (tier: string) => string): string | null {
+  if (!PERSONAL_METRICS.has(q.metric) || q.tier === undefined) return null;
+  return q.tier === workspaceTier
+    ? `your limit, set by the best plan among the workspaces you own: ${planName(q.tier)}, this one's`
+    : `your limit, set by the best plan among the workspaces you own: ${planName(q.tier)}, not this workspace's`;
+}

@@ -3,7 +3,6 @@
 // and admins may read it; anyone else sees the API's refusal with their role's explanation.
 import { useState } from 'preact/hooks';
 import { client, ok, type Schemas } from '../../lib/api.ts';
-import { useApi } from '../../lib/useApi.ts';
 import { useWorkspace } from '../../lib/session.tsx';
 import { resourceHref } from '../../lib/links.ts';
 import { humanLabel } from '../../lib/format.ts';
@@ -55,6 +54,15 @@ const ACTIONS: Record<Action, string> = {
   'offer.undelete': 'Offer restored',
   'order.commit': 'Order committed',
   'subscription.set_plan': 'Plan set by the operator',
+  'cluster.create': 'Cluster registered',
+  'cluster.update': 'Cluster renamed',
+  'cluster.delete': 'Cluster deletion started',
+  'cluster.capabilities.refresh': 'Cluster capabilities refreshed',
+  'package.create': 'Package created',
+  'package.version.create': 'Package version published',
+  'install.create': 'Install deployed',
+  'install.update': 'Install redeployed',
+  'install.delete': 'Install deletion started',
 };
 const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   secret: 'Secret',
@@ -70,25 +78,38 @@ const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   approval_request: 'Approval request',
   offer: 'Offer',
   order: 'Order',
+  cluster: 'Cluster',
+  package: 'Package',
+  package_version: 'Package version',
+  install: 'Install',
 };
 const ACTION_OPTIONS: [string, string][] = [['', 'Every action'], ...(Object.entries(ACTIONS) as [string, string][])];
 
-/** Who acted, in words: a member by e-mail (when still a member), a token, client or machine agent, or svc itself. */
-function Actor(props: { actor: AuditEvent['actor']; emails: Map<string, string> }) {
-  const { type, id } = props.actor;
-  if (type === 'user') return <>{props.emails.get(id) ?? <Code>{id}</Code>}</>;
-  if (type === 'api_token') return <>API token <a href="/settings/tokens">{id}</a></>;
-  if (type === 'oauth_client') return <>OAuth client <a href="/settings/oauth-clients">{id}</a></>;
-  if (type === 'machine') return <>Machine <a href={`/machines/${id}`}>{id}</a></>;
+/**
+ * Who acted, in words, as the event recorded them: a person by name and e-mail, a token, client or
+ * machine agent by name, or svc itself. Events older than kept names show the id.
+ */
+export function Actor(props: { actor: AuditEvent['actor'] }) {
+  const { type, id, name, email } = props.actor;
+  const named = name ?? <Code>{id}</Code>;
+  if (type === 'user') {
+    if (name && email) return <span title={id}>{name} <span class="muted">&lt;{email}&gt;</span></span>;
+    return <span title={id}>{email ?? named}</span>;
+  }
+  if (type === 'api_token') return <>API token <a href="/settings/tokens" title={id}>{named}</a></>;
+  if (type === 'oauth_client') return <>OAuth client <a href="/settings/oauth-clients" title={id}>{named}</a></>;
+  if (type === 'machine') return <>Machine <a href={`/machines/${id}`} title={id}>{named}</a></>;
   if (id === 'operator') return <>The operator of this service</>;
   return <>svc ({id})</>;
 }
 
+/** The resource by the name it had when the event was recorded (its id in the tooltip), linked to its page. */
 function Resource(props: { e: AuditEvent }) {
   const { e } = props;
   const href = resourceHref(e.resource_type, e.resource_id, e.metadata);
-  const what = `${RESOURCES[e.resource_type] ?? e.resource_type} ${e.resource_id}`;
-  return href ? <a href={href}>{what}</a> : <>{what}</>;
+  const kind = RESOURCES[e.resource_type] ?? e.resource_type;
+  const what = e.resource_name ? <>{kind} <strong>{e.resource_name}</strong></> : <>{kind} {e.resource_id}</>;
+  return href ? <a href={href} title={e.resource_id}>{what}</a> : <span title={e.resource_id}>{what}</span>;
 }
 
 function Details(props: { metadata: Record<string, string> }) {
@@ -102,9 +123,6 @@ export function Audit(_props: { path?: string }) {
   const [action, setAction] = useState('');
   const [resourceText, setResourceText] = useState('');
   const [resourceId, setResourceId] = useState('');
-  // Member e-mails name the users who acted; a refusal here only leaves ids showing.
-  const members = useApi(() => ok(client.GET('/v1/workspaces/{id}/members', { params: { path: { id: ws.id }, query: { limit: 100 } } })), [ws.id]);
-  const emails = new Map((members.data?.data ?? []).map((m) => [m.user_id, m.email]));
 
   return (
     <Page title="Audit log" subtitle={`Who changed what in ${ws.name}, and every read of a secret value. Entries are never changed or removed.`}>
@@ -116,7 +134,7 @@ export function Audit(_props: { path?: string }) {
         }}
       >
         <SelectField label="Action" value={action} onValue={setAction} options={ACTION_OPTIONS} />
-        <TextField label="Resource ID" value={resourceText} onValue={setResourceText} maxLength={64} placeholder="sec_…, tok_…, mch_…" />
+        <TextField label="Resource ID" value={resourceText} onValue={setResourceText} maxLength={64} placeholder="sec_…, clu_…, inst_…" />
         <button type="submit">Filter</button>
       </form>
       <ListView<AuditEvent>
@@ -126,7 +144,7 @@ export function Audit(_props: { path?: string }) {
         rowKey={(e) => e.id}
         columns={[
           { label: 'When', cell: (e) => <Time at={e.created_at} /> },
-          { label: 'Actor', cell: (e) => <Actor actor={e.actor} emails={emails} /> },
+          { label: 'Actor', cell: (e) => <Actor actor={e.actor} /> },
           { label: 'Action', cell: (e) => <>{ACTIONS[e.action] ?? e.action}<Details metadata={e.metadata} /></> },
           { label: 'Resource', cell: (e) => <Resource e={e} /> },
           { label: 'Request ID', cell: (e) => (e.request_id ? <Code>{e.request_id}</Code> : <span class="muted">by svc</span>) },

@@ -30,9 +30,20 @@ export function operationLabel(op: Pick<Operation, 'metadata'>): string {
   return t.charAt(0).toUpperCase() + t.slice(1);
 }
 
+/** Who started it: a person by name and e-mail, a token or client by name, or svc itself; the id in the tooltip. */
+export function StartedBy(props: { op: Pick<Operation, 'created_by' | 'created_by_name' | 'created_by_email'> }) {
+  const { created_by: id, created_by_name: name, created_by_email: email } = props.op;
+  if (id === 'system') return <span class="muted">svc</span>;
+  if (name && email) return <span title={id}>{name} <span class="muted">&lt;{email}&gt;</span></span>;
+  if (email) return <span title={id}>{email}</span>;
+  if (name) return <span title={id}>{id.startsWith('tok_') ? 'API token' : id.startsWith('oac_') ? 'OAuth client' : ''} {name}</span>;
+  return <Code>{id}</Code>;
+}
+
 const columns = [
   { label: 'Operation', cell: (o: Operation) => <a href={`/operations/${o.id}`}>{operationLabel(o)}</a> },
   { label: 'State', cell: (o: Operation) => <StateBadge state={o.state} /> },
+  { label: 'By', cell: (o: Operation) => <StartedBy op={o} /> },
   { label: 'Started', cell: (o: Operation) => <Time at={o.started_at} /> },
   { label: 'Finished', cell: (o: Operation) => <Time at={o.completed_at} empty={o.done ? '—' : 'running'} /> },
 ];
@@ -119,6 +130,7 @@ function OperationView(props: { initial: Operation }) {
           rows={[
             ['ID', <Code>{o.id}</Code>],
             ['Acting on', owner ? <a href={owner}>{`${o.owner_type} ${o.owner_id}`}</a> : `${o.owner_type} ${o.owner_id}`],
+            ['Started by', <StartedBy op={o} />],
             ['Started', <Time at={o.started_at} />],
             ['Finished', o.done ? <Time at={o.completed_at} /> : 'Still running'],
             ['Parent operation', o.parent_operation_id ? <a href={`/operations/${o.parent_operation_id}`}>{o.parent_operation_id}</a> : undefined],

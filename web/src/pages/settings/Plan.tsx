@@ -134,7 +134,7 @@ export function PlanPage(_props: { path?: string }) {
         )}
       </Section>
       <Section title="Quotas">
-        {quotas.error ? <ErrorNotice error={quotas.error} title="The quotas could not be loaded." /> : !quotas.data ? <p aria-busy="true">Loading…</p> : <QuotaBars quotas={quotas.data} />}
+        {quotas.error ? <ErrorNotice error={quotas.error} title="The quotas could not be loaded." /> : !quotas.data ? <p aria-busy="true">Loading…</p> : <QuotaBars quotas={quotas.data} plan={{ tier: s?.tier, planName }} />}
       </Section>
       <Section title="Plans">
         {plans.error ? (

@@ -6,6 +6,7 @@
 import type { Schemas } from '../../lib/api.ts';
 import { Time } from '../../components/Time.tsx';
 import type { Change } from './Plan.tsx';
+import { PERSONAL_METRICS } from '../../lib/quota.ts';
 
 type Plan = Schemas['Plan'];
 
@@ -30,7 +31,9 @@ export function Plans(props: {
   const s = props.subscription;
   const current = props.plans.findIndex((p) => p.tier === s.tier);
   const scheduled = s.scheduled_change;
+  const personal = Object.keys(props.plans[0]?.limits ?? {}).filter((m) => PERSONAL_METRICS.has(m));
   return (
+    <>
     <ul class="grid plans">
       {props.plans.map((p, i) => {
         const up = i > current;
@@ -41,7 +44,7 @@ export function Plans(props: {
             <ul class="plan-limits">
               {Object.entries(p.limits).map(([metric, limit]) => (
                 <li key={metric}>
-                  {limitName(metric, props.quotas)}: <strong>{limit}</strong>
+                  {limitName(metric, props.quotas)}{PERSONAL_METRICS.has(metric) && ' per person*'}: <strong>{limit}</strong>
                 </li>
               ))}
             </ul>
@@ -80,5 +83,12 @@ export function Plans(props: {
         );
       })}
     </ul>
+    {personal.length > 0 && (
+      <p class="small muted">
+        * {personal.map((m) => limitName(m, props.quotas)).join(', ')}: a limit of each person, not of one workspace. The best plan among the
+        workspaces a person owns sets it, so the figure under Quotas may come from another plan than this workspace's.
+      </p>
+    )}
+    </>
   );
 }
