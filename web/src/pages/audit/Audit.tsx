@@ -55,6 +55,8 @@ const ACTIONS: Record<Action, string> = {
   'offer.undelete': 'Offer restored',
   'order.commit': 'Order committed',
   'subscription.set_plan': 'Plan set by the operator',
+  'subscription.checkout.create': 'Plan checkout opened',
+  'subscription.plan_paid': 'Plan paid and raised',
 };
 const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   secret: 'Secret',
@@ -70,6 +72,7 @@ const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   approval_request: 'Approval request',
   offer: 'Offer',
   order: 'Order',
+  plan_checkout: 'Plan checkout',
 };
 const ACTION_OPTIONS: [string, string][] = [['', 'Every action'], ...(Object.entries(ACTIONS) as [string, string][])];
 
