@@ -22,7 +22,7 @@ const ACTIONS_DESCRIPTION =
   'or admin asked to raise the plan and a plan checkout was opened at the payment provider; resource the plan checkout (pck_); ' +
   'metadata tier, previous_tier, amount, currency, provider, provider_session_id), `subscription.plan_paid` (the provider confirmed the ' +
   'payment and the plan moved: the actor is the person who asked for the raise; resource the workspace; metadata previous_tier, ' +
-  'tier, change_request_id, plan_checkout_id, amount, currency, provider, provider_session_id, payment_ref)';
+  'tier, change_request_id, plan_checkout_id, amount, currency, provider, provider_session_id, provider_subscription_id, payment_ref when known)';
 
 export const AuditEvent = Type.Object(
   {

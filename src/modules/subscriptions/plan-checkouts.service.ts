@@ -233,6 +233,7 @@ export function createPlanCheckoutService(deps: PlanCheckoutDeps) {
       metadata: {
         previous_tier: current.tier, tier: row.tier, change_request_id: id, plan_checkout_id: row.id, amount: String(row.amount), currency: row.currency,
         provider, provider_session_id: state.id, ...(state.paymentRef ? { payment_ref: state.paymentRef } : {}),
+        ...(state.subscriptionId ? { provider_subscription_id: state.subscriptionId } : {}),
       },
     });
     return { outcome: 'applied', refund: null };
