@@ -7,7 +7,7 @@ import type { Services } from '../../services.js';
 import { acceptOperation } from '../operations/operation-steps.js';
 import { OperationRef } from '../operations/operations.schemas.js';
 import { WorkspaceId } from '../workspaces/workspaces.schemas.js';
-import { ChangeRequest, ChangeRequestId, changeTierBody, PlanCheckoutId, PlanCheckoutRef, Subscription } from './subscriptions.schemas.js';
+import { ChangeRequest, ChangeRequestId, changeTierBody, PlanCheckoutId, PlanCheckout, Subscription } from './subscriptions.schemas.js';
 
 const tags = ['subscriptions'];
 const IdParams = Type.Object({ id: WorkspaceId });
@@ -30,7 +30,7 @@ export function subscriptionRoutes(app: App, s: Pick<Services, 'config' | 'idemp
 
   const operation = (verb: string, operationId: string, summary: string, description: string, body?: ReturnType<typeof changeTierBody>) => {
     // :changeTier may answer a plan checkout instead of an operation (SVC_BILLING=payments, a raise)
-    const success: Record<number, TSchema> = verb === 'changeTier' ? { 200: PlanCheckoutRef, 201: PlanCheckoutRef, 202: OperationRef } : { 202: OperationRef };
+    const success: Record<number, TSchema> = verb === 'changeTier' ? { 200: PlanCheckout, 201: PlanCheckout, 202: OperationRef } : { 202: OperationRef };
     app.post(verbPath(BASE, verb), {
       config: { auth: 'workspace-path' },
       schema: {
@@ -85,7 +85,7 @@ export function subscriptionRoutes(app: App, s: Pick<Services, 'config' | 'idemp
       tags, security: bearerSecurity, operationId: 'listPlanCheckouts', summary: 'List plan checkouts',
       description: 'SVC_BILLING=payments: every raise asked for the workspace\'s plan and its payment, newest first. Any member may list them.',
       params: IdParams, headers: requestHeaders(), querystring: Type.Object(PageQuery, { additionalProperties: false }),
-      response: responses({ 200: pageOf(PlanCheckoutRef, 'A page of plan checkouts') }),
+      response: responses({ 200: pageOf(PlanCheckout, 'A page of plan checkouts') }),
     },
   }, async (request) => s.planCheckouts.list(scopeOf(request), request.query));
 
@@ -95,7 +95,7 @@ export function subscriptionRoutes(app: App, s: Pick<Services, 'config' | 'idemp
       tags, security: bearerSecurity, operationId: 'getPlanCheckout', summary: 'Get a plan checkout',
       description: 'Where a raise\'s payment stands: open (pay at checkout_url), paid (the plan moved), expired, canceled or refunded. Any member may read it.',
       params: Type.Object({ id: WorkspaceId, checkout_id: PlanCheckoutId }), headers: requestHeaders(),
-      response: responses({ 200: PlanCheckoutRef }),
+      response: responses({ 200: PlanCheckout }),
     },
   }, async (request) => s.planCheckouts.get(scopeOf(request), request.params.checkout_id));
 
