@@ -12,6 +12,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { signatureHeader } from '../src/drivers/payments/local-events.js';
 import { localPaymentsSigningKey } from '../src/drivers/payments/registry.js';
 import { clock } from '../src/platform/clock.js';
+import { BUILT_IN_PLANS, parsePlans } from '../src/modules/plans/plans.js';
 import { Browser, csrfOf } from './browser.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { plansFile } from './plans-fixtures.js';
@@ -234,6 +235,21 @@ describe('plans paid through the local payment provider (SVC_BILLING=payments)',
     assert.ok(local.refunded_at, 'the provider refunded the payment');
     assert.equal((await sub(ws, owner)).tier, 'enterprise');
   });
+});
+
+test('a plans file may price its plans: cents per month in eur or usd, null or left out for none; free is never sold', () => {
+  const file = (pro: unknown, free: unknown = undefined) => JSON.stringify(BUILT_IN_PLANS.map((p) => {
+    const { price: _price, ...rest } = p;
+    return p.tier === 'pro' ? { ...rest, ...(pro === undefined ? {} : { price: pro }) } : p.tier === 'free' ? { ...rest, ...(free === undefined ? {} : { price: free }) } : p;
+  }));
+  assert.equal(parsePlans(file(undefined)).plan('pro').price, null);
+  assert.equal(parsePlans(file(null)).plan('pro').price, null);
+  assert.deepEqual(parsePlans(file({ currency: 'eur', unit_amount: 4900 })).plan('pro').price, { currency: 'eur', unit_amount: 4900 });
+  assert.throws(() => parsePlans(file({ currency: 'gbp', unit_amount: 4900 })), /plans\[1\]\.price\.currency must be eur or usd/);
+  assert.throws(() => parsePlans(file({ currency: 'eur', unit_amount: 0 })), /unit_amount must be a whole number of cents/);
+  assert.throws(() => parsePlans(file({ currency: 'eur', unit_amount: 49.5 })), /unit_amount must be a whole number of cents/);
+  assert.throws(() => parsePlans(file({ currency: 'eur', unit_amount: 4900, interval: 'year' })), /unknown field "interval"/);
+  assert.throws(() => parsePlans(file(undefined, { currency: 'eur', unit_amount: 100 })), /plans\[0\]\.price must be null/);
 });
 
 describe('operator billing (the default) is unchanged', () => {
