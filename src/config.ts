@@ -133,10 +133,11 @@ export interface Config {
    */
   signup: SignupMode;
   /**
-   * who raises a workspace's plan (SVC_BILLING): `operator`, the only value for now and the
-   * default: the operator, with `svc admin workspaces set-plan`; a workspace's admins may still
-   * lower it, cancel and reactivate (that costs nobody anything). Paying for a plan through the
-   * payment provider (`payments`) comes next.
+   * who raises a workspace's plan (SVC_BILLING): `operator` (the default): the operator, with
+   * `svc admin workspaces set-plan`; `payments`: the workspace's owners and admins, by paying the
+   * plan's price through the payment provider (SVC_PAYMENT_PROVIDER: a plan checkout; the plan
+   * changes when the provider confirms the payment). Either way a workspace's admins may lower it,
+   * cancel and reactivate (that costs nobody anything).
    */
   billing: BillingMode;
   /**
@@ -202,7 +203,7 @@ export interface Config {
 
 export const SIGNUP_MODES = ['closed', 'invite', 'open'] as const;
 export type SignupMode = (typeof SIGNUP_MODES)[number];
-export const BILLING_MODES = ['operator'] as const;
+export const BILLING_MODES = ['operator', 'payments'] as const;
 export type BillingMode = (typeof BILLING_MODES)[number];
 
 /** One of `allowed`, or the first (the default) when unset. */

@@ -40,6 +40,8 @@ import { operationFailed, passwordChanged } from './modules/notifications/source
 import { createNotificationService } from './modules/notifications/notifications.service.js';
 import { createSubscriptionService } from './modules/subscriptions/subscriptions.service.js';
 import { registerSubscriptionWorkflows } from './modules/subscriptions/subscriptions.workflows.js';
+import { createPlanCheckoutService } from './modules/subscriptions/plan-checkouts.service.js';
+import { ApiError } from './platform/errors.js';
 import { createSnippetService } from './modules/snippets/snippets.service.js';
 import { createSnippetRunner } from './modules/snippets/snippet-runner.js';
 import { createRunCredentials } from './modules/snippets/snippet-bridge.js';
@@ -189,8 +191,20 @@ export function createServices(deps: ServicesDeps) {
   const toRoute: DeliverEvent = async (body, headers) =>
     (await api.inject({ method: 'POST', url: '/v1/payment_webhooks/local', headers, payload: body })).statusCode;
   const payments = createPaymentProviders({ db, config, stripe: deps.stripe, deliver: deps.paymentDelivery ? deps.paymentDelivery(toRoute) : toRoute });
+  /** SVC_BILLING=payments: a raise of a plan is a checkout at the configured payment provider (issue 34) */
+  const planCheckouts = createPlanCheckoutService({
+    db, cursors, plans: config.plans, billing: config.billing, providers: payments.providers, publicUrl: config.publicUrl,
+    checkoutTtlSeconds: config.commerce.checkoutTtlSeconds, log: deps.logger,
+    provider: () => {
+      const provider = payments.providers.get(config.commerce.paymentProvider);
+      if (!provider) throw new ApiError('UNAVAILABLE', `payment provider ${config.commerce.paymentProvider} is not set up`, { reason: 'PAYMENT_PROVIDER_UNAVAILABLE' });
+      return provider;
+    },
+  });
   const ordersModule = createOrdersModule({
     db, cursors, config, operations, workflows, clusters, installs, workspaces, workerBootstraps, payments: payments.providers, logger: deps.logger,
+    // the payment intake routes a plan's sessions (metadata purpose: plan) to subscriptions
+    planCheckouts,
   });
   // Reactions to other modules' events, run after their commit from the job queue (src/events/).
   for (const [kind, handler] of eventJobHandlers({ db, dialect: deps.dialect }, { 'orders.server_joined': ordersModule.serverJoined })) {
@@ -206,9 +220,13 @@ export function createServices(deps: ServicesDeps) {
     secrets: () => secrets.purgeDue(),
     account: (logger: Pick<Logger, 'warn'>) => sweepAccount({ subscriptions, notifications, quotas }, logger),
     machines: () => sweepMachines({ db, operations, heartbeatSeconds: config.machines.heartbeatSeconds }),
-    orders: () => sweepOrders({
-      db, operations, publicUrl: config.publicUrl, checkout: ordersModule.checkout, noticeSeconds: config.commerce.draftExpiryNoticeSeconds, providerChores: payments.runChores,
-    }),
+    orders: async () => {
+      const done = await sweepOrders({
+        db, operations, publicUrl: config.publicUrl, checkout: ordersModule.checkout, noticeSeconds: config.commerce.draftExpiryNoticeSeconds, providerChores: payments.runChores,
+      });
+      // plan payments no plan could take (issue 34) whose refund failed before
+      return { ...done, refunds_retried: done.refunds_retried + (await planCheckouts.refundOrphans()) };
+    },
   };
   return {
     db,
@@ -248,6 +266,7 @@ export function createServices(deps: ServicesDeps) {
     secretVersions: createSecretVersionService({ db, cursors, keyring }),
     quotas,
     subscriptions,
+    planCheckouts,
     notifications,
     /** the sandbox pool of this process (started on the first run, closed with the app) */
     snippetRunner,

@@ -160,6 +160,9 @@ function printJsonOrField(o: Output, inv: Invocation, text: string): void {
   else printJson(o, text);
 }
 
+/** An answer that is an Operation (a command may answer one or another resource: :changeTier's plan checkout). */
+const isOperationBody = (body: unknown): boolean => typeof body === 'object' && body !== null && 'done' in body && 'state' in body;
+
 const wantsJson = (inv: Invocation) => Boolean(inv.common.json) || inv.common.field !== undefined;
 
 async function printResult(api: Api, o: Output, inv: Invocation, res: ApiResult, prepared: unknown, header: Record<string, string>): Promise<number> {
@@ -185,7 +188,9 @@ async function printResult(api: Api, o: Output, inv: Invocation, res: ApiResult,
     return EXIT.OK;
   }
   printRecord(o, res.body, RECORD_TABLES);
-  if (spec.returnsOperation && !inv.common.wait && !(res.body as OperationBody).done) {
+  const note = presenter.note?.(res.body);
+  if (note) o.err.write(`${o.errColor.yellow('→')} ${note}\n`);
+  if (spec.returnsOperation && !inv.common.wait && isOperationBody(res.body) && !(res.body as OperationBody).done) {
     o.err.write(`${o.errColor.dim(`follow it with: svc operations wait ${(res.body as OperationBody).id}`)}\n`);
   }
   return EXIT.OK;
@@ -248,7 +253,7 @@ export async function executeCommand(api: Api, o: Output, inv: Invocation): Prom
     return EXIT.OK;
   }
   const res = await api.call(spec.method, spec.path, { ...req, auth: spec.auth });
-  if (spec.returnsOperation && inv.common.wait) return waitFor(api, o, inv, (res.body as OperationBody).id, res);
+  if (spec.returnsOperation && inv.common.wait && isOperationBody(res.body)) return waitFor(api, o, inv, (res.body as OperationBody).id, res);
   const code = await printResult(api, o, inv, res, prepared, req.header);
   noteShownOnce(o, inv, res.body);
   const failure = presenter.failure?.(res.body);

@@ -17,6 +17,7 @@
 //     or key/value record, and may return the exit code. It receives the parsed response body, the
 //     Output (colours, tty, now()), what `prepare` returned and the values of `options`. `--json`
 //     never goes through it: that prints the API's JSON exactly;
+//   - note:    a line printed on stderr after the default record (what to do next), when it returns one;
 //   - failure: the error of a result that is a failure although the request succeeded (a snippet
 //     run that threw): printed on stderr with exit 1, also with --json (after the JSON);
 //   - prepare: runs before the request (e.g. reads the snippet to type its inputs and learn its
@@ -57,6 +58,8 @@ export interface Presenter extends TableLayout {
   names?: Record<string, NameLookup>;
   once?: string;
   render?: (ctx: RenderContext) => number | void;
+  /** a line for stderr after the record (what to do next), or null */
+  note?: (body: unknown) => string | null;
   failure?: (body: unknown) => CliError | null;
   prepare?: (ctx: { api: Api; inv: Invocation; path: Record<string, string> }) => Promise<unknown>;
   options?: { flags: string; description: string; choices?: readonly string[] }[];
@@ -114,6 +117,15 @@ export const PRESENTERS: Record<string, Presenter> = {
   'identity create-session': { once: 'token' },
   'identity change-password': { prepare: promptPasswords, render: renderPasswordChanged },
   'identity complete-password-reset': { prepare: promptPasswords, render: renderPasswordReset },
+  // SVC_BILLING=payments: a raise answers a plan checkout; the plan moves once it is paid at checkout_url
+  'subscriptions change-tier': {
+    note: (body) => {
+      const url = pick(body, 'checkout_url');
+      return typeof url === 'string' && pick(body, 'state') === 'open'
+        ? `pay at ${url} (open it in a browser); the plan changes once the payment provider confirms the payment`
+        : null;
+    },
+  },
   operations: {
     columns: ['id', 'metadata.type', 'owner_id', 'state', 'created_by', 'started_at', 'completed_at'],
     // a person reads who started it by name or e-mail; the id stays in piped output and --json

@@ -290,6 +290,9 @@ function buildCommand(doc: OpenApiDocument, method: string, path: string, op: Ra
   const success = successResponse(op);
   const resolved = resolve(doc, success.schema);
   const props = resolved.properties ?? {};
+  // An operation may also be one of several answers (:changeTier answers a plan checkout or an Operation): --wait applies when it is.
+  const accepted = resolve(doc, op.responses?.['202']?.content?.['application/json']?.schema).properties ?? {};
+  const isOperation = (p: Record<string, unknown>) => 'done' in p && 'state' in p && 'steps' in p;
   const hasIfMatch = params.some((p) => p.in === 'header' && p.name === 'if-match');
   return {
     resource,
@@ -304,7 +307,7 @@ function buildCommand(doc: OpenApiDocument, method: string, path: string, op: Ra
     flags,
     bodyExamples,
     body,
-    returnsOperation: 'done' in props && 'state' in props && 'steps' in props,
+    returnsOperation: isOperation(props) || isOperation(accepted),
     isList: method === 'get' && 'data' in props && 'next_cursor' in props,
     destructive: method === 'delete',
     etagSource: hasIfMatch ? etagPath(doc, path) : null,

@@ -87,6 +87,31 @@ export interface WorkspaceInvitationsTable {
   accepted_by: string | null;
 }
 
+/** A raise of a workspace's plan waiting for its payment (SVC_BILLING=payments; migration 021). */
+export interface PlanCheckoutsTable {
+  id: string;
+  workspace_id: string;
+  tier: string;
+  previous_tier: string;
+  /** creating | open | paid | expired | canceled | refunded */
+  state: string;
+  status_reason: string | null;
+  /** local | stripe */
+  provider: string;
+  provider_session_id: string | null;
+  url: string | null;
+  amount: number;
+  currency: string;
+  expires_at: number;
+  created_by: string;
+  created_at: number;
+  completed_at: number | null;
+  change_request_id: string | null;
+  payment_ref: string | null;
+  subscription_id: string | null;
+  refunded_at: number | null;
+}
+
 export interface ApiTokensTable {
   id: string;
   workspace_id: string;
@@ -554,6 +579,7 @@ export interface Database {
   audit_events: AuditEventsTable;
   subscriptions: SubscriptionsTable;
   subscription_change_requests: SubscriptionChangeRequestsTable;
+  plan_checkouts: PlanCheckoutsTable;
   notifications: NotificationsTable;
   usage_counters: UsageCountersTable;
   snippets: SnippetsTable;

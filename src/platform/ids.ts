@@ -33,6 +33,7 @@ export const ID_PREFIXES = {
   notification: 'ntf',
   subscriptionChangeRequest: 'scr',
   subscription: 'sub',
+  planCheckout: 'pck',
   oauthClient: 'oac',
   session: 'ses',
   mailMessage: 'mail',

@@ -1602,7 +1602,7 @@ export interface paths {
         };
         /**
          * List the plans
-         * @description Every plan of the catalog, from the lowest to the highest, with its quota limits: the built-in free, pro and enterprise, or the operator's SVC_PLANS_FILE. Any credential may read it.
+         * @description Every plan of the catalog, from the lowest to the highest, with its quota limits: the built-in free, pro and enterprise, or the operator's SVC_PLANS_FILE, and each one's monthly price (what a raise costs with SVC_BILLING=payments). Any credential may read it.
          */
         get: operations["listPlans"];
         put?: never;
@@ -1644,7 +1644,7 @@ export interface paths {
         put?: never;
         /**
          * Change the plan
-         * @description With SVC_BILLING=operator (the default) a plan is raised only by the operator (`svc admin workspaces set-plan`): a tier above the current one is 403 (reason PLAN_SET_BY_OPERATOR), while a lower one, the withdrawal of a pending change, `:cancel` and `:reactivate` stay the workspace's own (they cost nobody anything); GET /v1/auth/settings says which holds. Starts a `workspace.subscription.change_tier` operation. A higher tier (where the billing lets the workspace raise it) applies at once (the operation moves the workspace's plan); a lower one is scheduled for the end of the current period, and is 422 FAILED_PRECONDITION (reason QUOTA_WOULD_BE_EXCEEDED, metadata metric, limit, usage) when the usage today is above the lower plan's allocation limits. A new change supersedes a pending one (its status becomes canceled); the current tier withdraws a pending change, and without one is 422 (reason SAME_TIER). A tier not in the catalog is 400. Needs the owner or admin role; if-match with the subscription's etag is required (a stale one is 409 ABORTED with the current etag in error.metadata.etag). 202 with the operation (owner_type workspace); its response names the change request and its status. Accepts idempotency-key. A workspace being deleted is 422 (reason WORKSPACE_DELETING).
+         * @description With SVC_BILLING=operator (the default) a plan is raised only by the operator (`svc admin workspaces set-plan`): a tier above the current one is 403 (reason PLAN_SET_BY_OPERATOR), while a lower one, the withdrawal of a pending change, `:cancel` and `:reactivate` stay the workspace's own (they cost nobody anything); GET /v1/auth/settings says which holds. With SVC_BILLING=payments a tier above the current one is paid first: the answer is a plan checkout (201 with `Location`, or 200 with the open one when it is for the same tier and has 5 minutes left) whose `checkout_url` is the payment provider's page (SVC_PAYMENT_PROVIDER, monthly at the plan's price from GET /v1/plans); nothing changes until the provider confirms the payment, then the plan moves at once (an applied upgrade change request; audited subscription.plan_paid). A raise to another tier replaces an open checkout (expired at the provider first); an expired or abandoned one changes nothing; a tier without a price is the operator's (403 PLAN_SET_BY_OPERATOR); 503 PAYMENT_PROVIDER_UNAVAILABLE when the provider cannot be reached; 409 (reason CONFLICT) when another raise changed the checkout meanwhile. Otherwise starts a `workspace.subscription.change_tier` operation (202). A lower tier is scheduled for the end of the current period, and is 422 FAILED_PRECONDITION (reason QUOTA_WOULD_BE_EXCEEDED, metadata metric, limit, usage) when the usage today is above the lower plan's allocation limits. A new change supersedes a pending one (its status becomes canceled); the current tier withdraws a pending change, and without one is 422 (reason SAME_TIER). A tier not in the catalog is 400. Needs the owner or admin role; if-match with the subscription's etag is required (a stale one is 409 ABORTED with the current etag in error.metadata.etag). 202 with the operation (owner_type workspace); its response names the change request and its status. Accepts idempotency-key. A workspace being deleted is 422 (reason WORKSPACE_DELETING).
          */
         post: operations["changeSubscriptionTier"];
         delete?: never;
@@ -1687,6 +1687,46 @@ export interface paths {
          * @description Starts a `workspace.subscription.reactivate` operation: the pending cancel is canceled and the subscription is `active` again, on its current plan. 422 when it is not canceling (reason NOT_CANCELING). No body. Needs the owner or admin role; if-match with the subscription's etag is required (a stale one is 409 ABORTED with the current etag in error.metadata.etag). 202 with the operation (owner_type workspace); its response names the change request and its status. Accepts idempotency-key. A workspace being deleted is 422 (reason WORKSPACE_DELETING).
          */
         post: operations["reactivateSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/subscription/checkouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List plan checkouts
+         * @description SVC_BILLING=payments: every raise asked for the workspace's plan and its payment, newest first. Any member may list them.
+         */
+        get: operations["listPlanCheckouts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{id}/subscription/checkouts/{checkout_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a plan checkout
+         * @description Where a raise's payment stands: open (pay at checkout_url), paid (the plan moved), expired, canceled or refunded. Any member may read it.
+         */
+        get: operations["getPlanCheckout"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3004,10 +3044,10 @@ export interface components {
              */
             signup: "closed" | "invite" | "open";
             /**
-             * @description SVC_BILLING: `operator`, a workspace's plan is raised only by the operator (`svc admin workspaces set-plan`); its admins may lower or cancel it
+             * @description SVC_BILLING: `operator`, a workspace's plan is raised only by the operator (`svc admin workspaces set-plan`); `payments`, its owners and admins raise it by paying the plan's price through the payment provider (:changeTier answers with a checkout). Either way its admins may lower or cancel it
              * @enum {string}
              */
-            billing: "operator";
+            billing: "operator" | "payments";
         };
         /**
          * @description The password was changed.
@@ -4392,6 +4432,7 @@ export interface components {
          * @example {
          *       "tier": "free",
          *       "display_name": "Free",
+         *       "price": null,
          *       "limits": {
          *         "workspaces/owned": 10,
          *         "compute/clusters": 3,
@@ -4431,6 +4472,16 @@ export interface components {
                 /** @description the limit of operations/running */
                 "operations/running": number;
             };
+            /** @description what the plan costs per month when SVC_BILLING=payments (a raise to it is paid through the payment provider); null: not sold (the default plan, or one the operator gives) */
+            price: {
+                /**
+                 * @description ISO 4217 code, lowercase
+                 * @enum {string}
+                 */
+                currency: "eur" | "usd";
+                /** @description cents per month */
+                unit_amount: number;
+            } | null;
         };
         /**
          * @description A workspace's subscription. Every workspace has one, on the free plan with monthly periods until changed.
@@ -4449,6 +4500,7 @@ export interface components {
          *         "requested_tier": "free",
          *         "effective_at": "2026-02-05T10:00:00.000Z"
          *       },
+         *       "pending_checkout": null,
          *       "created_at": 1767607200,
          *       "etag": "4"
          *     }
@@ -4492,6 +4544,17 @@ export interface components {
                  * @description when the workers apply it: the end of the current period (ISO 8601, UTC)
                  */
                 effective_at: string;
+            } | null;
+            /** @description SVC_BILLING=payments: the raise waiting for its payment, if any (not part of the etag) */
+            pending_checkout: {
+                /** @description pck_ id (GET .../subscription/checkouts/{id}) */
+                plan_checkout_id: string;
+                /** @description the plan it pays for */
+                tier: string;
+                /** @description where an owner or admin pays */
+                checkout_url: string;
+                /** @description Unix seconds: when it can no longer be paid */
+                expires_at: number;
             } | null;
             /** @description Unix seconds: the workspace's creation, when it started on free */
             created_at: number;
@@ -4549,6 +4612,70 @@ export interface components {
              * @description when it was requested (ISO 8601, UTC)
              */
             created_at: string;
+        };
+        /**
+         * @description A raise of the workspace's plan waiting for its payment (SVC_BILLING=payments). Open checkout_url to pay; the plan moves when the payment provider confirms the payment (its webhook, or the return page), never before.
+         * @example {
+         *       "id": "pck_01jf9a0b1c2d3e4f5g6h7j8k9m",
+         *       "workspace_id": "ws_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "tier": "pro",
+         *       "previous_tier": "free",
+         *       "state": "open",
+         *       "status_reason": null,
+         *       "provider": "local",
+         *       "provider_session_id": "chk_01jf9a0b1c2d3e4f5g6h7j8k9n",
+         *       "checkout_url": "https://svc.example.com/checkout/chk_01jf9a0b1c2d3e4f5g6h7j8k9n",
+         *       "amount": 2900,
+         *       "currency": "usd",
+         *       "interval": "month",
+         *       "expires_at": 1767227400,
+         *       "created_by": "usr_01jf8x3q6m2c4y7n0k5t9r1b3a",
+         *       "created_at": 1767225600,
+         *       "completed_at": null,
+         *       "change_request_id": null
+         *     }
+         */
+        PlanCheckout: {
+            /** @description pck_ id */
+            id: string;
+            /** @description ws_ id */
+            workspace_id: string;
+            /** @description the plan paid for */
+            tier: string;
+            /** @description the plan when the raise was asked */
+            previous_tier: string;
+            /**
+             * @description creating (the payment provider is being asked for the session), open (waiting for the payment at checkout_url), paid (the provider confirmed it and the plan moved: change_request_id), expired (not paid in time: nothing changed), canceled (replaced by a later raise, or the provider could not make it: nothing changed), refunded (paid when the plan could no longer take it, e.g. it had moved meanwhile: the payment is given back)
+             * @enum {string}
+             */
+            state: "creating" | "open" | "paid" | "expired" | "canceled" | "refunded";
+            /** @description why it was canceled or refunded; null otherwise */
+            status_reason: string | null;
+            /** @description the payment provider: local or stripe (SVC_PAYMENT_PROVIDER) */
+            provider: string;
+            /** @description the provider's checkout session id; null while creating */
+            provider_session_id: string | null;
+            /** @description where an owner or admin pays (the provider's hosted page); null while creating */
+            checkout_url: string | null;
+            /** @description cents per month: the plan's price when the raise was asked */
+            amount: number;
+            /** @description eur or usd */
+            currency: string;
+            /**
+             * @description the provider bills the plan every month
+             * @enum {string}
+             */
+            interval: "month";
+            /** @description Unix seconds: when it can no longer be paid */
+            expires_at: number;
+            /** @description the usr_ (or tok_, oac_) id that asked for the raise */
+            created_by: string;
+            /** @description Unix seconds */
+            created_at: number;
+            /** @description Unix seconds: when the provider confirmed the payment; null until then */
+            completed_at: number | null;
+            /** @description the applied upgrade (scr_) once paid; null otherwise */
+            change_request_id: string | null;
         };
         /**
          * @description One metric's limit and usage. Creates past the limit are refused with 429 RESOURCE_EXHAUSTED (reason QUOTA_EXCEEDED).
@@ -6492,15 +6619,15 @@ export interface components {
                 email: string | null;
             };
             /**
-             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `workspace.invitation.create` (a member was added by an e-mail without an account), `workspace.invitation.revoke`, `workspace.invitation.accept` (the actor is the account that joined), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection), `offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an order), `subscription.set_plan` (the operator set the workspace's plan with `svc admin workspaces set-plan`: actor `system` `operator`; metadata previous_tier, tier, change_request_id), `cluster.create` (registered; metadata provider, operation_id), `cluster.update` (renamed; metadata previous_name), `cluster.delete` (deletion started; metadata operation_id), `cluster.capabilities.refresh` (metadata operation_id), `package.create`, `package.version.create` (published; metadata package_id, package_name, semver), `install.create` (a deploy of a new install, by a person or by an order's delivery; metadata package_id, package_name, package_version_id, semver, cluster_id, cluster_name, operation_id), `install.update` (a redeploy: new values or version; the same metadata), `install.delete` (deletion started; metadata package_id, package_name, cluster_id, cluster_name, operation_id)
+             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `workspace.invitation.create` (a member was added by an e-mail without an account), `workspace.invitation.revoke`, `workspace.invitation.accept` (the actor is the account that joined), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection), `offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an order), `subscription.set_plan` (the operator set the workspace's plan with `svc admin workspaces set-plan`: actor `system` `operator`; metadata previous_tier, tier, change_request_id), `subscription.checkout.create` (SVC_BILLING=payments: an owner or admin asked to raise the plan and a plan checkout was opened at the payment provider; resource the plan checkout (pck_); metadata tier, previous_tier, amount, currency, provider, provider_session_id), `subscription.plan_paid` (the provider confirmed the payment and the plan moved: the actor is the person who asked for the raise; resource the workspace; metadata previous_tier, tier, change_request_id, plan_checkout_id, amount, currency, provider, provider_session_id, provider_subscription_id, payment_ref when known), `cluster.create` (registered; metadata provider, operation_id), `cluster.update` (renamed; metadata previous_name), `cluster.delete` (deletion started; metadata operation_id), `cluster.capabilities.refresh` (metadata operation_id), `package.create`, `package.version.create` (published; metadata package_id, package_name, semver), `install.create` (a deploy of a new install, by a person or by an order's delivery; metadata package_id, package_name, package_version_id, semver, cluster_id, cluster_name, operation_id), `install.update` (a redeploy: new values or version; the same metadata), `install.delete` (deletion started; metadata package_id, package_name, cluster_id, cluster_name, operation_id)
              * @enum {string}
              */
-            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete";
+            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete" | "subscription.checkout.create" | "subscription.plan_paid";
             /**
              * @description the kind of resource acted on
              * @enum {string}
              */
-            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace_invitation" | "workspace" | "worker_bootstrap" | "machine" | "agent" | "approval_request" | "offer" | "order" | "cluster" | "package" | "package_version" | "install";
+            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace_invitation" | "workspace" | "worker_bootstrap" | "machine" | "agent" | "approval_request" | "offer" | "order" | "cluster" | "package" | "package_version" | "install" | "plan_checkout";
             /** @description its id (sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_ or inst_) */
             resource_id: string;
             /** @description the resource's name when the event was recorded (a secret's, cluster's, package's or token's name, an offer's title, `wiki 1.2.0` for a package version, `wiki on dev` for an install), kept so that events about a renamed or deleted resource still read well; null when the resource has no name of its own (a secret version: read metadata.secret_id and version_number) or the event predates kept names */
@@ -17982,7 +18109,7 @@ export interface operations {
                 /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_ or inst_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
                 resource_id?: string;
                 /** @description only events of this action */
-                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete";
+                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete" | "subscription.checkout.create" | "subscription.plan_paid";
             };
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
@@ -18250,6 +18377,34 @@ export interface operations {
             };
         };
         responses: {
+            /** @description A raise of the workspace's plan waiting for its payment (SVC_BILLING=payments). Open checkout_url to pay; the plan moves when the payment provider confirms the payment (its webhook, or the return page), never before. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanCheckout"];
+                };
+            };
+            /** @description A raise of the workspace's plan waiting for its payment (SVC_BILLING=payments). Open checkout_url to pay; the plan moves when the payment provider confirms the payment (its webhook, or the return page), never before. */
+            201: {
+                headers: {
+                    /** @description the URL path of the created resource; on 202 the operation (`/v1/operations/{id}`) */
+                    Location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    /** @description `true` when this is the stored result of an earlier request with the same idempotency-key (absent otherwise) */
+                    "idempotent-replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanCheckout"];
+                };
+            };
             /** @description A long-running operation: work a request started, with its state and steps; GET it or wait on it until `done` */
             202: {
                 headers: {
@@ -18575,6 +18730,194 @@ export interface operations {
             };
             /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
             422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPlanCheckouts: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of a previous page */
+                cursor?: string;
+                /** @description items per page, 1-100 */
+                limit?: number;
+            };
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description workspace id (ws_...) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of plan checkouts */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the items of this page, newest first */
+                        data: components["schemas"]["PlanCheckout"][];
+                        /** @description true iff next_cursor is not null */
+                        has_more: boolean;
+                        /** @description opaque; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPlanCheckout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */
+                "svc-context"?: string;
+            };
+            path: {
+                /** @description workspace id (ws_...) */
+                id: string;
+                /** @description plan checkout id (pck_...) */
+                checkout_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A raise of the workspace's plan waiting for its payment (SVC_BILLING=payments). Open checkout_url to pay; the plan moves when the payment provider confirms the payment (its webhook, or the return page), never before. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanCheckout"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;

@@ -3,6 +3,6 @@
 import { MarkAllReadResult, Notification, UnreadCount } from '../notifications/notifications.schemas.js';
 import { PlanSchema } from '../plans/plans.schemas.js';
 import { QuotaEntry } from '../quotas/quotas.schemas.js';
-import { ChangeRequest, Subscription } from '../subscriptions/subscriptions.schemas.js';
+import { ChangeRequest, PlanCheckout, Subscription } from '../subscriptions/subscriptions.schemas.js';
 
-export const ACCOUNT_SCHEMAS = [PlanSchema, Subscription, ChangeRequest, QuotaEntry, Notification, UnreadCount, MarkAllReadResult];
+export const ACCOUNT_SCHEMAS = [PlanSchema, Subscription, ChangeRequest, PlanCheckout, QuotaEntry, Notification, UnreadCount, MarkAllReadResult];

@@ -18,7 +18,12 @@ const ACTIONS_DESCRIPTION =
   '(a person decided on code an agent proposed, or on a member\'s turn; metadata: turn_id, kind, and the reason of a rejection), ' +
   '`offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an ' +
   'order), `subscription.set_plan` (the operator set the workspace\'s plan with `svc admin workspaces set-plan`: actor `system` ' +
-  '`operator`; metadata previous_tier, tier, change_request_id), `cluster.create` (registered; metadata provider, operation_id), ' +
+  '`operator`; metadata previous_tier, tier, change_request_id), `subscription.checkout.create` (SVC_BILLING=payments: an owner ' +
+  'or admin asked to raise the plan and a plan checkout was opened at the payment provider; resource the plan checkout (pck_); ' +
+  'metadata tier, previous_tier, amount, currency, provider, provider_session_id), `subscription.plan_paid` (the provider confirmed the ' +
+  'payment and the plan moved: the actor is the person who asked for the raise; resource the workspace; metadata previous_tier, ' +
+  'tier, change_request_id, plan_checkout_id, amount, currency, provider, provider_session_id, provider_subscription_id, payment_ref when known), ' +
+  '`cluster.create` (registered; metadata provider, operation_id), ' +
   '`cluster.update` (renamed; metadata previous_name), `cluster.delete` (deletion started; metadata operation_id), ' +
   '`cluster.capabilities.refresh` (metadata operation_id), `package.create`, `package.version.create` (published; metadata package_id, ' +
   'package_name, semver), `install.create` (a deploy of a new install, by a person or by an order\'s delivery; metadata package_id, ' +

@@ -37,12 +37,13 @@ export const AUDIT_ACTIONS = [
   'offer.create', 'offer.update', 'offer.delete', 'offer.undelete', 'order.commit', 'subscription.set_plan',
   'cluster.create', 'cluster.update', 'cluster.delete', 'cluster.capabilities.refresh',
   'package.create', 'package.version.create', 'install.create', 'install.update', 'install.delete',
+  'subscription.checkout.create', 'subscription.plan_paid',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export const AUDIT_RESOURCE_TYPES = [
   'secret', 'secret_version', 'api_token', 'oauth_client', 'workspace_member', 'workspace_invitation', 'workspace', 'worker_bootstrap', 'machine', 'agent', 'approval_request', 'offer', 'order',
-  'cluster', 'package', 'package_version', 'install',
+  'cluster', 'package', 'package_version', 'install', 'plan_checkout',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

@@ -22,6 +22,7 @@ import * as repo from './order-drafts.repo.js';
 import { offerNotRedeemable, type OrderDraftService } from './order-drafts.service.js';
 import { amountOf } from './order-drafts.view.js';
 import type { CheckoutSessionT } from './orders.schemas.js';
+import { PLAN_PURPOSE, type PlanCheckoutService } from '../subscriptions/plan-checkouts.service.js';
 
 /** An open session is reused only with at least this much time left to pay. */
 export const REUSE_MIN_SECONDS = 300;
@@ -40,9 +41,18 @@ export interface CheckoutDeps {
   checkoutTtlSeconds: number;
   /** the process log */
   log: Pick<Logger, 'warn' | 'info'>;
+  /**
+   * Plans paid through the provider (SVC_BILLING=payments): sessions whose metadata says `purpose:
+   * plan` are subscriptions', which take them in the intake's transaction and refund after it.
+   */
+  planCheckouts: Pick<PlanCheckoutService, 'takeStateIn' | 'takeState' | 'refund' | 'findBySession'>;
 }
 
 export type IntakeOutcome = 'applied' | 'duplicate' | 'stale' | 'late' | 'refunded' | 'unknown_session' | 'ignored';
+type PlanRefund = Awaited<ReturnType<PlanCheckoutService['takeStateIn']>>['refund'];
+
+/** A plan's checkout session (SVC_BILLING=payments), told by the metadata the subscriptions service gave it. */
+const isPlanSession = (state: CheckoutState) => state.metadata.purpose === PLAN_PURPOSE;
 
 const providerDown = (err: unknown) =>
   new ApiError('UNAVAILABLE', `the payment provider could not be reached: ${(err as Error).message}`, { reason: 'PAYMENT_PROVIDER_UNAVAILABLE' });
@@ -210,8 +220,12 @@ export function createCheckoutService(deps: CheckoutDeps) {
         outcome: 'applied', created_at: event.created, received_at: now,
       });
       if (!fresh) return { outcome: 'duplicate' as IntakeOutcome, refund: null };
-      let applied: { outcome: IntakeOutcome; refund: repo.CheckoutRow | null };
-      if (event.type === 'checkout.completed' || event.type === 'checkout.expired') applied = await applyCheckoutState(tx, provider, event.checkout);
+      let applied: { outcome: IntakeOutcome; refund: repo.CheckoutRow | null; planRefund?: PlanRefund };
+      if ((event.type === 'checkout.completed' || event.type === 'checkout.expired') && isPlanSession(event.checkout)) {
+        // A plan's session (SVC_BILLING=payments): the subscriptions service takes it, in this transaction.
+        const plan = await deps.planCheckouts.takeStateIn(tx, provider, event.checkout);
+        applied = { outcome: plan.outcome, refund: null, planRefund: plan.refund };
+      } else if (event.type === 'checkout.completed' || event.type === 'checkout.expired') applied = await applyCheckoutState(tx, provider, event.checkout);
       else if (event.type === 'subscription.renewed') applied = { outcome: (await repo.renewOrders(tx, event.subscriptionId, event.currentPeriodEnd, now)) > 0 ? 'applied' : 'late', refund: null };
       else if (event.type === 'subscription.ended') applied = { outcome: (await repo.endSubscriptionOrders(tx, event.subscriptionId, now)) > 0 ? 'applied' : 'late', refund: null };
       else applied = { outcome: 'ignored', refund: null };
@@ -219,6 +233,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
       return applied;
     });
     if (result.refund) await refund(result.refund);
+    if (result.planRefund) await deps.planCheckouts.refund(result.planRefund);
     return result.refund ? 'refunded' : result.outcome;
   }
 

@@ -14,7 +14,7 @@ import type { InstallService } from '../installs/installs.service.js';
 import type { WorkerBootstrapService } from '../machines/worker-bootstraps.service.js';
 import type { OperationService } from '../operations/operations.service.js';
 import type { WorkspaceService } from '../workspaces/workspaces.service.js';
-import { createCheckoutService } from './checkout.service.js';
+import { createCheckoutService, type CheckoutDeps } from './checkout.service.js';
 import { endDraft } from './draft-endings.js';
 import * as repo from './order-drafts.repo.js';
 import { createOrderDraftService } from './order-drafts.service.js';
@@ -36,6 +36,8 @@ export interface OrdersModuleDeps {
   payments: Map<string, PaymentProvider>;
   /** the process log (refunds and provider trouble) */
   logger: Pick<Logger, 'warn' | 'info'>;
+  /** plans paid through the provider (subscriptions, a lower group): the intake hands them their sessions */
+  planCheckouts: CheckoutDeps['planCheckouts'];
 }
 
 export function createOrdersModule(deps: OrdersModuleDeps) {
@@ -48,6 +50,7 @@ export function createOrdersModule(deps: OrdersModuleDeps) {
   });
   const checkout = createCheckoutService({
     db, drafts: orderDrafts, operations, providers: payments, publicUrl, checkoutTtlSeconds: config.commerce.checkoutTtlSeconds, log: deps.logger,
+    planCheckouts: deps.planCheckouts,
     provider: () => {
       const provider = payments.get(config.commerce.paymentProvider);
       if (!provider) throw new ApiError('UNAVAILABLE', `payment provider ${config.commerce.paymentProvider} is not set up`, { reason: 'PAYMENT_PROVIDER_UNAVAILABLE' });

@@ -1,7 +1,8 @@
 // The payment providers' two ways in (API.md 8.7): their signed webhooks, verified on the raw body
 // before anything parses it and taken in exactly once by event id; and the page the customer's
 // browser returns to after paying, which re-reads the session at the provider (a redirect proves
-// nothing) and then opens the draft in the web app.
+// nothing) and then opens the draft in the web app. Both dispatch by purpose: a plan's session
+// (SVC_BILLING=payments) goes to the subscriptions service, and its return opens the plan page.
 import { Type } from 'typebox';
 import { PAYMENT_PROVIDERS, type PaymentProviderName } from '../../config-commerce.js';
 import { WebhookSignatureError } from '../../drivers/payments/driver.js';
@@ -24,7 +25,7 @@ export const WebhookAnswer = Type.Object(
   },
 );
 
-export async function paymentRoutes(app: App, s: Pick<Services, 'checkout' | 'payments'>): Promise<void> {
+export async function paymentRoutes(app: App, s: Pick<Services, 'checkout' | 'payments' | 'planCheckouts'>): Promise<void> {
   await app.register(async (hooks: App) => {
     registerRawJsonBodies(hooks, WEBHOOK_BODY_LIMIT);
     hooks.post('/v1/payment_webhooks/:provider', {
@@ -76,6 +77,16 @@ export async function paymentRoutes(app: App, s: Pick<Services, 'checkout' | 'pa
     const name = request.params.provider as PaymentProviderName;
     const provider = s.payments.get(name);
     const session = provider ? await s.checkout.findSession(name, request.query.session_id) : undefined;
+    // A plan's session (SVC_BILLING=payments) is the subscriptions service's: re-read, taken there, back to the plan page.
+    const plan = provider && !session ? await s.planCheckouts.findBySession(name, request.query.session_id) : undefined;
+    if (provider && plan) {
+      try {
+        await s.planCheckouts.takeState(name, await provider.getCheckout(request.query.session_id));
+      } catch (err) {
+        request.log.warn({ err: (err as Error).message, provider: name }, 'return page could not re-read the plan checkout session');
+      }
+      return reply.code(303).header('location', `/settings/plan?checkout=${plan.id}`).send();
+    }
     if (!provider || !session) throw notFound('checkout session');
     try {
       await s.checkout.takeCheckoutState(name, await provider.getCheckout(session.provider_session_id));

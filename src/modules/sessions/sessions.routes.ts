@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { BILLING_MODES } from '../../config.js';
 import { CSRF_HEADER, SESSION_COOKIE, userOf } from '../../platform/auth.js';
 import { ApiError, notFound, permissionDenied } from '../../platform/errors.js';
 import { bearerSecurity, NoContent, refTo, responses, StringEnum, type App } from '../../platform/http.js';
@@ -52,8 +53,10 @@ export const AuthSettings = Type.Object(
     signup: StringEnum(['closed', 'invite', 'open'], {
       description: 'SVC_SIGNUP: `open`, anyone may make an account (POST /v1/users); `closed` and `invite`, accounts come from invitations, the operator and offers\' links',
     }),
-    billing: StringEnum(['operator'], {
-      description: 'SVC_BILLING: `operator`, a workspace\'s plan is raised only by the operator (`svc admin workspaces set-plan`); its admins may lower or cancel it',
+    billing: StringEnum(BILLING_MODES, {
+      description:
+        'SVC_BILLING: `operator`, a workspace\'s plan is raised only by the operator (`svc admin workspaces set-plan`); `payments`, its owners ' +
+        'and admins raise it by paying the plan\'s price through the payment provider (:changeTier answers with a checkout). Either way its admins may lower or cancel it',
     }),
   },
   { $id: 'AuthSettings', description: 'How people get an account and a plan on this service: what the sign-in and plan pages tell them.', examples: [{ signup: 'closed', billing: 'operator' }] },

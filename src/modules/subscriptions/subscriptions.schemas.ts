@@ -24,6 +24,16 @@ const ScheduledChange = Type.Object(
   { description: 'the change waiting for the period end' },
 );
 
+const PendingCheckout = Type.Object(
+  {
+    plan_checkout_id: Type.String({ description: 'pck_ id (GET .../subscription/checkouts/{id})' }),
+    tier: Type.String({ description: 'the plan it pays for' }),
+    checkout_url: Type.String({ description: 'where an owner or admin pays' }),
+    expires_at: Type.Integer({ minimum: 0, description: 'Unix seconds: when it can no longer be paid' }),
+  },
+  { description: 'a raise waiting for its payment' },
+);
+
 export const Subscription = Type.Object(
   {
     id: Type.String({ description: 'sub_ id (one per workspace, for its whole life)' }),
@@ -37,6 +47,7 @@ export const Subscription = Type.Object(
     }),
     billed_by: StringEnum(['platform', 'seller'], { description: 'platform (this service\'s operator bills the workspace) or seller' }),
     scheduled_change: Type.Union([ScheduledChange, Type.Null()], { description: 'the downgrade or cancel waiting for the period end, if any' }),
+    pending_checkout: Type.Union([PendingCheckout, Type.Null()], { description: 'SVC_BILLING=payments: the raise waiting for its payment, if any (not part of the etag)' }),
     created_at: Type.Integer({ minimum: 0, description: 'Unix seconds: the workspace\'s creation, when it started on free' }),
     etag: Type.String({ description: 'changes on every change request and when a change applies; send it back in if-match' }),
   },
@@ -48,6 +59,7 @@ export const Subscription = Type.Object(
       cancellation_scheduled: true, current_period_start: 1767607200, current_period_end: 1770285600,
       billed_by: 'platform',
       scheduled_change: { change_request_id: 'scr_01jf9a0b1c2d3e4f5g6h7j8k9m', kind: 'cancel', requested_tier: 'free', effective_at: '2026-02-05T10:00:00.000Z' },
+      pending_checkout: null,
       created_at: 1767607200, etag: '4',
     }],
   },
@@ -94,3 +106,49 @@ export function changeTierBody(tiers: string[]) {
     { additionalProperties: false, description: 'The tier to move to.', examples: [{ tier: tiers[tiers.length - 1] ?? 'free' }] },
   );
 }
+
+export const PLAN_CHECKOUT_STATES = ['creating', 'open', 'paid', 'expired', 'canceled', 'refunded'] as const;
+export type PlanCheckoutStateT = (typeof PLAN_CHECKOUT_STATES)[number];
+
+export const PlanCheckout = Type.Object(
+  {
+    id: Type.String({ description: 'pck_ id' }),
+    workspace_id: Type.String({ description: 'ws_ id' }),
+    tier: Type.String({ description: 'the plan paid for' }),
+    previous_tier: Type.String({ description: 'the plan when the raise was asked' }),
+    state: StringEnum(PLAN_CHECKOUT_STATES, {
+      description:
+        'creating (the payment provider is being asked for the session), open (waiting for the payment at checkout_url), paid (the ' +
+        'provider confirmed it and the plan moved: change_request_id), expired (not paid in time: nothing changed), canceled (replaced ' +
+        'by a later raise, or the provider could not make it: nothing changed), refunded (paid when the plan could no longer take it, ' +
+        'e.g. it had moved meanwhile: the payment is given back)',
+    }),
+    status_reason: Type.Union([Type.String(), Type.Null()], { description: 'why it was canceled or refunded; null otherwise' }),
+    provider: Type.String({ description: 'the payment provider: local or stripe (SVC_PAYMENT_PROVIDER)' }),
+    provider_session_id: Type.Union([Type.String(), Type.Null()], { description: 'the provider\'s checkout session id; null while creating' }),
+    checkout_url: Type.Union([Type.String(), Type.Null()], { description: 'where an owner or admin pays (the provider\'s hosted page); null while creating' }),
+    amount: Type.Integer({ minimum: 0, description: 'cents per month: the plan\'s price when the raise was asked' }),
+    currency: Type.String({ description: 'eur or usd' }),
+    interval: StringEnum(['month'], { description: 'the provider bills the plan every month' }),
+    expires_at: Type.Integer({ minimum: 0, description: 'Unix seconds: when it can no longer be paid' }),
+    created_by: Type.String({ description: 'the usr_ (or tok_, oac_) id that asked for the raise' }),
+    created_at: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
+    completed_at: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Unix seconds: when the provider confirmed the payment; null until then' }),
+    change_request_id: Type.Union([Type.String(), Type.Null()], { description: 'the applied upgrade (scr_) once paid; null otherwise' }),
+  },
+  {
+    $id: 'PlanCheckout',
+    description:
+      'A raise of the workspace\'s plan waiting for its payment (SVC_BILLING=payments). Open checkout_url to pay; the plan moves when the ' +
+      'payment provider confirms the payment (its webhook, or the return page), never before.',
+    examples: [{
+      id: 'pck_01jf9a0b1c2d3e4f5g6h7j8k9m', workspace_id: 'ws_01jf8x3q6m2c4y7n0k5t9r1b3a', tier: 'pro', previous_tier: 'free', state: 'open',
+      status_reason: null, provider: 'local', provider_session_id: 'chk_01jf9a0b1c2d3e4f5g6h7j8k9n',
+      checkout_url: 'https://svc.example.com/checkout/chk_01jf9a0b1c2d3e4f5g6h7j8k9n', amount: 2900, currency: 'usd', interval: 'month',
+      expires_at: 1767227400, created_by: 'usr_01jf8x3q6m2c4y7n0k5t9r1b3a', created_at: 1767225600, completed_at: null, change_request_id: null,
+    }],
+  },
+);
+export type PlanCheckoutT = Static<typeof PlanCheckout>;
+export const PlanCheckoutRef = Type.Unsafe<PlanCheckoutT>({ $ref: 'PlanCheckout#' });
+export const PlanCheckoutId = Type.String({ minLength: 1, maxLength: 53, description: 'plan checkout id (pck_...)' });

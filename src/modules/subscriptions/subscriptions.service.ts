@@ -21,6 +21,7 @@ import type { QuotaService } from '../quotas/quotas.service.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { lockWorkspace } from '../workspaces/workspaces.service.js';
 import { billingPeriod } from './periods.js';
+import { livePlanCheckout } from './plan-checkouts.repo.js';
 import * as repo from './subscriptions.repo.js';
 import {
   CANCEL, CHANGE_TIER, REACTIVATE, type ChangeKind, type ChangeRequestT, type ChangeStatus, type SubscriptionT,
@@ -32,7 +33,10 @@ export interface SubscriptionServiceDeps {
   plans: PlanCatalog;
   quotas: Pick<QuotaService, 'firstOverLimit'>;
   operations: Pick<OperationService, 'start'>;
-  /** SVC_BILLING: with `operator`, people cannot raise a plan through the API (only setPlan, the operator's command) */
+  /**
+   * SVC_BILLING: with `operator`, people cannot raise a plan through the API (only setPlan, the
+   * operator's command); with `payments` a raise is a plan checkout (plan-checkouts.service.ts)
+   */
   billing: BillingMode;
 }
 
@@ -87,6 +91,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       scheduled_change: pending
         ? { change_request_id: pending.id, kind: pending.kind as ChangeKind, requested_tier: pending.requested_tier, effective_at: isoFromSeconds(pending.effective_at) }
         : null,
+      pending_checkout: null,
       created_at: row.workspace_created_at,
       etag: etagOf(row.revision),
     };
@@ -95,7 +100,11 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
   async function get(scope: WorkspaceScope): Promise<SubscriptionT> {
     const row = await repo.findSubscription(db, scope.workspaceId);
     if (!row) throw notFound('workspace');
-    return toSubscription(row);
+    const live = await livePlanCheckout(db, scope.workspaceId);
+    const pending = live && live.state === 'open' && live.url !== null && live.expires_at > clock.now()
+      ? { plan_checkout_id: live.id, tier: live.tier, checkout_url: live.url, expires_at: live.expires_at }
+      : null;
+    return { ...toSubscription(row), pending_checkout: pending };
   }
 
   /** The start of every change: role, lock, etag. Returns the subscription as it stands under the lock. */
@@ -159,7 +168,9 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
           reason: 'PLAN_SET_BY_OPERATOR',
         });
       }
-      return request(scope, tx, current, { kind: 'upgrade', tier, effectiveAt: now, type: CHANGE_TIER });
+      // SVC_BILLING=payments: a raise is a plan checkout (plan-checkouts.service.ts), which the route
+      // chose when the tier was a raise; the plan moved up since, so what the caller read is stale.
+      throw etagMismatch(`subscription ${derivedId('subscription', scope.workspaceId)}`, current.revision);
     }
     const over = await quotas.firstOverLimit(tx, scope.workspaceId, tier);
     if (over) throw wouldExceed(tier, over);

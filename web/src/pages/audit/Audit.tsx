@@ -63,6 +63,8 @@ const ACTIONS: Record<Action, string> = {
   'install.create': 'Install deployed',
   'install.update': 'Install redeployed',
   'install.delete': 'Install deletion started',
+  'subscription.checkout.create': 'Plan checkout opened',
+  'subscription.plan_paid': 'Plan paid and raised',
 };
 const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   secret: 'Secret',
@@ -82,6 +84,7 @@ const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   package: 'Package',
   package_version: 'Package version',
   install: 'Install',
+  plan_checkout: 'Plan checkout',
 };
 const ACTION_OPTIONS: [string, string][] = [['', 'Every action'], ...(Object.entries(ACTIONS) as [string, string][])];
 

@@ -3,8 +3,10 @@
 // reactivate, and the change requests made so far. Every change sends if-match with the
 // subscription's etag and is an operation followed live; a 409 shows the current subscription and
 // offers the change again. A downgrade or cancel applies at the period end; a plan is raised by the
-// operator (SVC_BILLING=operator), which the plans' cards say.
-import { useState } from 'preact/hooks';
+// operator (SVC_BILLING=operator), which the plans' cards say, or (SVC_BILLING=payments) by paying:
+// the raise answers a plan checkout and the browser goes to its payment page; back from it
+// (?checkout=pck_…) the page says whether the payment arrived, and shows a raise still waiting.
+import { useEffect, useState } from 'preact/hooks';
 import { client, ok, type Schemas } from '../../lib/api.ts';
 import { useApi } from '../../lib/useApi.ts';
 import { useSession, useWorkspace } from '../../lib/session.tsx';
@@ -52,6 +54,23 @@ export function PlanPage(_props: { path?: string }) {
   const [requestsKey, setRequestsKey] = useState(0);
   const action = useAction();
   const mayChange = roleAtLeast(ws.role, 'admin');
+  /** back from the payment page: the plan checkout it paid (or gave up) */
+  const returned = new URLSearchParams(location.search).get('checkout');
+  const back = useApi(
+    () => (returned?.startsWith('pck_') ? ok(client.GET('/v1/workspaces/{id}/subscription/checkouts/{checkout_id}', { params: { path: { id: ws.id, checkout_id: returned } } })) : Promise.resolve(null)),
+    [ws.id, returned],
+  );
+  // The provider's confirmation may reach the service a moment after the browser: look again a few times.
+  const [looks, setLooks] = useState(0);
+  useEffect(() => {
+    if (back.data?.state !== 'open' || looks >= 10) return;
+    const timer = setTimeout(() => {
+      setLooks((n) => n + 1);
+      void back.reload();
+      void sub.reload();
+    }, 1000);
+    return () => clearTimeout(timer);
+  }, [back.data, looks]);
 
   /** Sends the change with the etag of the subscription as the page shows it now. */
   function apply(change: Change, s: Subscription) {
@@ -60,13 +79,18 @@ export function PlanPage(_props: { path?: string }) {
     const params = { path: { id: ws.id }, header: { 'if-match': s.etag } };
     return action.run(async () => {
       const c = change.call;
-      const started =
+      const answer =
         c.kind === 'changeTier'
           ? await ok(client.POST('/v1/workspaces/{id}/subscription:changeTier', { params, body: { tier: c.tier as Tier } }))
           : c.kind === 'cancel'
             ? await ok(client.POST('/v1/workspaces/{id}/subscription:cancel', { params }))
             : await ok(client.POST('/v1/workspaces/{id}/subscription:reactivate', { params }));
-      setOp(started);
+      // SVC_BILLING=payments: a raise answers a plan checkout; pay at the provider's page
+      if ('checkout_url' in answer) {
+        if (answer.checkout_url) location.assign(answer.checkout_url);
+        return;
+      }
+      setOp(answer);
     });
   }
   function done() {
@@ -85,6 +109,7 @@ export function PlanPage(_props: { path?: string }) {
       <Conflict error={action.error} what="The subscription" onReload={sub.reload} onReapply={() => last && s && apply(last, s)} busy={action.busy} />
       {!isConflict(action.error) && <ErrorNotice error={action.error} title="The plan was not changed." />}
       {op && <OperationLive key={op.id} id={op.id} initial={op} title="Plan change" onDone={done} />}
+      {back.data && <Returned checkout={back.data} planName={planName} />}
       <Section title="Subscription">
         {sub.error ? (
           <ErrorNotice error={sub.error} title="The subscription could not be loaded." />
@@ -98,6 +123,15 @@ export function PlanPage(_props: { path?: string }) {
                 ['Status', <StateBadge state={s.status} />],
                 ['Current period', <>from <Time at={s.current_period_start} /> to <Time at={s.current_period_end} /></>],
                 ['Billed by', s.billed_by === 'platform' ? 'The operator of this service' : 'The seller'],
+                ...(s.pending_checkout
+                  ? [[
+                    'Waiting for payment',
+                    <>
+                      {planName(s.pending_checkout.tier)} until <Time at={s.pending_checkout.expires_at} />:{' '}
+                      <a href={s.pending_checkout.checkout_url}>Continue to payment</a>
+                    </>,
+                  ] as [string, preact.ComponentChildren]]
+                  : []),
                 [
                   'Waiting for the period end',
                   s.scheduled_change ? (
@@ -142,7 +176,7 @@ export function PlanPage(_props: { path?: string }) {
         ) : !plans.data || !s || !settings.data ? (
           <p aria-busy="true">Loading…</p>
         ) : (
-          <Plans plans={plans.data.data} subscription={s} quotas={quotas.data?.data ?? []} mayChange={mayChange} operatorRaises={settings.data.billing === 'operator'} busy={action.busy} onAsk={setAsking} />
+          <Plans plans={plans.data.data} subscription={s} quotas={quotas.data?.data ?? []} mayChange={mayChange} billing={settings.data.billing} busy={action.busy} onAsk={setAsking} />
         )}
       </Section>
       <Section title="Change requests">
@@ -165,5 +199,27 @@ export function PlanPage(_props: { path?: string }) {
         <p>{asking?.explain}</p>
       </Confirm>
     </Page>
+  );
+}
+
+/** What became of the plan checkout the browser returned from (SVC_BILLING=payments). */
+function Returned(props: { checkout: Schemas['PlanCheckout']; planName: (tier: string) => string }) {
+  const c = props.checkout;
+  const name = props.planName(c.tier);
+  if (c.state === 'paid') {
+    return <p class="notice notice-good" role="status">Paid: the workspace is on {name} now.</p>;
+  }
+  if (c.state === 'open' || c.state === 'creating') {
+    return (
+      <p class="notice notice-warn" role="status" aria-busy="true">
+        Waiting for the payment provider to confirm the payment for {name}. The plan changes as soon as it does.{' '}
+        {c.checkout_url && <a href={c.checkout_url}>Back to the payment page</a>}
+      </p>
+    );
+  }
+  return (
+    <p class="notice" role="status">
+      The payment for {name} was not completed ({humanState(c.state)}){c.status_reason ? `: ${c.status_reason}` : ''}. Nothing changed.
+    </p>
   );
 }

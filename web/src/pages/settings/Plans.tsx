@@ -2,9 +2,12 @@
 // with its limits, the current one marked, and the move to each other one for the roles that may
 // change the plan. A move down waits for the period end. A move up is the operator's when the
 // service's billing says so (SVC_BILLING=operator: GET /v1/auth/settings), and the card says whom to
-// ask instead of offering a button that would be refused.
+// ask instead of offering a button that would be refused. With SVC_BILLING=payments a move up to a
+// plan with a price is paid first: the card shows the price and its button opens the payment
+// provider's checkout; a plan without a price stays the operator's to give.
 import type { Schemas } from '../../lib/api.ts';
 import { Time } from '../../components/Time.tsx';
+import { priceWords } from '../../lib/commerce.ts';
 import type { Change } from './Plan.tsx';
 import { PERSONAL_METRICS } from '../../lib/quota.ts';
 
@@ -23,8 +26,8 @@ export function Plans(props: {
   subscription: Schemas['Subscription'];
   quotas: Schemas['QuotaEntry'][];
   mayChange: boolean;
-  /** SVC_BILLING=operator: only the operator raises a plan */
-  operatorRaises: boolean;
+  /** SVC_BILLING: operator (only the operator raises a plan) or payments (a raise is paid at the provider) */
+  billing: 'operator' | 'payments';
   busy: boolean;
   onAsk: (c: Change) => void;
 }) {
@@ -38,9 +41,13 @@ export function Plans(props: {
       {props.plans.map((p, i) => {
         const up = i > current;
         const isScheduled = scheduled?.requested_tier === p.tier;
+        // who raises to this plan: the operator, or the workspace by paying its price
+        const operatorRaises = props.billing === 'operator' || !p.price;
+        const paying = s.pending_checkout?.tier === p.tier ? s.pending_checkout : null;
         return (
           <li key={p.tier} class={`card plan${p.tier === s.tier ? ' plan-current' : ''}`}>
             <h3>{p.display_name}</h3>
+            {props.billing === 'payments' && p.price && <p class="plan-price">{priceWords({ ...p.price, interval: 'month' })}</p>}
             <ul class="plan-limits">
               {Object.entries(p.limits).map(([metric, limit]) => (
                 <li key={metric}>
@@ -56,8 +63,12 @@ export function Plans(props: {
               <p>
                 From <Time at={scheduled.effective_at} />
               </p>
-            ) : up && props.operatorRaises ? (
+            ) : up && operatorRaises ? (
               <p class="muted small">The operator of this service moves workspaces to {p.display_name}: ask them.</p>
+            ) : up && paying ? (
+              <p>
+                Waiting for the payment. <a href={paying.checkout_url}>Continue to payment<span class="visually-hidden"> for {p.display_name}</span></a>
+              </p>
             ) : (
               props.mayChange && (
                 <button
@@ -68,9 +79,11 @@ export function Plans(props: {
                     props.onAsk({
                       title: `${up ? 'Upgrade' : 'Downgrade'} to ${p.display_name}?`,
                       explain: up
-                        ? `${p.display_name} applies at once: its limits replace the current ones now.`
+                        ? props.billing === 'payments' && p.price
+                          ? `You go to the payment page to pay ${priceWords({ ...p.price, interval: 'month' })}. ${p.display_name} applies as soon as the payment is confirmed; nothing changes until then.`
+                          : `${p.display_name} applies at once: its limits replace the current ones now.`
                         : `${p.display_name} applies at the end of the current period. It is refused now if the usage is above its limits.`,
-                      confirmLabel: `${up ? 'Upgrade' : 'Downgrade'} to ${p.display_name}`,
+                      confirmLabel: up && props.billing === 'payments' ? `Go to payment for ${p.display_name}` : `${up ? 'Upgrade' : 'Downgrade'} to ${p.display_name}`,
                       call: { kind: 'changeTier', tier: p.tier },
                     })
                   }
