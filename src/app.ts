@@ -17,6 +17,7 @@ import { registerMetrics } from './modules/system/metrics.js';
 import { openApiOptions } from './modules/system/openapi.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
+import { twoFactorRoutes } from './modules/sessions/two-factor.routes.js';
 import { apiTokenRoutes } from './modules/tokens/tokens.routes.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 import { tokenRoutes } from './modules/oauth/token.routes.js';
@@ -211,6 +212,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   systemRoutes(app, services);
   collectingProbes = false;
   sessionRoutes(app, services);
+  twoFactorRoutes(app, services);
   workspaceRoutes(app, services);
   apiTokenRoutes(app, services);
   oauthRoutes(app, services);

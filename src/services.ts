@@ -7,6 +7,8 @@ import { deriveKey } from './platform/crypto.js';
 import { IdempotencyStore } from './platform/idempotency.js';
 import { CursorCodec } from './platform/pagination.js';
 import { createSessionService } from './modules/sessions/sessions.service.js';
+import { createSignInThrottle } from './modules/sessions/sign-in-throttle.js';
+import { createTwoFactorService } from './modules/sessions/two-factor.service.js';
 import { createDeviceService } from './modules/device/device.service.js';
 import { createApiTokenService } from './modules/tokens/tokens.service.js';
 import { createUserService } from './modules/users/users.service.js';
@@ -36,7 +38,7 @@ import { createQuotaService } from './modules/quotas/quotas.service.js';
 import { clusterUsage } from './modules/clusters/clusters.repo.js';
 import { clusterHasMachines, machineUsage } from './modules/machines/machines.repo.js';
 import { clusterHasInstalls, installUsage } from './modules/installs/installs.repo.js';
-import { operationFailed, passwordChanged } from './modules/notifications/sources.js';
+import { operationFailed, passwordChanged, twoFactorChanged } from './modules/notifications/sources.js';
 import { createNotificationService } from './modules/notifications/notifications.service.js';
 import { createSubscriptionService } from './modules/subscriptions/subscriptions.service.js';
 import { registerSubscriptionWorkflows } from './modules/subscriptions/subscriptions.workflows.js';
@@ -88,7 +90,19 @@ export function createServices(deps: ServicesDeps) {
   const users = createUserService({
     db, passwordHashCost: config.passwordHashCost, signup: config.signup, offerAdmitsSignUp: (shortHash, email) => offerAdmitsSignUp(db, shortHash, email),
   });
-  const sessions = createSessionService({ db, users, passwordChanged });
+  /**
+   * Two-factor sign-in (issue 34): asked by every password sign-in, managed from the account. A
+   * factor turned on or off is a notice to the person and an event in their workspaces' audit logs
+   * (identity sits below both, so they are passed in here).
+   */
+  const twoFactor = createTwoFactorService({
+    db, keyring, throttle: createSignInThrottle(db), issuer: `svc ${new URL(config.publicUrl).hostname}`,
+    factorChanged: async (tx, e) => {
+      await twoFactorChanged(tx, e);
+      await workspaces.recordTwoFactorChange(tx, e);
+    },
+  });
+  const sessions = createSessionService({ db, users, passwordChanged, secondFactor: twoFactor.checkSignIn });
   const notifier = createNotifier({ databaseUrl: config.databaseUrl, db });
   const workflows = new WorkflowRegistry();
   const quotas = createQuotaService({ db, plans: config.plans, enforced: config.quotas.enforced, lockWorkspace });
@@ -170,7 +184,7 @@ export function createServices(deps: ServicesDeps) {
   });
   /** invitations to join a workspace (issue 34): made by addMember, accepted through their link */
   const invitations = createInvitationService({ db, cursors, publicUrl: config.publicUrl, users, checkPassword: sessions.checkPassword });
-  const workspaces = createWorkspaceService({ db, cursors, quotas, invitations });
+  const workspaces = createWorkspaceService({ db, cursors, quotas, invitations, twoFactor });
   // Payment providers (issue 25): the local provider delivers its signed events to the service's
   // own webhook route, the path Stripe's take (a test may point them at a recorder); before the app
   // serves it a delivery fails and the sweep retries it.
@@ -206,6 +220,7 @@ export function createServices(deps: ServicesDeps) {
     idempotency: new IdempotencyStore(db, deriveKey(config.secretKey, 'idempotency')),
     users,
     sessions,
+    twoFactor,
     device,
     workspaces,
     invitations,

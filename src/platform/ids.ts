@@ -35,6 +35,9 @@ export const ID_PREFIXES = {
   subscription: 'sub',
   oauthClient: 'oac',
   session: 'ses',
+  /** a TOTP factor of an account (issue 34) */
+  totpFactor: 'tfa',
+  recoveryCode: 'rcv',
   deviceCode: 'dvc',
   signingKey: 'key',
   job: 'job',

@@ -18,7 +18,9 @@ const ACTIONS_DESCRIPTION =
   '(a person decided on code an agent proposed, or on a member\'s turn; metadata: turn_id, kind, and the reason of a rejection), ' +
   '`offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an ' +
   'order), `subscription.set_plan` (the operator set the workspace\'s plan with `svc admin workspaces set-plan`: actor `system` ' +
-  '`operator`; metadata previous_tier, tier, change_request_id)';
+  '`operator`; metadata previous_tier, tier, change_request_id), `user.two_factor.enable` and `user.two_factor.disable` (a member turned ' +
+  'two-factor sign-in on or off for their account: recorded in every workspace they belong to; resource the usr_ id; metadata method `totp`), ' +
+  '`workspace.two_factor_requirement.enable` and `workspace.two_factor_requirement.disable` (an owner changed require_two_factor)';
 
 export const AuditEvent = Type.Object(
   {
@@ -35,7 +37,7 @@ export const AuditEvent = Type.Object(
     ),
     action: StringEnum(AUDIT_ACTIONS, { description: ACTIONS_DESCRIPTION }),
     resource_type: StringEnum(AUDIT_RESOURCE_TYPES, { description: 'the kind of resource acted on' }),
-    resource_id: Type.String({ description: 'its id (sec_, secv_, tok_, oac_, wsm_, ws_, wbs_ or mch_)' }),
+    resource_id: Type.String({ description: 'its id (sec_, secv_, tok_, oac_, wsm_, ws_, wbs_, mch_, or usr_ for an account\'s own changes)' }),
     request_id: Type.Union([Type.String(), Type.Null()], {
       description: 'the x-request-id of the request that did it (match it with the server log); null for work the service did on its own (purge, a deploy resolving a secret)',
     }),
@@ -62,7 +64,7 @@ export const ListAuditEventsQuery = Type.Object(
     ...PageQuery,
     resource_id: Type.Optional(Type.String({
       minLength: 1, maxLength: 64,
-      description: 'only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_ or ord_ id). A secret\'s sec_ id also selects the ' +
+      description: 'only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_ or usr_ id). A secret\'s sec_ id also selects the ' +
         'events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version\'s events only',
     })),
     action: Type.Optional(StringEnum(AUDIT_ACTIONS, { description: 'only events of this action' })),

@@ -35,11 +35,12 @@ export const AUDIT_ACTIONS = [
   'worker_bootstrap.create', 'worker_bootstrap.use', 'worker_bootstrap.revoke', 'machine.create', 'machine.delete',
   'agent.create', 'agent.update', 'agent.delete', 'agent.undelete', 'approval_request.approve', 'approval_request.reject',
   'offer.create', 'offer.update', 'offer.delete', 'offer.undelete', 'order.commit', 'subscription.set_plan',
+  'user.two_factor.enable', 'user.two_factor.disable', 'workspace.two_factor_requirement.enable', 'workspace.two_factor_requirement.disable',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export const AUDIT_RESOURCE_TYPES = [
-  'secret', 'secret_version', 'api_token', 'oauth_client', 'workspace_member', 'workspace_invitation', 'workspace', 'worker_bootstrap', 'machine', 'agent', 'approval_request', 'offer', 'order',
+  'secret', 'secret_version', 'api_token', 'oauth_client', 'workspace_member', 'workspace_invitation', 'workspace', 'worker_bootstrap', 'machine', 'agent', 'approval_request', 'offer', 'order', 'user',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

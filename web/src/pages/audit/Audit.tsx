@@ -55,6 +55,10 @@ const ACTIONS: Record<Action, string> = {
   'offer.undelete': 'Offer restored',
   'order.commit': 'Order committed',
   'subscription.set_plan': 'Plan set by the operator',
+  'user.two_factor.enable': 'Two-factor sign-in turned on',
+  'user.two_factor.disable': 'Two-factor sign-in turned off',
+  'workspace.two_factor_requirement.enable': 'Two factors required of members',
+  'workspace.two_factor_requirement.disable': 'Two factors no longer required',
 };
 const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   secret: 'Secret',
@@ -70,6 +74,7 @@ const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   approval_request: 'Approval request',
   offer: 'Offer',
   order: 'Order',
+  user: 'Person',
 };
 const ACTION_OPTIONS: [string, string][] = [['', 'Every action'], ...(Object.entries(ACTIONS) as [string, string][])];
 
