@@ -19,6 +19,7 @@ import { systemRoutes } from './modules/system/system.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
 import { passwordResetRoutes } from './modules/sessions/password-resets.routes.js';
 import { adminRoutes } from './modules/admin/admin.routes.js';
+import { twoFactorRoutes } from './modules/sessions/two-factor.routes.js';
 import { apiTokenRoutes } from './modules/tokens/tokens.routes.js';
 import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 import { tokenRoutes } from './modules/oauth/token.routes.js';
@@ -215,6 +216,7 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   sessionRoutes(app, services);
   passwordResetRoutes(app, services);
   adminRoutes(app, services);
+  twoFactorRoutes(app, services);
   workspaceRoutes(app, services);
   apiTokenRoutes(app, services);
   oauthRoutes(app, services);

@@ -10,6 +10,7 @@ import { CreatedOAuthClient, Jwks, OAuthClientItem } from './modules/oauth/clien
 import { TOKEN_SCHEMAS } from './modules/oauth/token.routes.js';
 import { DeviceAuthorizationResponse } from './modules/device/device.routes.js';
 import { AuthSettings, BrowserSession, CreatedUser, IssuedSession, Me, PasswordChanged } from './modules/sessions/sessions.routes.js';
+import { RecoveryCodes, TotpEnrollment, TwoFactorStatus } from './modules/sessions/two-factor.routes.js';
 import { OpenApiDocument, Status } from './modules/system/system.routes.js';
 import { Cluster, ClusterCapabilitiesView } from './modules/clusters/clusters.schemas.js';
 import { MACHINE_SCHEMAS } from './modules/machines/machines.schemas.js';
@@ -30,8 +31,8 @@ export const NAMED_SCHEMAS: TSchema[] = [
   ErrorBody,
   ...OPERATION_SCHEMAS,
   Status, OpenApiDocument,
-  IssuedSession, BrowserSession, Me, CreatedUser, AuthSettings, PasswordChanged, IdLookup, ResetRequested, ResetPreview,
-  AdminUser, ResetLink, MailMessage, Deleted,
+  IssuedSession, BrowserSession, Me, CreatedUser, AuthSettings, PasswordChanged, TwoFactorStatus, TotpEnrollment, RecoveryCodes, IdLookup,
+  ResetRequested, ResetPreview, AdminUser, ResetLink, MailMessage, Deleted,
   Workspace, Member, Invitation, InvitationPreview, AcceptedInvitation,
   ApiTokenItem, CreatedApiToken,
   OAuthClientItem, CreatedOAuthClient, Jwks, ...TOKEN_SCHEMAS, DeviceAuthorizationResponse,

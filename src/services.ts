@@ -7,6 +7,8 @@ import { deriveKey } from './platform/crypto.js';
 import { IdempotencyStore } from './platform/idempotency.js';
 import { CursorCodec } from './platform/pagination.js';
 import { createSessionService } from './modules/sessions/sessions.service.js';
+import { createSignInThrottle } from './modules/sessions/sign-in-throttle.js';
+import { createTwoFactorService } from './modules/sessions/two-factor.service.js';
 import { createDeviceService } from './modules/device/device.service.js';
 import { createApiTokenService } from './modules/tokens/tokens.service.js';
 import { createUserService } from './modules/users/users.service.js';
@@ -36,7 +38,7 @@ import { createQuotaService } from './modules/quotas/quotas.service.js';
 import { clusterUsage } from './modules/clusters/clusters.repo.js';
 import { clusterHasMachines, machineUsage } from './modules/machines/machines.repo.js';
 import { clusterHasInstalls, installUsage } from './modules/installs/installs.repo.js';
-import { operationFailed, passwordChanged } from './modules/notifications/sources.js';
+import { operationFailed, passwordChanged, twoFactorChanged } from './modules/notifications/sources.js';
 import { createNotificationService } from './modules/notifications/notifications.service.js';
 import { createSubscriptionService } from './modules/subscriptions/subscriptions.service.js';
 import { registerSubscriptionWorkflows } from './modules/subscriptions/subscriptions.workflows.js';
@@ -96,7 +98,19 @@ export function createServices(deps: ServicesDeps) {
     db, passwordHashCost: config.passwordHashCost, signup: config.signup, adminEmails: config.people.adminEmails,
     offerAdmitsSignUp: (shortHash, email) => offerAdmitsSignUp(db, shortHash, email),
   });
-  const sessions = createSessionService({ db, users, passwordChanged });
+  /**
+   * Two-factor sign-in (issue 34): asked by every password sign-in, managed from the account. A
+   * factor turned on or off is a notice to the person and an event in their workspaces' audit logs
+   * (identity sits below both, so they are passed in here).
+   */
+  const twoFactor = createTwoFactorService({
+    db, keyring, throttle: createSignInThrottle(db), issuer: `svc ${new URL(config.publicUrl).hostname}`,
+    factorChanged: async (tx, e) => {
+      await twoFactorChanged(tx, e);
+      await workspaces.recordTwoFactorChange(tx, e);
+    },
+  });
+  const sessions = createSessionService({ db, users, passwordChanged, secondFactor: twoFactor.checkSignIn });
   /** e-mail (issue 34): queued in the changes' transactions, delivered by the workers through SVC_MAIL's driver */
   const mail = createMailService({ db, dialect: deps.dialect, driver: createMailDriver(config.people.mail, deps.logger), cursors, backoffScale: config.jobs.backoffScale });
   const passwordResets = createPasswordResetService({ db, publicUrl: config.publicUrl, users, windows: createAttemptWindows(db), passwordChanged });
@@ -181,7 +195,7 @@ export function createServices(deps: ServicesDeps) {
   });
   /** invitations to join a workspace (issue 34): made by addMember, accepted through their link */
   const invitations = createInvitationService({ db, cursors, publicUrl: config.publicUrl, users, checkPassword: sessions.checkPassword });
-  const workspaces = createWorkspaceService({ db, cursors, quotas, invitations });
+  const workspaces = createWorkspaceService({ db, cursors, quotas, invitations, twoFactor });
   const apiTokens = createApiTokenService({ db, cursors, assertWorkspaceActive });
   /** the instance's administration: the operator's `svc admin users` and instance admins' /v1/admin routes */
   const admin = createAdminService({ db, cursors, users, workspaces, tokens: apiTokens, passwordResets, signOutEverywhere: sessions.signOutEverywhere, logger: deps.logger });
@@ -236,6 +250,7 @@ export function createServices(deps: ServicesDeps) {
     idempotency: new IdempotencyStore(db, deriveKey(config.secretKey, 'idempotency')),
     users,
     sessions,
+    twoFactor,
     device,
     workspaces,
     invitations,

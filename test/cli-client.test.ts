@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import * as OTPAuth from 'otpauth';
 import { createTestDatabase, freePort, type TestDatabase } from './harness.js';
 import { roomyPlans } from './plans-fixtures.js';
 import { dbEnv, runSvc, spawnSvc, startSvc, type Finished, type RunningSvc } from './processes.js';
@@ -383,5 +384,29 @@ describe('svc command-line client against svc serve', () => {
     assert.match(reset.stdout, /^Password set; \d+ sessions? (was|were) signed out\. Sign in with it\.\n$/);
     assert.equal((await api('GET', '/v1/me', token)).status, 401);
     assert.equal((await signIn('pat third password')).status, 201);
+  });
+
+  test('identity create-session asks the two-factor code of an account that has one: from stdin\'s second line; without it, says so', async () => {
+    const env = dbEnv(db, {});
+    const made = await runSvc(['admin', 'create-user', '--email', 'tia@example.test', '--password', 'tia has a password'], env);
+    assert.equal(made.code, 0, made.stderr);
+    const first = await cli(['identity', 'create-session', '--email', 'tia@example.test', '--json'], { input: 'tia has a password\n' });
+    assert.equal(first.code, 0, first.stderr);
+    const token = JSON.parse(first.stdout).token as string;
+    const enrolled = await cli(['identity', 'enroll-two-factor', '--json'], { env: { SVC_TOKEN: token } });
+    assert.equal(enrolled.code, 0, enrolled.stderr);
+    const secret = JSON.parse(enrolled.stdout).secret as string;
+    assert.match(enrolled.stderr, /secret is shown only this once/);
+    const code = (steps: number) => new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + steps * 30_000 });
+    const confirmed = await cli(['identity', 'confirm-two-factor', '--code', code(-1)], { env: { SVC_TOKEN: token } });
+    assert.equal(confirmed.code, 0, confirmed.stderr);
+    assert.equal(confirmed.stdout.match(/^ {2}[a-z2-9]{4}-[a-z2-9]{4}-[a-z2-9]{4}$/gm)?.length, 10, confirmed.stdout);
+
+    const asked = await cli(['identity', 'create-session', '--email', 'tia@example.test'], { input: 'tia has a password\n' });
+    assert.equal(asked.code, 3, asked.stderr);
+    assert.match(asked.stderr, /send the code from your authenticator app/);
+    const signedIn = await cli(['identity', 'create-session', '--email', 'tia@example.test', '--json'], { input: `tia has a password\n${code(0)}\n` });
+    assert.equal(signedIn.code, 0, signedIn.stderr);
+    assert.equal((await api('GET', '/v1/me', JSON.parse(signedIn.stdout).token)).body.two_factor, true);
   });
 });

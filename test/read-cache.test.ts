@@ -65,7 +65,7 @@ describe('read cache invalidation', () => {
     await assert.rejects(
       db.transaction().execute(async (tx) => {
         await tx.insertInto('workspaces').values({
-          id: 'ws_01aaaaaaaaaaaaaaaaaaaaaaaa', name: 'x', slug, plan_tier: 'free', billed_by: 'self', state: 'active', created_at: 1, updated_at: 1, revision: 1,
+          id: 'ws_01aaaaaaaaaaaaaaaaaaaaaaaa', name: 'x', slug, plan_tier: 'free', billed_by: 'self', state: 'active', require_two_factor: 0, created_at: 1, updated_at: 1, revision: 1,
         }).execute();
         assert.equal((await tx.selectFrom('workspaces').select('id').where('slug', '=', slug).execute()).length, 1);
         throw new Error('roll back');

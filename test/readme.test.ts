@@ -365,6 +365,14 @@ describe('README.md followed top to bottom in two terminals', () => {
     assert.ok(out.some((l) => /"account_created":true/.test(l)), out.join('\n'));
   });
 
+  test('two factors: set up with a code; sign-in asks for it, takes each code once and a recovery code; the CLI reads it from a pipe; a workspace requires it; it turns off', () => {
+    const out = outputOf('$API/v1/me/two_factor:enroll').split('\n');
+    for (const line of ['no code: 401', 'the code: 201', 'the same code: 401', 'a recovery code: 201', 'true', 'TWO_FACTOR_REQUIRED', 'false']) {
+      assert.ok(out.includes(line), `${line}\n${out.join('\n')}`);
+    }
+    assert.ok(out.some((l) => /^usr_\w+$/.test(l)), `the CLI signed in\n${out.join('\n')}`);
+  });
+
   test('your password: changed with the current one through the API and the CLI; the other session stopped', () => {
     const out = outputOf('$API/v1/me/password').split('\n');
     for (const line of ['{"revoked_sessions":1}', 'other session: 401', 'Password changed.']) assert.ok(out.includes(line), `${line}\n${out.join('\n')}`);

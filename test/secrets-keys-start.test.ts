@@ -169,7 +169,8 @@ describe('the key at start, and the key file after a rotation', () => {
         ['secret versions', keyIdOf(B), 30],
       ].sort());
       // Per kind: (distinct keys + 1) probes and one count per key; 31 versions cost what 2 would.
-      assert.equal(queries.length, (2 + 1 + 2) + (1 + 1 + 1) + (signingKeys + 1 + signingKeys));
+      // Two-factor secrets: none here, one probe.
+      assert.equal(queries.length, (2 + 1 + 2) + (1 + 1 + 1) + (signingKeys + 1 + signingKeys) + 1);
       const probes = [...queries];
       await sql`analyze`.execute(handle.db);
       for (const q of probes) {
@@ -180,7 +181,7 @@ describe('the key at start, and the key file after a rotation', () => {
           if (DIALECT === 'postgres') await sql`reset enable_seqscan`.execute(c);
           return JSON.stringify(res.rows);
         });
-        assert.match(plan, /secret_versions_key_id_idx|clusters_kubeconfig_key_idx|signing_keys_key_idx/, `${q.sql}\n${plan}`);
+        assert.match(plan, /secret_versions_key_id_idx|clusters_kubeconfig_key_idx|signing_keys_key_idx|user_totp_secret_key_idx/, `${q.sql}\n${plan}`);
         assert.doesNotMatch(plan, /Seq Scan|"SCAN /, `${q.sql}\n${plan}`);
       }
     } finally {

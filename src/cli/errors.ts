@@ -5,7 +5,7 @@ export const EXIT = { OK: 0, ERROR: 1, USAGE: 2, UNAUTHENTICATED: 3, PERMISSION_
 
 /** A failure the CLI reports as one line on stderr (plus detail lines) and an exit code. */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number, readonly details: string[] = []) {
+  constructor(message: string, readonly exitCode: number, readonly details: string[] = [], readonly reason?: string) {
     super(message);
   }
 }

@@ -252,7 +252,14 @@ export async function executeCommand(api: Api, o: Output, inv: Invocation): Prom
     await listAll(api, o, inv, req);
     return EXIT.OK;
   }
-  const res = await api.call(spec.method, spec.path, { ...req, auth: spec.auth });
+  let res: ApiResult;
+  try {
+    res = await api.call(spec.method, spec.path, { ...req, auth: spec.auth });
+  } catch (err) {
+    // A refusal the presenter can answer (a sign-in that asks for its two-factor code): once more.
+    if (!(err instanceof CliError) || !presenter.retry || !(await presenter.retry({ err, inv }))) throw err;
+    res = await api.call(spec.method, spec.path, { ...buildRequest(inv), auth: spec.auth });
+  }
   if (spec.returnsOperation && inv.common.wait && isOperationBody(res.body)) return waitFor(api, o, inv, (res.body as OperationBody).id, res);
   const code = await printResult(api, o, inv, res, prepared, req.header);
   noteShownOnce(o, inv, res.body);

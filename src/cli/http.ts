@@ -23,7 +23,7 @@ export function apiError(status: number, parsed: unknown, headers: Headers): Cli
   if (typeof body.error === 'object' && body.error) {
     const e = body.error;
     const details = (e.field_violations ?? []).map((v) => `  ${v.field}: ${v.description}`);
-    return new CliError(`${e.code ?? status}: ${e.message ?? 'request failed'}${rid}`, exitCodeForStatus(status), details);
+    return new CliError(`${e.code ?? status}: ${e.message ?? 'request failed'}${rid}`, exitCodeForStatus(status), details, e.reason);
   }
   if (typeof body.error === 'string') return new CliError(`${body.error}: ${body.error_description ?? ''}${rid}`, exitCodeForStatus(status));
   return new CliError(`HTTP ${status}${rid}`, exitCodeForStatus(status));

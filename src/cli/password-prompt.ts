@@ -2,8 +2,12 @@
 // shell history and in `ps`): on a terminal it asks for the current password and for the new one
 // twice, without echoing them; from a pipe it reads the current password from the first line of
 // stdin and the new one from the second (`printf '%s\n%s\n' "$OLD" "$NEW" | svc identity
-// change-password`). A flag that was given is used as it is. `svc identity complete-password-reset
-// TOKEN-FLAG` asks for the new password the same way (there is no current one).
+// change-password`). A flag that was given is used as it is.
+// `svc identity create-session` likewise: the password asked without echo, and when the account
+// asks for a second factor (401 TWO_FACTOR_CODE_REQUIRED) the code, then the sign-in is made again;
+// from a pipe, the password is the first line and the code (if any) the second.
+// `svc identity complete-password-reset --token T` asks for the new password the same way (there is no
+// current one).
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { CliError, EXIT } from './errors.js';
@@ -72,4 +76,29 @@ export function renderPasswordReset({ body, o }: RenderContext): void {
 export function renderPasswordChanged({ body, o }: RenderContext): void {
   const n = (body as { revoked_sessions: number }).revoked_sessions;
   o.out.write(`Password changed${n ? `; ${n} other session${n === 1 ? ' was' : 's were'} signed out` : ''}.\n`);
+}
+
+/** The presenter's prepare of `svc identity create-session`: --password (and --code from a pipe) when left out. */
+export async function promptSignIn({ inv }: { inv: Invocation }): Promise<void> {
+  const password = inv.spec.flags.find((f) => f.flag === 'password');
+  const code = inv.spec.flags.find((f) => f.flag === 'code');
+  if (!password || inv.values.get(password) !== undefined) return;
+  if (process.stdin.isTTY) {
+    inv.values.set(password, await askHidden('Password: '));
+    return;
+  }
+  const [first, second] = await stdinLines();
+  if (!first) throw new CliError('--password was not given and line 1 of stdin is empty: give the password on the first line (and a two-factor code on the second)', EXIT.USAGE);
+  inv.values.set(password, first);
+  if (code && second && inv.values.get(code) === undefined) inv.values.set(code, second.trim());
+}
+
+/** The presenter's retry of `svc identity create-session`: on a terminal, the two-factor code the account asks for. */
+export async function askCodeAfterRefusal({ err, inv }: { err: CliError; inv: Invocation }): Promise<boolean> {
+  const code = inv.spec.flags.find((f) => f.flag === 'code');
+  if (err.reason !== 'TWO_FACTOR_CODE_REQUIRED' || !code || inv.values.get(code) !== undefined || !process.stdin.isTTY) return false;
+  const answer = (await askHidden('Two-factor code (from your authenticator app, or a recovery code): ')).trim();
+  if (!answer) return false;
+  inv.values.set(code, answer);
+  return true;
 }

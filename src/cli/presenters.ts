@@ -23,6 +23,8 @@
 //   - prepare: runs before the request (e.g. reads the snippet to type its inputs and learn its
 //     display_type); may set `inv.coerce`;
 //   - options: command options of the client's own (not of the API), e.g. --display-type;
+//   - retry:   called when the request is refused; it may fill in what was missing (a prompt) and
+//     answer true to have the request made again, once (a sign-in asked for its two-factor code);
 //   - alternative: another operation the same command runs when its path arguments are left out
 //     and one of `when` is given (`svc snippets run --code-file F` runs POST /v1/snippets:execute).
 // RECORD_TABLES lays out the lists of objects inside a record (an operation's steps) on a terminal.
@@ -35,7 +37,7 @@ import { pick, terminalText, type Output } from './output.js';
 import { printTable, type Cells, type RecordTable, type TableLayout } from './table.js';
 import { renderSnippetResult, snippetFailure, prepareSnippetRun, DISPLAY_TYPES } from './snippets.js';
 import { renderAgentRecord, renderApproval, renderEventPage, usageText } from './agent-view.js';
-import { promptPasswords, renderPasswordChanged, renderPasswordReset } from './password-prompt.js';
+import { askCodeAfterRefusal, promptPasswords, promptSignIn, renderPasswordChanged, renderPasswordReset } from './password-prompt.js';
 
 export interface RenderContext {
   body: unknown;
@@ -62,10 +64,17 @@ export interface Presenter extends TableLayout {
   note?: (body: unknown) => string | null;
   failure?: (body: unknown) => CliError | null;
   prepare?: (ctx: { api: Api; inv: Invocation; path: Record<string, string> }) => Promise<unknown>;
+  retry?: (ctx: { err: CliError; inv: Invocation }) => Promise<boolean>;
   options?: { flags: string; description: string; choices?: readonly string[] }[];
   alternative?: { operationId: string; when: string[] };
   /** a command whose answer is a stream: it makes the request and prints what comes itself (svc agent-events stream) */
   follow?: (ctx: { api: Api; o: Output; inv: Invocation; req: Request }) => Promise<number>;
+}
+
+/** Recovery codes, one a line, with what they are (they are shown only this once). */
+function recoveryCodesText(body: unknown): string {
+  const codes = (body as { recovery_codes: string[] }).recovery_codes;
+  return `Recovery codes (each signs in once in place of a code from your app; shown only now, keep them safe):\n${codes.map((c) => `  ${c}\n`).join('')}`;
 }
 
 const BAR = 20;
@@ -114,7 +123,11 @@ export const PRESENTERS: Record<string, Presenter> = {
   'oauth-clients': { columns: ['id', 'name', 'role', 'last_used_at', 'created_at'] },
   'oauth-clients create': { once: 'client_secret' },
   // a session token made with e-mail and password (svc login does this by the device grant)
-  'identity create-session': { once: 'token' },
+  // the password (and a two-factor code) asked without echo on a terminal, or read from stdin's lines
+  'identity create-session': { once: 'token', prepare: promptSignIn, retry: askCodeAfterRefusal },
+  'identity enroll-two-factor': { once: 'secret' },
+  'identity confirm-two-factor': { render: ({ body, o }) => void o.out.write(recoveryCodesText(body)) },
+  'identity regenerate-recovery-codes': { render: ({ body, o }) => void o.out.write(recoveryCodesText(body)) },
   'identity change-password': { prepare: promptPasswords, render: renderPasswordChanged },
   'identity complete-password-reset': { prepare: promptPasswords, render: renderPasswordReset },
   // SVC_BILLING=payments: a raise answers a plan checkout; the plan moves once it is paid at checkout_url

@@ -21,6 +21,7 @@ import * as m015 from './migrations/015_events.js';
 import * as m016 from './migrations/016_spend_reservations_secret_derived.js';
 import * as m017 from './migrations/017_invitations.js';
 import * as m018 from './migrations/018_people.js';
+import * as m019 from './migrations/019_two_factor.js';
 import * as m020 from './migrations/020_audit_names.js';
 import * as m021 from './migrations/021_plan_checkouts.js';
 
@@ -43,6 +44,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '016_spend_reservations_secret_derived': m016,
   '017_invitations': m017,
   '018_people': m018,
+  '019_two_factor': m019,
   '020_audit_names': m020,
   '021_plan_checkouts': m021,
 };

@@ -62,6 +62,8 @@ export interface WorkspacesTable {
   revision: number;
   /** active | deleting */
   state: string;
+  /** 1: members without an active second factor are refused in the workspace (migration 019) */
+  require_two_factor: number;
 }
 
 export interface WorkspaceMembersTable {
@@ -186,6 +188,27 @@ export interface SigningKeysTable {
 }
 
 /** Sign-in failures per throttle key (sign-in-throttle.ts). */
+/** A TOTP factor of an account (migration 019); confirmed_at null while it is being set up. */
+export interface UserTotpTable {
+  id: string;
+  user_id: string;
+  /** the base32 secret, sealed by the keyring (TOTP_SEAL) */
+  secret_sealed: string;
+  created_at: number;
+  confirmed_at: number | null;
+  /** the 30-second step of the last code accepted: a code is used once */
+  last_used_step: number | null;
+}
+
+/** A one-time recovery code of an account's second factor, stored as a salted SHA-256 hash. */
+export interface UserRecoveryCodesTable {
+  id: string;
+  user_id: string;
+  code_hash: string;
+  created_at: number;
+  used_at: number | null;
+}
+
 export interface SignInThrottlesTable {
   key: string;
   failures: number;
@@ -559,6 +582,8 @@ export interface Database {
   oauth_clients: OAuthClientsTable;
   signing_keys: SigningKeysTable;
   sign_in_throttles: SignInThrottlesTable;
+  user_totp: UserTotpTable;
+  user_recovery_codes: UserRecoveryCodesTable;
   operations: OperationsTable;
   operation_steps: OperationStepsTable;
   jobs: JobsTable;

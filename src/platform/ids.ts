@@ -38,6 +38,9 @@ export const ID_PREFIXES = {
   session: 'ses',
   mailMessage: 'mail',
   passwordReset: 'pwr',
+  /** a TOTP factor of an account (issue 34) */
+  totpFactor: 'tfa',
+  recoveryCode: 'rcv',
   deviceCode: 'dvc',
   signingKey: 'key',
   job: 'job',

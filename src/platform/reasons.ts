@@ -28,6 +28,9 @@ export const REASONS = [
   'USER_CREDENTIAL_REQUIRED', 'VALIDATION_FAILED', 'VALUES_INVALID', 'VALUES_TOO_LARGE', 'VALUE_LOCKED', 'VALUE_TOO_LARGE',
   'VALUE_UNREADABLE', 'VERSION_DESTROYED', 'VERSION_DISABLED', 'VERSION_EXISTS', 'VERSION_NOT_FOUND', 'WEBHOOK_SIGNATURE_INVALID',
   'WORKSPACE_DELETING', 'WRONG_PHASE',
+  // issue 34, two factors
+  'ONE_OF_PASSWORD_CODE', 'OWN_TWO_FACTOR_REQUIRED', 'SESSION_CREDENTIAL_REQUIRED', 'TWO_FACTOR_ALREADY_ENABLED', 'TWO_FACTOR_CODE_INVALID',
+  'TWO_FACTOR_CODE_REQUIRED', 'TWO_FACTOR_NOT_ENABLED', 'TWO_FACTOR_NOT_PENDING', 'TWO_FACTOR_REQUIRED',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];
@@ -46,4 +49,6 @@ export const GLOBAL_REASONS: readonly Reason[] = [
   'QUOTA_EXCEEDED', 'WORKSPACE_DELETING', 'MACHINE_CREDENTIAL_NOT_ALLOWED', 'USER_CREDENTIAL_REQUIRED',
   // a credential whose account (a session's, or the creator of an API token) the operator disabled
   'ACCOUNT_DISABLED',
+  // a workspace that requires two factors refuses, on every route it scopes, a member without one
+  'TWO_FACTOR_REQUIRED',
 ];

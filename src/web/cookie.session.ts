@@ -11,6 +11,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { UserPrincipal } from '../platform/auth.js';
+import { clock } from '../platform/clock.js';
 import { deriveKey, hmacBase64Url, randomString, safeEqual } from '../platform/crypto.js';
 import { ApiError } from '../platform/errors.js';
 import type { SessionService } from '../modules/sessions/sessions.service.js';
@@ -19,6 +20,7 @@ export { SESSION_COOKIE } from '../platform/auth.js';
 import { SESSION_COOKIE } from '../platform/auth.js';
 export const SIGN_IN_NONCE_COOKIE = 'svc_signin_nonce';
 const NONCE = /^[A-Za-z0-9]{32}$/;
+const TWO_FACTOR_TICKET_SECONDS = 5 * 60;
 
 export function createCookieSessions(deps: { config: Config; sessions: Pick<SessionService, 'createSession' | 'revokeSession' | 'verifier'> }) {
   const { config, sessions } = deps;
@@ -87,11 +89,36 @@ export function createCookieSessions(deps: { config: Config; sessions: Pick<Sess
     return safeEqual(submitted, hmacBase64Url(csrfKey, `${purpose}:${nonce}`));
   }
 
+  /**
+   * The second step of a sign-in with two factors (the /device pages): once the password was right
+   * the form asks for the code and carries this ticket instead of the password. It names the
+   * account, lasts 5 minutes and is bound to this browser's nonce cookie, so it is of no use
+   * elsewhere; the code it waits for is checked (and throttled) when it comes back.
+   */
+  function twoFactorTicket(request: FastifyRequest, userId: string): string {
+    // The sign-in form that got here passed checkSignInCsrf: the nonce cookie is there.
+    const nonce = request.cookies?.[SIGN_IN_NONCE_COOKIE] ?? '';
+    const expires = clock.now() + TWO_FACTOR_TICKET_SECONDS;
+    return `${userId}.${expires}.${hmacBase64Url(csrfKey, `two-factor:${nonce}:${userId}:${expires}`)}`;
+  }
+
+  /** The account a ticket names, or null when it is forged, expired or from another browser. */
+  function openTwoFactorTicket(request: FastifyRequest, ticket: string | undefined): string | null {
+    const nonce = request.cookies?.[SIGN_IN_NONCE_COOKIE];
+    const [userId, expires, mac, extra] = (ticket ?? '').split('.');
+    if (!nonce || !NONCE.test(nonce) || !userId || !expires || !mac || extra !== undefined) return null;
+    if (!/^[0-9]{1,12}$/.test(expires) || Number(expires) < clock.now()) return null;
+    return safeEqual(mac, hmacBase64Url(csrfKey, `two-factor:${nonce}:${userId}:${expires}`)) ? userId : null;
+  }
+
   /** The sign-in form's CSRF token (see nonceCsrfToken). */
   const signInCsrfToken = (request: FastifyRequest, reply: FastifyReply) => nonceCsrfToken(request, reply, 'sign-in');
   const checkSignInCsrf = (request: FastifyRequest, submitted: string | undefined) => checkNonceCsrf(request, 'sign-in', submitted);
 
-  return { basePath, cookieUser, signInBrowser, signOutBrowser, csrfTokenFor, checkCsrf, signInCsrfToken, checkSignInCsrf, nonceCsrfToken, checkNonceCsrf };
+  return {
+    basePath, cookieUser, signInBrowser, signOutBrowser, csrfTokenFor, checkCsrf, signInCsrfToken, checkSignInCsrf, nonceCsrfToken, checkNonceCsrf,
+    twoFactorTicket, openTwoFactorTicket,
+  };
 }
 
 export type CookieSessions = ReturnType<typeof createCookieSessions>;

@@ -13,7 +13,7 @@ import { findUserById } from '../modules/users/users.service.js';
 import type { UserCodeLookup } from '../modules/device/device.service.js';
 import type { Services } from '../services.js';
 import { createCookieSessions } from './cookie.session.js';
-import { confirmView, enterCodeView, resultView, signInView, type Message } from './device.views.js';
+import { codeView, confirmView, enterCodeView, resultView, signInView, type Message } from './device.views.js';
 import { sendPage } from './layout.js';
 import { nextAppPath } from './app-paths.js';
 
@@ -26,7 +26,11 @@ const FormText = (maxLength: number) => Type.Optional(Type.String({ maxLength })
 // is ignored rather than failing the whole form.
 const PageQuery = Type.Object({ user_code: FormText(64), next: FormText(2048) });
 const SignInForm = Type.Object(
-  { email: FormText(254), password: FormText(256), user_code: FormText(64), next: FormText(2048), csrf: FormText(128) },
+  {
+    email: FormText(254), password: FormText(256), user_code: FormText(64), next: FormText(2048), csrf: FormText(128),
+    // the second step of a sign-in with two factors (codeView)
+    code: FormText(32), ticket: FormText(256),
+  },
   { additionalProperties: false },
 );
 const DecisionForm = Type.Object({ user_code: FormText(64), csrf: FormText(128) }, { additionalProperties: false });
@@ -69,7 +73,7 @@ async function throttledCode(
   }
 }
 
-export function devicePageRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'device' | 'sessions'>): void {
+export function devicePageRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'device' | 'sessions' | 'twoFactor'>): void {
   const cookies = createCookieSessions({ config: s.config, sessions: s.sessions });
   const { basePath } = cookies;
   const routeConfig = { auth: 'none' as const };
@@ -112,23 +116,48 @@ export function devicePageRoutes(app: App, s: Pick<Services, 'config' | 'db' | '
     schema: { hide: true, body: SignInForm },
   }, async (request, reply) => {
     if (request.validationError || !request.body) return showSignIn(request, reply, 400, { message: INVALID_FORM });
-    const { email, password, user_code: userCode, csrf } = request.body;
+    const { email, password, user_code: userCode, csrf, code, ticket } = request.body;
     const next = nextAppPath(request.body.next);
     if (!cookies.checkSignInCsrf(request, csrf)) return showSignIn(request, reply, 403, { userCode, email, next, message: FORGED });
-    if (!email || !password) {
-      return showSignIn(request, reply, 422, { userCode, email, next, message: { kind: 'error', text: 'Enter your email and password.' } });
-    }
+    const throttledPage = (err: ApiError, text: string) => {
+      for (const [name, value] of Object.entries(err.options.headers ?? {})) reply.header(name, value);
+      return showSignIn(request, reply, 429, { userCode, email, next, message: { kind: 'error', text } });
+    };
     let userId: string;
-    try {
-      userId = await s.sessions.checkPassword(email, password, request.ip);
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      if (err.code === 'RESOURCE_EXHAUSTED') {
-        for (const [name, value] of Object.entries(err.options.headers ?? {})) reply.header(name, value);
-        return showSignIn(request, reply, 429, { userCode, email, next, message: { kind: 'error', text: 'Too many failed sign-ins for this email. Wait a few minutes and try again.' } });
+    if (ticket !== undefined) {
+      // The second step: the ticket stands for the password checked a moment ago, in this browser.
+      const ticketUser = cookies.openTwoFactorTicket(request, ticket);
+      if (!ticketUser) {
+        return showSignIn(request, reply, 422, { userCode, next, message: { kind: 'error', text: 'That sign-in took too long or did not come from this browser. Sign in again.' } });
       }
-      if (err.code !== 'UNAUTHENTICATED') throw err;
-      return showSignIn(request, reply, 422, { userCode, email, next, message: { kind: 'error', text: 'Wrong email or password.' } });
+      const askAgain = (status: number, text: string) =>
+        sendPage(reply, status, 'Two-factor sign-in', codeView({ basePath, csrf: cookies.signInCsrfToken(request, reply), ticket, userCode, next, message: { kind: 'error', text } }));
+      if (!code?.trim()) return askAgain(422, 'Enter the code from your authenticator app.');
+      try {
+        await s.twoFactor.checkSignIn(ticketUser, code, request.ip);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        if (err.code === 'RESOURCE_EXHAUSTED') return throttledPage(err, 'Too many wrong codes for this account. Wait a few minutes and sign in again.');
+        if (err.code !== 'UNAUTHENTICATED') throw err;
+        return askAgain(422, 'That code is not right, or was used already. Enter the current code from your app, or an unused recovery code.');
+      }
+      userId = ticketUser;
+    } else {
+      if (!email || !password) {
+        return showSignIn(request, reply, 422, { userCode, email, next, message: { kind: 'error', text: 'Enter your email and password.' } });
+      }
+      try {
+        userId = await s.sessions.checkPassword(email, password, request.ip);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        if (err.code === 'RESOURCE_EXHAUSTED') return throttledPage(err, 'Too many failed sign-ins for this email. Wait a few minutes and try again.');
+        if (err.code !== 'UNAUTHENTICATED') throw err;
+        return showSignIn(request, reply, 422, { userCode, email, next, message: { kind: 'error', text: 'Wrong email or password.' } });
+      }
+      if (await s.twoFactor.hasActiveFactor(userId)) {
+        // The password was right; the code comes in a second form, which carries a ticket rather than the password.
+        return sendPage(reply, 200, 'Two-factor sign-in', codeView({ basePath, csrf: cookies.signInCsrfToken(request, reply), ticket: cookies.twoFactorTicket(request, userId), userCode, next }));
+      }
     }
     await cookies.signInBrowser(reply, userId);
     const target = next ? `${basePath}${next}` : userCode ? `${basePath}/device?user_code=${encodeURIComponent(userCode)}` : `${basePath}/device`;

@@ -76,3 +76,20 @@ ${signedInBar(p)}
 ${messageBlock(p.message)}
 <p><a href="${p.basePath}/device">Connect another device</a></p>`;
 }
+
+/** The second step of a sign-in with two factors: the code, with the ticket that stands for the password just checked. */
+export function codeView(p: { basePath: string; csrf: string; ticket: string; userCode?: string | undefined; next?: string | undefined; message?: Message }): Html {
+  return html`<h1>Two-factor sign-in</h1>
+${messageBlock(p.message)}
+<p>Your account asks for a second factor. Enter the 6-digit code from your authenticator app, or one of your recovery codes.</p>
+<form method="post" action="${p.basePath}/device/sign-in">
+<input type="hidden" name="csrf" value="${p.csrf}">
+<input type="hidden" name="ticket" value="${p.ticket}">
+${p.userCode ? html`<input type="hidden" name="user_code" value="${p.userCode}">` : html``}
+${p.next ? html`<input type="hidden" name="next" value="${p.next}">` : html``}
+<label for="code">Authentication code</label>
+<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" autocapitalize="off" spellcheck="false" required maxlength="32" autofocus>
+<button type="submit" class="primary">Verify</button>
+</form>
+<p class="muted"><a href="${p.basePath}/device">Start again</a></p>`;
+}

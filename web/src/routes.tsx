@@ -11,6 +11,7 @@ import { InstallList } from './pages/installs/Installs.tsx';
 import { NewInstall } from './pages/installs/NewInstall.tsx';
 import { InstallPage } from './pages/installs/InstallPage.tsx';
 import { Members } from './pages/settings/Members.tsx';
+import { WorkspaceSettings } from './pages/settings/WorkspaceSettings.tsx';
 import { Tokens } from './pages/settings/Tokens.tsx';
 import { OAuthClients } from './pages/settings/OAuthClients.tsx';
 import { PlanPage } from './pages/settings/Plan.tsx';
@@ -87,6 +88,7 @@ export const ROUTES: [path: string, page: Routed][] = [
   ['/snippets/:id', SnippetPage],
   ['/snippets/:id/runs/:runId', RunPage],
   // settings: members, tokens, oauth clients, plan, notifications, audit
+  ['/settings/workspace', WorkspaceSettings],
   ['/settings/members', Members],
   ['/settings/tokens', Tokens],
   ['/settings/oauth-clients', OAuthClients],

@@ -92,7 +92,7 @@ export interface paths {
         put?: never;
         /**
          * Sign the web app in with e-mail and password
-         * @description Signs a browser in: the new session token goes into the `svc_session` cookie (HttpOnly, SameSite=Lax, Secure over https), never into the body, so the app's scripts cannot read it. The call must carry the `x-svc-csrf` header, so another site cannot sign a browser into its own account; so must every later call with the cookie except GET and HEAD. Sign out with `DELETE /v1/auth/sessions/current`. Wrong credentials are 401, and failed sign-ins are throttled as for `POST /v1/auth/sessions`.
+         * @description Signs a browser in: the new session token goes into the `svc_session` cookie (HttpOnly, SameSite=Lax, Secure over https), never into the body, so the app's scripts cannot read it. The call must carry the `x-svc-csrf` header, so another site cannot sign a browser into its own account; so must every later call with the cookie except GET and HEAD. Sign out with `DELETE /v1/auth/sessions/current`. Wrong credentials are 401 (reason INVALID_CREDENTIALS), and failed sign-ins are throttled as for `POST /v1/auth/sessions`. An account with two-factor sign-in on (POST /v1/me/two_factor:enroll) also needs `code`; only once the password is right, a sign-in without one is 401 (reason TWO_FACTOR_CODE_REQUIRED: ask the person for the code, then send all three again), and a wrong code, or one used already (each TOTP code and each recovery code signs in once), 401 (reason TWO_FACTOR_CODE_INVALID). Wrong codes are throttled per account: after 5, growing delays as for passwords (429, reason SIGN_IN_THROTTLED, with retry-after).
          */
         post: operations["createBrowserSession"];
         delete?: never;
@@ -112,7 +112,7 @@ export interface paths {
         put?: never;
         /**
          * Sign in with e-mail and password
-         * @description Returns a session token (a broad credential) for scripts and tests; the CLI uses the device grant instead. Wrong credentials are 401. Failed sign-ins are throttled with growing delays, never a lock: after 5 failures for one account from one client address, 10 for one account (counting only against addresses that have failed for it), or 20 from one address across accounts, the next attempt from that address must wait 1 s, then 2 s, 4 s, ... at most 15 minutes (429 SIGN_IN_THROTTLED with retry-after). The right password from another address is never delayed by these failures; counts start again an hour after the last failure.
+         * @description Returns a session token (a broad credential) for scripts and tests; the CLI uses the device grant instead. Wrong credentials are 401 (reason INVALID_CREDENTIALS). Failed sign-ins are throttled with growing delays, never a lock: after 5 failures for one account from one client address, 10 for one account (counting only against addresses that have failed for it), or 20 from one address across accounts, the next attempt from that address must wait 1 s, then 2 s, 4 s, ... at most 15 minutes (429 SIGN_IN_THROTTLED with retry-after). The right password from another address is never delayed by these failures; counts start again an hour after the last failure. An account with two-factor sign-in on (POST /v1/me/two_factor:enroll) also needs `code`; only once the password is right, a sign-in without one is 401 (reason TWO_FACTOR_CODE_REQUIRED: ask the person for the code, then send all three again), and a wrong code, or one used already (each TOTP code and each recovery code signs in once), 401 (reason TWO_FACTOR_CODE_INVALID). Wrong codes are throttled per account: after 5, growing delays as for passwords (429, reason SIGN_IN_THROTTLED, with retry-after).
          */
         post: operations["createSession"];
         delete?: never;
@@ -449,6 +449,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/two_factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Is two-factor sign-in on for you
+         * @description Needs a user credential; a workspace API token is 403 (reason USER_CREDENTIAL_REQUIRED). Says nothing secret.
+         */
+        get: operations["getTwoFactor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/two_factor:enroll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set up an authenticator app (step 1 of 2)
+         * @description Needs a session (a session token from `POST /v1/auth/sessions` or `svc login`, or the web app's cookie): workspace API tokens (403, reason USER_CREDENTIAL_REQUIRED) and other user credentials such as external JWTs (403, reason SESSION_CREDENTIAL_REQUIRED) may not manage an account's factors. Makes a new TOTP secret (RFC 6238: SHA-1, 6 digits, 30-second steps) and returns it once, as base32 and as an `otpauth://` URI for the app (the web app's account page shows both). It stays pending, and sign-in asks nothing, until `POST /v1/me/two_factor:confirm` with a code from the app; asking again while pending makes another secret and voids the first. Already on: 409 (reason TWO_FACTOR_ALREADY_ENABLED; remove it first to move to another app). The secret is stored encrypted with the service key and never shown again.
+         */
+        post: operations["enrollTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/two_factor:confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor sign-in on (step 2 of 2)
+         * @description Needs a session (a session token from `POST /v1/auth/sessions` or `svc login`, or the web app's cookie): workspace API tokens (403, reason USER_CREDENTIAL_REQUIRED) and other user credentials such as external JWTs (403, reason SESSION_CREDENTIAL_REQUIRED) may not manage an account's factors. Checks a current code of the pending secret (one step of 30 seconds either side is accepted for clock drift, 1 step) and turns two-factor sign-in on: from now on every password sign-in (the API, the web app, the device approval page) also asks for a code. Answers 10 recovery codes, once. A wrong code is 400 (reason TWO_FACTOR_CODE_INVALID, field body.code) and changes nothing; wrong codes are throttled per account and address like sign-ins (429, reason SIGN_IN_THROTTLED, with retry-after). Nothing enrolled: 422 (reason TWO_FACTOR_NOT_PENDING); already on: 409 TWO_FACTOR_ALREADY_ENABLED. The account gets a `two_factor_enabled` notification, and each of its workspaces' audit logs a `user.two_factor.enable` event.
+         */
+        post: operations["confirmTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/two_factor:disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor sign-in off
+         * @description Needs a session (a session token from `POST /v1/auth/sessions` or `svc login`, or the web app's cookie): workspace API tokens (403, reason USER_CREDENTIAL_REQUIRED) and other user credentials such as external JWTs (403, reason SESSION_CREDENTIAL_REQUIRED) may not manage an account's factors. Needs proof that it is you: your password, or a current code (an unused recovery code works too, and is spent); exactly one (400, reason ONE_OF_PASSWORD_CODE). A wrong password is 400 (reason INVALID_CREDENTIALS), a wrong code 400 (reason TWO_FACTOR_CODE_INVALID); both are throttled like sign-ins (429, reason SIGN_IN_THROTTLED). Removes the factor (also a pending one) and its recovery codes: sign-in asks for the password only again, and workspaces that require two factors refuse you (403, reason TWO_FACTOR_REQUIRED) until you set one up again. Nothing set up: 422 (reason TWO_FACTOR_NOT_ENABLED). The account gets a `two_factor_disabled` notification, and its workspaces' audit logs a `user.two_factor.disable` event.
+         */
+        post: operations["disableTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/two_factor/recovery_codes:regenerate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * New recovery codes
+         * @description Needs a session (a session token from `POST /v1/auth/sessions` or `svc login`, or the web app's cookie): workspace API tokens (403, reason USER_CREDENTIAL_REQUIRED) and other user credentials such as external JWTs (403, reason SESSION_CREDENTIAL_REQUIRED) may not manage an account's factors. Needs your password or a current code, as turning it off does (the same refusals). Answers 10 new recovery codes, once; the earlier ones stop working at once. Two-factor sign-in off: 422 (reason TWO_FACTOR_NOT_ENABLED).
+         */
+        post: operations["regenerateRecoveryCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workspaces": {
         parameters: {
             query?: never;
@@ -496,7 +596,7 @@ export interface paths {
         head?: never;
         /**
          * Change a workspace
-         * @description Needs admin or owner. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag.
+         * @description Needs admin or owner. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. `require_two_factor` is an owner's choice (an admin is 403, reason ROLE_TOO_LOW), and an owner turns it on only with two-factor sign-in on for their own account (422, reason OWN_TWO_FACTOR_REQUIRED). Once on, each request of a member without an active factor to the workspace is 403 (reason TWO_FACTOR_REQUIRED) until they set one up; nobody is removed. Turning it on or off is audited (`workspace.two_factor_requirement.enable` / `.disable`).
          */
         patch: operations["updateWorkspace"];
         trace?: never;
@@ -2799,7 +2899,7 @@ export interface components {
                  * @description UPPER_SNAKE machine-readable detail: one of a closed set; each operation's description names those it answers
                  * @enum {string}
                  */
-                reason?: "ACCOUNT_DISABLED" | "ADMIN_FROM_CONFIG" | "INSTANCE_ADMIN_REQUIRED" | "NOT_YOURSELF" | "OWNS_WORKSPACES" | "PASSWORD_RESET_THROTTLED" | "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "INVITATION_NOT_PENDING" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_INVITATIONS" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE";
+                reason?: "ACCOUNT_DISABLED" | "ADMIN_FROM_CONFIG" | "INSTANCE_ADMIN_REQUIRED" | "NOT_YOURSELF" | "OWNS_WORKSPACES" | "PASSWORD_RESET_THROTTLED" | "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "INVITATION_NOT_PENDING" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_INVITATIONS" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE" | "ONE_OF_PASSWORD_CODE" | "OWN_TWO_FACTOR_REQUIRED" | "SESSION_CREDENTIAL_REQUIRED" | "TWO_FACTOR_ALREADY_ENABLED" | "TWO_FACTOR_CODE_INVALID" | "TWO_FACTOR_CODE_REQUIRED" | "TWO_FACTOR_NOT_ENABLED" | "TWO_FACTOR_NOT_PENDING" | "TWO_FACTOR_REQUIRED";
                 /** @description string map of details, e.g. `etag` (the current etag) on ABORTED */
                 metadata?: {
                     [key: string]: string;
@@ -2991,7 +3091,8 @@ export interface components {
          *       "created_at": 1767225600,
          *       "credential": "session",
          *       "notification_email": "important",
-         *       "instance_admin": false
+         *       "instance_admin": false,
+         *       "two_factor": false
          *     }
          */
         Me: {
@@ -3012,6 +3113,8 @@ export interface components {
             notification_email: "none" | "important" | "all";
             /** @description whether you administer this service (its Users page and /v1/admin routes): an account given the role by the operator, or named in SVC_ADMIN_EMAILS */
             instance_admin: boolean;
+            /** @description true when two-factor sign-in is on for the account (GET /v1/me/two_factor tells more) */
+            two_factor: boolean;
         };
         /**
          * @description A new account; sign in with POST /v1/auth/sessions (or the web app) to use it.
@@ -3058,6 +3161,72 @@ export interface components {
         PasswordChanged: {
             /** @description how many other sessions of the account were signed out */
             revoked_sessions: number;
+        };
+        /**
+         * @description Whether two-factor sign-in is on for your account.
+         * @example {
+         *       "enabled": true,
+         *       "pending": false,
+         *       "enabled_at": 1767225600,
+         *       "recovery_codes_remaining": 9
+         *     }
+         */
+        TwoFactorStatus: {
+            /** @description true: every password sign-in of this account also asks for a code */
+            enabled: boolean;
+            /** @description true: set up (POST /v1/me/two_factor:enroll) but not confirmed with a code yet; asks nothing at sign-in */
+            pending: boolean;
+            /** @description Unix seconds when it was confirmed; null when not enabled */
+            enabled_at: number | null;
+            /** @description unused recovery codes (of 10); make new ones before they run out */
+            recovery_codes_remaining: number;
+        };
+        /**
+         * @description A new TOTP secret (RFC 6238), pending until confirmed with a code from it (POST /v1/me/two_factor:confirm).
+         * @example {
+         *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+         *       "otpauth_uri": "otpauth://totp/svc%20svc.example.com:ada%40example.com?issuer=svc%20svc.example.com&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30",
+         *       "issuer": "svc svc.example.com",
+         *       "account": "ada@example.com",
+         *       "algorithm": "SHA1",
+         *       "digits": 6,
+         *       "period": 30
+         *     }
+         */
+        TotpEnrollment: {
+            /** @description the shared secret in base32 (160 bits), to type into an authenticator app that cannot read the URI. Shown only here; stored encrypted */
+            secret: string;
+            /** @description the same as an `otpauth://totp/...` URI (the Key URI format authenticator apps read, usually from a QR code) */
+            otpauth_uri: string;
+            /** @description the name the app shows above the code */
+            issuer: string;
+            /** @description the account name the app shows: your e-mail */
+            account: string;
+            /**
+             * @description HMAC algorithm: SHA1, which every authenticator app reads
+             * @enum {string}
+             */
+            algorithm: "SHA1";
+            /** @description digits of a code (6) */
+            digits: number;
+            /** @description seconds a code lasts (30) */
+            period: number;
+        };
+        /**
+         * @description Recovery codes, shown once.
+         * @example {
+         *       "recovery_codes": [
+         *         "k7pq-2mzx-9hfa",
+         *         "c3vw-8ntr-d4ke"
+         *       ],
+         *       "enabled_at": 1767225600
+         *     }
+         */
+        TwoFactorRecoveryCodes: {
+            /** @description 10 one-time codes (xxxx-xxxx-xxxx) that sign in in place of the app's code, each once. Shown only here: store them somewhere safe. Making new ones voids these */
+            recovery_codes: string[];
+            /** @description Unix seconds when two-factor sign-in was turned on (in the confirmation's answer) */
+            enabled_at?: number;
         };
         /**
          * @description The workspace and page of an id
@@ -3225,6 +3394,7 @@ export interface components {
          *       },
          *       "role": "owner",
          *       "state": "active",
+         *       "require_two_factor": false,
          *       "created_at": 1767225600,
          *       "updated_at": 1767225600,
          *       "etag": "1"
@@ -3254,6 +3424,8 @@ export interface components {
              * @enum {string}
              */
             state: "active" | "deleting";
+            /** @description true: every member must have two-factor sign-in on (GitHub organizations' rule). It is decided at each request: a member without an active factor who acts in the workspace with their user credential (session, web app, user JWT) is refused with 403 TWO_FACTOR_REQUIRED until they set one up on their account page (POST /v1/me/two_factor:enroll); nobody is removed. The workspace's own credentials (API tokens, OAuth clients) are not people and keep working. Only an owner changes it */
+            require_two_factor: boolean;
             /** @description Unix seconds */
             created_at: number;
             /** @description Unix seconds */
@@ -3288,6 +3460,8 @@ export interface components {
              * @description when the user joined, an ISO 8601 date-time string
              */
             joined_at: string;
+            /** @description whether the member has two-factor sign-in on; in the members list and a member's record, for owners and admins only (as GitHub shows it to organization owners) */
+            two_factor?: boolean;
         };
         /**
          * @description An invitation to join a workspace, made when a member is added by an e-mail that has no account.
@@ -4764,10 +4938,10 @@ export interface components {
             /** @description ntf_ id */
             id: string;
             /**
-             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (a machine is deleted at its expires_at: sent to the workspace's owners and admins 72 h and 24 h before, once each), machine_unreachable (a machine's agent missed 3 heartbeats; superseded when it heartbeats again or is deleted), agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn's creator, and for a member's turn that needs an admin's approval to the owners and admins; superseded once answered or ended), order_paid (an order of your workspace's offer was paid; owners and admins of the seller), order_delivery_failed (the install an order delivers failed; owners and admins of the seller), order_delivered (the install you ordered runs; the customer), order_draft_expiring (your order draft ends soon unless finished; the customer), password_changed (your password was changed and your other sessions signed out; if it was not you, reset it)
+             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (a machine is deleted at its expires_at: sent to the workspace's owners and admins 72 h and 24 h before, once each), machine_unreachable (a machine's agent missed 3 heartbeats; superseded when it heartbeats again or is deleted), agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn's creator, and for a member's turn that needs an admin's approval to the owners and admins; superseded once answered or ended), order_paid (an order of your workspace's offer was paid; owners and admins of the seller), order_delivery_failed (the install an order delivers failed; owners and admins of the seller), order_delivered (the install you ordered runs; the customer), order_draft_expiring (your order draft ends soon unless finished; the customer), password_changed (your password was changed and your other sessions signed out; if it was not you, reset it), two_factor_enabled and two_factor_disabled (two-factor sign-in was turned on or off for your account; if it was not you, act now)
              * @enum {string}
              */
-            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry" | "machine_unreachable" | "agent_turn_waiting" | "order_paid" | "order_delivery_failed" | "order_delivered" | "order_draft_expiring" | "password_changed";
+            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry" | "machine_unreachable" | "agent_turn_waiting" | "order_paid" | "order_delivery_failed" | "order_delivered" | "order_draft_expiring" | "password_changed" | "two_factor_enabled" | "two_factor_disabled";
             /**
              * @description the kind of resource the notification is about
              * @enum {string}
@@ -6619,16 +6793,16 @@ export interface components {
                 email: string | null;
             };
             /**
-             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `workspace.invitation.create` (a member was added by an e-mail without an account), `workspace.invitation.revoke`, `workspace.invitation.accept` (the actor is the account that joined), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection), `offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an order), `subscription.set_plan` (the operator set the workspace's plan with `svc admin workspaces set-plan`: actor `system` `operator`; metadata previous_tier, tier, change_request_id), `subscription.checkout.create` (SVC_BILLING=payments: an owner or admin asked to raise the plan and a plan checkout was opened at the payment provider; resource the plan checkout (pck_); metadata tier, previous_tier, amount, currency, provider, provider_session_id), `subscription.plan_paid` (the provider confirmed the payment and the plan moved: the actor is the person who asked for the raise; resource the workspace; metadata previous_tier, tier, change_request_id, plan_checkout_id, amount, currency, provider, provider_session_id, provider_subscription_id, payment_ref when known), `cluster.create` (registered; metadata provider, operation_id), `cluster.update` (renamed; metadata previous_name), `cluster.delete` (deletion started; metadata operation_id), `cluster.capabilities.refresh` (metadata operation_id), `package.create`, `package.version.create` (published; metadata package_id, package_name, semver), `install.create` (a deploy of a new install, by a person or by an order's delivery; metadata package_id, package_name, package_version_id, semver, cluster_id, cluster_name, operation_id), `install.update` (a redeploy: new values or version; the same metadata), `install.delete` (deletion started; metadata package_id, package_name, cluster_id, cluster_name, operation_id)
+             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `workspace.invitation.create` (a member was added by an e-mail without an account), `workspace.invitation.revoke`, `workspace.invitation.accept` (the actor is the account that joined), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection), `offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an order), `subscription.set_plan` (the operator set the workspace's plan with `svc admin workspaces set-plan`: actor `system` `operator`; metadata previous_tier, tier, change_request_id), `subscription.checkout.create` (SVC_BILLING=payments: an owner or admin asked to raise the plan and a plan checkout was opened at the payment provider; resource the plan checkout (pck_); metadata tier, previous_tier, amount, currency, provider, provider_session_id), `subscription.plan_paid` (the provider confirmed the payment and the plan moved: the actor is the person who asked for the raise; resource the workspace; metadata previous_tier, tier, change_request_id, plan_checkout_id, amount, currency, provider, provider_session_id, provider_subscription_id, payment_ref when known), `cluster.create` (registered; metadata provider, operation_id), `cluster.update` (renamed; metadata previous_name), `cluster.delete` (deletion started; metadata operation_id), `cluster.capabilities.refresh` (metadata operation_id), `package.create`, `package.version.create` (published; metadata package_id, package_name, semver), `install.create` (a deploy of a new install, by a person or by an order's delivery; metadata package_id, package_name, package_version_id, semver, cluster_id, cluster_name, operation_id), `install.update` (a redeploy: new values or version; the same metadata), `install.delete` (deletion started; metadata package_id, package_name, cluster_id, cluster_name, operation_id), `user.two_factor.enable` and `user.two_factor.disable` (a member turned two-factor sign-in on or off for their account: recorded in every workspace they belong to; resource the usr_ id; metadata method `totp`), `workspace.two_factor_requirement.enable` and `workspace.two_factor_requirement.disable` (an owner changed require_two_factor)
              * @enum {string}
              */
-            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete" | "subscription.checkout.create" | "subscription.plan_paid";
+            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete" | "subscription.checkout.create" | "subscription.plan_paid" | "user.two_factor.enable" | "user.two_factor.disable" | "workspace.two_factor_requirement.enable" | "workspace.two_factor_requirement.disable";
             /**
              * @description the kind of resource acted on
              * @enum {string}
              */
-            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace_invitation" | "workspace" | "worker_bootstrap" | "machine" | "agent" | "approval_request" | "offer" | "order" | "cluster" | "package" | "package_version" | "install" | "plan_checkout";
-            /** @description its id (sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_ or inst_) */
+            resource_type: "secret" | "secret_version" | "api_token" | "oauth_client" | "workspace_member" | "workspace_invitation" | "workspace" | "worker_bootstrap" | "machine" | "agent" | "approval_request" | "offer" | "order" | "cluster" | "package" | "package_version" | "install" | "plan_checkout" | "user";
+            /** @description its id (sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_, inst_, pck_, or usr_ for an account's own changes) */
             resource_id: string;
             /** @description the resource's name when the event was recorded (a secret's, cluster's, package's or token's name, an offer's title, `wiki 1.2.0` for a package version, `wiki on dev` for an install), kept so that events about a renamed or deleted resource still read well; null when the resource has no name of its own (a secret version: read metadata.secret_id and version_number) or the event predates kept names */
             resource_name: string | null;
@@ -7731,20 +7905,16 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description E-mail and password of an account. */
+        /** @description E-mail and password of an account, and its second factor when it has one. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "email": "ada@example.com",
-                 *       "password": "correct horse battery staple"
-                 *     }
-                 */
                 "application/json": {
                     /** @description the account e-mail */
                     email: string;
                     /** @description the account password */
                     password: string;
+                    /** @description the second factor, for an account with two-factor sign-in on: the 6-digit code of its authenticator app, or one of its unused recovery codes (spent by this sign-in). Ignored for an account without it. Send it when a sign-in answered 401 with reason TWO_FACTOR_CODE_REQUIRED */
+                    code?: string;
                 };
             };
         };
@@ -7841,20 +8011,16 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description E-mail and password of an account. */
+        /** @description E-mail and password of an account, and its second factor when it has one. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "email": "ada@example.com",
-                 *       "password": "correct horse battery staple"
-                 *     }
-                 */
                 "application/json": {
                     /** @description the account e-mail */
                     email: string;
                     /** @description the account password */
                     password: string;
+                    /** @description the second factor, for an account with two-factor sign-in on: the 6-digit code of its authenticator app, or one of its unused recovery codes (spent by this sign-in). Ignored for an account without it. Send it when a sign-in answered 401 with reason TWO_FACTOR_CODE_REQUIRED */
+                    code?: string;
                 };
             };
         };
@@ -9510,6 +9676,498 @@ export interface operations {
             };
         };
     };
+    getTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whether two-factor sign-in is on for your account. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoFactorStatus"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    enrollTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A new TOTP secret (RFC 6238), pending until confirmed with a code from it (POST /v1/me/two_factor:confirm). */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrollment"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    confirmTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A current code of the secret just enrolled. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description a 6-digit code from the authenticator app (the current one, or the one 30 seconds before or after); spaces are ignored */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Recovery codes, shown once. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoFactorRecoveryCodes"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description ABORTED (etag mismatch, `metadata.etag` holds the current etag; idempotency key in flight) or ALREADY_EXISTS */
+            409: {
+                headers: {
+                    /** @description seconds to wait before retrying, when the conflict is transient (idempotency key in flight, workspace being deleted) */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    disableTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Exactly one of password or code: proof that it is you. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description your current password */
+                    password?: string;
+                    /** @description or a current code from the authenticator app, or an unused recovery code (it is spent) */
+                    code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Whether two-factor sign-in is on for your account. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoFactorStatus"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    regenerateRecoveryCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Exactly one of password or code: proof that it is you. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description your current password */
+                    password?: string;
+                    /** @description or a current code from the authenticator app, or an unused recovery code (it is spent) */
+                    code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Recovery codes, shown once. */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TwoFactorRecoveryCodes"];
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listWorkspaces: {
         parameters: {
             query?: {
@@ -9948,16 +10606,13 @@ export interface operations {
         /** @description Fields to change; at least one. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "Acme Inc."
-                 *     }
-                 */
                 "application/json": {
                     /** @description display name */
                     name?: string;
                     /** @description 3-39 of [a-z0-9-], not starting or ending with - */
                     slug?: string;
+                    /** @description require two-factor sign-in of every member (see Workspace.require_two_factor). Only an owner changes it (403 ROLE_TOO_LOW), and an owner turns it on only with two-factor sign-in on for their own account (422 OWN_TWO_FACTOR_REQUIRED), so they are not shut out */
+                    require_two_factor?: boolean;
                 };
             };
         };
@@ -10036,6 +10691,17 @@ export interface operations {
             };
             /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
             413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FAILED_PRECONDITION: the resource's state forbids this, or the idempotency key was used with another request */
+            422: {
                 headers: {
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;
@@ -18106,10 +18772,10 @@ export interface operations {
                 cursor?: string;
                 /** @description items per page, 1-100 */
                 limit?: number;
-                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_ or inst_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
+                /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_, inst_, pck_ or usr_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
                 resource_id?: string;
                 /** @description only events of this action */
-                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete" | "subscription.checkout.create" | "subscription.plan_paid";
+                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete" | "subscription.checkout.create" | "subscription.plan_paid" | "user.two_factor.enable" | "user.two_factor.disable" | "workspace.two_factor_requirement.enable" | "workspace.two_factor_requirement.disable";
             };
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */

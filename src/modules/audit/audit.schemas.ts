@@ -28,7 +28,10 @@ const ACTIONS_DESCRIPTION =
   '`cluster.capabilities.refresh` (metadata operation_id), `package.create`, `package.version.create` (published; metadata package_id, ' +
   'package_name, semver), `install.create` (a deploy of a new install, by a person or by an order\'s delivery; metadata package_id, ' +
   'package_name, package_version_id, semver, cluster_id, cluster_name, operation_id), `install.update` (a redeploy: new values or ' +
-  'version; the same metadata), `install.delete` (deletion started; metadata package_id, package_name, cluster_id, cluster_name, operation_id)';
+  'version; the same metadata), `install.delete` (deletion started; metadata package_id, package_name, cluster_id, cluster_name, operation_id), ' +
+  '`user.two_factor.enable` and `user.two_factor.disable` (a member turned ' +
+  'two-factor sign-in on or off for their account: recorded in every workspace they belong to; resource the usr_ id; metadata method `totp`), ' +
+  '`workspace.two_factor_requirement.enable` and `workspace.two_factor_requirement.disable` (an owner changed require_two_factor)';
 
 export const AuditEvent = Type.Object(
   {
@@ -52,7 +55,7 @@ export const AuditEvent = Type.Object(
     ),
     action: StringEnum(AUDIT_ACTIONS, { description: ACTIONS_DESCRIPTION }),
     resource_type: StringEnum(AUDIT_RESOURCE_TYPES, { description: 'the kind of resource acted on' }),
-    resource_id: Type.String({ description: 'its id (sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_ or inst_)' }),
+    resource_id: Type.String({ description: 'its id (sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_, inst_, pck_, or usr_ for an account\'s own changes)' }),
     resource_name: Type.Union([Type.String(), Type.Null()], {
       description: 'the resource\'s name when the event was recorded (a secret\'s, cluster\'s, package\'s or token\'s name, an offer\'s title, ' +
         '`wiki 1.2.0` for a package version, `wiki on dev` for an install), kept so that events about a renamed or deleted resource ' +
@@ -84,7 +87,7 @@ export const ListAuditEventsQuery = Type.Object(
     ...PageQuery,
     resource_id: Type.Optional(Type.String({
       minLength: 1, maxLength: 64,
-      description: 'only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_ or inst_ id). A secret\'s sec_ id also selects the ' +
+      description: 'only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_, inst_, pck_ or usr_ id). A secret\'s sec_ id also selects the ' +
         'events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version\'s events only',
     })),
     action: Type.Optional(StringEnum(AUDIT_ACTIONS, { description: 'only events of this action' })),

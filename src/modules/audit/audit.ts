@@ -38,12 +38,13 @@ export const AUDIT_ACTIONS = [
   'cluster.create', 'cluster.update', 'cluster.delete', 'cluster.capabilities.refresh',
   'package.create', 'package.version.create', 'install.create', 'install.update', 'install.delete',
   'subscription.checkout.create', 'subscription.plan_paid',
+  'user.two_factor.enable', 'user.two_factor.disable', 'workspace.two_factor_requirement.enable', 'workspace.two_factor_requirement.disable',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 export const AUDIT_RESOURCE_TYPES = [
   'secret', 'secret_version', 'api_token', 'oauth_client', 'workspace_member', 'workspace_invitation', 'workspace', 'worker_bootstrap', 'machine', 'agent', 'approval_request', 'offer', 'order',
-  'cluster', 'package', 'package_version', 'install', 'plan_checkout',
+  'cluster', 'package', 'package_version', 'install', 'plan_checkout', 'user',
 ] as const;
 export type AuditResourceType = (typeof AUDIT_RESOURCE_TYPES)[number];
 

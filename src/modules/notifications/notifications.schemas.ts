@@ -18,6 +18,8 @@ export const NOTIFICATION_TYPES = [
   'order_delivered',
   'order_draft_expiring',
   'password_changed',
+  'two_factor_enabled',
+  'two_factor_disabled',
 ] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
@@ -49,7 +51,8 @@ export const Notification = Type.Object(
         'order_paid (an order of your workspace\'s offer was paid; owners and admins of the seller), ' +
         'order_delivery_failed (the install an order delivers failed; owners and admins of the seller), ' +
         'order_delivered (the install you ordered runs; the customer), order_draft_expiring (your order draft ends soon unless finished; the customer), ' +
-        'password_changed (your password was changed and your other sessions signed out; if it was not you, reset it)'
+        'password_changed (your password was changed and your other sessions signed out; if it was not you, reset it), ' +
+        'two_factor_enabled and two_factor_disabled (two-factor sign-in was turned on or off for your account; if it was not you, act now)'
     }),
     resource_type: StringEnum(NOTIFICATION_RESOURCE_TYPES, { description: 'the kind of resource the notification is about' }),
     resource_id: Type.String({ description: 'prefixed id of that resource (it may be gone since)' }),

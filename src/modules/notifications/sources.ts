@@ -236,3 +236,17 @@ export function passwordChanged(tx: Executor, e: { userId: string; changedAt: nu
     context: { revoked_sessions: String(e.revokedSessions) },
   });
 }
+
+/** Two-factor sign-in was turned on or off for a person's account: that person, as a security notice. */
+export function twoFactorChanged(tx: Executor, e: { userId: string; enabled: boolean; at: number }): Promise<number> {
+  return notify(tx, { users: [e.userId] }, {
+    type: e.enabled ? 'two_factor_enabled' : 'two_factor_disabled', key: `${e.userId}:${e.at}:${e.enabled ? 'on' : 'off'}`,
+    resourceType: 'user', resourceId: e.userId, workspaceId: null,
+    title: e.enabled ? 'Two-factor sign-in is on' : 'Two-factor sign-in was turned off',
+    body: e.enabled
+      ? 'Signing in to your account now asks for a code from your authenticator app (or a recovery code) after the password. Keep your recovery codes somewhere safe.'
+      : 'Signing in to your account asks for the password only now. If this was not you, change your password, set up two factors again and tell the operator of this service.',
+    severity: e.enabled ? 'info' : 'warning',
+    context: {},
+  });
+}

@@ -1,6 +1,6 @@
 // `svc admin rotate-keys`: brings everything the keyring sealed under the current SVC_SECRET_KEY.
 // Secret versions have their data key re-wrapped (the ciphertext stays as it is); one-string sealed
-// values (cluster kubeconfigs, JWT signing keys, the local compute provider's server user data and
+// values (cluster kubeconfigs, JWT signing keys, accounts' TOTP secrets, the local compute provider's server user data and
 // credentials) are re-sealed, those from before the keyring included. Afterwards the keys in
 // SVC_PREVIOUS_SECRET_KEYS can be dropped.
 //
@@ -16,6 +16,7 @@ import { KeyringError, type Keyring } from '../../platform/keyring.js';
 import { KUBECONFIG_SEAL } from '../clusters/clusters.service.js';
 import { LOCAL_SERVER_SEALS } from '../../drivers/compute/local.js';
 import { SIGNING_KEY_SEAL } from '../oauth/signing-keys.js';
+import { TOTP_SEAL } from '../sessions/two-factor.service.js';
 import * as repo from './keys.repo.js';
 import { versionContext } from './secret-values.js';
 
@@ -39,6 +40,7 @@ export interface RotationOptions {
 export const SEALED_COLUMNS = [
   { what: 'cluster kubeconfigs', table: 'clusters', column: 'kubeconfig_sealed', seal: KUBECONFIG_SEAL },
   { what: 'signing keys', table: 'signing_keys', column: 'private_jwk_sealed', seal: SIGNING_KEY_SEAL },
+  { what: 'two-factor secrets', table: 'user_totp', column: 'secret_sealed', seal: TOTP_SEAL },
 ] as const;
 
 interface SealedColumn {

@@ -12,9 +12,23 @@ const SignInBody = Type.Object(
   {
     email: Type.String({ minLength: 3, maxLength: 254, description: 'the account e-mail' }),
     password: Type.String({ minLength: 1, maxLength: 256, description: 'the account password' }),
+    code: Type.Optional(Type.String({
+      minLength: 1, maxLength: 32,
+      description: 'the second factor, for an account with two-factor sign-in on: the 6-digit code of its authenticator app, or one of its ' +
+        'unused recovery codes (spent by this sign-in). Ignored for an account without it. Send it when a sign-in answered 401 with reason TWO_FACTOR_CODE_REQUIRED',
+    })),
   },
-  { additionalProperties: false, description: 'E-mail and password of an account.', examples: [{ email: 'ada@example.com', password: 'correct horse battery staple' }] },
+  {
+    additionalProperties: false, description: 'E-mail and password of an account, and its second factor when it has one.',
+    examples: [{ email: 'ada@example.com', password: 'correct horse battery staple' }, { email: 'ada@example.com', password: 'correct horse battery staple', code: '492039' }],
+  },
 );
+
+const TWO_FACTOR_AT_SIGN_IN =
+  'An account with two-factor sign-in on (POST /v1/me/two_factor:enroll) also needs `code`; only once the password is right, a ' +
+  'sign-in without one is 401 (reason TWO_FACTOR_CODE_REQUIRED: ask the person for the code, then send all three again), and a wrong code, ' +
+  'or one used already (each TOTP code and each recovery code signs in once), 401 (reason TWO_FACTOR_CODE_INVALID). Wrong codes are throttled ' +
+  'per account: after 5, growing delays as for passwords (429, reason SIGN_IN_THROTTLED, with retry-after).';
 
 const SignUpBody = Type.Object(
   {
@@ -95,11 +109,12 @@ export const Me = Type.Object(
       description: 'which of your notifications are also e-mailed to you: none (the default), important (warnings and errors: failed operations, expiring tokens, security notices) or all',
     }),
     instance_admin: Type.Boolean({ description: 'whether you administer this service (its Users page and /v1/admin routes): an account given the role by the operator, or named in SVC_ADMIN_EMAILS' }),
+    two_factor: Type.Boolean({ description: 'true when two-factor sign-in is on for the account (GET /v1/me/two_factor tells more)' }),
   },
   {
     $id: 'Me',
     description: 'The signed-in user.',
-    examples: [{ id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', email: 'ada@example.com', name: 'Ada', created_at: 1767225600, credential: 'session', notification_email: 'important', instance_admin: false }],
+    examples: [{ id: 'usr_01kaxq3m7y0c9v8t6r5p4n3m2k', email: 'ada@example.com', name: 'Ada', created_at: 1767225600, credential: 'session', notification_email: 'important', instance_admin: false, two_factor: false }],
   },
 );
 
@@ -120,10 +135,10 @@ const UpdateMeBody = Type.Object(
   { additionalProperties: false, minProperties: 1, description: 'What to change: at least one field.', examples: [{ notification_email: 'important' }] },
 );
 
-function meOf(s: Pick<Services, 'users'>, user: UserRow, via: 'session' | 'cookie' | 'external_jwt') {
+async function meOf(s: Pick<Services, 'users' | 'twoFactor'>, user: UserRow, via: 'session' | 'cookie' | 'external_jwt') {
   return {
     id: user.id, email: user.email, name: user.name, created_at: user.created_at, credential: via,
-    notification_email: user.notification_email, instance_admin: s.users.adminSource(user) !== null,
+    notification_email: user.notification_email, instance_admin: s.users.adminSource(user) !== null, two_factor: await s.twoFactor.hasActiveFactor(user.id),
   };
 }
 
@@ -139,7 +154,7 @@ function sessionCookie(s: Pick<Services, 'config'>, token: string | null): strin
     : [`${SESSION_COOKIE}=${token}`, `Max-Age=${COOKIE_MAX_AGE}`, ...attrs].join('; ');
 }
 
-export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'sessions' | 'users'>): void {
+export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'sessions' | 'users' | 'twoFactor'>): void {
   app.post('/v1/auth/browser_session', {
     config: { auth: 'none' },
     schema: {
@@ -148,8 +163,8 @@ export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'ses
         'Signs a browser in: the new session token goes into the `svc_session` cookie (HttpOnly, SameSite=Lax, Secure ' +
         'over https), never into the body, so the app\'s scripts cannot read it. The call must carry the `x-svc-csrf` ' +
         'header, so another site cannot sign a browser into its own account; so must every later call with the cookie ' +
-        'except GET and HEAD. Sign out with `DELETE /v1/auth/sessions/current`. Wrong credentials are 401, and failed ' +
-        'sign-ins are throttled as for `POST /v1/auth/sessions`.',
+        'except GET and HEAD. Sign out with `DELETE /v1/auth/sessions/current`. Wrong credentials are 401 (reason INVALID_CREDENTIALS), and failed ' +
+        `sign-ins are throttled as for \`POST /v1/auth/sessions\`. ${TWO_FACTOR_AT_SIGN_IN}`,
       body: SignInBody,
       response: responses({ 201: BrowserSession }, [400, 403, 429]),
     },
@@ -157,7 +172,7 @@ export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'ses
     if (request.headers[CSRF_HEADER] === undefined) {
       throw permissionDenied(`signing a browser in needs the ${CSRF_HEADER} header (the web app adds it)`, 'CSRF_HEADER_REQUIRED');
     }
-    const session = await s.sessions.signIn(request.body.email, request.body.password, request.ip);
+    const session = await s.sessions.signIn(request.body.email, request.body.password, request.ip, request.body.code);
     reply.header('cache-control', 'no-store');
     reply.header('set-cookie', sessionCookie(s, session.token));
     return reply.code(201).send({ user_id: session.user_id, expires_at: session.expires_at });
@@ -169,16 +184,16 @@ export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'ses
       tags, operationId: 'createSession', summary: 'Sign in with e-mail and password',
       description:
         'Returns a session token (a broad credential) for scripts and tests; the CLI uses the device grant instead. ' +
-        'Wrong credentials are 401. Failed sign-ins are throttled with growing delays, never a lock: after 5 failures for ' +
+        'Wrong credentials are 401 (reason INVALID_CREDENTIALS). Failed sign-ins are throttled with growing delays, never a lock: after 5 failures for ' +
         'one account from one client address, 10 for one account (counting only against addresses that have failed for it), ' +
         'or 20 from one address across accounts, the next attempt from that address must wait 1 s, then 2 s, 4 s, ... ' +
         'at most 15 minutes (429 SIGN_IN_THROTTLED with retry-after). The right password from another address is never ' +
-        'delayed by these failures; counts start again an hour after the last failure.',
+        `delayed by these failures; counts start again an hour after the last failure. ${TWO_FACTOR_AT_SIGN_IN}`,
       body: SignInBody,
       response: responses({ 201: IssuedSession }, [400, 429]),
     },
   }, async (request, reply) => {
-    const session = await s.sessions.signIn(request.body.email, request.body.password, request.ip);
+    const session = await s.sessions.signIn(request.body.email, request.body.password, request.ip, request.body.code);
     reply.header('cache-control', 'no-store');
     return reply.code(201).send({ token: session.token, user_id: session.user_id, expires_at: session.expires_at });
   });

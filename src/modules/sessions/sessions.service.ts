@@ -31,6 +31,12 @@ export interface SessionServiceDeps {
    * security notice, given by the composition root: identity sits below notifications).
    */
   passwordChanged(tx: Executor, e: { userId: string; changedAt: number; revokedSessions: number }): Promise<unknown>;
+  /**
+   * The second step of a password sign-in, once the password was right (two-factor.service.ts
+   * checkSignIn): resolves when the account asks no second factor or `code` proves it; throws 401
+   * TWO_FACTOR_CODE_REQUIRED / TWO_FACTOR_CODE_INVALID or 429 otherwise.
+   */
+  secondFactor(userId: string, code: string | undefined, clientAddress: string): Promise<unknown>;
 }
 
 export function createSessionService(deps: SessionServiceDeps) {
@@ -90,8 +96,18 @@ export function createSessionService(deps: SessionServiceDeps) {
     return user.id;
   }
 
-  async function signIn(email: string, password: string, clientAddress: string): Promise<IssuedSession> {
-    return createSession(await checkPassword(email, password, clientAddress));
+  /**
+   * A whole sign-in: the password (checkPassword), then the second factor when the account has one
+   * (`code`: a TOTP code or a recovery code). Returns the user id.
+   */
+  async function checkSignIn(email: string, password: string, code: string | undefined, clientAddress: string): Promise<string> {
+    const userId = await checkPassword(email, password, clientAddress);
+    await deps.secondFactor(userId, code, clientAddress);
+    return userId;
+  }
+
+  async function signIn(email: string, password: string, clientAddress: string, code?: string): Promise<IssuedSession> {
+    return createSession(await checkSignIn(email, password, code, clientAddress));
   }
 
   async function revokeSession(sessionId: string): Promise<void> {
@@ -133,7 +149,7 @@ export function createSessionService(deps: SessionServiceDeps) {
   /** Signs every session of the user out, in the caller's transaction (an account disabled). */
   const signOutEverywhere = (tx: Executor, userId: string) => deleteSessionsOfUser(tx, userId, null);
 
-  return { createSession, ensureSessionToken, verifier, checkPassword, signIn, revokeSession, changePassword, signOutEverywhere };
+  return { createSession, ensureSessionToken, verifier, checkPassword, checkSignIn, signIn, revokeSession, changePassword, signOutEverywhere };
 }
 
 export type SessionService = ReturnType<typeof createSessionService>;

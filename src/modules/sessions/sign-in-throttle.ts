@@ -15,6 +15,11 @@
 // The same counters throttle wrong user codes on the device approval page (RFC 8628 section 5.1):
 //   - `code-sess:<session>`: one browser session; 5 free wrong codes.
 //   - `code-addr:<address>`: one address across sessions; 20 free wrong codes.
+// And wrong second-factor codes (a TOTP code or a recovery code, asked once the password was right;
+// two-factor.service.ts):
+//   - `2fa:<user>`: the account from every address; 5 free wrong codes. Whoever gets here knows
+//     the password, so the account is what is guarded; a right code clears it.
+//   - `2fa-addr:<address>`: one address across accounts; 20 free wrong codes.
 // A code that exists only gives back the attempt just made: it never clears a counter, or a
 // guesser holding one real code of its own could reset its delay between guesses. While a delay
 // runs every code is refused, the right one included (what section 5.1 asks against brute force).
@@ -46,6 +51,8 @@ export function delayAfter(failures: number, free: number): number {
 
 export const USER_CODE_FREE_FAILURES = { session: 5, address: 20 } as const;
 
+export const SECOND_FACTOR_FREE_FAILURES = { account: 5, address: 20 } as const;
+
 function throttled(retryAfter: number): ApiError {
   return new ApiError('RESOURCE_EXHAUSTED', 'too many failed sign-ins from this address or for this account; wait and try again', {
     reason: 'SIGN_IN_THROTTLED',
@@ -56,6 +63,13 @@ function throttled(retryAfter: number): ApiError {
 function userCodeThrottled(retryAfter: number): ApiError {
   return new ApiError('RESOURCE_EXHAUSTED', 'too many wrong device codes from this session or address; wait and try again', {
     reason: 'USER_CODE_THROTTLED',
+    headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfter))) },
+  });
+}
+
+function secondFactorThrottled(retryAfter: number): ApiError {
+  return new ApiError('RESOURCE_EXHAUSTED', 'too many wrong two-factor codes for this account or from this address; wait and try again', {
+    reason: 'SIGN_IN_THROTTLED',
     headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfter))) },
   });
 }
@@ -126,13 +140,35 @@ export function createSignInThrottle(db: Db) {
     return keys;
   }
 
+  /**
+   * Takes an attempt at a second-factor code of an account, before the code is checked; throws 429
+   * SIGN_IN_THROTTLED with retry-after while the account or the address must wait. Returns the
+   * keys for secondFactorSucceeded.
+   */
+  async function beginSecondFactor(userId: string, rawAddress: string): Promise<{ account: string; address: string }> {
+    const keys = { account: `2fa:${userId}`, address: `2fa-addr:${rawAddress.slice(0, 64)}` };
+    const rows = await findThrottles(db, [keys.account, keys.address]);
+    const counters: Counter[] = [
+      { key: keys.account, free: SECOND_FACTOR_FREE_FAILURES.account },
+      { key: keys.address, free: SECOND_FACTOR_FREE_FAILURES.address },
+    ];
+    await takeSlots(counters, new Map(rows.map((r) => [r.key, r])), clock.now(), secondFactorThrottled);
+    return keys;
+  }
+
+  /** The code was right: the account's count starts again; the address only gets this attempt back. */
+  async function secondFactorSucceeded(keys: { account: string; address: string }): Promise<void> {
+    await deleteThrottles(db, [keys.account]);
+    await giveBack([keys.address]);
+  }
+
   /** The password was right: the attempt was no failure. */
   async function succeeded(keys: { pair: string; account: string; address: string }): Promise<void> {
     await deleteThrottles(db, [keys.pair, keys.account]);
     await giveBack([keys.address]);
   }
 
-  return { begin, succeeded, beginUserCode, userCodeFound: giveBack };
+  return { begin, succeeded, beginUserCode, userCodeFound: giveBack, beginSecondFactor, secondFactorSucceeded };
 }
 
 export type SignInThrottle = ReturnType<typeof createSignInThrottle>;

@@ -40,7 +40,7 @@ export function updateWorkspaceIfRevision(
   db: Executor,
   id: string,
   revision: number | null,
-  set: Partial<Pick<WorkspaceRow, 'name' | 'slug'>>,
+  set: Partial<Pick<WorkspaceRow, 'name' | 'slug' | 'require_two_factor'>>,
   now: number,
 ): Promise<WorkspaceRow | undefined> {
   let q = db
@@ -51,12 +51,19 @@ export function updateWorkspaceIfRevision(
   return q.returningAll().executeTakeFirst();
 }
 
-// Runs on every request a user credential makes to a workspace route: prepared once.
+// Runs on every request a user credential makes to a workspace route: prepared once. The
+// workspace's two-factor requirement comes with the role (one indexed join, no second query).
 const memberRole = preparedQuery((db, p: { workspaceId: string; userId: string }) =>
-  db.selectFrom('workspace_members').select('role').where('workspace_id', '=', p.workspaceId).where('user_id', '=', p.userId));
+  db.selectFrom('workspace_members as m').innerJoin('workspaces as w', 'w.id', 'm.workspace_id')
+    .select(['m.role', 'w.require_two_factor']).where('m.workspace_id', '=', p.workspaceId).where('m.user_id', '=', p.userId));
 
-export async function findMemberRole(db: Executor, workspaceId: string, userId: string): Promise<{ role: string } | undefined> {
+export async function findMemberRole(db: Executor, workspaceId: string, userId: string): Promise<{ role: string; require_two_factor: number } | undefined> {
   return (await memberRole(db, { workspaceId, userId }))[0];
+}
+
+/** The ids of every workspace the user is a member of. */
+export async function workspaceIdsOfUser(db: Executor, userId: string): Promise<string[]> {
+  return (await db.selectFrom('workspace_members').select('workspace_id').where('user_id', '=', userId).execute()).map((r) => r.workspace_id);
 }
 
 const memberColumns = ['m.id', 'm.user_id', 'm.role', 'm.joined_at', 'u.email'] as const;

@@ -75,9 +75,14 @@ export function workspaceRoutes(app: App, s: Pick<Services, 'idempotency' | 'ope
     config: { auth: 'workspace-path' },
     schema: {
       tags, security: bearerSecurity, operationId: 'updateWorkspace', summary: 'Change a workspace',
-      description: 'Needs admin or owner. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag.',
+      description:
+        'Needs admin or owner. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. ' +
+        '`require_two_factor` is an owner\'s choice (an admin is 403, reason ROLE_TOO_LOW), and an owner turns it on only with ' +
+        'two-factor sign-in on for their own account (422, reason OWN_TWO_FACTOR_REQUIRED). Once on, each request of a member ' +
+        'without an active factor to the workspace is 403 (reason TWO_FACTOR_REQUIRED) until they set one up; nobody is removed. ' +
+        'Turning it on or off is audited (`workspace.two_factor_requirement.enable` / `.disable`).',
       params: IdParams, headers: requestHeaders({ ifMatch: 'required' }), body: PatchWorkspaceBody,
-      response: responses({ 200: Workspace }, [400, 403, 404, 409]),
+      response: responses({ 200: Workspace }, [400, 403, 404, 409, 422]),
     },
   }, async (request, reply) => {
     const revision = parseIfMatch(headerOf(request, 'if-match'));

@@ -20,6 +20,13 @@ export const Workspace = Type.Object(
     state: StringEnum(['active', 'deleting'], {
       description: 'active, or deleting while a workspace.delete operation runs (new clusters and other work are then refused with 422)',
     }),
+    require_two_factor: Type.Boolean({
+      description:
+        'true: every member must have two-factor sign-in on (GitHub organizations\' rule). It is decided at each request: a member ' +
+        'without an active factor who acts in the workspace with their user credential (session, web app, user JWT) is refused with ' +
+        '403 TWO_FACTOR_REQUIRED until they set one up on their account page (POST /v1/me/two_factor:enroll); nobody is removed. ' +
+        'The workspace\'s own credentials (API tokens, OAuth clients) are not people and keep working. Only an owner changes it',
+    }),
     created_at: Type.Integer({ description: 'Unix seconds' }),
     updated_at: Type.Integer({ description: 'Unix seconds' }),
     etag: Type.String({ description: 'changes on every write; send it back in if-match' }),
@@ -29,7 +36,7 @@ export const Workspace = Type.Object(
     description: 'A workspace: the unit of tenancy. `role` is the caller\'s role in it.',
     examples: [{
       id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', name: 'Acme', slug: 'acme', plan: { tier: 'free', billed_by: 'self' },
-      role: 'owner', state: 'active', created_at: 1767225600, updated_at: 1767225600, etag: '1',
+      role: 'owner', state: 'active', require_two_factor: false, created_at: 1767225600, updated_at: 1767225600, etag: '1',
     }],
   },
 );
@@ -43,8 +50,15 @@ export const CreateWorkspaceBody = Type.Object(
   { additionalProperties: false, description: 'The caller becomes the owner. A slug is derived from the name when omitted.', examples: [{ name: 'Acme', slug: 'acme' }] },
 );
 export const PatchWorkspaceBody = Type.Object(
-  { name: Type.Optional(Name), slug: Type.Optional(Slug) },
-  { additionalProperties: false, minProperties: 1, description: 'Fields to change; at least one.', examples: [{ name: 'Acme Inc.' }] },
+  {
+    name: Type.Optional(Name),
+    slug: Type.Optional(Slug),
+    require_two_factor: Type.Optional(Type.Boolean({
+      description: 'require two-factor sign-in of every member (see Workspace.require_two_factor). Only an owner changes it (403 ROLE_TOO_LOW), ' +
+        'and an owner turns it on only with two-factor sign-in on for their own account (422 OWN_TWO_FACTOR_REQUIRED), so they are not shut out',
+    })),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'Fields to change; at least one.', examples: [{ name: 'Acme Inc.' }, { require_two_factor: true }] },
 );
 
 export const Member = Type.Object(
@@ -54,6 +68,9 @@ export const Member = Type.Object(
     email: Type.String({ description: "the member's e-mail address" }),
     role: RoleSchema,
     joined_at: Type.String({ format: 'date-time', description: 'when the user joined, an ISO 8601 date-time string' }),
+    two_factor: Type.Optional(Type.Boolean({
+      description: 'whether the member has two-factor sign-in on; in the members list and a member\'s record, for owners and admins only (as GitHub shows it to organization owners)',
+    })),
   },
   {
     $id: 'WorkspaceMember',

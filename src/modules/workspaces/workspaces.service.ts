@@ -26,29 +26,54 @@ export function toWorkspace(row: repo.WorkspaceRow, role?: string): WorkspaceT {
     plan: { tier: row.plan_tier, billed_by: row.billed_by },
     ...(role ? { role: role as Role } : {}),
     state: row.state as 'active' | 'deleting',
+    require_two_factor: row.require_two_factor === 1,
     created_at: row.created_at,
     updated_at: row.updated_at,
     etag: etagOf(row.revision),
   };
 }
 
-export function toMember(row: repo.MemberRow): MemberT {
-  return { id: row.id, user_id: row.user_id, email: row.email, role: row.role as Role, joined_at: isoFromSeconds(row.joined_at) };
+export function toMember(row: repo.MemberRow, twoFactor?: boolean): MemberT {
+  return {
+    id: row.id, user_id: row.user_id, email: row.email, role: row.role as Role, joined_at: isoFromSeconds(row.joined_at),
+    ...(twoFactor !== undefined ? { two_factor: twoFactor } : {}),
+  };
 }
+
+/** What a workspace asks of the accounts' second factors (the sessions' two-factor service, passed in by the composition root). */
+export interface TwoFactorLookup {
+  hasActiveFactor(userId: string): Promise<boolean>;
+  usersWithActiveFactor(userIds: string[]): Promise<Set<string>>;
+}
+
+const twoFactorRequired = () =>
+  permissionDenied(
+    'this workspace requires two-factor sign-in of its members: turn it on for your account on your account page (the web app\'s "Your account", or POST /v1/me/two_factor:enroll), then try again',
+    'TWO_FACTOR_REQUIRED',
+  );
 
 function slugFromName(name: string): string {
   const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 32);
   return base.length >= 3 ? base : `ws-${base || randomString(4, '0123456789abcdefghijklmnopqrstuvwxyz')}`.replace(/-+$/, '');
 }
 
-export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quotas: Pick<QuotaService, 'enforce'>; invitations: Pick<InvitationService, 'invite'> }) {
+export function createWorkspaceService(deps: {
+  db: Db; cursors: CursorCodec; quotas: Pick<QuotaService, 'enforce'>; invitations: Pick<InvitationService, 'invite'>; twoFactor: TwoFactorLookup;
+}) {
   const { db, cursors } = deps;
 
   const memberships: MembershipLookup = {
+    /**
+     * The member's role; null when not a member. A workspace that requires two factors refuses a
+     * member without an active factor here, at each request (403 TWO_FACTOR_REQUIRED): turning it
+     * on or a member removing their factor takes effect at once, and setting one up lets them in.
+     */
     async roleOf(workspaceId, userId) {
       if (!isId('workspace', workspaceId)) return null;
       const row = await repo.findMemberRole(db, workspaceId, userId);
-      return (row?.role as Role | undefined) ?? null;
+      if (!row) return null;
+      if (row.require_two_factor === 1 && !(await deps.twoFactor.hasActiveFactor(userId))) throw twoFactorRequired();
+      return row.role as Role;
     },
     async requestedInDeletedWorkspace(workspaceId, userId) {
       if (!isId('workspace', workspaceId) || (await repo.findWorkspace(db, workspaceId))) return false;
@@ -66,7 +91,7 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
       for (let attempt = 0; attempt < 5; attempt++) {
         const slug = input.slug ?? (attempt === 0 ? derived : `${derived.slice(0, 32)}-${randomString(6, '0123456789abcdefghijklmnopqrstuvwxyz')}`);
         const row: repo.WorkspaceRow = {
-          id: newId('workspace'), name: input.name, slug, plan_tier: DEFAULT_TIER, billed_by: 'platform', state: 'active', created_at: now, updated_at: now, revision: 1,
+          id: newId('workspace'), name: input.name, slug, plan_tier: DEFAULT_TIER, billed_by: 'platform', state: 'active', require_two_factor: 0, created_at: now, updated_at: now, revision: 1,
         };
         if (await repo.insertWorkspaceIfSlugFree(tx, row)) {
           await repo.insertMember(tx, { id: newId('member'), workspace_id: row.id, user_id: userId, role: 'owner', joined_at: now, updated_at: now });
@@ -90,11 +115,35 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
     return cursors.page(rows, page, userId, {}, (r) => toWorkspace(r, r.role));
   }
 
-  async function patchWorkspace(scope: WorkspaceScope, revision: number | null, input: { name?: string; slug?: string }): Promise<WorkspaceT> {
+  async function patchWorkspace(scope: WorkspaceScope, revision: number | null, input: { name?: string; slug?: string; require_two_factor?: boolean }): Promise<WorkspaceT> {
     if (!roleAtLeast(scope.role, 'admin')) throw permissionDenied('changing a workspace needs the admin role or higher', 'ROLE_TOO_LOW');
+    const { require_two_factor: requireTwoFactor, ...names } = input;
+    if (requireTwoFactor !== undefined) {
+      if (scope.role !== 'owner') throw permissionDenied('requiring two factors of the members is an owner\'s choice', 'ROLE_TOO_LOW');
+      // An owner acts with a user credential (API tokens are never owners): theirs must have a factor first.
+      if (requireTwoFactor && !(await deps.twoFactor.hasActiveFactor(scope.actorId))) {
+        throw new ApiError('FAILED_PRECONDITION', 'turn on two-factor sign-in for your own account first (your account page), so that the requirement does not shut you out', { reason: 'OWN_TWO_FACTOR_REQUIRED' });
+      }
+    }
+    const set = { ...names, ...(requireTwoFactor !== undefined ? { require_two_factor: requireTwoFactor ? 1 : 0 } : {}) };
     let row: repo.WorkspaceRow | undefined;
     try {
-      row = await repo.updateWorkspaceIfRevision(db, scope.workspaceId, revision, input, clock.now());
+      row = await db.transaction().execute(async (tx) => {
+        // The value before, under the workspace's lock, so that only a real change is audited.
+        let before: repo.WorkspaceRow | undefined;
+        if (requireTwoFactor !== undefined) {
+          await repo.lockWorkspace(tx, scope.workspaceId);
+          before = await repo.findWorkspace(tx, scope.workspaceId);
+        }
+        const after = await repo.updateWorkspaceIfRevision(tx, scope.workspaceId, revision, set, clock.now());
+        if (after && before && before.require_two_factor !== after.require_two_factor) {
+          await recordAuditEvent(tx, scope, {
+            action: after.require_two_factor === 1 ? 'workspace.two_factor_requirement.enable' : 'workspace.two_factor_requirement.disable',
+            resourceType: 'workspace', resourceId: scope.workspaceId,
+          });
+        }
+        return after;
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', `slug "${input.slug}" is taken`, { reason: 'SLUG_TAKEN' });
       throw err;
@@ -105,10 +154,30 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
     throw etagMismatch(`workspace ${scope.workspaceId}`, current.revision);
   }
 
+  /** Owners and admins see who has two-factor sign-in on; members do not (GitHub shows it to organization owners). */
+  async function twoFactorOf(scope: WorkspaceScope, rows: repo.MemberRow[]): Promise<(row: repo.MemberRow) => boolean | undefined> {
+    if (!roleAtLeast(scope.role, 'admin')) return () => undefined;
+    const on = await deps.twoFactor.usersWithActiveFactor(rows.map((r) => r.user_id));
+    return (row) => on.has(row.user_id);
+  }
+
   async function listMembers(scope: WorkspaceScope, query: PageQueryT): Promise<Page<MemberT>> {
     const page = cursors.request(query, scope.workspaceId);
     const rows = await repo.listMembers(db, scope.workspaceId, page);
-    return cursors.page(rows, page, scope.workspaceId, {}, toMember);
+    const twoFactor = await twoFactorOf(scope, rows);
+    return cursors.page(rows, page, scope.workspaceId, {}, (r) => toMember(r, twoFactor(r)));
+  }
+
+  /**
+   * An account turned its second factor on or off: recorded in the audit log of every workspace it
+   * belongs to (the owners see who fell out of a requirement), in the change's transaction.
+   */
+  async function recordTwoFactorChange(tx: Executor, e: { userId: string; enabled: boolean; requestId: string | null }): Promise<void> {
+    for (const workspaceId of await repo.workspaceIdsOfUser(tx, e.userId)) {
+      await recordAuditEvent(tx, { workspaceId, actor: { type: 'user', id: e.userId }, requestId: e.requestId }, {
+        action: e.enabled ? 'user.two_factor.enable' : 'user.two_factor.disable', resourceType: 'user', resourceId: e.userId, metadata: { method: 'totp' },
+      });
+    }
   }
 
   function assertMayManage(scope: WorkspaceScope, targetRole: Role | null, newRole: Role | null): void {
@@ -155,7 +224,7 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
   async function getMember(scope: WorkspaceScope, userId: string): Promise<MemberT> {
     const row = isId('user', userId) ? await repo.findMember(db, scope.workspaceId, userId) : undefined;
     if (!row) throw notFound('member');
-    return toMember(row);
+    return toMember(row, (await twoFactorOf(scope, [row]))(row));
   }
 
   async function loadMemberById(workspaceId: string, memberId: string): Promise<MemberT | null> {
@@ -212,7 +281,7 @@ export function createWorkspaceService(deps: { db: Db; cursors: CursorCodec; quo
 
   return {
     memberships, createWorkspace, getWorkspace, listWorkspaces, patchWorkspace, findForOperator, ownedBy,
-    listMembers, addMember, getMember, loadMemberById, changeMemberRole, removeMember,
+    listMembers, addMember, getMember, loadMemberById, changeMemberRole, removeMember, recordTwoFactorChange,
   };
 }
 

@@ -85,6 +85,8 @@ interface InputAttributes {
   min?: number;
   max?: number;
   readOnly?: boolean;
+  /** the on-screen keyboard to offer (`numeric` for codes) */
+  inputMode?: 'text' | 'numeric';
 }
 
 type InputProps = InputAttributes & {

@@ -51,6 +51,7 @@ export const NAV: { title: string; items: NavItem[] }[] = [
   {
     title: 'Workspace',
     items: [
+      { href: '/settings/workspace', label: 'Settings' },
       { href: '/settings/members', label: 'Members' },
       { href: '/settings/tokens', label: 'API tokens' },
       { href: '/settings/oauth-clients', label: 'OAuth clients' },
@@ -105,6 +106,21 @@ function NoWorkspace() {
       <p>You are not a member of any workspace. Create one, or ask someone to add you to theirs.</p>
       <a class="button primary" href="/workspaces/new">
         Create a workspace
+      </a>
+    </Page>
+  );
+}
+
+/** A workspace that requires two factors, for a person without one: what to do, instead of pages the API refuses. */
+function TwoFactorNeeded(props: { name: string }) {
+  return (
+    <Page title="Two-factor sign-in required">
+      <p>
+        {props.name} requires two-factor sign-in of its members. Turn it on for your account (an authenticator app on your phone), then come back:
+        everything here opens again at once.
+      </p>
+      <a class="button primary" href="/account">
+        Set up two-factor sign-in
       </a>
     </Page>
   );
@@ -184,7 +200,7 @@ export function Layout(props: { children: ComponentChildren }) {
         ))}
       </nav>
       <main id="main" class="content" tabIndex={-1}>
-        {workspace || PERSONAL.test(path) ? props.children : <NoWorkspace />}
+        {PERSONAL.test(path) ? props.children : !workspace ? <NoWorkspace /> : workspace.require_two_factor && !me.two_factor ? <TwoFactorNeeded name={workspace.name} /> : props.children}
       </main>
     </div>
   );

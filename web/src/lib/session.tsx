@@ -15,6 +15,8 @@ export interface Session {
   workspace: Workspace | null;
   switchTo: (workspaceId: string) => void;
   refreshWorkspaces: () => Promise<Workspace[]>;
+  /** Reads GET /v1/me again (after a change to the account, such as two-factor sign-in turned on). */
+  refreshMe: () => Promise<void>;
   signOut: () => Promise<void>;
 }
 
@@ -52,6 +54,7 @@ function pick(workspaces: Workspace[], wanted: string | null): Workspace | null 
 }
 
 export function SessionProvider(props: { me: Me; workspaces: Workspace[]; onSignedOut: () => void; children: ComponentChildren }) {
+  const [me, setMe] = useState(props.me);
   const [workspaces, setWorkspaces] = useState(props.workspaces);
   const [currentId, setCurrentId] = useState<string | null>(() => pick(props.workspaces, remembered())?.id ?? null);
   const workspace = pick(workspaces, currentId);
@@ -75,14 +78,18 @@ export function SessionProvider(props: { me: Me; workspaces: Workspace[]; onSign
     return list;
   }, []);
 
+  const refreshMe = useCallback(async () => {
+    setMe(await ok(client.GET('/v1/me', {})));
+  }, []);
+
   const signOut = useCallback(async () => {
     await ok(client.DELETE('/v1/auth/sessions/current', {}));
     props.onSignedOut();
   }, [props.onSignedOut]);
 
   const value = useMemo<Session>(
-    () => ({ me: props.me, workspaces, workspace, switchTo, refreshWorkspaces, signOut }),
-    [props.me, workspaces, workspace, switchTo, refreshWorkspaces, signOut],
+    () => ({ me, workspaces, workspace, switchTo, refreshWorkspaces, refreshMe, signOut }),
+    [me, workspaces, workspace, switchTo, refreshWorkspaces, refreshMe, signOut],
   );
   return <SessionContext.Provider value={value}>{props.children}</SessionContext.Provider>;
 }

@@ -3,6 +3,9 @@
 // so an html_url opened signed out shows its record once signed in. The form is also part of an
 // offer's public page (/i/{short_hash}), next to the sign-up form. Below it, how to get an account
 // here: a sign-up form when the operator opened sign-up (SVC_SIGNUP=open), else who gives accounts.
+// An account with two-factor sign-in on answers 401 TWO_FACTOR_CODE_REQUIRED once the password is
+// right: the form then asks for the code in a second step and sends e-mail, password and code
+// again (the password stays in this page's memory only).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { ComponentChildren } from 'preact';
 import { client, ok } from '../lib/api.ts';
@@ -14,16 +17,36 @@ import { SignUpForm } from './order/SignUp.tsx';
 export function SignInForm(props: { onSignedIn: () => Promise<void>; title: string; headingLevel?: 1 | 2; children?: ComponentChildren }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
+  const [code, setCode] = useState('');
+  /** the second step: the password was right and the account asks for a code */
+  const [askCode, setAskCode] = useState(false);
   const action = useAction();
   const heading = useRef<HTMLHeadingElement>(null);
+  const codeHeading = useRef<HTMLParagraphElement>(null);
   useEffect(() => {
     if (props.headingLevel !== 2) heading.current?.focus();
   }, []);
+  useEffect(() => {
+    if (askCode) codeHeading.current?.focus();
+  }, [askCode]);
 
   async function submit(e: Event) {
     e.preventDefault();
-    const done = await action.run(() => ok(client.POST('/v1/auth/browser_session', { body: { email, password } })));
+    const body = askCode ? { email, password, code: code.trim() } : { email, password };
+    const done = await action.run(() => ok(client.POST('/v1/auth/browser_session', { body })));
     if (done) await props.onSignedIn();
+  }
+  // The first answer that asks for a code moves the form to its second step (not an error to show).
+  const codeAsked = action.error?.reason === 'TWO_FACTOR_CODE_REQUIRED';
+  useEffect(() => {
+    if (codeAsked) setAskCode(true);
+  }, [codeAsked]);
+
+  function startOver() {
+    setAskCode(false);
+    setCode('');
+    setPassword('');
+    action.clear();
   }
 
   const Heading = props.headingLevel === 2 ? 'h2' : 'h1';
@@ -32,15 +55,35 @@ export function SignInForm(props: { onSignedIn: () => Promise<void>; title: stri
       <Heading id="signin-title" ref={heading} tabIndex={-1}>
         {props.title}
       </Heading>
-      <ErrorNotice error={action.error} title="Could not sign in." />
-      <TextField label="Email" type="email" autoComplete="username" required value={email} onValue={setEmail} />
-      <TextField label="Password" type="password" autoComplete="current-password" required value={password} onValue={setPassword} />
-      <button class="primary" type="submit" disabled={action.busy}>
-        {action.busy ? 'Signing in…' : 'Sign in'}
-      </button>
-      <p class="muted small">
-        <a href="/reset-password">Forgot your password?</a>
-      </p>
+      {askCode ? (
+        <>
+          <p ref={codeHeading} tabIndex={-1}>
+            <strong>Two-factor sign-in.</strong> Enter the 6-digit code from your authenticator app for {email}, or one of your recovery codes.
+          </p>
+          <ErrorNotice error={codeAsked ? undefined : action.error} title="Could not sign in." />
+          <TextField label="Authentication code" inputMode="numeric" autoComplete="one-time-code" required maxLength={32} value={code} onValue={setCode} />
+          <span class="actions">
+            <button class="primary" type="submit" disabled={action.busy}>
+              {action.busy ? 'Verifying…' : 'Verify'}
+            </button>
+            <button type="button" class="link" onClick={startOver}>
+              Start again
+            </button>
+          </span>
+        </>
+      ) : (
+        <>
+          <ErrorNotice error={codeAsked ? undefined : action.error} title="Could not sign in." />
+          <TextField label="Email" type="email" autoComplete="username" required value={email} onValue={setEmail} />
+          <TextField label="Password" type="password" autoComplete="current-password" required value={password} onValue={setPassword} />
+          <button class="primary" type="submit" disabled={action.busy}>
+            {action.busy ? 'Signing in…' : 'Sign in'}
+          </button>
+          <p class="muted small">
+            <a href="/reset-password">Forgot your password?</a>
+          </p>
+        </>
+      )}
       {props.children}
     </form>
   );

@@ -65,6 +65,10 @@ const ACTIONS: Record<Action, string> = {
   'install.delete': 'Install deletion started',
   'subscription.checkout.create': 'Plan checkout opened',
   'subscription.plan_paid': 'Plan paid and raised',
+  'user.two_factor.enable': 'Two-factor sign-in turned on',
+  'user.two_factor.disable': 'Two-factor sign-in turned off',
+  'workspace.two_factor_requirement.enable': 'Two factors required of members',
+  'workspace.two_factor_requirement.disable': 'Two factors no longer required',
 };
 const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   secret: 'Secret',
@@ -85,6 +89,7 @@ const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   package_version: 'Package version',
   install: 'Install',
   plan_checkout: 'Plan checkout',
+  user: 'Person',
 };
 const ACTION_OPTIONS: [string, string][] = [['', 'Every action'], ...(Object.entries(ACTIONS) as [string, string][])];
 

@@ -110,6 +110,8 @@ export function Members(_props: { path?: string }) {
             { label: 'Member', cell: (m) => <>{m.email}{m.user_id === me.id && <span class="muted"> (you)</span>}</> },
             { label: 'Role', cell: (m) => ROLE_WORDS[m.role] },
             { label: 'Joined', cell: (m) => <Time at={m.joined_at} /> },
+            // owners and admins see who has two-factor sign-in on (the API says it to them only)
+            ...(mayManage ? [{ label: 'Two factors', cell: (m: Member) => (m.two_factor === undefined ? '—' : m.two_factor ? 'On' : 'Off') }] : []),
             {
               label: 'Actions',
               cell: (m) =>
