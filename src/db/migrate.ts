@@ -20,6 +20,7 @@ import * as m014 from './migrations/014_commerce.js';
 import * as m015 from './migrations/015_events.js';
 import * as m016 from './migrations/016_spend_reservations_secret_derived.js';
 import * as m017 from './migrations/017_invitations.js';
+import * as m022 from './migrations/022_oidc_identities.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -39,6 +40,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '015_events': m015,
   '016_spend_reservations_secret_derived': m016,
   '017_invitations': m017,
+  '022_oidc_identities': m022,
 };
 
 class StaticProvider implements MigrationProvider {

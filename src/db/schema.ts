@@ -10,6 +10,17 @@ export interface UsersTable {
   updated_at: number;
 }
 
+/** an OpenID provider's account linked to a user (migration 022) */
+export interface OidcIdentitiesTable {
+  issuer: string;
+  subject: string;
+  user_id: string;
+  /** lowercased, as the provider last gave it (verified) */
+  email: string;
+  created_at: number;
+  last_sign_in_at: number;
+}
+
 export interface SessionsTable {
   id: string;
   user_id: string;
@@ -489,6 +500,7 @@ export interface Database {
   workspaces: WorkspacesTable;
   workspace_members: WorkspaceMembersTable;
   workspace_invitations: WorkspaceInvitationsTable;
+  oidc_identities: OidcIdentitiesTable;
   api_tokens: ApiTokensTable;
   idempotency_keys: IdempotencyKeysTable;
   instances: InstancesTable;
