@@ -124,11 +124,12 @@ export function oidcRoutes(app: App, s: Pick<Services, 'config' | 'oidc' | 'sess
         'whatever e-mail it has now; otherwise the user whose e-mail (lowercased) the provider gives as verified, who is then ' +
         'linked to it; with SVC_OIDC_CREATE_USERS=true an unknown e-mail gets an account. Then the browser is signed in as with ' +
         '`POST /v1/auth/browser_session` (the `svc_session` cookie) and redirected (303) to the `next` the sign-in started with. ' +
-        'Refusals, each changing nothing: 400 reason OIDC_SIGN_IN_EXPIRED (no pending sign-in in this browser, older than 10 ' +
-        'minutes, or another one\'s state); 403 reason OIDC_RESPONSE_REJECTED (the provider answered with an error, or its answer ' +
-        'failed a check), OIDC_EMAIL_NOT_VERIFIED (no e-mail, or one the provider has not verified), OIDC_NO_ACCOUNT (no account ' +
-        'has that e-mail and accounts are not made here at sign-in) or OIDC_IDENTITY_CONFLICT (the account of that e-mail is ' +
-        'linked to another account of the provider); 404 reason OIDC_NOT_CONFIGURED; 503 reason OIDC_PROVIDER_UNAVAILABLE. ' +
+        'Refusals, each changing nothing: 400 reason OIDC_SIGN_IN_EXPIRED: no pending sign-in in this browser, one older than ' +
+        '10 minutes, or another one\'s state. 403 reason OIDC_RESPONSE_REJECTED: the provider answered with an error (the ' +
+        'person cancelled, say), or its answer failed a check. 403 reason OIDC_EMAIL_NOT_VERIFIED: no e-mail, or one the ' +
+        'provider has not verified. 403 reason OIDC_NO_ACCOUNT: no account has that e-mail and accounts are not made at ' +
+        'sign-in here. 403 reason OIDC_IDENTITY_CONFLICT: the account of that e-mail is linked to another account of the ' +
+        'provider. 404 reason OIDC_NOT_CONFIGURED; 503 reason OIDC_PROVIDER_UNAVAILABLE. ' +
         'A browser (Accept: text/html) gets these as a page saying what to do.',
       querystring: CallbackQuery,
       response: responses({ 303: Redirect('to the `next` path the sign-in started with, signed in') }, [400, 403, 404]),
