@@ -7,7 +7,6 @@
 // one client, as a company's provider does for its own applications.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import Provider from 'oidc-provider';
 
 export interface StandinAccount {
   sub: string;
@@ -53,6 +52,8 @@ function quietProviderNotices(): void {
 
 export async function startOidcStandin(opts: { redirectUri: string; port?: number }): Promise<OidcStandin> {
   quietProviderNotices();
+  // Imported here, after the notices are quieted: it warns about the Node version as it loads.
+  const { default: Provider } = await import('oidc-provider');
   const accounts = new Map<string, StandinAccount>();
   const clientId = 'svc-test-client';
   const clientSecret = randomBytes(24).toString('hex');
