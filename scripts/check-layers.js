@@ -29,6 +29,8 @@ const DOMAIN_GROUPS = {
   // tenancy): identity's own credential changes (API tokens, OAuth clients) are audited, and a
   // cross-cutting record sits low so that everything may call it; it imports no module.
   users: 1, sessions: 1, tokens: 1, oauth: 1, device: 1, audit: 1, mail: 1,
+  // single sign-on: an OpenID provider's accounts linked to users (issue 34)
+  oidc: 1,
   // the instance's administration reads who owns workspaces (tenancy) before deleting an account
   admin: 2,
   // 2 tenancy: workspaces and what they are allowed; the cross-cutting records (quotas,

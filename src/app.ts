@@ -25,6 +25,7 @@ import { workspaceRoutes } from './modules/workspaces/workspaces.routes.js';
 import { tokenRoutes } from './modules/oauth/token.routes.js';
 import { deviceRoutes } from './modules/device/device.routes.js';
 import { devicePageRoutes } from './web/device.page.js';
+import { oidcRoutes } from './web/oidc.page.js';
 import { checkoutPageRoutes } from './web/checkout.page.js';
 import { webAppRoutes } from './web/app.plugin.js';
 import { lookupRoutes } from './modules/lookup/lookup.routes.js';
@@ -253,6 +254,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     tokenRoutes(forms, services);
     deviceRoutes(forms, services);
     devicePageRoutes(forms, services);
+    // Single sign-on's start and callback: browser routes with a cookie of their own.
+    oidcRoutes(forms, services);
     // The local payment provider's hosted checkout page (issue 25).
     checkoutPageRoutes(forms, { local: services.localPayments, config: services.config, sessions: services.sessions });
   });

@@ -199,6 +199,31 @@ export interface Config {
   commerce: CommerceConfig;
   /** e-mail and the instance's admins (issue 34; parsed in config-people.ts) */
   people: PeopleConfig;
+  /** single sign-on with an OpenID provider (SVC_OIDC_*), or null when SVC_OIDC_ISSUER is unset */
+  oidc: OidcConfig | null;
+}
+
+/**
+ * Sign-in with an OpenID Connect provider (issue 34). The provider's metadata is discovered at the
+ * first sign-in, not at start. The client secret is a non-enumerable property: a config that ends
+ * up in a log line or JSON.stringify shows no secret, while `oidc.clientSecret` still reads it.
+ */
+export interface OidcConfig {
+  /** the issuer identifier (SVC_OIDC_ISSUER): https, or http on a loopback address for trying it out */
+  issuer: string;
+  /** this service's client id at the provider (SVC_OIDC_CLIENT_ID) */
+  clientId: string;
+  /** its client secret (SVC_OIDC_CLIENT_SECRET), sent to the token endpoint only */
+  clientSecret: string;
+  /** the button's label: "Sign in with {name}" (SVC_OIDC_NAME) */
+  name: string;
+  /**
+   * SVC_OIDC_CREATE_USERS: false (the default), only people who have an account here (by verified
+   * e-mail) sign in; true, a person the provider vouches for gets an account at first sign-in
+   */
+  createUsers: boolean;
+  /** where the provider sends the browser back: `{SVC_PUBLIC_URL}/v1/auth/oidc/callback` (registered at the provider) */
+  redirectUri: string;
 }
 
 export const SIGNUP_MODES = ['closed', 'invite', 'open'] as const;
@@ -433,6 +458,40 @@ function parseCompute(env: NodeJS.ProcessEnv): Config['compute'] {
   return { provider: 'hcloud', hcloud };
 }
 
+const OIDC_VARIABLES = ['SVC_OIDC_ISSUER', 'SVC_OIDC_CLIENT_ID', 'SVC_OIDC_CLIENT_SECRET', 'SVC_OIDC_NAME', 'SVC_OIDC_CREATE_USERS'] as const;
+
+/** SVC_OIDC_*: all of issuer, client id and secret, or none of the variables. No message quotes the secret. */
+function parseOidc(env: NodeJS.ProcessEnv, publicUrl: string): OidcConfig | null {
+  const issuer = (env.SVC_OIDC_ISSUER ?? '').trim();
+  if (!issuer) {
+    const stray = OIDC_VARIABLES.filter((name) => env[name]);
+    if (stray.length) throw new ConfigError(`${stray.join(', ')} ${stray.length === 1 ? 'is' : 'are'} set but SVC_OIDC_ISSUER is not: set the provider's issuer URL too, or unset them`);
+    return null;
+  }
+  const url = URL.canParse(issuer) ? new URL(issuer) : null;
+  const loopback = url !== null && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+  if (!url || !(url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) || url.username || url.password || url.search || url.hash) {
+    throw new ConfigError(`SVC_OIDC_ISSUER must be the provider's issuer URL, https (http only on 127.0.0.1 or localhost), without credentials, query or fragment (say https://accounts.example.com), got "${issuer}"`);
+  }
+  const clientId = (env.SVC_OIDC_CLIENT_ID ?? '').trim();
+  const clientSecret = (env.SVC_OIDC_CLIENT_SECRET ?? '').trim();
+  if (!clientId || !clientSecret) {
+    throw new ConfigError('SVC_OIDC_ISSUER needs SVC_OIDC_CLIENT_ID and SVC_OIDC_CLIENT_SECRET: register this service as a confidential client (authorization code flow) at the provider, with the redirect URI ' +
+      `${publicUrl}/v1/auth/oidc/callback`);
+  }
+  if (!/^[\x21-\x7e]{1,255}$/.test(clientId)) throw new ConfigError(`SVC_OIDC_CLIENT_ID must be 1-255 printable ASCII characters without spaces, got "${clientId.slice(0, 260)}"`);
+  if (!/^[\x21-\x7e]{1,512}$/.test(clientSecret)) throw new ConfigError('SVC_OIDC_CLIENT_SECRET must be 1-512 printable ASCII characters without spaces (its value is not shown)');
+  const name = (env.SVC_OIDC_NAME ?? '').trim() || 'single sign-on';
+  if (name.length > 40 || /[\p{Cc}<>]/u.test(name)) throw new ConfigError(`SVC_OIDC_NAME must be at most 40 characters of text (the button says "Sign in with {name}"), got "${name.slice(0, 60)}"`);
+  const oidc: OidcConfig = {
+    issuer, clientId, clientSecret, name,
+    createUsers: booleanSetting(env, 'SVC_OIDC_CREATE_USERS', false),
+    redirectUri: `${publicUrl}/v1/auth/oidc/callback`,
+  };
+  Object.defineProperty(oidc, 'clientSecret', { enumerable: false });
+  return oidc;
+}
+
 /** `<package root>/dist/app`: this file sits one level below the package root in src/ and in dist/ alike. */
 const DEFAULT_WEB_DIR = fileURLToPath(new URL('../dist/app', import.meta.url));
 
@@ -543,5 +602,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     agents: parseAgents(env, (name, fallback, min, max) => numberSetting(env, name, fallback, min, max)),
     commerce: parseCommerce(env, (name, fallback, min, max) => numberSetting(env, name, fallback, min, max)),
     people: parsePeople(env),
+    oidc: parseOidc(env, publicUrl),
   };
 }

@@ -14,6 +14,8 @@ import { createApiTokenService } from './modules/tokens/tokens.service.js';
 import { createUserService } from './modules/users/users.service.js';
 import type { GrantHandler } from './modules/oauth/oauth.errors.js';
 import { createOAuthService } from './modules/oauth/oauth.service.js';
+import { createOidcService } from './modules/oidc/oidc.service.js';
+import { createOidcRelyingParty } from './drivers/oidc/openid.js';
 import { createWorkspaceService, lockWorkspace } from './modules/workspaces/workspaces.service.js';
 import { createNotifier } from './jobs/notifier.js';
 import { WorkflowRegistry } from './jobs/workflows.js';
@@ -226,6 +228,11 @@ export function createServices(deps: ServicesDeps) {
   }
   const device = createDeviceService({ db, config, sessions });
   const oauth = createOAuthService({ db, config, cursors, assertWorkspaceActive });
+  /** single sign-on with the operator's OpenID provider (issue 34); its package loads at the first sign-in */
+  const oidc = createOidcService({
+    db, config: config.oidc, relyingParty: config.oidc ? createOidcRelyingParty(config.oidc) : null,
+    cookieKey: deriveKey(config.secretKey, 'oidc-login'), users,
+  });
   const notifications = createNotificationService({ db, cursors });
   const secrets = createSecretService({ db, cursors, keyring, publicUrl: config.publicUrl, retentionSeconds: config.secretRetentionSeconds, quotas });
   /** Each domain's periodic work, which the job runtime schedules in worker processes (src/jobs/runtime.ts). */
@@ -259,6 +266,7 @@ export function createServices(deps: ServicesDeps) {
     passwordResets,
     admin,
     oauth,
+    oidc,
     /** POST /oauth/token handlers by grant_type (device_code: RFC 8628; client_credentials: RFC 6749 4.4) */
     grants: new Map<string, GrantHandler>([
       ['client_credentials', oauth.clientCredentialsGrant],

@@ -207,6 +207,16 @@ describe('OpenAPI document', () => {
     }
   });
 
+  test('every operation documents a 2xx, or a 303 redirect with its location (the browser routes of single sign-on)', () => {
+    for (const o of ops) {
+      const statuses = Object.keys(o.op.responses);
+      if (statuses.some((s) => s.startsWith('2'))) continue;
+      const redirect = o.op.responses['303'];
+      assert.ok(redirect, `${label(o)} documents neither a 2xx nor a 303`);
+      assert.ok(redirect.headers?.location?.description, `${label(o)} 303 does not document its location header`);
+    }
+  });
+
   test('every operation that takes input or credentials documents a 4xx response', () => {
     for (const o of ops) {
       const takesInput = (o.op.parameters?.length ?? 0) > 0 || o.op.requestBody || o.op.security.length > 0;

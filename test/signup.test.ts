@@ -108,7 +108,7 @@ describe('sign-up', () => {
     for (const [t, signup] of [[open, 'open'], [closed, 'closed'], [invite, 'invite']] as const) {
       const res = await t.request('GET', '/v1/auth/settings');
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(res.body, { signup, billing: 'operator' });
+      assert.deepEqual(res.body, { signup, billing: 'operator', oidc: null });
     }
   });
 

@@ -24,6 +24,7 @@ import * as m018 from './migrations/018_people.js';
 import * as m019 from './migrations/019_two_factor.js';
 import * as m020 from './migrations/020_audit_names.js';
 import * as m021 from './migrations/021_plan_checkouts.js';
+import * as m022 from './migrations/022_oidc_identities.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '019_two_factor': m019,
   '020_audit_names': m020,
   '021_plan_checkouts': m021,
+  '022_oidc_identities': m022,
 };
 
 class StaticProvider implements MigrationProvider {

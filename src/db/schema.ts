@@ -42,6 +42,17 @@ export interface PasswordResetsTable {
   ended_at: number | null;
 }
 
+/** an OpenID provider's account linked to a user (migration 022) */
+export interface OidcIdentitiesTable {
+  issuer: string;
+  subject: string;
+  user_id: string;
+  /** lowercased, as the provider last gave it (verified) */
+  email: string;
+  created_at: number;
+  last_sign_in_at: number;
+}
+
 export interface SessionsTable {
   id: string;
   user_id: string;
@@ -575,6 +586,7 @@ export interface Database {
   workspaces: WorkspacesTable;
   workspace_members: WorkspaceMembersTable;
   workspace_invitations: WorkspaceInvitationsTable;
+  oidc_identities: OidcIdentitiesTable;
   api_tokens: ApiTokensTable;
   idempotency_keys: IdempotencyKeysTable;
   instances: InstancesTable;

@@ -32,3 +32,15 @@ export function nextAppPath(value: string | undefined): string | undefined {
   const q = value.indexOf('?');
   return isAppPath(q === -1 ? value : value.slice(0, q)) ? value : undefined;
 }
+
+/**
+ * `next` of a sign-in through the OpenID provider (/v1/auth/oidc/start): a path of the web app as
+ * for nextAppPath, or the device approval page (`/device`, with its query: the code being
+ * approved). Anything else is undefined, and the sign-in then ends on the web app's home.
+ */
+export function signInNextPath(value: string | undefined): string | undefined {
+  if (value === undefined || !LOCAL_PATH.test(value) || value.includes('//')) return undefined;
+  const q = value.indexOf('?');
+  const path = q === -1 ? value : value.slice(0, q);
+  return isAppPath(path) || path === '/device' ? value : undefined;
+}

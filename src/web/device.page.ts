@@ -15,6 +15,7 @@ import type { Services } from '../services.js';
 import { createCookieSessions } from './cookie.session.js';
 import { codeView, confirmView, enterCodeView, resultView, signInView, type Message } from './device.views.js';
 import { sendPage } from './layout.js';
+import { ssoStartHref } from './oidc.views.js';
 import { nextAppPath } from './app-paths.js';
 
 /** The throttle's counters: the browser session, and the client address. */
@@ -83,8 +84,19 @@ export function devicePageRoutes(app: App, s: Pick<Services, 'config' | 'db' | '
     return { basePath, email: row?.email ?? user.userId, csrf: cookies.csrfTokenFor(user) };
   }
 
+  /**
+   * The "Sign in with {name}" link when single sign-on is set up: the sign-in through the provider
+   * comes back to the page this form would have led to (`next`, or this code's device page).
+   */
+  function ssoLink(extra: { userCode?: string | undefined; next?: string | undefined }) {
+    const sso = s.config.oidc;
+    if (!sso) return undefined;
+    const back = extra.next ?? (extra.userCode ? `/device?user_code=${encodeURIComponent(extra.userCode)}` : '/device');
+    return { name: sso.name, href: ssoStartHref(basePath, back) };
+  }
+
   function showSignIn(request: FastifyRequest, reply: FastifyReply, status: number, extra: { userCode?: string | undefined; email?: string | undefined; next?: string | undefined; message?: Message } = {}) {
-    return sendPage(reply, status, 'Sign in', signInView({ basePath, csrf: cookies.signInCsrfToken(request, reply), ...extra }));
+    return sendPage(reply, status, 'Sign in', signInView({ basePath, csrf: cookies.signInCsrfToken(request, reply), ...extra, sso: ssoLink(extra) }));
   }
 
   app.get('/device', {

@@ -1,6 +1,7 @@
 // Views of the /device approval pages (RFC 8628 section 3.3). Every value goes through `html`,
 // which escapes it; no view takes raw markup from a caller.
 import { html, type Html } from './layout.js';
+import { ssoLinkBlock, type SsoLink } from './oidc.views.js';
 
 export interface Message {
   kind: 'error' | 'ok';
@@ -23,7 +24,11 @@ function signedInBar(p: { basePath: string; email: string; csrf: string }): Html
 </form></div>`;
 }
 
-export function signInView(p: { basePath: string; csrf: string; userCode?: string | undefined; email?: string | undefined; next?: string | undefined; message?: Message }): Html {
+export function signInView(p: {
+  basePath: string; csrf: string; userCode?: string | undefined; email?: string | undefined; next?: string | undefined; message?: Message;
+  /** the operator's OpenID provider, when single sign-on is set up */
+  sso?: SsoLink | undefined;
+}): Html {
   return html`<h1>${p.next ? 'Sign in' : 'Sign in to connect a device'}</h1>
 ${messageBlock(p.message)}
 <p>${p.next ? 'Sign in to see this page.' : 'Sign in to approve the code shown in your terminal.'}</p>
@@ -36,7 +41,8 @@ ${p.next ? html`<input type="hidden" name="next" value="${p.next}">` : html``}
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="256">
 <button type="submit" class="primary">Sign in</button>
-</form>`;
+</form>
+${ssoLinkBlock(p.sso)}`;
 }
 
 export function enterCodeView(p: { basePath: string; email: string; csrf: string; userCode?: string | undefined; message?: Message }): Html {

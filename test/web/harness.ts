@@ -61,7 +61,8 @@ export interface Web {
 export async function startWeb(extraEnv: Record<string, string> = {}): Promise<Web> {
   await ensureBuilt();
   const db = await createTestDatabase({ migrated: true });
-  const port = await freePort();
+  // A journey may choose the port (PORT in extraEnv), when another server must know the address first.
+  const port = extraEnv.PORT ? Number(extraEnv.PORT) : await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = dbEnv(db, { PORT: String(port), SVC_PUBLIC_URL: base, ...extraEnv });
   const svc = await startSvc(env);

@@ -150,7 +150,7 @@ export interface paths {
         };
         /**
          * How accounts and plans are given here
-         * @description Needs no credential: the sign-in page reads it to tell a person how to get an account (SVC_SIGNUP), the plan page how a plan is raised (SVC_BILLING). Says nothing about any account.
+         * @description Needs no credential: the sign-in page reads it to tell a person how to get an account (SVC_SIGNUP) and whether to offer single sign-on (SVC_OIDC_ISSUER, SVC_OIDC_NAME), the plan page how a plan is raised (SVC_BILLING). Says nothing about any account.
          */
         get: operations["getAuthSettings"];
         put?: never;
@@ -2865,6 +2865,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/oidc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign in through the OpenID provider
+         * @description Opened by a browser (the "Sign in with …" link of the web app's and the device page's sign-in): redirects (303) to the operator's OpenID provider with a new state, nonce and PKCE challenge, which this service keeps in a short-lived HttpOnly cookie (sealed: the browser can neither read nor change it; 10 minutes). The provider sends the browser back to `GET /v1/auth/oidc/callback`. Single sign-on not set up (SVC_OIDC_ISSUER) is 404 reason OIDC_NOT_CONFIGURED; a provider that cannot be reached (its metadata is read at the first sign-in, each request bounded to 10 seconds) is 503 reason OIDC_PROVIDER_UNAVAILABLE. A browser (Accept: text/html) gets these as a page saying what to do.
+         */
+        get: operations["startOidcSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the OpenID provider sends the browser back
+         * @description The redirect URI to register at the provider: `{SVC_PUBLIC_URL}/v1/auth/oidc/callback`. Checks the answer against the pending sign-in of this browser (its cookie: state, then PKCE and the ID token's nonce, issuer and audience through the token exchange) and finds the user: the provider's account (issuer and subject) once linked to a user is that user whatever e-mail it has now; otherwise the user whose e-mail (lowercased) the provider gives as verified, who is then linked to it; with SVC_OIDC_CREATE_USERS=true an unknown e-mail gets an account. Then the browser is signed in as with `POST /v1/auth/browser_session` (the `svc_session` cookie) and redirected (303) to the `next` the sign-in started with. Refusals, each changing nothing: 400 reason OIDC_SIGN_IN_EXPIRED: no pending sign-in in this browser, one older than 10 minutes, or another one's state. 403 reason OIDC_RESPONSE_REJECTED: the provider answered with an error (the person cancelled, say), or its answer failed a check. 403 reason OIDC_EMAIL_NOT_VERIFIED: no e-mail, or one the provider has not verified. 403 reason OIDC_NO_ACCOUNT: no account has that e-mail and accounts are not made at sign-in here. 403 reason OIDC_IDENTITY_CONFLICT: the account of that e-mail is linked to another account of the provider. 404 reason OIDC_NOT_CONFIGURED; 503 reason OIDC_PROVIDER_UNAVAILABLE. A browser (Accept: text/html) gets these as a page saying what to do.
+         */
+        get: operations["completeOidcSignIn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2899,7 +2939,7 @@ export interface components {
                  * @description UPPER_SNAKE machine-readable detail: one of a closed set; each operation's description names those it answers
                  * @enum {string}
                  */
-                reason?: "ACCOUNT_DISABLED" | "ADMIN_FROM_CONFIG" | "INSTANCE_ADMIN_REQUIRED" | "NOT_YOURSELF" | "OWNS_WORKSPACES" | "PASSWORD_RESET_THROTTLED" | "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "INVITATION_NOT_PENDING" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_INVITATIONS" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE" | "ONE_OF_PASSWORD_CODE" | "OWN_TWO_FACTOR_REQUIRED" | "SESSION_CREDENTIAL_REQUIRED" | "TWO_FACTOR_ALREADY_ENABLED" | "TWO_FACTOR_CODE_INVALID" | "TWO_FACTOR_CODE_REQUIRED" | "TWO_FACTOR_NOT_ENABLED" | "TWO_FACTOR_NOT_PENDING" | "TWO_FACTOR_REQUIRED";
+                reason?: "ACCOUNT_DISABLED" | "ADMIN_FROM_CONFIG" | "INSTANCE_ADMIN_REQUIRED" | "NOT_YOURSELF" | "OWNS_WORKSPACES" | "PASSWORD_RESET_THROTTLED" | "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "INVITATION_NOT_PENDING" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "OIDC_EMAIL_NOT_VERIFIED" | "OIDC_IDENTITY_CONFLICT" | "OIDC_NOT_CONFIGURED" | "OIDC_NO_ACCOUNT" | "OIDC_PROVIDER_UNAVAILABLE" | "OIDC_RESPONSE_REJECTED" | "OIDC_SIGN_IN_EXPIRED" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_INVITATIONS" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE" | "ONE_OF_PASSWORD_CODE" | "OWN_TWO_FACTOR_REQUIRED" | "SESSION_CREDENTIAL_REQUIRED" | "TWO_FACTOR_ALREADY_ENABLED" | "TWO_FACTOR_CODE_INVALID" | "TWO_FACTOR_CODE_REQUIRED" | "TWO_FACTOR_NOT_ENABLED" | "TWO_FACTOR_NOT_PENDING" | "TWO_FACTOR_REQUIRED";
                 /** @description string map of details, e.g. `etag` (the current etag) on ABORTED */
                 metadata?: {
                     [key: string]: string;
@@ -3137,7 +3177,16 @@ export interface components {
          * @description How people get an account and a plan on this service: what the sign-in and plan pages tell them.
          * @example {
          *       "signup": "closed",
-         *       "billing": "operator"
+         *       "billing": "operator",
+         *       "oidc": null
+         *     }
+         * @example {
+         *       "signup": "closed",
+         *       "billing": "operator",
+         *       "oidc": {
+         *         "name": "Acme SSO",
+         *         "start_path": "/v1/auth/oidc/start"
+         *       }
          *     }
          */
         AuthSettings: {
@@ -3151,6 +3200,13 @@ export interface components {
              * @enum {string}
              */
             billing: "operator" | "payments";
+            /** @description single sign-on (SVC_OIDC_ISSUER): how to sign in through the operator's OpenID provider, or null when it is not set up */
+            oidc: {
+                /** @description SVC_OIDC_NAME: the provider's name as the button says it ("Sign in with {name}") */
+                name: string;
+                /** @description the path that starts a sign-in through the provider (`/v1/auth/oidc/start`); add `?next=` with the local path to return to */
+                start_path: string;
+            } | null;
         };
         /**
          * @description The password was changed.
@@ -26470,6 +26526,175 @@ export interface operations {
                         error: string;
                         error_description?: string;
                     };
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    startOidcSignIn: {
+        parameters: {
+            query?: {
+                /** @description where the browser goes once signed in: a local path of the web app (`/clusters/clu_…`) or the device approval page (`/device?user_code=…`). Anything else (another site, `//host`, an API path) is ignored and the sign-in ends at `/`. */
+                next?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description to the provider's authorization endpoint */
+            303: {
+                headers: {
+                    /** @description where the browser goes next */
+                    location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    completeOidcSignIn: {
+        parameters: {
+            query?: {
+                /** @description the authorization code the provider issued */
+                code?: string;
+                /** @description the state this service sent, echoed by the provider */
+                state?: string;
+                /** @description the provider's error code when it did not sign the person in (`access_denied`, ...) */
+                error?: string;
+                /** @description the provider's words for that error */
+                error_description?: string;
+                /** @description a page of the provider about that error */
+                error_uri?: string;
+                /** @description the provider's issuer identifier (RFC 9207), checked when sent */
+                iss?: string;
+                /** @description the provider's session state (OpenID Connect Session Management); not used */
+                session_state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description to the `next` path the sign-in started with, signed in */
+            303: {
+                headers: {
+                    /** @description where the browser goes next */
+                    location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOT_FOUND: no such resource in the caller's workspace */
+            404: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */

@@ -72,8 +72,18 @@ export const AuthSettings = Type.Object(
         'SVC_BILLING: `operator`, a workspace\'s plan is raised only by the operator (`svc admin workspaces set-plan`); `payments`, its owners ' +
         'and admins raise it by paying the plan\'s price through the payment provider (:changeTier answers with a checkout). Either way its admins may lower or cancel it',
     }),
+    oidc: Type.Union([
+      Type.Object({
+        name: Type.String({ description: 'SVC_OIDC_NAME: the provider\'s name as the button says it ("Sign in with {name}")' }),
+        start_path: Type.String({ description: 'the path that starts a sign-in through the provider (`/v1/auth/oidc/start`); add `?next=` with the local path to return to' }),
+      }, { description: 'single sign-on with the operator\'s OpenID provider' }),
+      Type.Null(),
+    ], { description: 'single sign-on (SVC_OIDC_ISSUER): how to sign in through the operator\'s OpenID provider, or null when it is not set up' }),
   },
-  { $id: 'AuthSettings', description: 'How people get an account and a plan on this service: what the sign-in and plan pages tell them.', examples: [{ signup: 'closed', billing: 'operator' }] },
+  {
+    $id: 'AuthSettings', description: 'How people get an account and a plan on this service: what the sign-in and plan pages tell them.',
+    examples: [{ signup: 'closed', billing: 'operator', oidc: null }, { signup: 'closed', billing: 'operator', oidc: { name: 'Acme SSO', start_path: '/v1/auth/oidc/start' } }],
+  },
 );
 
 export const CreatedUser = Type.Object(
@@ -223,11 +233,15 @@ export function sessionRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'ses
     schema: {
       tags, operationId: 'getAuthSettings', summary: 'How accounts and plans are given here',
       description:
-        'Needs no credential: the sign-in page reads it to tell a person how to get an account (SVC_SIGNUP), the plan page how a ' +
-        'plan is raised (SVC_BILLING). Says nothing about any account.',
+        'Needs no credential: the sign-in page reads it to tell a person how to get an account (SVC_SIGNUP) and whether to offer ' +
+        'single sign-on (SVC_OIDC_ISSUER, SVC_OIDC_NAME), the plan page how a plan is raised (SVC_BILLING). Says nothing about any account.',
       response: { 200: refTo(AuthSettings) },
     },
-  }, async () => ({ signup: s.config.signup, billing: s.config.billing }));
+  }, async () => ({
+    signup: s.config.signup,
+    billing: s.config.billing,
+    oidc: s.config.oidc ? { name: s.config.oidc.name, start_path: `${new URL(s.config.publicUrl).pathname.replace(/\/+$/, '')}/v1/auth/oidc/start` } : null,
+  }));
 
   app.delete('/v1/auth/sessions/current', {
     config: { auth: 'user' },

@@ -1,8 +1,10 @@
 // Sign-in with e-mail and password: POST /v1/auth/browser_session sets the HttpOnly session
 // cookie (the app's scripts never see the token). The page stays at the address that was opened,
 // so an html_url opened signed out shows its record once signed in. The form is also part of an
-// offer's public page (/i/{short_hash}), next to the sign-up form. Below it, how to get an account
-// here: a sign-up form when the operator opened sign-up (SVC_SIGNUP=open), else who gives accounts.
+// offer's public page (/i/{short_hash}), next to the sign-up form. Below it, "Sign in with {name}"
+// when the operator set up single sign-on (a plain link: the browser goes to the OpenID provider
+// and comes back to this same address, signed in), and how to get an account here: a sign-up form
+// when the operator opened sign-up (SVC_SIGNUP=open), else who gives accounts.
 // An account with two-factor sign-in on answers 401 TWO_FACTOR_CODE_REQUIRED once the password is
 // right: the form then asks for the code in a second step and sends e-mail, password and code
 // again (the password stays in this page's memory only).
@@ -110,6 +112,24 @@ function NoAccountYet(props: { signup: 'closed' | 'invite' | 'open' | undefined;
   );
 }
 
+/**
+ * "Sign in with {name}" (GET /v1/auth/settings' `oidc`): a link, not a call, since the browser
+ * itself goes to the provider; `next` brings it back to the address open now.
+ */
+function SingleSignOn(props: { oidc: { name: string; start_path: string } | null | undefined }) {
+  if (!props.oidc) return null;
+  const next = `${window.location.pathname}${window.location.search}`;
+  return (
+    <p class="sso">
+      <span class="muted small">or</span>{' '}
+      {/* target=_top: the router (preact-iso) leaves the click to the browser, which must load the server's route */}
+      <a class="button" href={`${props.oidc.start_path}?next=${encodeURIComponent(next)}`} target="_top">
+        Sign in with {props.oidc.name}
+      </a>
+    </p>
+  );
+}
+
 export function SignIn(props: { onSignedIn: () => Promise<void> }) {
   const settings = useApi(() => ok(client.GET('/v1/auth/settings', {})), []);
   const [signingUp, setSigningUp] = useState(false);
@@ -132,6 +152,7 @@ export function SignIn(props: { onSignedIn: () => Promise<void> }) {
   return (
     <main class="signin" id="main">
       <SignInForm onSignedIn={props.onSignedIn} title="Sign in to svc">
+        <SingleSignOn oidc={settings.data?.oidc} />
         <NoAccountYet signup={settings.data?.signup} onSignUp={() => setSigningUp(true)} />
       </SignInForm>
     </main>

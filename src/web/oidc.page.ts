@@ -1,0 +1,155 @@
+// Single sign-on's two browser routes (issue 34): GET /v1/auth/oidc/start sends the browser to the
+// operator's OpenID provider, GET /v1/auth/oidc/callback is where the provider sends it back; the
+// sign-in then ends as the e-mail and password sign-ins do, with the session cookie
+// (cookie.session.ts), and the browser goes to the local path it started from. The pending login
+// travels in its own cookie, sealed by the OIDC service, scoped to these two paths.
+//
+// A browser (Accept: text/html) that cannot be signed in sees a page saying why and what to do;
+// any other client gets the same refusal in the one JSON error shape. Both are in the OpenAPI
+// document; the CLI has no commands for them (`x-svc-cli: false`): they are a browser's.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { accountDisabled, ApiError } from '../platform/errors.js';
+import { findUserById } from '../modules/users/users.service.js';
+import { responses, type App } from '../platform/http.js';
+import type { OidcSignIn } from '../modules/oidc/oidc.service.js';
+import type { Services } from '../services.js';
+import { signInNextPath } from './app-paths.js';
+import { createCookieSessions } from './cookie.session.js';
+import { sendPage } from './layout.js';
+import { ssoProblemView, ssoStartHref } from './oidc.views.js';
+
+export const OIDC_LOGIN_COOKIE = 'svc_oidc_login';
+
+const tags = ['identity'];
+
+const Bounded = (description: string, maxLength = 2048) => Type.Optional(Type.String({ maxLength, description }));
+
+const StartQuery = Type.Object({
+  next: Bounded(
+    'where the browser goes once signed in: a local path of the web app (`/clusters/clu_…`) or the device approval page ' +
+    '(`/device?user_code=…`). Anything else (another site, `//host`, an API path) is ignored and the sign-in ends at `/`.',
+  ),
+});
+
+const CallbackQuery = Type.Object({
+  code: Bounded('the authorization code the provider issued'),
+  state: Bounded('the state this service sent, echoed by the provider', 512),
+  error: Bounded('the provider\'s error code when it did not sign the person in (`access_denied`, ...)', 256),
+  error_description: Bounded('the provider\'s words for that error'),
+  error_uri: Bounded('a page of the provider about that error'),
+  iss: Bounded('the provider\'s issuer identifier (RFC 9207), checked when sent', 1024),
+  session_state: Bounded('the provider\'s session state (OpenID Connect Session Management); not used', 1024),
+});
+
+const Redirect = (description: string) => Type.Unsafe<void>({
+  type: 'null',
+  description,
+  headers: { location: { type: 'string', description: 'where the browser goes next' } },
+});
+
+/** True when the caller is a browser navigating (it asks for HTML), which gets a page rather than JSON. */
+function wantsPage(request: FastifyRequest): boolean {
+  return /\btext\/html\b/.test(request.headers.accept ?? '');
+}
+
+export function oidcRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'oidc' | 'sessions'>): void {
+  const cookies = createCookieSessions({ config: s.config, sessions: s.sessions });
+  const { basePath } = cookies;
+  const pendingCookie = {
+    path: `${basePath}/v1/auth/oidc/`,
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: s.config.publicUrl.startsWith('https:'),
+  };
+
+  /**
+   * THE place where a sign-in through the provider becomes a session of this browser: a second
+   * factor (TOTP) and the check that the user is not disabled go here, before signInBrowser.
+   * `signIn.created` says whether the account was made just now.
+   */
+  async function finishSignIn(request: FastifyRequest, reply: FastifyReply, signIn: OidcSignIn): Promise<FastifyReply> {
+    // The operator's hold on the account applies whatever the provider says.
+    if ((await findUserById(s.db, signIn.userId))?.disabled_at != null) return refuse(request, reply, accountDisabled(), signIn.next);
+    await cookies.signInBrowser(reply, signIn.userId);
+    request.log.info({ user_id: signIn.userId, created: signIn.created }, 'signed in through the OpenID provider');
+    return reply.code(303).header('location', `${basePath}${signIn.next}`).header('cache-control', 'no-store').send();
+  }
+
+  /** A refusal: a page for a browser, the JSON error for anyone else. `next` is where "try again" returns to. */
+  function refuse(request: FastifyRequest, reply: FastifyReply, err: unknown, next: string): FastifyReply {
+    if (!(err instanceof ApiError)) throw err;
+    if (err.options.reason === 'OIDC_RESPONSE_REJECTED' || err.options.reason === 'OIDC_PROVIDER_UNAVAILABLE') {
+      // What went wrong at the provider, for the operator (the person sees the general sentence).
+      request.log.warn({ reason: err.options.reason, detail: err.cause }, 'single sign-on failed');
+    }
+    if (!wantsPage(request)) throw err;
+    for (const [name, value] of Object.entries(err.options.headers ?? {})) reply.header(name, value);
+    const message = err.message.charAt(0).toUpperCase() + err.message.slice(1) + (/[.!?]$/.test(err.message) ? '' : '.');
+    return sendPage(reply, err.status, 'Could not sign you in', ssoProblemView({ message, retryHref: ssoStartHref(basePath, next), backHref: `${basePath}${next}` }));
+  }
+
+  app.get('/v1/auth/oidc/start', {
+    config: { auth: 'none' },
+    schema: {
+      tags, operationId: 'startOidcSignIn', summary: 'Sign in through the OpenID provider',
+      'x-svc-cli': false,
+      description:
+        'Opened by a browser (the "Sign in with …" link of the web app\'s and the device page\'s sign-in): redirects (303) to ' +
+        'the operator\'s OpenID provider with a new state, nonce and PKCE challenge, which this service keeps in a short-lived ' +
+        'HttpOnly cookie (sealed: the browser can neither read nor change it; 10 minutes). The provider sends the browser back ' +
+        'to `GET /v1/auth/oidc/callback`. Single sign-on not set up (SVC_OIDC_ISSUER) is 404 reason OIDC_NOT_CONFIGURED; a ' +
+        'provider that cannot be reached (its metadata is read at the first sign-in, each request bounded to 10 seconds) is 503 ' +
+        'reason OIDC_PROVIDER_UNAVAILABLE. A browser (Accept: text/html) gets these as a page saying what to do.',
+      querystring: StartQuery,
+      response: responses({ 303: Redirect('to the provider\'s authorization endpoint') }, [400, 404]),
+    },
+  }, async (request, reply) => {
+    const next = signInNextPath(request.query.next) ?? '/';
+    try {
+      const { url, cookie, maxAgeSeconds } = await s.oidc.begin(next);
+      reply.setCookie(OIDC_LOGIN_COOKIE, cookie, { ...pendingCookie, maxAge: maxAgeSeconds });
+      return reply.code(303).header('location', url).header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').send();
+    } catch (err) {
+      return refuse(request, reply, err, next);
+    }
+  });
+
+  app.get('/v1/auth/oidc/callback', {
+    config: { auth: 'none' },
+    schema: {
+      tags, operationId: 'completeOidcSignIn', summary: 'Where the OpenID provider sends the browser back',
+      'x-svc-cli': false,
+      description:
+        'The redirect URI to register at the provider: `{SVC_PUBLIC_URL}/v1/auth/oidc/callback`. Checks the answer against the ' +
+        'pending sign-in of this browser (its cookie: state, then PKCE and the ID token\'s nonce, issuer and audience through the ' +
+        'token exchange) and finds the user: the provider\'s account (issuer and subject) once linked to a user is that user ' +
+        'whatever e-mail it has now; otherwise the user whose e-mail (lowercased) the provider gives as verified, who is then ' +
+        'linked to it; with SVC_OIDC_CREATE_USERS=true an unknown e-mail gets an account. Then the browser is signed in as with ' +
+        '`POST /v1/auth/browser_session` (the `svc_session` cookie) and redirected (303) to the `next` the sign-in started with. ' +
+        'Refusals, each changing nothing: 400 reason OIDC_SIGN_IN_EXPIRED: no pending sign-in in this browser, one older than ' +
+        '10 minutes, or another one\'s state. 403 reason OIDC_RESPONSE_REJECTED: the provider answered with an error (the ' +
+        'person cancelled, say), or its answer failed a check. 403 reason OIDC_EMAIL_NOT_VERIFIED: no e-mail, or one the ' +
+        'provider has not verified. 403 reason OIDC_NO_ACCOUNT: no account has that e-mail and accounts are not made at ' +
+        'sign-in here. 403 reason OIDC_IDENTITY_CONFLICT: the account of that e-mail is linked to another account of the ' +
+        'provider. 401 reason ACCOUNT_DISABLED: the operator disabled the account. 404 reason OIDC_NOT_CONFIGURED; 503 reason OIDC_PROVIDER_UNAVAILABLE. ' +
+        'A browser (Accept: text/html) gets these as a page saying what to do.',
+      querystring: CallbackQuery,
+      response: responses({ 303: Redirect('to the `next` path the sign-in started with, signed in') }, [400, 403, 404]),
+    },
+  }, async (request, reply) => {
+    const sealed = request.cookies?.[OIDC_LOGIN_COOKIE];
+    // One way back per pending sign-in, whatever happens next.
+    reply.clearCookie(OIDC_LOGIN_COOKIE, pendingCookie);
+    const q = request.url.indexOf('?');
+    const callbackUrl = new URL(s.config.oidc?.redirectUri ?? `${s.config.publicUrl}/v1/auth/oidc/callback`);
+    callbackUrl.search = q === -1 ? '' : request.url.slice(q);
+    let signIn: OidcSignIn;
+    try {
+      signIn = await s.oidc.complete(callbackUrl, sealed);
+    } catch (err) {
+      return refuse(request, reply, err, s.oidc.nextOf(sealed) ?? '/');
+    }
+    return finishSignIn(request, reply, signIn);
+  });
+}
