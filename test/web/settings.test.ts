@@ -250,7 +250,7 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
     await mine.getByLabel(/^New password(?! again)/).fill(newPassword);
     await mine.getByLabel('New password again').fill(`${newPassword}!`);
     await mine.getByRole('button', { name: 'Change password' }).click();
-    await mine.getByText('The two new passwords differ.').waitFor();
+    await mine.getByText('The two passwords differ.').waitFor();
     await mine.getByLabel('New password again').fill(newPassword);
     await mine.getByRole('button', { name: 'Change password' }).click();
     await mine.getByText('not your current password').waitFor();

@@ -125,6 +125,22 @@ export function NewPasswordField(props: { label: string; value: string; onValue:
   );
 }
 
+/** The new password a second time; `mismatch` when the two differ (checked by the form before it sends). */
+export function RepeatPasswordField(props: { label: string; value: string; onValue: (v: string) => void; mismatch: boolean }) {
+  return (
+    <TextField
+      label={props.label}
+      type="password"
+      autoComplete="new-password"
+      required
+      maxLength={256}
+      value={props.value}
+      onValue={props.onValue}
+      error={props.mismatch ? 'The two passwords differ.' : undefined}
+    />
+  );
+}
+
 export function TextArea(props: { label: string; value: string; onValue: (v: string) => void; rows?: number; hint?: ComponentChildren; error?: string; required?: boolean; code?: boolean }) {
   return (
     <Field label={props.label} hint={props.hint} error={props.error} required={props.required}>

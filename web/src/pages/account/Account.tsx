@@ -15,7 +15,7 @@ import { Page, Section } from '../../components/Page.tsx';
 import { Fields } from '../../components/Fields.tsx';
 import { Time } from '../../components/Time.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { NewPasswordField, TextField, useAction, violationOf } from '../../components/Form.tsx';
+import { NewPasswordField, RepeatPasswordField, TextField, useAction, violationOf } from '../../components/Form.tsx';
 
 function ChangePassword() {
   const [current, setCurrent] = useState('');
@@ -61,16 +61,7 @@ function ChangePassword() {
         error={violationOf(action.error, 'body.current_password')}
       />
       <NewPasswordField label="New password" value={next} onValue={setNext} hint="At least 8 characters, not the current one." error={violationOf(action.error, 'body.new_password')} />
-      <TextField
-        label="New password again"
-        type="password"
-        autoComplete="new-password"
-        required
-        maxLength={256}
-        value={again}
-        onValue={setAgain}
-        error={mismatch ? 'The two new passwords differ.' : undefined}
-      />
+      <RepeatPasswordField label="New password again" value={again} onValue={setAgain} mismatch={mismatch} />
       <button class="primary" type="submit" disabled={action.busy}>
         {action.busy ? 'Changing…' : 'Change password'}
       </button>

@@ -7,7 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { client, ok } from '../../lib/api.ts';
 import { useApi } from '../../lib/useApi.ts';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
-import { NewPasswordField, TextField, useAction, violationOf } from '../../components/Form.tsx';
+import { NewPasswordField, RepeatPasswordField, TextField, useAction, violationOf } from '../../components/Form.tsx';
 import { Time } from '../../components/Time.tsx';
 
 const TOKEN = /^[A-Za-z0-9]{32}$/;
@@ -97,16 +97,7 @@ function ChooseNewPassword(props: { token: string }) {
       <ErrorNotice error={action.error} shownFields={['body.new_password']} title="The password was not changed." />
       <input type="email" autoComplete="username" value={p.email} hidden readOnly />
       <NewPasswordField label="New password" value={password} onValue={setPassword} error={violationOf(action.error, 'body.new_password')} />
-      <TextField
-        label="New password again"
-        type="password"
-        autoComplete="new-password"
-        required
-        maxLength={256}
-        value={again}
-        onValue={setAgain}
-        error={mismatch ? 'The two passwords differ.' : undefined}
-      />
+      <RepeatPasswordField label="New password again" value={again} onValue={setAgain} mismatch={mismatch} />
       <button class="primary" type="submit" disabled={action.busy}>
         {action.busy ? 'Saving…' : 'Set the new password'}
       </button>
