@@ -85,6 +85,8 @@ describe('bad input over every route of the OpenAPI document', () => {
     t = await startTestApp();
     carol = await t.user('carol');
     mallory = await t.user('mallory');
+    // An instance admin: the /v1/admin routes are probed with real ids too.
+    await t.services.admin.setAdmin(carol.id, true, 'operator');
     ws = (await t.workspace(carol, 'Inputs')).id;
     await t.addMember(carol, ws, mallory, 'member');
     await t.apiToken(carol, ws, { name: 'for-path-ids' });

@@ -37,7 +37,7 @@ export const AdminUser = Type.Object(
   },
 );
 
-const UserParams = Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 64, pattern: '^usr_[0-9a-z]+$', description: 'usr_ id' }) }, { additionalProperties: false });
+const UserParams = Type.Object({ user_id: Type.String({ minLength: 1, maxLength: 64, description: 'usr_ id (anything else is no account: 404)' }) }, { additionalProperties: false });
 
 export const ResetLink = Type.Object(
   {

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { Db, Executor } from '../../db/database.js';
 import { ApiError, notFound, permissionDenied } from '../../platform/errors.js';
+import { isId } from '../../platform/ids.js';
 import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js';
 import type { PasswordResetService } from '../sessions/password-resets.service.js';
 import type { ApiTokenService } from '../tokens/tokens.service.js';
@@ -66,7 +67,8 @@ export function createAdminService(deps: AdminServiceDeps) {
   }
 
   async function find(ref: string): Promise<UserRow> {
-    const user = await users.findByRef(ref);
+    // The API names accounts by usr_ id; the operator's commands also by e-mail.
+    const user = ref.includes('@') || isId('user', ref) ? await users.findByRef(ref) : undefined;
     if (!user) throw notFound(`user ${ref}`);
     return user;
   }
