@@ -21,6 +21,9 @@
 // Usage: node test/run.js [--checks] [substring...]   (only the files whose path contains a substring)
 // SVC_TEST_CONCURRENCY: processes at once (default 3: on 2 cores much of a file's time is spent
 // waiting on spawned processes, the database and the browser).
+// SVC_TEST_BATCH: 0 runs every file in a process of its own; by default the files that share nothing
+// with the process they run in (see batchable) run a few to a process, which saves each of them
+// the second or so of CPU a node process spends loading our modules before its first test.
 // SVC_TEST_FILE_TIMEOUT_S: a file still running after this many seconds (default 900, some three
 // times the longest file on a busy CI machine) is killed and counted as failed, so that a hang
 // fails the run with the file's output so far instead of stalling it.
@@ -157,6 +160,37 @@ function run(command, argv, env, timeoutMs = Infinity) {
   });
 }
 
+/**
+ * Whether a file can share its node process with others: it spawns nothing, changes no process-wide
+ * setting (the environment, the working directory, mocked timers), drives no browser, runs under
+ * tsx for nothing, and has no hooks outside its describe blocks (they would run around the other
+ * files too). Each file still gets its own database and app; what a file leaves behind that others
+ * could see (the clock's offset) its own afterEach resets.
+ */
+const SHARES_NOTHING_NOT = /runSvc|startSvc|spawn|process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|delete process\.env|startWeb|startChromiumApp|from '[./]*web\/src\/|mock\.timers|process\.exit|process\.chdir|^(after|before|afterEach|beforeEach)\(/m;
+const batching = process.env.SVC_TEST_BATCH !== '0';
+function batchable(file) {
+  return batching && !SHARES_NOTHING_NOT.test(readFileSync(join(ROOT, file), 'utf8'));
+}
+
+/**
+ * The batchable files in groups of about BATCH_MS of their last wall time (at most BATCH_FILES
+ * each), longest first: first fit, so a group fills up with shorter files.
+ */
+const BATCH_MS = 40_000;
+const BATCH_FILES = 8;
+function batchesOf(list) {
+  const groups = [];
+  for (const f of list) {
+    const g = groups.find((x) => x.ms + expected(f) <= BATCH_MS && x.files.length < BATCH_FILES);
+    if (g) {
+      g.files.push(f);
+      g.ms += expected(f);
+    } else groups.push({ files: [f], ms: expected(f) });
+  }
+  return groups.map((g) => g.files);
+}
+
 /** The static checks of `npm test`, each one process. */
 const CHECKS = [
   { name: 'typecheck (tsconfig.json)', argv: [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--noEmit'] },
@@ -171,14 +205,32 @@ async function runCheck(check) {
   process.stdout.write(`\n▶ ${check.name} (${(r.ms / 1000).toFixed(1)} s, ${r.cpu.toFixed(1)} s CPU)${ok ? '' : ' FAILED'}\n${r.out}`);
 }
 
-/** Runs one file on one dialect: its own node process with the spec reporter; its output is printed when it ends. */
+let batchCount = 0;
+/** An entry module importing each file in turn: node's test runner collects the tests of all of them in one process. */
+function batchEntry(batch) {
+  const entry = join(testBuild, 'test', `.batch-${++batchCount}.js`);
+  writeFileSync(entry, batch.map((f) => `import ${JSON.stringify(`./${relative(join(ROOT, 'test'), join(ROOT, f)).replace(/\.ts$/, '.js')}`)};\n`).join(''));
+  return entry;
+}
+
+/**
+ * Runs one file, or a batch of files sharing one process, on one dialect, with the spec reporter;
+ * the output is printed when it ends. A batch's time is shared out among its files by their
+ * expected times (for the next run's order and batches).
+ */
 async function runFile(file, dialect) {
+  const batch = Array.isArray(file) ? file : [file];
   const env = { ...process.env, ...dialect.env, NODE_ENV: 'test' };
   delete env.SVC_TEST_POSTGRES_URL;
   if (dialect.url) env.SVC_TEST_DATABASE_URL = dialect.url;
-  const r = await run(process.execPath, ['--test-reporter=spec', ...runnerArgs(file)], env, fileTimeoutMs);
-  durations[file] = r.ms;
-  recordDuration(file, r.ms);
+  const argv = batch.length > 1 ? ['--enable-source-maps', batchEntry(batch)] : runnerArgs(batch[0]);
+  const r = await run(process.execPath, ['--test-reporter=spec', ...argv], env, fileTimeoutMs);
+  const share = batch.reduce((sum, f) => sum + expected(f), 0) || 1;
+  for (const f of batch) {
+    durations[f] = batch.length > 1 ? Math.round((r.ms * expected(f)) / share) : r.ms;
+    recordDuration(f, durations[f]);
+  }
+  file = batch.length > 1 ? `${batch.length} files: ${batch.join(', ')}` : batch[0];
   const counts = {};
   for (const m of r.out.matchAll(/^ℹ (\w+) (\d+)$/gm)) if (COUNTS.includes(m[1])) counts[m[1]] = Number(m[2]);
   for (const k of COUNTS) totals[dialect.name][k] += counts[k] ?? 0;
@@ -189,12 +241,18 @@ async function runFile(file, dialect) {
   process.stdout.write(`\n▶ ${label} (${(r.ms / 1000).toFixed(1)} s, ${r.cpu.toFixed(1)} s CPU)${ok ? '' : ' FAILED'}\n${r.out}`);
 }
 
-console.log(`running ${files.length} test files on ${dialects.map((d) => d.name).join(' and ')}${withChecks ? ', with the type and layer checks' : ''}, ${concurrency} at a time`);
 // The checks first (the type-check is the longest single process), then the files longest first,
 // each file's dialects side by side.
+// A batch counts as its files' summed time in the order.
+const alone = files.filter((f) => !batchable(f));
+const jobs = [...alone, ...batchesOf(files.filter(batchable))].sort((a, b) => {
+  const ms = (j) => (Array.isArray(j) ? j.reduce((sum, f) => sum + expected(f), 0) : expected(j));
+  return ms(b) - ms(a);
+});
+console.log(`running ${files.length} test files (${jobs.length} processes per dialect) on ${dialects.map((d) => d.name).join(' and ')}${withChecks ? ', with the type and layer checks' : ''}, ${concurrency} at a time`);
 const queue = [
   ...(withChecks ? CHECKS.map((c) => () => runCheck(c)) : []),
-  ...files.flatMap((f) => dialects.map((d) => () => runFile(f, d))),
+  ...jobs.flatMap((f) => dialects.map((d) => () => runFile(f, d))),
 ];
 await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
   while (queue.length) await queue.shift()();
