@@ -23,6 +23,7 @@ import * as m017 from './migrations/017_invitations.js';
 import * as m018 from './migrations/018_people.js';
 import * as m020 from './migrations/020_audit_names.js';
 import * as m021 from './migrations/021_plan_checkouts.js';
+import * as m023 from './migrations/023_plan_subscriptions.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -45,6 +46,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '018_people': m018,
   '020_audit_names': m020,
   '021_plan_checkouts': m021,
+  '023_plan_subscriptions': m023,
 };
 
 class StaticProvider implements MigrationProvider {

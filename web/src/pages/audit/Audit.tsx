@@ -65,6 +65,8 @@ const ACTIONS: Record<Action, string> = {
   'install.delete': 'Install deletion started',
   'subscription.checkout.create': 'Plan checkout opened',
   'subscription.plan_paid': 'Plan paid and raised',
+  'subscription.plan_renewed': 'Paid plan renewed',
+  'subscription.plan_ended': 'Paid plan ended at the provider',
 };
 const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   secret: 'Secret',
