@@ -241,7 +241,8 @@ describe('a paid plan\'s subscription at the local provider follows the plan', (
     } finally {
       t.services.payments.set('local', real);
     }
-    const done = await until(ws, owner, (s) => s.paid_subscription.state === 'ended', 'ended after the provider came back');
+    // Ended by the provider's event or by the job's own record, and the job settled (its error cleared).
+    const done = await until(ws, owner, (s) => s.paid_subscription.state === 'ended' && s.paid_subscription.last_error === null, 'ended after the provider came back');
     assert.deepEqual([done.paid_subscription.sync, done.paid_subscription.last_error], ['done', null]);
     assert.ok(refusals >= 3);
     assert.ok((await atProvider(subscriptionId)).subscription_canceled_at !== null);
