@@ -45,6 +45,7 @@ import { createNotificationService } from './modules/notifications/notifications
 import { createSubscriptionService } from './modules/subscriptions/subscriptions.service.js';
 import { registerSubscriptionWorkflows } from './modules/subscriptions/subscriptions.workflows.js';
 import { createPlanCheckoutService } from './modules/subscriptions/plan-checkouts.service.js';
+import { createPlanSubscriptionService, PLAN_SYNC_JOB_KIND } from './modules/subscriptions/plan-subscriptions.service.js';
 import { ApiError } from './platform/errors.js';
 import { createSnippetService } from './modules/snippets/snippets.service.js';
 import { createSnippetRunner } from './modules/snippets/snippet-runner.js';
@@ -163,9 +164,17 @@ export function createServices(deps: ServicesDeps) {
     releaseClusters: async (workspaceId, ctx) => {
       await clusters.releaseWorkspaceClusters(workspaceId, ctx);
     },
+    endPaidPlan: (tx, workspaceId) => paidPlans.endNow(tx, workspaceId, 'the workspace is being deleted'),
   });
   workflows.register(workspaceDeletion.workflow);
-  const subscriptions = createSubscriptionService({ db, cursors, plans: config.plans, quotas, operations, billing: config.billing });
+  /**
+   * SVC_BILLING=payments: the workspace's plan subscription at the payment provider (issue 34); its
+   * sync job tells the provider what the plan does. The providers are built further down.
+   */
+  const paidPlans = createPlanSubscriptionService({
+    db, dialect: deps.dialect, notifier, plans: config.plans, providers: () => payments.providers, backoffScale: config.jobs.backoffScale,
+  });
+  const subscriptions = createSubscriptionService({ db, cursors, plans: config.plans, quotas, operations, billing: config.billing, paidPlans });
   registerSubscriptionWorkflows(workflows, { db, subscriptions });
   const snippetRunner = createSnippetRunner({
     workers: config.sandbox.workers,
@@ -191,7 +200,7 @@ export function createServices(deps: ServicesDeps) {
     ...machineDeps, cursors, operations, quotas, bootstraps: workerBootstraps, compute: computeProvider, publicUrl: config.publicUrl,
   });
   /** jobs that are not operations', by kind (agent turns) */
-  const jobHandlers = new Map<string, JobHandler>([[MAIL_JOB_KIND, mail.deliver]]);
+  const jobHandlers = new Map<string, JobHandler>([[MAIL_JOB_KIND, mail.deliver], [PLAN_SYNC_JOB_KIND, paidPlans.sync]]);
   const agentModule = createAgentModule({
     db, dialect: deps.dialect, cursors, notifier, quotas, keyring, config, snippetRunner, runCredentials, api, jobHandlers,
   });
@@ -210,7 +219,7 @@ export function createServices(deps: ServicesDeps) {
   /** SVC_BILLING=payments: a raise of a plan is a checkout at the configured payment provider (issue 34) */
   const planCheckouts = createPlanCheckoutService({
     db, cursors, plans: config.plans, billing: config.billing, providers: payments.providers, publicUrl: config.publicUrl,
-    checkoutTtlSeconds: config.commerce.checkoutTtlSeconds, log: deps.logger,
+    checkoutTtlSeconds: config.commerce.checkoutTtlSeconds, log: deps.logger, paidPlans,
     provider: () => {
       const provider = payments.providers.get(config.commerce.paymentProvider);
       if (!provider) throw new ApiError('UNAVAILABLE', `payment provider ${config.commerce.paymentProvider} is not set up`, { reason: 'PAYMENT_PROVIDER_UNAVAILABLE' });

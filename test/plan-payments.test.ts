@@ -129,9 +129,10 @@ describe('plans paid through the local payment provider (SVC_BILLING=payments)',
     // Audited with the person who asked and the payment.
     const audit = (await t.request('GET', `/v1/audit_events?limit=100`, { token: owner.token, headers: { 'svc-context': ws } })).body.data as Json[];
     const opened = audit.find((e) => e.action === 'subscription.checkout.create')!;
-    assert.deepEqual([opened.actor, opened.resource_type, opened.resource_id, opened.metadata.tier, opened.metadata.amount], [{ type: 'user', id: owner.id }, 'plan_checkout', checkout.id, 'pro', '2900']);
+    // The actor is named since the audit log shows people by name and e-mail (merge 4e28fae).
+    assert.deepEqual([opened.actor.type, opened.actor.id, opened.actor.email, opened.resource_type, opened.resource_id, opened.metadata.tier, opened.metadata.amount], ['user', owner.id, owner.email, 'plan_checkout', checkout.id, 'pro', '2900']);
     const raisedEvent = audit.find((e) => e.action === 'subscription.plan_paid')!;
-    assert.deepEqual(raisedEvent.actor, { type: 'user', id: owner.id });
+    assert.deepEqual([raisedEvent.actor.type, raisedEvent.actor.id, raisedEvent.actor.email], ['user', owner.id, owner.email]);
     assert.deepEqual(
       [raisedEvent.metadata.previous_tier, raisedEvent.metadata.tier, raisedEvent.metadata.plan_checkout_id, raisedEvent.metadata.provider_session_id, raisedEvent.metadata.amount, raisedEvent.metadata.currency],
       ['free', 'pro', checkout.id, checkout.provider_session_id, '2900', 'usd'],

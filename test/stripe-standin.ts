@@ -1,7 +1,7 @@
 // A local stand-in for Stripe's API (https://docs.stripe.com/api), the parts the stripe payment
 // provider uses: POST /v1/checkout/sessions, GET /v1/checkout/sessions/{id} (expand[]=subscription),
 // POST /v1/checkout/sessions/{id}/expire, POST /v1/refunds, GET /v1/invoice_payments?invoice=,
-// GET and DELETE /v1/subscriptions/{id}. Bodies are form-encoded with bracketed keys as the stripe
+// GET, POST (cancel_at_period_end, an item's price_data, proration_behavior) and DELETE /v1/subscriptions/{id}. Bodies are form-encoded with bracketed keys as the stripe
 // package sends them (`line_items[0][price_data][currency]=eur`), answers and errors are Stripe's
 // JSON shapes (`{error: {type, code, message, param}}`), the Bearer key is checked, and an
 // Idempotency-Key replays its first answer (and refuses other parameters under it). It also plays
@@ -33,8 +33,13 @@ export interface StripeStandin {
   faults: { serverErrors: number; rateLimited: number };
   /** the customer pays a session: complete, paid (a subscription starts); answers the checkout.session.completed event */
   pay(sessionId: string): Json;
-  /** Stripe bills the next period of a subscription; answers the invoice.paid event */
+  /**
+   * Stripe bills the next period of a subscription at its item's price; answers the invoice.paid
+   * event (or, when it is set to cancel at the period end, ends it: customer.subscription.deleted)
+   */
   renew(subscriptionId: string): Json;
+  /** A renewal's charge fails; answers invoice.payment_failed (next_payment_attempt null when Stripe gives up) */
+  failRenewal(subscriptionId: string, opts?: { attempt?: number; final?: boolean }): Json;
   /** the JSON payload of an event as Stripe sends it */
   payload(event: Json): string;
   /** Stripe's signature header for a payload (time `t`, default now; `secret` default the whsec) */
@@ -165,6 +170,22 @@ export async function startStripeStandin(): Promise<StripeStandin> {
       return { object: 'list', data, has_more: false, url: '/v1/invoice_payments' };
     }
     if (method === 'GET' && (m = /^\/v1\/subscriptions\/([^/]+)$/.exec(path))) return subscription(m[1]!);
+    if (method === 'POST' && (m = /^\/v1\/subscriptions\/([^/]+)$/.exec(path))) {
+      const sub = subscription(m[1]!);
+      if (sub.status === 'canceled') throw invalid('A canceled subscription can only update its cancellation_details and metadata.');
+      if (p.cancel_at_period_end !== undefined) sub.cancel_at_period_end = p.cancel_at_period_end === 'true';
+      const change = p.items?.[0];
+      if (change) {
+        const item = sub.items.data.find((i: Json) => i.id === change.id);
+        if (!item) throw invalid(`Invalid subscription_item id: ${change.id}`, 'resource_missing', 'items[0][id]');
+        const pd = change.price_data;
+        if (!pd?.currency || !/^\d+$/.test(pd.unit_amount ?? '') || !pd.product || !pd.recurring?.interval) throw invalid('Missing price_data', 'parameter_missing', 'items[0][price_data]');
+        item.price = { id: `price_${rand()}`, object: 'price', product: pd.product, unit_amount: Number(pd.unit_amount), currency: pd.currency, recurring: { interval: pd.recurring.interval } };
+        item._amount = Number(pd.unit_amount);
+        sub._proration_behavior = p.proration_behavior ?? 'create_prorations';
+      }
+      return sub;
+    }
     if (method === 'DELETE' && (m = /^\/v1\/subscriptions\/([^/]+)$/.exec(path))) {
       const sub = subscription(m[1]!);
       if (sub.status === 'canceled') throw invalid(`A canceled subscription can only update its cancellation_details and metadata.`);
@@ -254,8 +275,11 @@ export async function startStripeStandin(): Promise<StripeStandin> {
         const end = now + (found._interval === 'year' ? 365 : 30) * 24 * 3600;
         const sub: Json = {
           id: `sub_${rand()}`, object: 'subscription', status: 'active', customer, currency: found.currency, metadata: found._subscriptionMetadata,
-          items: { object: 'list', data: [{ id: `si_${rand()}`, object: 'subscription_item', current_period_start: now, current_period_end: end, _amount: found.amount_total, _interval: found._interval }] },
-          latest_invoice: null, canceled_at: null, created: now,
+          items: { object: 'list', data: [{
+            id: `si_${rand()}`, object: 'subscription_item', current_period_start: now, current_period_end: end, _amount: found.amount_total, _interval: found._interval,
+            price: { id: `price_${rand()}`, object: 'price', product: `prod_${rand()}`, unit_amount: found.amount_total, currency: found.currency, recurring: { interval: found._interval } },
+          }] },
+          latest_invoice: null, canceled_at: null, cancel_at_period_end: false, created: now,
         };
         s.subscriptions.set(sub.id, sub);
         found.subscription = sub.id;
@@ -265,11 +289,27 @@ export async function startStripeStandin(): Promise<StripeStandin> {
     },
     renew(subscriptionId) {
       const sub = subscription(subscriptionId);
+      if (sub.cancel_at_period_end) {
+        Object.assign(sub, { status: 'canceled', canceled_at: clock.now(), ended_at: clock.now() });
+        return event('customer.subscription.deleted', sub);
+      }
       const item = sub.items.data[0];
       const start = item.current_period_end as number;
       const end = start + (item._interval === 'year' ? 365 : 30) * 24 * 3600;
       Object.assign(item, { current_period_start: start, current_period_end: end });
       return event('invoice.paid', invoiceFor(sub, 'subscription_cycle', start, end, item._amount));
+    },
+    failRenewal(subscriptionId, opts = {}) {
+      const sub = subscription(subscriptionId);
+      const item = sub.items.data[0];
+      const invoice = {
+        id: `in_${rand()}`, object: 'invoice', billing_reason: 'subscription_cycle', status: 'open', amount_paid: 0, amount_due: item._amount, currency: sub.currency,
+        customer: sub.customer, attempt_count: opts.attempt ?? 1, next_payment_attempt: opts.final ? null : clock.now() + 3 * 24 * 3600,
+        parent: { type: 'subscription_details', subscription_details: { subscription: sub.id, metadata: sub.metadata } },
+        lines: { object: 'list', data: [{ id: `il_${rand()}`, object: 'line_item', amount: item._amount, period: { start: item.current_period_end, end: item.current_period_end } }], has_more: false },
+      };
+      sub.status = 'past_due';
+      return event('invoice.payment_failed', invoice);
     },
     payload: (e) => JSON.stringify(e, null, 2),
     signature(payload, opts = {}) {

@@ -25,6 +25,7 @@ import * as m019 from './migrations/019_two_factor.js';
 import * as m020 from './migrations/020_audit_names.js';
 import * as m021 from './migrations/021_plan_checkouts.js';
 import * as m022 from './migrations/022_oidc_identities.js';
+import * as m023 from './migrations/023_plan_subscriptions.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -49,6 +50,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '020_audit_names': m020,
   '021_plan_checkouts': m021,
   '022_oidc_identities': m022,
+  '023_plan_subscriptions': m023,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -125,6 +125,32 @@ export interface PlanCheckoutsTable {
   refunded_at: number | null;
 }
 
+/** A workspace's paid plan subscription at the payment provider (migration 023). */
+export interface PlanSubscriptionsTable {
+  id: string;
+  workspace_id: string;
+  provider: string;
+  provider_subscription_id: string;
+  plan_checkout_id: string;
+  tier: string;
+  /** active | ending | ended */
+  state: string;
+  cancel_at_period_end: number;
+  next_tier: string | null;
+  current_period_start: number;
+  current_period_end: number;
+  renewals: number;
+  end_reason: string | null;
+  desired_revision: number;
+  synced_revision: number;
+  sync_job_id: string | null;
+  sync_attempts: number;
+  last_error: string | null;
+  failure_notified: number;
+  created_at: number;
+  ended_at: number | null;
+}
+
 export interface ApiTokensTable {
   id: string;
   workspace_id: string;
@@ -617,6 +643,7 @@ export interface Database {
   subscriptions: SubscriptionsTable;
   subscription_change_requests: SubscriptionChangeRequestsTable;
   plan_checkouts: PlanCheckoutsTable;
+  plan_subscriptions: PlanSubscriptionsTable;
   notifications: NotificationsTable;
   usage_counters: UsageCountersTable;
   snippets: SnippetsTable;
@@ -963,6 +990,8 @@ export interface LocalCheckoutsTable {
   subscription_id: string | null;
   current_period_end: number | null;
   subscription_canceled_at: number | null;
+  /** 1: the subscription ends at its period end instead of renewing (migration 023) */
+  cancel_at_period_end: number;
 }
 
 export interface LocalPaymentEventsTable {

@@ -34,6 +34,7 @@ export const ID_PREFIXES = {
   subscriptionChangeRequest: 'scr',
   subscription: 'sub',
   planCheckout: 'pck',
+  planSubscription: 'psub',
   oauthClient: 'oac',
   session: 'ses',
   mailMessage: 'mail',

@@ -2796,7 +2796,7 @@ export interface paths {
         put?: never;
         /**
          * Receive a payment provider's event
-         * @description Called by the payment provider, not by people. `stripe`: register `{public_url}/v1/payment_webhooks/stripe` in Stripe with the events checkout.session.completed, checkout.session.async_payment_succeeded, checkout.session.expired, invoice.paid and customer.subscription.deleted; its `Stripe-Signature` is checked on the raw body with SVC_STRIPE_WEBHOOK_SECRET (5 minutes of tolerance). `local`: the built-in provider posts here itself, signed with `svc-signature` the same way. A bad or missing signature, or an old timestamp, is 400 and changes nothing. Each event is taken in once by its id and forward only: a repeated, late or out-of-order event changes nothing and is answered 200 with its outcome.
+         * @description Called by the payment provider, not by people. `stripe`: register `{public_url}/v1/payment_webhooks/stripe` in Stripe with the events checkout.session.completed, checkout.session.async_payment_succeeded, checkout.session.expired, invoice.paid, invoice.payment_failed and customer.subscription.deleted; its `Stripe-Signature` is checked on the raw body with SVC_STRIPE_WEBHOOK_SECRET (5 minutes of tolerance). `local`: the built-in provider posts here itself, signed with `svc-signature` the same way. A bad or missing signature, or an old timestamp, is 400 and changes nothing. Each event is taken in once by its id and forward only: a repeated, late or out-of-order event changes nothing and is answered 200 with its outcome. For a paid plan's subscription (SVC_BILLING=payments): invoice.paid of a renewal moves the paid period on, invoice.payment_failed notifies the workspace's owners and admins, and customer.subscription.deleted of a subscription the service did not end itself lowers the workspace to free at once.
          */
         post: operations["receivePaymentWebhook"];
         delete?: never;
@@ -4731,6 +4731,23 @@ export interface components {
          *         "effective_at": "2026-02-05T10:00:00.000Z"
          *       },
          *       "pending_checkout": null,
+         *       "paid_subscription": {
+         *         "provider": "stripe",
+         *         "provider_subscription_id": "sub_1Q2w3E4r5T6y7U8i",
+         *         "plan_checkout_id": "pck_01jf8x9a0b1c2d3e4f5g6h7j8k",
+         *         "tier": "pro",
+         *         "state": "active",
+         *         "cancel_at_period_end": true,
+         *         "next_tier": null,
+         *         "current_period_start": 1767607200,
+         *         "current_period_end": 1770285600,
+         *         "renewals": 0,
+         *         "end_reason": null,
+         *         "ended_at": null,
+         *         "sync": "done",
+         *         "sync_attempts": 0,
+         *         "last_error": null
+         *       },
          *       "created_at": 1767607200,
          *       "etag": "4"
          *     }
@@ -4749,7 +4766,7 @@ export interface components {
             status: "active" | "canceling";
             /** @description true iff status is canceling */
             cancellation_scheduled: boolean;
-            /** @description start of the current monthly period (Unix seconds) */
+            /** @description start of the current monthly period (Unix seconds): the period paid for while a plan subscription at the payment provider renews (paid_subscription), else months from the workspace's creation */
             current_period_start: number;
             /** @description end of the current monthly period (Unix seconds); scheduled downgrades and cancels apply then, at scheduled_change.effective_at, the same instant */
             current_period_end: number;
@@ -4785,6 +4802,45 @@ export interface components {
                 checkout_url: string;
                 /** @description Unix seconds: when it can no longer be paid */
                 expires_at: number;
+            } | null;
+            /** @description SVC_BILLING=payments: the newest subscription at the payment provider that paid for the plan, if any (not part of the etag) */
+            paid_subscription: {
+                /** @description local or stripe */
+                provider: string;
+                /** @description the provider's subscription (lsub_ or Stripe's sub_) */
+                provider_subscription_id: string;
+                /** @description the paid plan checkout (pck_) that started it */
+                plan_checkout_id: string;
+                /** @description the plan it pays for */
+                tier: string;
+                /**
+                 * @description active (renews every month), ending (the service asked the provider to end it now: a newer paid raise replaced it, the operator set the plan, the plan went to free, or the workspace is being deleted; see end_reason) or ended (the provider ended it)
+                 * @enum {string}
+                 */
+                state: "active" | "ending" | "ended";
+                /** @description true while a cancel (or a downgrade to free) is scheduled: the provider ends it at current_period_end instead of charging again */
+                cancel_at_period_end: boolean;
+                /** @description a downgrade to a lower paid plan is scheduled: the provider charges that plan's price from the next period on, without proration */
+                next_tier: string | null;
+                /** @description Unix seconds: the start of the period paid for */
+                current_period_start: number;
+                /** @description Unix seconds: the end of the period paid for (each renewal moves it a month on) */
+                current_period_end: number;
+                /** @description months the provider charged after the first */
+                renewals: number;
+                /** @description why it is ending or ended */
+                end_reason: string | null;
+                /** @description Unix seconds: when it ended */
+                ended_at: number | null;
+                /**
+                 * @description whether the provider holds what the service asked (end it, end it at the period end, renew, a new price): done, pending (the job is on its way) or retrying (the provider refused or could not be reached; retried with growing delays, last_error says why)
+                 * @enum {string}
+                 */
+                sync: "done" | "pending" | "retrying";
+                /** @description failed attempts since the last success */
+                sync_attempts: number;
+                /** @description the provider's last refusal, while retrying */
+                last_error: string | null;
             } | null;
             /** @description Unix seconds: the workspace's creation, when it started on free */
             created_at: number;
@@ -4994,10 +5050,10 @@ export interface components {
             /** @description ntf_ id */
             id: string;
             /**
-             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (a machine is deleted at its expires_at: sent to the workspace's owners and admins 72 h and 24 h before, once each), machine_unreachable (a machine's agent missed 3 heartbeats; superseded when it heartbeats again or is deleted), agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn's creator, and for a member's turn that needs an admin's approval to the owners and admins; superseded once answered or ended), order_paid (an order of your workspace's offer was paid; owners and admins of the seller), order_delivery_failed (the install an order delivers failed; owners and admins of the seller), order_delivered (the install you ordered runs; the customer), order_draft_expiring (your order draft ends soon unless finished; the customer), password_changed (your password was changed and your other sessions signed out; if it was not you, reset it), two_factor_enabled and two_factor_disabled (two-factor sign-in was turned on or off for your account; if it was not you, act now)
+             * @description operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan's limits), subscription_payment_failed (SVC_BILLING=payments: a renewal of the paid plan could not be charged; owners and admins), subscription_provider_failing (the payment provider keeps refusing to end or change the plan's subscription; owners and admins, once) quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), machine_expiry (a machine is deleted at its expires_at: sent to the workspace's owners and admins 72 h and 24 h before, once each), machine_unreachable (a machine's agent missed 3 heartbeats; superseded when it heartbeats again or is deleted), agent_turn_waiting (an agent turn waits for your approval or your answer; sent to the turn's creator, and for a member's turn that needs an admin's approval to the owners and admins; superseded once answered or ended), order_paid (an order of your workspace's offer was paid; owners and admins of the seller), order_delivery_failed (the install an order delivers failed; owners and admins of the seller), order_delivered (the install you ordered runs; the customer), order_draft_expiring (your order draft ends soon unless finished; the customer), password_changed (your password was changed and your other sessions signed out; if it was not you, reset it), two_factor_enabled and two_factor_disabled (two-factor sign-in was turned on or off for your account; if it was not you, act now)
              * @enum {string}
              */
-            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry" | "machine_unreachable" | "agent_turn_waiting" | "order_paid" | "order_delivery_failed" | "order_delivered" | "order_draft_expiring" | "password_changed" | "two_factor_enabled" | "two_factor_disabled";
+            type: "operation_failed" | "install_degraded" | "subscription_change_applied" | "subscription_change_rejected" | "subscription_payment_failed" | "subscription_provider_failing" | "quota_threshold_reached" | "api_token_expiring" | "secret_purge_scheduled" | "machine_expiry" | "machine_unreachable" | "agent_turn_waiting" | "order_paid" | "order_delivery_failed" | "order_delivered" | "order_draft_expiring" | "password_changed" | "two_factor_enabled" | "two_factor_disabled";
             /**
              * @description the kind of resource the notification is about
              * @enum {string}
@@ -6849,10 +6905,10 @@ export interface components {
                 email: string | null;
             };
             /**
-             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `workspace.invitation.create` (a member was added by an e-mail without an account), `workspace.invitation.revoke`, `workspace.invitation.accept` (the actor is the account that joined), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection), `offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an order), `subscription.set_plan` (the operator set the workspace's plan with `svc admin workspaces set-plan`: actor `system` `operator`; metadata previous_tier, tier, change_request_id), `subscription.checkout.create` (SVC_BILLING=payments: an owner or admin asked to raise the plan and a plan checkout was opened at the payment provider; resource the plan checkout (pck_); metadata tier, previous_tier, amount, currency, provider, provider_session_id), `subscription.plan_paid` (the provider confirmed the payment and the plan moved: the actor is the person who asked for the raise; resource the workspace; metadata previous_tier, tier, change_request_id, plan_checkout_id, amount, currency, provider, provider_session_id, provider_subscription_id, payment_ref when known), `cluster.create` (registered; metadata provider, operation_id), `cluster.update` (renamed; metadata previous_name), `cluster.delete` (deletion started; metadata operation_id), `cluster.capabilities.refresh` (metadata operation_id), `package.create`, `package.version.create` (published; metadata package_id, package_name, semver), `install.create` (a deploy of a new install, by a person or by an order's delivery; metadata package_id, package_name, package_version_id, semver, cluster_id, cluster_name, operation_id), `install.update` (a redeploy: new values or version; the same metadata), `install.delete` (deletion started; metadata package_id, package_name, cluster_id, cluster_name, operation_id), `user.two_factor.enable` and `user.two_factor.disable` (a member turned two-factor sign-in on or off for their account: recorded in every workspace they belong to; resource the usr_ id; metadata method `totp`), `workspace.two_factor_requirement.enable` and `workspace.two_factor_requirement.disable` (an owner changed require_two_factor)
+             * @description What happened: `secret.create`, `secret.update` (name, description, labels or aliases), `secret.delete` (soft, or `force`), `secret.undelete`, `secret.purge` (by the service, past purge_at), `secret.version.create`, `secret.version.enable`, `secret.version.disable`, `secret.version.destroy`, `secret.version.access` (a value was read: `:access`, or an install deploy that applied it), `api_token.create`, `api_token.revoke`, `oauth_client.create`, `oauth_client.delete`, `workspace.member.add`, `workspace.member.update` (role change), `workspace.member.remove`, `workspace.delete` (requested), `workspace.invitation.create` (a member was added by an e-mail without an account), `workspace.invitation.revoke`, `workspace.invitation.accept` (the actor is the account that joined), `worker_bootstrap.create`, `worker_bootstrap.use` (a server joined with it; the actor is the new machine), `worker_bootstrap.revoke`, `machine.create` (a provisioned machine was requested), `machine.delete` (requested by a person, or by the service at the machine's expires_at), `agent.create`, `agent.update`, `agent.delete` (archived), `agent.undelete`, `approval_request.approve` and `approval_request.reject` (a person decided on code an agent proposed, or on a member's turn; metadata: turn_id, kind, and the reason of a rejection), `offer.create`, `offer.update`, `offer.delete` (archived), `offer.undelete`, `order.commit` (a paid or free order became an order), `subscription.set_plan` (the operator set the workspace's plan with `svc admin workspaces set-plan`: actor `system` `operator`; metadata previous_tier, tier, change_request_id), `subscription.checkout.create` (SVC_BILLING=payments: an owner or admin asked to raise the plan and a plan checkout was opened at the payment provider; resource the plan checkout (pck_); metadata tier, previous_tier, amount, currency, provider, provider_session_id), `subscription.plan_paid` (the provider confirmed the payment and the plan moved: the actor is the person who asked for the raise; resource the workspace; metadata previous_tier, tier, change_request_id, plan_checkout_id, amount, currency, provider, provider_session_id, provider_subscription_id, payment_ref when known), `subscription.plan_renewed` (the provider charged the next month of the paid plan: actor `system` `payment_provider`; metadata tier, provider, provider_subscription_id, current_period_start, current_period_end), `subscription.plan_ended` (the provider ended the plan's subscription on its own, e.g. it gave up charging, and the workspace went to free at once: actor `system` `payment_provider`; metadata previous_tier, tier, change_request_id, provider, provider_subscription_id), `cluster.create` (registered; metadata provider, operation_id), `cluster.update` (renamed; metadata previous_name), `cluster.delete` (deletion started; metadata operation_id), `cluster.capabilities.refresh` (metadata operation_id), `package.create`, `package.version.create` (published; metadata package_id, package_name, semver), `install.create` (a deploy of a new install, by a person or by an order's delivery; metadata package_id, package_name, package_version_id, semver, cluster_id, cluster_name, operation_id), `install.update` (a redeploy: new values or version; the same metadata), `install.delete` (deletion started; metadata package_id, package_name, cluster_id, cluster_name, operation_id), `user.two_factor.enable` and `user.two_factor.disable` (a member turned two-factor sign-in on or off for their account: recorded in every workspace they belong to; resource the usr_ id; metadata method `totp`), `workspace.two_factor_requirement.enable` and `workspace.two_factor_requirement.disable` (an owner changed require_two_factor)
              * @enum {string}
              */
-            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete" | "subscription.checkout.create" | "subscription.plan_paid" | "user.two_factor.enable" | "user.two_factor.disable" | "workspace.two_factor_requirement.enable" | "workspace.two_factor_requirement.disable";
+            action: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete" | "subscription.checkout.create" | "subscription.plan_paid" | "subscription.plan_renewed" | "subscription.plan_ended" | "user.two_factor.enable" | "user.two_factor.disable" | "workspace.two_factor_requirement.enable" | "workspace.two_factor_requirement.disable";
             /**
              * @description the kind of resource acted on
              * @enum {string}
@@ -9010,7 +9066,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description usr_ id */
+                /** @description usr_ id (anything else is no account: 404) */
                 user_id: string;
             };
             cookie?: never;
@@ -9094,7 +9150,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description usr_ id */
+                /** @description usr_ id (anything else is no account: 404) */
                 user_id: string;
             };
             cookie?: never;
@@ -9189,7 +9245,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description usr_ id */
+                /** @description usr_ id (anything else is no account: 404) */
                 user_id: string;
             };
             cookie?: never;
@@ -9284,7 +9340,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description usr_ id */
+                /** @description usr_ id (anything else is no account: 404) */
                 user_id: string;
             };
             cookie?: never;
@@ -9379,7 +9435,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description usr_ id */
+                /** @description usr_ id (anything else is no account: 404) */
                 user_id: string;
             };
             cookie?: never;
@@ -9474,7 +9530,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description usr_ id */
+                /** @description usr_ id (anything else is no account: 404) */
                 user_id: string;
             };
             cookie?: never;
@@ -9569,7 +9625,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description usr_ id */
+                /** @description usr_ id (anything else is no account: 404) */
                 user_id: string;
             };
             cookie?: never;
@@ -18831,7 +18887,7 @@ export interface operations {
                 /** @description only events about this resource (a sec_, secv_, tok_, oac_, wsm_, inv_, ws_, wbs_, mch_, agt_, apr_, ofr_, ord_, clu_, pkg_, pkv_, inst_, pck_ or usr_ id). A secret's sec_ id also selects the events of its versions (`secret.version.*`, reads included), so "who read this secret" is one query; a secv_ id selects that version's events only */
                 resource_id?: string;
                 /** @description only events of this action */
-                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete" | "subscription.checkout.create" | "subscription.plan_paid" | "user.two_factor.enable" | "user.two_factor.disable" | "workspace.two_factor_requirement.enable" | "workspace.two_factor_requirement.disable";
+                action?: "secret.create" | "secret.update" | "secret.delete" | "secret.undelete" | "secret.purge" | "secret.version.create" | "secret.version.enable" | "secret.version.disable" | "secret.version.destroy" | "secret.version.access" | "api_token.create" | "api_token.revoke" | "oauth_client.create" | "oauth_client.delete" | "workspace.member.add" | "workspace.member.update" | "workspace.member.remove" | "workspace.delete" | "workspace.invitation.create" | "workspace.invitation.revoke" | "workspace.invitation.accept" | "worker_bootstrap.create" | "worker_bootstrap.use" | "worker_bootstrap.revoke" | "machine.create" | "machine.delete" | "agent.create" | "agent.update" | "agent.delete" | "agent.undelete" | "approval_request.approve" | "approval_request.reject" | "offer.create" | "offer.update" | "offer.delete" | "offer.undelete" | "order.commit" | "subscription.set_plan" | "cluster.create" | "cluster.update" | "cluster.delete" | "cluster.capabilities.refresh" | "package.create" | "package.version.create" | "install.create" | "install.update" | "install.delete" | "subscription.checkout.create" | "subscription.plan_paid" | "subscription.plan_renewed" | "subscription.plan_ended" | "user.two_factor.enable" | "user.two_factor.disable" | "workspace.two_factor_requirement.enable" | "workspace.two_factor_requirement.disable";
             };
             header?: {
                 /** @description Workspace scope (a ws_ id). Required with a broad credential (session token, external JWT) on workspace-scoped routes; redundant but accepted with a workspace credential when it names the same workspace; any other workspace is 403. */

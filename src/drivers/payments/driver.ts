@@ -41,6 +41,13 @@ export interface CreatedCheckout {
   expiresAt: number;
 }
 
+/** What a subscription does at its period end (PaymentProvider.updateSubscription). */
+export interface SubscriptionChange {
+  cancelAtPeriodEnd: boolean;
+  /** the price of each period from the next one on: cents, its currency, and the product line's name */
+  price: { amount: number; currency: Currency; title: string };
+}
+
 /** A checkout session as the provider holds it now. */
 export interface CheckoutState {
   id: string;
@@ -67,6 +74,8 @@ export type PaymentEvent =
   | { id: string; created: number; type: 'checkout.expired'; checkout: CheckoutState }
   | { id: string; created: number; type: 'subscription.renewed'; subscriptionId: string; currentPeriodEnd: number }
   | { id: string; created: number; type: 'subscription.ended'; subscriptionId: string }
+  /** a renewal's payment failed; the provider tries again at nextAttemptAt (null: it gave up, and ends the subscription) */
+  | { id: string; created: number; type: 'subscription.payment_failed'; subscriptionId: string; attempt: number; nextAttemptAt: number | null }
   | { id: string; created: number; type: 'ignored'; providerType: string };
 
 /** Why a call failed; `retryable` when trying again later may succeed (network, 429, 5xx). */
@@ -93,8 +102,15 @@ export interface PaymentProvider {
   expireCheckout(id: string, signal?: AbortSignal): Promise<CheckoutState>;
   /** Refunds the payment of a paid session (and cancels its subscription, if any); repeating it is harmless. */
   refundCheckout(id: string, signal?: AbortSignal): Promise<void>;
-  /** Ends a subscription at the provider (an order's cancellation); repeating it is harmless. */
+  /** Ends a subscription at the provider now (an order's cancellation, a plan replaced); repeating it is harmless. */
   cancelSubscription(subscriptionId: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Sets what a subscription does at its period end: end there (`cancelAtPeriodEnd`, Stripe's
+   * cancel_at_period_end) or renew charging `price` from the next period on (no proration: the
+   * period paid for stays as it was). A subscription that already ended is left alone; repeating
+   * it is harmless.
+   */
+  updateSubscription(subscriptionId: string, change: SubscriptionChange, signal?: AbortSignal): Promise<void>;
   /**
    * Checks a webhook delivery on its raw body and headers (lowercased names) and parses it; throws
    * WebhookSignatureError on a bad or missing signature, a timestamp outside the tolerance, or a

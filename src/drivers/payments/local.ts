@@ -36,7 +36,11 @@ export interface LocalPaymentProvider extends PaymentProvider {
   recordDecline(id: string): Promise<void>;
   /** Sends every event that is due (the periodic sweep); answers how many were delivered. */
   deliverDue(): Promise<number>;
-  /** Renews every active subscription whose period ended, one interval each, and delivers the invoice.paid events; answers how many. */
+  /**
+   * Renews every active subscription whose period ended, one interval each, and delivers the
+   * invoice.paid events; one set to end at its period end ends instead (customer.subscription.deleted).
+   * Answers how many events it delivered.
+   */
   renewDue(): Promise<number>;
   /** Expires open sessions whose expires_at passed, with their checkout.session.expired events; answers how many. */
   expireDue(): Promise<number>;
@@ -122,6 +126,7 @@ export function createLocalPaymentProvider(options: LocalPaymentOptions): LocalP
         interval: request.interval, customer_email: request.customerEmail, status: 'open', success_url: request.successUrl,
         cancel_url: request.cancelUrl, expires_at: request.expiresAt, created_at: now, completed_at: null, card_last4: null,
         declines: 0, payment_ref: null, refunded_at: null, subscription_id: null, current_period_end: null, subscription_canceled_at: null,
+        cancel_at_period_end: 0,
       }).onConflict((oc) => oc.column('idempotency_key').doNothing()).execute();
       // A repeated key answers the session it made first, as Stripe's Idempotency-Key does; other parameters under it are refused.
       const made = await db.selectFrom('local_checkouts').selectAll().where('idempotency_key', '=', request.idempotencyKey).executeTakeFirstOrThrow();
@@ -164,6 +169,16 @@ export function createLocalPaymentProvider(options: LocalPaymentOptions): LocalP
       if (!found) throw new PaymentProviderError(`subscription ${subscriptionId.slice(0, 80)} not found`, false, 404);
       const eventId = await db.transaction().execute((tx) => endSubscription(tx, subscriptionId));
       if (eventId) await deliverEvents(delivery, [eventId]);
+    },
+
+    async updateSubscription(subscriptionId, change) {
+      const found = await db.selectFrom('local_checkouts').select('id').where('subscription_id', '=', subscriptionId.slice(0, 100)).executeTakeFirst();
+      if (!found) throw new PaymentProviderError(`subscription ${subscriptionId.slice(0, 80)} not found`, false, 404);
+      if (!Number.isSafeInteger(change.price.amount) || change.price.amount <= 0) throw new PaymentProviderError('price amount must be a positive whole number of cents', false, 400);
+      // An ended subscription stays ended (conditional on it): nothing to change, as with Stripe's canceled ones.
+      await db.updateTable('local_checkouts')
+        .set({ cancel_at_period_end: change.cancelAtPeriodEnd ? 1 : 0, amount: change.price.amount, currency: change.price.currency, title: change.price.title.slice(0, 200) })
+        .where('subscription_id', '=', subscriptionId).where('subscription_canceled_at', 'is', null).execute();
     },
 
     verifyWebhook(rawBody, headers) {
@@ -214,6 +229,8 @@ export function createLocalPaymentProvider(options: LocalPaymentOptions): LocalP
         const from = Number(sub.current_period_end);
         const to = from + intervalSeconds(sub.interval, monthSeconds);
         const eventId = await db.transaction().execute(async (tx) => {
+          // Set to end at the period end (a cancel): it ends now instead of charging another period.
+          if (sub.cancel_at_period_end === 1) return endSubscription(tx, sub.subscription_id!);
           // Conditional on the period it saw: of two instances renewing at once, one moves it.
           const res = await tx.updateTable('local_checkouts').set({ current_period_end: to })
             .where('id', '=', sub.id).where('current_period_end', '=', from).where('subscription_canceled_at', 'is', null).executeTakeFirst();

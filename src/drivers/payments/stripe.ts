@@ -77,6 +77,17 @@ export function mapStripeEvent(event: Stripe.Event): PaymentEvent {
       }
       return { ...base, type: 'ignored', providerType: event.type };
     }
+    case 'invoice.payment_failed': {
+      const invoice = event.data.object as Stripe.Invoice & { subscription?: string | { id: string } | null };
+      const subscriptionId = idOf(invoice.parent?.subscription_details?.subscription ?? invoice.subscription);
+      if (invoice.billing_reason === 'subscription_cycle' && subscriptionId) {
+        return {
+          ...base, type: 'subscription.payment_failed', subscriptionId, attempt: invoice.attempt_count ?? 1,
+          nextAttemptAt: typeof invoice.next_payment_attempt === 'number' ? invoice.next_payment_attempt : null,
+        };
+      }
+      return { ...base, type: 'ignored', providerType: event.type };
+    }
     case 'customer.subscription.deleted':
       return { ...base, type: 'subscription.ended', subscriptionId: (event.data.object as Stripe.Subscription).id };
     default:
@@ -191,6 +202,33 @@ export function createStripePaymentProvider(settings: StripeSettings): PaymentPr
 
     async cancelSubscription(subscriptionId, signal) {
       await endSubscription(subscriptionId, signal);
+    },
+
+    async updateSubscription(subscriptionId, change, signal) {
+      const sub = await call(signal, () => stripe.subscriptions.retrieve(subscriptionId));
+      if (sub.status === 'canceled' || sub.status === 'incomplete_expired') return;
+      // Stripe's guidance for a change at the period end: the item's price changes with
+      // proration_behavior=none, so the period paid for is left as it is and the next invoice charges
+      // the new price; cancel_at_period_end ends it there instead of renewing.
+      const item = sub.items.data[0];
+      const price = item?.price;
+      const priceChanges = item && price && (price.unit_amount !== change.price.amount || price.currency !== change.price.currency);
+      await call(signal, () => stripe.subscriptions.update(subscriptionId, {
+        cancel_at_period_end: change.cancelAtPeriodEnd,
+        ...(priceChanges
+          ? {
+            proration_behavior: 'none' as const,
+            items: [{
+              id: item.id,
+              price_data: {
+                currency: change.price.currency, unit_amount: change.price.amount,
+                product: typeof price.product === 'string' ? price.product : price.product.id,
+                recurring: { interval: price.recurring?.interval ?? 'month' },
+              },
+            }],
+          }
+          : {}),
+      }));
     },
 
     verifyWebhook(rawBody, headers) {

@@ -23,6 +23,10 @@ const ACTIONS_DESCRIPTION =
   'metadata tier, previous_tier, amount, currency, provider, provider_session_id), `subscription.plan_paid` (the provider confirmed the ' +
   'payment and the plan moved: the actor is the person who asked for the raise; resource the workspace; metadata previous_tier, ' +
   'tier, change_request_id, plan_checkout_id, amount, currency, provider, provider_session_id, provider_subscription_id, payment_ref when known), ' +
+  '`subscription.plan_renewed` (the provider charged the next month of the paid plan: actor `system` `payment_provider`; metadata tier, ' +
+  'provider, provider_subscription_id, current_period_start, current_period_end), `subscription.plan_ended` (the provider ended the ' +
+  'plan\'s subscription on its own, e.g. it gave up charging, and the workspace went to free at once: actor `system` `payment_provider`; ' +
+  'metadata previous_tier, tier, change_request_id, provider, provider_subscription_id), ' +
   '`cluster.create` (registered; metadata provider, operation_id), ' +
   '`cluster.update` (renamed; metadata previous_name), `cluster.delete` (deletion started; metadata operation_id), ' +
   '`cluster.capabilities.refresh` (metadata operation_id), `package.create`, `package.version.create` (published; metadata package_id, ' +

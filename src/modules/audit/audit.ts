@@ -37,7 +37,7 @@ export const AUDIT_ACTIONS = [
   'offer.create', 'offer.update', 'offer.delete', 'offer.undelete', 'order.commit', 'subscription.set_plan',
   'cluster.create', 'cluster.update', 'cluster.delete', 'cluster.capabilities.refresh',
   'package.create', 'package.version.create', 'install.create', 'install.update', 'install.delete',
-  'subscription.checkout.create', 'subscription.plan_paid',
+  'subscription.checkout.create', 'subscription.plan_paid', 'subscription.plan_renewed', 'subscription.plan_ended',
   'user.two_factor.enable', 'user.two_factor.disable', 'workspace.two_factor_requirement.enable', 'workspace.two_factor_requirement.disable',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

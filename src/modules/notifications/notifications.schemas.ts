@@ -7,6 +7,8 @@ export const NOTIFICATION_TYPES = [
   'install_degraded',
   'subscription_change_applied',
   'subscription_change_rejected',
+  'subscription_payment_failed',
+  'subscription_provider_failing',
   'quota_threshold_reached',
   'api_token_expiring',
   'secret_purge_scheduled',
@@ -43,6 +45,8 @@ export const Notification = Type.Object(
       description:
         'operation_failed (an operation you started failed), install_degraded (an update failed; the previous render serves), ' +
         'subscription_change_applied, subscription_change_rejected (a scheduled downgrade or cancel found usage above the new plan\'s limits), ' +
+        'subscription_payment_failed (SVC_BILLING=payments: a renewal of the paid plan could not be charged; owners and admins), ' +
+        'subscription_provider_failing (the payment provider keeps refusing to end or change the plan\'s subscription; owners and admins, once) ' +
         'quota_threshold_reached (a quota reached 80 % or 100 %), api_token_expiring (within 7 days), ' +
         'secret_purge_scheduled (a deleted secret will be destroyed at purge_at; superseded once it is restored, deleted for good or purged), ' +
         'machine_expiry (a machine is deleted at its expires_at: sent to the workspace\'s owners and admins 72 h and 24 h before, once each), ' +

@@ -47,6 +47,36 @@ export function subscriptionChangeApplied(tx: Executor, e: {
   });
 }
 
+/** A renewal of the workspace's paid plan could not be charged (SVC_BILLING=payments): owners and admins, once per attempt. */
+export function planSubscriptionPaymentFailed(tx: Executor, e: {
+  workspaceId: string; key: string; tier: string; provider: string; attempt: number; nextAttemptAt: number | null;
+}): Promise<number> {
+  const next = e.nextAttemptAt === null
+    ? 'The provider will not try again: the subscription ends and the workspace goes back to free.'
+    : `The provider tries again at ${isoFromSeconds(e.nextAttemptAt)}; if it gives up, the workspace goes back to free.`;
+  return notify(tx, { adminsOf: e.workspaceId }, {
+    type: 'subscription_payment_failed', key: e.key, resourceType: 'workspace', resourceId: e.workspaceId, workspaceId: e.workspaceId,
+    title: `The ${e.tier} plan's renewal could not be charged`,
+    body: `The payment for the next month of the ${e.tier} plan of workspace ${e.workspaceId} failed at ${e.provider} (attempt ${e.attempt}). ${next} ` +
+      'Update the payment method at the provider to keep the plan.',
+    severity: 'critical',
+    context: { tier: e.tier, provider: e.provider, attempt: String(e.attempt), ...(e.nextAttemptAt === null ? {} : { next_attempt_at: isoFromSeconds(e.nextAttemptAt) }) },
+  });
+}
+
+/** The payment provider keeps refusing a change of the workspace's plan subscription (it may keep charging): owners and admins, once. */
+export function planSubscriptionSyncFailing(tx: Executor, e: { workspaceId: string; key: string; provider: string; ending: boolean; error: string }): Promise<number> {
+  return notify(tx, { adminsOf: e.workspaceId }, {
+    type: 'subscription_provider_failing', key: e.key, resourceType: 'workspace', resourceId: e.workspaceId, workspaceId: e.workspaceId,
+    title: e.ending ? `The plan's subscription at ${e.provider} could not be ended yet` : `The plan's subscription at ${e.provider} could not be changed yet`,
+    body: `The service keeps asking ${e.provider} to ${e.ending ? 'end' : 'change'} the subscription that pays for workspace ${e.workspaceId}'s plan and keeps ` +
+      `being refused (${e.error.slice(0, 300)}); it tries again with growing delays. Until it succeeds the provider may charge as before; ` +
+      'the operator can end the subscription in the provider\'s dashboard.',
+    severity: 'critical',
+    context: { provider: e.provider, ending: String(e.ending) },
+  });
+}
+
 /** A scheduled downgrade or cancel found usage above the new plan's limits at the period end: owners and admins. */
 export function subscriptionChangeRejected(tx: Executor, e: {
   workspaceId: string; changeRequestId: string; kind: string; tier: string; requestedTier: string; metric: string; limit: number; usage: number;

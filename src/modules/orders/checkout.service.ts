@@ -45,7 +45,7 @@ export interface CheckoutDeps {
    * Plans paid through the provider (SVC_BILLING=payments): sessions whose metadata says `purpose:
    * plan` are subscriptions', which take them in the intake's transaction and refund after it.
    */
-  planCheckouts: Pick<PlanCheckoutService, 'takeStateIn' | 'takeState' | 'refund' | 'findBySession'>;
+  planCheckouts: Pick<PlanCheckoutService, 'takeStateIn' | 'takeState' | 'refund' | 'findBySession' | 'takeSubscriptionEventIn'>;
 }
 
 export type IntakeOutcome = 'applied' | 'duplicate' | 'stale' | 'late' | 'refunded' | 'unknown_session' | 'ignored';
@@ -226,9 +226,15 @@ export function createCheckoutService(deps: CheckoutDeps) {
         const plan = await deps.planCheckouts.takeStateIn(tx, provider, event.checkout);
         applied = { outcome: plan.outcome, refund: null, planRefund: plan.refund };
       } else if (event.type === 'checkout.completed' || event.type === 'checkout.expired') applied = await applyCheckoutState(tx, provider, event.checkout);
-      else if (event.type === 'subscription.renewed') applied = { outcome: (await repo.renewOrders(tx, event.subscriptionId, event.currentPeriodEnd, now)) > 0 ? 'applied' : 'late', refund: null };
-      else if (event.type === 'subscription.ended') applied = { outcome: (await repo.endSubscriptionOrders(tx, event.subscriptionId, now)) > 0 ? 'applied' : 'late', refund: null };
-      else applied = { outcome: 'ignored', refund: null };
+      else if (event.type === 'subscription.renewed' || event.type === 'subscription.ended' || event.type === 'subscription.payment_failed') {
+        // An order's subscription, else a plan's (SVC_BILLING=payments), which the subscriptions service takes in this transaction.
+        const orders = event.type === 'subscription.renewed' ? await repo.renewOrders(tx, event.subscriptionId, event.currentPeriodEnd, now)
+          : event.type === 'subscription.ended' ? await repo.endSubscriptionOrders(tx, event.subscriptionId, now) : 0;
+        const plan = orders > 0 ? null : await deps.planCheckouts.takeSubscriptionEventIn(tx, provider, event);
+        const outcome: IntakeOutcome = orders > 0 || plan === 'applied' ? 'applied' : plan === 'duplicate' ? 'duplicate'
+          : event.type === 'subscription.payment_failed' && plan === 'unknown_subscription' ? 'ignored' : 'late';
+        applied = { outcome, refund: null };
+      } else applied = { outcome: 'ignored', refund: null };
       if (applied.outcome !== 'applied') await repo.setPaymentEventOutcome(tx, provider, event.id, applied.refund ? 'refunded' : applied.outcome);
       return applied;
     });

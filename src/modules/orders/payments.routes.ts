@@ -35,11 +35,14 @@ export async function paymentRoutes(app: App, s: Pick<Services, 'checkout' | 'pa
         tags: ['payments'], operationId: 'receivePaymentWebhook', summary: 'Receive a payment provider\'s event',
         description:
           'Called by the payment provider, not by people. `stripe`: register `{public_url}/v1/payment_webhooks/stripe` in Stripe with ' +
-          'the events checkout.session.completed, checkout.session.async_payment_succeeded, checkout.session.expired, invoice.paid ' +
-          'and customer.subscription.deleted; its `Stripe-Signature` is checked on the raw body with SVC_STRIPE_WEBHOOK_SECRET ' +
+          'the events checkout.session.completed, checkout.session.async_payment_succeeded, checkout.session.expired, invoice.paid, ' +
+          'invoice.payment_failed and customer.subscription.deleted; its `Stripe-Signature` is checked on the raw body with SVC_STRIPE_WEBHOOK_SECRET ' +
           '(5 minutes of tolerance). `local`: the built-in provider posts here itself, signed with `svc-signature` the same way. A bad ' +
           'or missing signature, or an old timestamp, is 400 and changes nothing. Each event is taken in once by its id and forward ' +
-          'only: a repeated, late or out-of-order event changes nothing and is answered 200 with its outcome.',
+          'only: a repeated, late or out-of-order event changes nothing and is answered 200 with its outcome. For a paid plan\'s ' +
+          'subscription (SVC_BILLING=payments): invoice.paid of a renewal moves the paid period on, invoice.payment_failed notifies the ' +
+          'workspace\'s owners and admins, and customer.subscription.deleted of a subscription the service did not end itself lowers the ' +
+          'workspace to free at once.',
         params: ProviderParams,
         body: Type.String({
           maxLength: WEBHOOK_BODY_LIMIT, description: 'the provider\'s event, as JSON (verified on these exact bytes)',

@@ -12,7 +12,7 @@
 import type { Logger } from 'pino';
 import type { BillingMode } from '../../config.js';
 import type { Db, Executor } from '../../db/database.js';
-import type { CheckoutState, PaymentProvider } from '../../drivers/payments/driver.js';
+import type { CheckoutState, PaymentEvent, PaymentProvider } from '../../drivers/payments/driver.js';
 import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
 import { ApiError, fieldInvalid, notFound } from '../../platform/errors.js';
@@ -25,6 +25,7 @@ import type { PlanCatalog } from '../plans/plans.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { lockWorkspace } from '../workspaces/workspaces.service.js';
 import * as checkouts from './plan-checkouts.repo.js';
+import type { PlanEventOutcome, PlanSubscriptionService } from './plan-subscriptions.service.js';
 import * as repo from './subscriptions.repo.js';
 import type { PlanCheckoutT } from './subscriptions.schemas.js';
 
@@ -50,6 +51,8 @@ export interface PlanCheckoutDeps {
   /** SVC_CHECKOUT_TTL_S */
   checkoutTtlSeconds: number;
   log: Pick<Logger, 'warn' | 'info'>;
+  /** the workspace's plan subscription at the provider: a paid raise starts it; the provider's renewals and end reach it */
+  paidPlans: Pick<PlanSubscriptionService, 'started' | 'takeRenewal' | 'takeEnd' | 'takePaymentFailed'>;
 }
 
 const providerDown = (err: unknown) =>
@@ -227,6 +230,12 @@ export function createPlanCheckoutService(deps: PlanCheckoutDeps) {
     await repo.setWorkspaceTier(tx, row.workspace_id, row.tier, now);
     await repo.updateSubscription(tx, row.workspace_id, 'active', null, now);
     await checkouts.setPlanCheckoutChange(tx, row.id, id);
+    // The monthly subscription the payment started pays for the plan from now on (the one it replaces is ended at the provider).
+    if (state.subscriptionId) {
+      await deps.paidPlans.started(tx, {
+        workspaceId: row.workspace_id, provider, subscriptionId: state.subscriptionId, planCheckoutId: row.id, tier: row.tier, periodEnd: state.currentPeriodEnd,
+      });
+    }
     await subscriptionChangeApplied(tx, { workspaceId: row.workspace_id, changeRequestId: id, kind: 'upgrade', previousTier: current.tier, tier: row.tier });
     await recordAuditEvent(tx, { workspaceId: row.workspace_id, actor: actorOfId(row.created_by), requestId: null }, {
       action: 'subscription.plan_paid', resourceType: 'workspace', resourceId: row.workspace_id,
@@ -237,6 +246,20 @@ export function createPlanCheckoutService(deps: PlanCheckoutDeps) {
       },
     });
     return { outcome: 'applied', refund: null };
+  }
+
+  /**
+   * A provider's event about a subscription (the payment intake's transaction), for a plan's
+   * subscription: a renewal, a renewal's failed payment, its end. `unknown_subscription` when it
+   * is no plan's (an order's, say).
+   */
+  async function takeSubscriptionEventIn(tx: Executor, provider: string, event: PaymentEvent): Promise<PlanEventOutcome> {
+    if (event.type === 'subscription.renewed') return deps.paidPlans.takeRenewal(tx, provider, event.subscriptionId, event.currentPeriodEnd);
+    if (event.type === 'subscription.ended') return deps.paidPlans.takeEnd(tx, provider, event.subscriptionId);
+    if (event.type === 'subscription.payment_failed') {
+      return deps.paidPlans.takePaymentFailed(tx, provider, { eventId: event.id, subscriptionId: event.subscriptionId, attempt: event.attempt, nextAttemptAt: event.nextAttemptAt });
+    }
+    return 'unknown_subscription';
   }
 
   /** Gives back a payment no plan took; a failure is logged and retried by refundOrphans. */
@@ -282,7 +305,7 @@ export function createPlanCheckoutService(deps: PlanCheckoutDeps) {
     return toPlanCheckout(row);
   }
 
-  return { isPaidRaise, raise, takeStateIn, takeState, refund, refundOrphans, findBySession, list, get };
+  return { isPaidRaise, raise, takeStateIn, takeState, takeSubscriptionEventIn, refund, refundOrphans, findBySession, list, get };
 }
 
 export type PlanCheckoutService = ReturnType<typeof createPlanCheckoutService>;

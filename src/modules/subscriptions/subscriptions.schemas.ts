@@ -34,6 +34,43 @@ const PendingCheckout = Type.Object(
   { description: 'a raise waiting for its payment' },
 );
 
+export const PAID_SUBSCRIPTION_STATES = ['active', 'ending', 'ended'] as const;
+
+const PaidSubscription = Type.Object(
+  {
+    provider: Type.String({ description: 'local or stripe' }),
+    provider_subscription_id: Type.String({ description: 'the provider\'s subscription (lsub_ or Stripe\'s sub_)' }),
+    plan_checkout_id: Type.String({ description: 'the paid plan checkout (pck_) that started it' }),
+    tier: Type.String({ description: 'the plan it pays for' }),
+    state: StringEnum(PAID_SUBSCRIPTION_STATES, {
+      description: 'active (renews every month), ending (the service asked the provider to end it now: a newer paid raise replaced it, the operator set the ' +
+        'plan, the plan went to free, or the workspace is being deleted; see end_reason) or ended (the provider ended it)',
+    }),
+    cancel_at_period_end: Type.Boolean({ description: 'true while a cancel (or a downgrade to free) is scheduled: the provider ends it at current_period_end instead of charging again' }),
+    next_tier: Type.Union([Type.String(), Type.Null()], { description: 'a downgrade to a lower paid plan is scheduled: the provider charges that plan\'s price from the next period on, without proration' }),
+    current_period_start: Type.Integer({ minimum: 0, description: 'Unix seconds: the start of the period paid for' }),
+    current_period_end: Type.Integer({ minimum: 0, description: 'Unix seconds: the end of the period paid for (each renewal moves it a month on)' }),
+    renewals: Type.Integer({ minimum: 0, description: 'months the provider charged after the first' }),
+    end_reason: Type.Union([Type.String(), Type.Null()], { description: 'why it is ending or ended' }),
+    ended_at: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'Unix seconds: when it ended' }),
+    sync: StringEnum(['done', 'pending', 'retrying'] as const, {
+      description: 'whether the provider holds what the service asked (end it, end it at the period end, renew, a new price): done, pending (the job is ' +
+        'on its way) or retrying (the provider refused or could not be reached; retried with growing delays, last_error says why)',
+    }),
+    sync_attempts: Type.Integer({ minimum: 0, description: 'failed attempts since the last success' }),
+    last_error: Type.Union([Type.String(), Type.Null()], { description: 'the provider\'s last refusal, while retrying' }),
+  },
+  {
+    description:
+      'SVC_BILLING=payments: the workspace\'s newest plan subscription at the payment provider. A cancel or a downgrade to free ends it at ' +
+      'the period end (cancel_at_period_end, as Stripe recommends: the plan stays paid until then and is not charged again); a downgrade ' +
+      'to a lower paid plan charges that plan\'s price from the next period, without proration; a newer paid raise, the operator\'s ' +
+      '`svc admin workspaces set-plan` and the workspace\'s deletion end it at once (without a refund of the unused days). The provider ' +
+      'ending it on its own (it gave up charging) lowers the workspace to free at once.',
+  },
+);
+export type PaidSubscriptionT = Static<typeof PaidSubscription>;
+
 export const Subscription = Type.Object(
   {
     id: Type.String({ description: 'sub_ id (one per workspace, for its whole life)' }),
@@ -41,13 +78,14 @@ export const Subscription = Type.Object(
     tier: Type.String({ description: 'the current plan (GET /v1/plans); the workspace\'s plan.tier' }),
     status: StringEnum(SUBSCRIPTION_STATUSES, { description: 'active, or canceling while a cancel waits for the period end' }),
     cancellation_scheduled: Type.Boolean({ description: 'true iff status is canceling' }),
-    current_period_start: Type.Integer({ minimum: 0, description: 'start of the current monthly period (Unix seconds)' }),
+    current_period_start: Type.Integer({ minimum: 0, description: 'start of the current monthly period (Unix seconds): the period paid for while a plan subscription at the payment provider renews (paid_subscription), else months from the workspace\'s creation' }),
     current_period_end: Type.Integer({
       minimum: 0, description: 'end of the current monthly period (Unix seconds); scheduled downgrades and cancels apply then, at scheduled_change.effective_at, the same instant',
     }),
     billed_by: StringEnum(['platform', 'seller'], { description: 'platform (this service\'s operator bills the workspace) or seller' }),
     scheduled_change: Type.Union([ScheduledChange, Type.Null()], { description: 'the downgrade or cancel waiting for the period end, if any' }),
     pending_checkout: Type.Union([PendingCheckout, Type.Null()], { description: 'SVC_BILLING=payments: the raise waiting for its payment, if any (not part of the etag)' }),
+    paid_subscription: Type.Union([PaidSubscription, Type.Null()], { description: 'SVC_BILLING=payments: the newest subscription at the payment provider that paid for the plan, if any (not part of the etag)' }),
     created_at: Type.Integer({ minimum: 0, description: 'Unix seconds: the workspace\'s creation, when it started on free' }),
     etag: Type.String({ description: 'changes on every change request and when a change applies; send it back in if-match' }),
   },
@@ -60,6 +98,11 @@ export const Subscription = Type.Object(
       billed_by: 'platform',
       scheduled_change: { change_request_id: 'scr_01jf9a0b1c2d3e4f5g6h7j8k9m', kind: 'cancel', requested_tier: 'free', effective_at: '2026-02-05T10:00:00.000Z' },
       pending_checkout: null,
+      paid_subscription: {
+        provider: 'stripe', provider_subscription_id: 'sub_1Q2w3E4r5T6y7U8i', plan_checkout_id: 'pck_01jf8x9a0b1c2d3e4f5g6h7j8k', tier: 'pro', state: 'active',
+        cancel_at_period_end: true, next_tier: null, current_period_start: 1767607200, current_period_end: 1770285600, renewals: 0,
+        end_reason: null, ended_at: null, sync: 'done', sync_attempts: 0, last_error: null,
+      },
       created_at: 1767607200, etag: '4',
     }],
   },

@@ -22,6 +22,7 @@ import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
 import { lockWorkspace } from '../workspaces/workspaces.service.js';
 import { billingPeriod } from './periods.js';
 import { livePlanCheckout } from './plan-checkouts.repo.js';
+import type { PlanSubscriptionService } from './plan-subscriptions.service.js';
 import * as repo from './subscriptions.repo.js';
 import {
   CANCEL, CHANGE_TIER, REACTIVATE, type ChangeKind, type ChangeRequestT, type ChangeStatus, type SubscriptionT,
@@ -38,6 +39,11 @@ export interface SubscriptionServiceDeps {
    * operator's command); with `payments` a raise is a plan checkout (plan-checkouts.service.ts)
    */
   billing: BillingMode;
+  /**
+   * SVC_BILLING=payments: the workspace's plan subscription at the payment provider, told of every
+   * change in the change's transaction (plan-subscriptions.service.ts)
+   */
+  paidPlans: Pick<PlanSubscriptionService, 'schedule' | 'endNow' | 'planApplied' | 'paidPeriod' | 'view'>;
 }
 
 /** Who recorded a change request the operator made (`svc admin workspaces set-plan`), in place of a user id. */
@@ -74,10 +80,14 @@ const wouldExceed = (tier: string, over: { metric: string; limit: number; usage:
   });
 
 export function createSubscriptionService(deps: SubscriptionServiceDeps) {
-  const { db, cursors, plans, quotas, operations } = deps;
+  const { db, cursors, plans, quotas, operations, paidPlans } = deps;
 
-  function toSubscription(row: repo.SubscriptionRow): SubscriptionT {
-    const period = billingPeriod(row.workspace_created_at, clock.now());
+  /** The period a scheduled change waits for: the one paid for at the provider while a plan subscription renews, else months from the workspace's creation. */
+  async function periodOf(tx: Executor, row: repo.SubscriptionRow, now: number): Promise<{ start: number; end: number }> {
+    return (await paidPlans.paidPeriod(tx, row.workspace_id)) ?? billingPeriod(row.workspace_created_at, now);
+  }
+
+  function toSubscription(row: repo.SubscriptionRow, period: { start: number; end: number }): Omit<SubscriptionT, 'paid_subscription'> {
     const pending = row.pending && row.pending.kind !== 'upgrade' ? row.pending : null;
     return {
       id: derivedId('subscription', row.workspace_id),
@@ -104,7 +114,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     const pending = live && live.state === 'open' && live.url !== null && live.expires_at > clock.now()
       ? { plan_checkout_id: live.id, tier: live.tier, checkout_url: live.url, expires_at: live.expires_at }
       : null;
-    return { ...toSubscription(row), pending_checkout: pending };
+    return { ...toSubscription(row, await periodOf(db, row, clock.now())), pending_checkout: pending, paid_subscription: await paidPlans.view(db, scope.workspaceId) };
   }
 
   /** The start of every change: role, lock, etag. Returns the subscription as it stands under the lock. */
@@ -159,6 +169,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
         throw new ApiError('FAILED_PRECONDITION', `the workspace is already on ${tier}`, { reason: 'SAME_TIER' });
       }
       await repo.resolvePending(tx, current.pending.id, 'canceled', `withdrawn: the subscription stays on ${tier}`, now);
+      await paidPlans.schedule(tx, scope.workspaceId, null);
       return commit(scope, tx, current, 'active', CHANGE_TIER, current.pending.id);
     }
     if (plans.rank(tier) > plans.rank(current.tier)) {
@@ -174,8 +185,10 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     }
     const over = await quotas.firstOverLimit(tx, scope.workspaceId, tier);
     if (over) throw wouldExceed(tier, over);
-    const period = billingPeriod(current.workspace_created_at, now);
-    return request(scope, tx, current, { kind: 'downgrade', tier, effectiveAt: period.end, type: CHANGE_TIER });
+    const period = await periodOf(tx, current, now);
+    const op = await request(scope, tx, current, { kind: 'downgrade', tier, effectiveAt: period.end, type: CHANGE_TIER });
+    await paidPlans.schedule(tx, scope.workspaceId, { tier });
+    return op;
   }
 
   /** Back to free at the period end; refused like a downgrade when the usage is above free's limits. */
@@ -189,8 +202,10 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     }
     const over = await quotas.firstOverLimit(tx, scope.workspaceId, DEFAULT_TIER);
     if (over) throw wouldExceed(DEFAULT_TIER, over);
-    const period = billingPeriod(current.workspace_created_at, clock.now());
-    return request(scope, tx, current, { kind: 'cancel', tier: DEFAULT_TIER, effectiveAt: period.end, type: CANCEL });
+    const period = await periodOf(tx, current, clock.now());
+    const op = await request(scope, tx, current, { kind: 'cancel', tier: DEFAULT_TIER, effectiveAt: period.end, type: CANCEL });
+    await paidPlans.schedule(tx, scope.workspaceId, { tier: DEFAULT_TIER });
+    return op;
   }
 
   /** Undoes a scheduled cancel: its change request is canceled and the subscription is active again. */
@@ -200,6 +215,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       throw new ApiError('FAILED_PRECONDITION', 'the subscription is not canceling: there is nothing to reactivate', { reason: 'NOT_CANCELING' });
     }
     await repo.resolvePending(tx, current.pending.id, 'canceled', 'reactivated', clock.now());
+    await paidPlans.schedule(tx, scope.workspaceId, null);
     return commit(scope, tx, current, 'active', REACTIVATE, current.pending.id);
   }
 
@@ -221,6 +237,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
         // the operator keeps the plan: the change waiting for the period end is withdrawn
         await repo.resolvePending(tx, current.pending.id, 'canceled', `withdrawn by the operator: the subscription stays on ${tier}`, now);
         await repo.updateSubscription(tx, workspaceId, 'active', null, now);
+        await paidPlans.schedule(tx, workspaceId, null);
         return { previousTier: tier, tier, changeRequestId: current.pending.id };
       }
       const upgrade = plans.rank(tier) > plans.rank(current.tier);
@@ -236,6 +253,8 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       await repo.setWorkspaceTier(tx, workspaceId, tier, now);
       await repo.updateSubscription(tx, workspaceId, 'active', null, now);
       await subscriptionChangeApplied(tx, { workspaceId, changeRequestId: id, kind: upgrade ? 'upgrade' : 'downgrade', previousTier: current.tier, tier });
+      // The operator's plan replaces what was paid: the provider stops charging now.
+      await paidPlans.endNow(tx, workspaceId, `the operator set the plan to ${tier}`);
       await recordAuditEvent(tx, { workspaceId, actor: { type: 'system', id: OPERATOR_ACTOR }, requestId: null }, {
         action: 'subscription.set_plan', resourceType: 'workspace', resourceId: workspaceId, metadata: { previous_tier: current.tier, tier, change_request_id: id },
       });
@@ -273,6 +292,8 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
       const reason = `${over.metric} usage ${over.usage} is above the ${over.limit} the ${found.requested_tier} plan allows`;
       if (await repo.resolvePending(tx, id, 'rejected', reason, now)) {
         await repo.updateSubscription(tx, ws, 'active', null, now);
+        // The plan stays: its subscription at the provider renews again.
+        await paidPlans.schedule(tx, ws, null);
         await subscriptionChangeRejected(tx, {
           workspaceId: ws, changeRequestId: id, kind: found.kind, tier: found.previous_tier, requestedTier: found.requested_tier, ...over,
         });
@@ -280,6 +301,7 @@ export function createSubscriptionService(deps: SubscriptionServiceDeps) {
     } else if (await repo.resolvePending(tx, id, 'applied', null, now)) {
       await repo.setWorkspaceTier(tx, ws, found.requested_tier, now);
       await repo.updateSubscription(tx, ws, 'active', null, now);
+      await paidPlans.planApplied(tx, ws, found.requested_tier);
       await subscriptionChangeApplied(tx, {
         workspaceId: ws, changeRequestId: id, kind: found.kind, previousTier: found.previous_tier, tier: found.requested_tier,
       });

@@ -35,6 +35,11 @@ export interface WorkspaceDeletionDeps {
   releaseMachines(workspaceId: string, ctx: StepContext<unknown>): Promise<void>;
   /** destroys every cluster of the workspace through its driver and deletes the rows; idempotent */
   releaseClusters(workspaceId: string, ctx: StepContext<unknown>): Promise<void>;
+  /**
+   * SVC_BILLING=payments: ends the subscription paying for the workspace's plan at the provider (a
+   * job does it after commit), in the transaction that starts the deletion
+   */
+  endPaidPlan(tx: Executor, workspaceId: string): Promise<void>;
 }
 
 export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
@@ -58,6 +63,7 @@ export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
       }
       throw etagMismatch(`workspace ${scope.workspaceId}`, current.revision);
     }
+    await deps.endPaidPlan(tx, scope.workspaceId);
     const op = await operations.start(tx, {
       type: WORKSPACE_DELETE,
       workspaceId: scope.workspaceId,

@@ -69,6 +69,8 @@ const ACTIONS: Record<Action, string> = {
   'user.two_factor.disable': 'Two-factor sign-in turned off',
   'workspace.two_factor_requirement.enable': 'Two factors required of members',
   'workspace.two_factor_requirement.disable': 'Two factors no longer required',
+  'subscription.plan_renewed': 'Paid plan renewed',
+  'subscription.plan_ended': 'Paid plan ended at the provider',
 };
 const RESOURCES: Record<AuditEvent['resource_type'], string> = {
   secret: 'Secret',
