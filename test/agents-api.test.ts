@@ -4,6 +4,7 @@
 // writes freely); spec 2.4 field by field; idempotent submission; the audit log; OpenAPI examples.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { assertNamed } from './notification-wording.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { roomyPlans } from './plans-fixtures.js';
 
@@ -214,7 +215,11 @@ describe('agents API', () => {
     // The member cannot decide on their own turn, nor see the request.
     assert.equal((await as(member, 'GET', `/v1/approval_requests/${approval.id}`)).status, 404);
     const notes = await t.request('GET', '/v1/notifications', { token: owner.token });
-    assert.ok(notes.body.data.some((n: { type: string; resource_id: string }) => n.type === 'agent_turn_waiting' && n.resource_id === turn.id));
+    const waiting = notes.body.data.find((n: { type: string; resource_id: string }) => n.type === 'agent_turn_waiting' && n.resource_id === turn.id);
+    assert.ok(waiting, JSON.stringify(notes.body));
+    // The approvers read who asked (the member has no name: their e-mail), never an id.
+    assert.ok(waiting.body.startsWith(`${member.email} asked agent ${a.name}`), waiting.body);
+    assertNamed(waiting);
     const stale = await as(owner, 'POST', `/v1/approval_requests/${approval.id}:resolve`, { body: { decision: 'REJECT' }, headers: { 'if-match': '7' } });
     assert.equal(stale.status, 409);
     const rejected = await as(owner, 'POST', `/v1/approval_requests/${approval.id}:resolve`, { body: { decision: 'REJECT', reason: 'not now' }, headers: { 'if-match': approval.etag } });

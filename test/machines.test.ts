@@ -7,6 +7,7 @@ import { clock } from '../src/platform/clock.js';
 import { maskTokens } from '../src/platform/logging.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { plansFile, roomyPlans } from './plans-fixtures.js';
+import { assertNamed } from './notification-wording.js';
 
 const FACTS = { hostname: 'build-01.example.net', os: 'linux', arch: 'x64', cpu_count: 4, memory_bytes: 8 * 1024 ** 3, kernel: '6.1.0-28-amd64', agent_version: '0.1.0' };
 
@@ -220,6 +221,11 @@ describe('machines', () => {
       const mine = (u: TestUser) => t.request('GET', '/v1/notifications?limit=50', { token: u.token })
         .then((r) => r.body.data.filter((n: any) => n.type === 'machine_unreachable' && n.resource_id === id));
       assert.equal((await mine(owner)).length, 1);
+      // Named by its node (it has no name of its own) and its cluster, never by id.
+      const [told] = await mine(owner);
+      assertNamed(told, node_name, 'edge');
+      assert.equal(told.title, `Machine ${node_name} on edge is unreachable`);
+      assert.equal(told.context.machine_id, id);
       assert.equal((await mine(member)).length, 0, 'members are not told');
       const hb = await beat(credential);
       assert.equal(hb.body.state, 'ACTIVE');
@@ -300,10 +306,13 @@ describe('machines', () => {
   test('expiry: notices 72 h and 24 h before, once each; at expires_at the service deletes the machine', async () => {
     const { machine_id: id } = await activeMachine();
     const expiresAt = clock.now() + 100 * 3600;
-    const set = await as(owner, 'PATCH', `/v1/machines/${id}`, { body: { expires_at: expiresAt }, headers: { 'if-match': '*' } });
+    const set = await as(owner, 'PATCH', `/v1/machines/${id}`, { body: { expires_at: expiresAt, name: 'expiring-one' }, headers: { 'if-match': '*' } });
     assert.equal(set.status, 200, set.text);
     const notices = () => t.request('GET', '/v1/notifications?limit=50', { token: owner.token })
-      .then((r) => r.body.data.filter((n: any) => n.type === 'machine_expiry' && n.resource_id === id).map((n: any) => n.context.notice).sort());
+      .then((r) => r.body.data.filter((n: any) => n.type === 'machine_expiry' && n.resource_id === id).map((n: any) => {
+        assertNamed(n, 'Machine expiring-one on edge expires');
+        return n.context.notice;
+      }).sort());
     try {
       clock.offsetMs = 10 * 3600_000; // 90 h left: nothing yet
       await t.runtime.sweepMachines();

@@ -8,6 +8,7 @@ import { secretPurgeScheduled } from '../src/modules/notifications/sources.js';
 import { clock } from '../src/platform/clock.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { InstallFixtures, MANIFEST, SCHEMA, type Caller } from './installs-fixtures.js';
+import { assertNamed, ID_IN_TEXT } from './notification-wording.js';
 
 describe('notifications', () => {
   let t: TestApp;
@@ -43,9 +44,10 @@ describe('notifications', () => {
     assert.deepEqual(rest, []);
     assert.deepEqual(Object.keys(n).sort(), ['body', 'context', 'created_at', 'id', 'resource_id', 'resource_type', 'severity', 'title', 'type', 'workspace_id']);
     assert.match(n.id, /^ntf_[0-9a-z]{26}$/);
-    assert.deepEqual([n.resource_type, n.resource_id, n.workspace_id, n.severity, n.title], ['operation', op.id, A.ws, 'critical', 'cluster.create failed']);
-    assert.deepEqual(n.context, { operation_id: op.id, operation_type: 'cluster.create', owner_id: op.owner_id });
-    assert.ok(n.body.includes(op.error.message));
+    assert.deepEqual([n.resource_type, n.resource_id, n.workspace_id, n.severity, n.title], ['operation', op.id, A.ws, 'critical', 'Creating cluster doomed failed']);
+    assert.deepEqual(n.context, { operation_id: op.id, operation_type: 'cluster.create', owner_id: op.owner_id }, 'the ids stay in the context');
+    assert.ok(n.body.startsWith(`Creating cluster doomed failed: ${op.error.message}`), n.body);
+    assertNamed(n, 'doomed');
     assert.equal(n.read_at, undefined, 'read_at is omitted while unread');
     assert.deepEqual(await ofType(owner, 'operation_failed'), [], 'only the requester');
     // Started by an API token: nobody is told (automation reads the operation).
@@ -57,7 +59,8 @@ describe('notifications', () => {
 
   test('an install going degraded notifies the owners and admins, not members', async () => {
     const cluster = await f.cluster(A);
-    const pkg = await f.pkg(A);
+    const clusterName = (await t.request('GET', `/v1/clusters/${cluster}`, f.opts(A))).body.name;
+    const pkg = await f.pkg(A, 'wiki');
     await f.version(A, pkg, '1.0.0');
     const created = await f.healthyInstall(A, pkg, cluster);
     await f.version(A, pkg, '1.1.0', { ...MANIFEST, resources: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { a: '{{ values.missing }}' } }] }, SCHEMA);
@@ -67,9 +70,31 @@ describe('notifications', () => {
       const [n, ...rest] = await ofType(u, 'install_degraded');
       assert.deepEqual(rest, []);
       assert.deepEqual([n.resource_type, n.resource_id, n.severity, n.context.operation_id], ['install', created.owner_id, 'warning', up.body.id]);
+      assert.equal(n.title, `wiki on ${clusterName} is degraded`);
+      assertNamed(n, 'wiki', clusterName);
+      assert.ok(n.body.includes('to 1.1.0'), n.body);
     }
     assert.deepEqual(await ofType(member, 'install_degraded'), []);
-    assert.equal((await ofType(member, 'operation_failed')).filter((n: any) => n.resource_id === up.body.id).length, 1, 'the member who asked hears of the failure');
+    const failed = (await ofType(member, 'operation_failed')).filter((n: any) => n.resource_id === up.body.id);
+    assert.equal(failed.length, 1, 'the member who asked hears of the failure');
+    assert.equal(failed[0].title, `Updating wiki on ${clusterName} to 1.1.0 failed`);
+    assertNamed(failed[0]);
+  });
+
+  test('a failed deploy names the package, version and cluster; the ids stay in the context', async () => {
+    // A workspace of its own: Noisy's clusters quota is taken by the tests above.
+    const L: Caller = { user: admin, ws: (await t.workspace(admin, 'Ledger Co')).id };
+    const cluster = await f.cluster(L, [{ action: 'deploy', fail_times: 100 }]);
+    const clusterName = (await t.request('GET', `/v1/clusters/${cluster}`, f.opts(L))).body.name;
+    const pkg = await f.pkg(L, 'ledger');
+    await f.version(L, pkg, '2.3.4');
+    const res = await f.createInstall(L, { package_id: pkg, package_version_pin: { kind: 'latest' }, cluster_id: cluster });
+    assert.equal(res.status, 202, res.text);
+    assert.equal((await f.waitOp(L, res.body.id)).state, 'FAILED');
+    const [n] = (await ofType(admin, 'operation_failed')).filter((x: any) => x.resource_id === res.body.id);
+    assert.equal(n.title, `Deploying ledger 2.3.4 on ${clusterName} failed`);
+    assertNamed(n, 'ledger', '2.3.4', clusterName);
+    assert.deepEqual(n.context, { operation_id: res.body.id, operation_type: 'install.create', owner_id: res.body.owner_id });
   });
 
   test('API tokens expiring within 7 days are announced once to owners and admins, whatever the sweeps', async () => {
@@ -82,6 +107,8 @@ describe('notifications', () => {
       const got = await ofType(u, 'api_token_expiring');
       assert.deepEqual(got.map((n: any) => n.resource_id), [soon.id]);
       assert.deepEqual(got[0].context, { api_token_id: soon.id, name: 'soon', expires_at: String(now + 3 * 86_400) });
+      assertNamed(got[0], '"soon"');
+      assert.ok(got[0].body.includes('workspace Noisy'), got[0].body);
     }
     assert.deepEqual(await ofType(member, 'api_token_expiring'), []);
     clock.offsetMs = 4 * 86_400_000;
@@ -99,7 +126,22 @@ describe('notifications', () => {
     const got = await ofType(admin, 'secret_purge_scheduled');
     assert.equal(got.length, 2);
     assert.deepEqual([got[0].resource_type, got[0].resource_id, got[0].context.purge_at], ['secret', 'sec_01jf8x3q6m2c4y7n0k5t9r1b3d', String(purgeAt + 100)]);
+    assertNamed(got[0], '"db-password"');
     assert.deepEqual(await ofType(member, 'secret_purge_scheduled'), []);
+  });
+
+  test('no notification of this file names a resource by its id (issue 34)', async () => {
+    // The check itself would catch the wording before issue 34.
+    assert.match('Install inst_01jf8x3q6m2c4y7n0k5t9r1b3d is degraded', ID_IN_TEXT);
+    assert.match(`Operation op_01jf8x3q6m2c4y7n0k5t9r1b3d (cluster.create on clu_01jf8x3q6m2c4y7n0k5t9r1b3d) failed`, ID_IN_TEXT);
+    let seen = 0;
+    for (const u of [owner, admin, member]) {
+      for (const n of (await list(u, '?limit=50')).body.data) {
+        assertNamed(n);
+        seen++;
+      }
+    }
+    assert.ok(seen >= 8, `only ${seen} notifications were checked`);
   });
 
   test('unread filter, :markRead, :markAllRead and :unreadCount', async () => {

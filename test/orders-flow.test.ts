@@ -4,6 +4,7 @@
 // the order delivered with the install's URLs, each side seeing what it may.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { assertNamed } from './notification-wording.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { customer, draftToConfigure, inStatus, makeOffer, makeSeller, waitDraft, type Seller } from './commerce-fixtures.js';
 
@@ -73,6 +74,8 @@ describe('order flow (free offer)', () => {
     assert.equal(lookup.body.html_url, `${t.config.publicUrl}/offers/${offer.id}`);
     assert.equal((await customer(t, stranger)('GET', `/v1/lookup/${offer.id}`)).status, 404);
     const notifications = await as('GET', '/v1/notifications');
-    assert.ok(notifications.body.data.some((n: { type: string }) => n.type === 'order_delivered'), JSON.stringify(notifications.body));
+    const delivered = notifications.body.data.find((n: { type: string }) => n.type === 'order_delivered');
+    assert.ok(delivered, JSON.stringify(notifications.body));
+    assertNamed(delivered, '"Hello, hosted" is ready');
   });
 });

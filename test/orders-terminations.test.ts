@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { clock } from '../src/platform/clock.js';
+import { assertNamed } from './notification-wording.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { customer, draftToConfigure, faultOrderClusters, inStatus, makeOffer, makeSeller, waitDraft, type Seller } from './commerce-fixtures.js';
 import { plansFile, roomyPlans } from './plans-fixtures.js';
@@ -115,6 +116,7 @@ describe('order drafts: every termination and its cleanup', () => {
     await t.runtime.sweepOrders();
     await t.runtime.sweepOrders();
     assert.equal((await notices()).length, 1, 'told once');
+    assertNamed((await notices())[0], '"Hello, hosted" expires soon');
     assert.equal((await as('GET', `/v1/order_drafts/${draft.id}`)).body.status, 'configure', 'not ended before its ttl');
     clock.offsetMs = (draft.ttl_expires_at - clock.now() + 1) * 1000 + clock.offsetMs;
     await t.runtime.sweepOrders();
@@ -185,9 +187,13 @@ describe('order drafts: every termination and its cleanup', () => {
     const order = (await t.request('GET', `/v1/orders/${ended.order.id}`, h)).body;
     assert.equal(order.status, 'delivery_failed', JSON.stringify(order));
     assert.match(order.delivery.install_id, /^inst_/);
-    const told = async (user: TestUser) => (await t.request('GET', '/v1/notifications?limit=50', { token: user.token })).body.data
-      .filter((n: { type: string; resource_id: string }) => n.type === 'order_delivery_failed' && n.resource_id === order.id).length;
+    const notes = async (user: TestUser) => (await t.request('GET', '/v1/notifications?limit=50', { token: user.token })).body.data
+      .filter((n: { type: string; resource_id: string }) => n.type === 'order_delivery_failed' && n.resource_id === order.id);
+    const told = async (user: TestUser) => (await notes(user)).length;
     assert.equal(await told(seller.user), 1);
+    const [failed] = await notes(seller.user);
+    assertNamed(failed, 'Delivering "Broken" failed');
+    assert.equal(failed.context.order_id, order.id);
     assert.equal(await told(admin), 1);
     assert.equal(await told(member), 0);
     const cluster = await e.cluster(buyer, ended);

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { clock } from '../src/platform/clock.js';
+import { assertNamed } from './notification-wording.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { InstallFixtures, type Caller } from './installs-fixtures.js';
 import { plansFile } from './plans-fixtures.js';
@@ -216,6 +217,8 @@ describe('quota enforcement', () => {
     assert.equal(eighty[0].severity, 'warning');
     assert.equal(eighty[0].resource_type, 'workspace');
     assert.equal(eighty[0].resource_id, A.ws);
+    assertNamed(eighty[0]);
+    assert.ok(eighty[0].body.startsWith('Workspace Thresholds uses 4 of 5 (compute/clusters).'), eighty[0].body);
     ids.push(await f.cluster(A));
     const both = await unread(admin);
     assert.deepEqual(both.map((n: any) => n.context.percent), ['100', '80'], 'newest first');
@@ -256,6 +259,8 @@ describe('quota enforcement', () => {
     const mine = (await t.request('GET', '/v1/notifications', { token: busy.token })).body.data.filter((n: any) => n.type === 'quota_threshold_reached');
     assert.deepEqual(mine.map((n: any) => [n.resource_type, n.resource_id, n.context.percent]), [['user', busy.id, '100']],
       '3 of 3 crosses 80 % (at 2.4) and 100 % at once: the highest is sent');
+    assertNamed(mine[0]);
+    assert.ok(mine[0].body.startsWith('You use 3 of 3'), mine[0].body);
     const fresh = await t.user('fresh');
     assert.equal((await t.request('POST', '/v1/workspaces', { token: fresh.token, body: { name: 'Fresh' } })).status, 201);
   });

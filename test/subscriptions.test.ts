@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, afterEach, before, describe, test } from 'node:test';
 import { clock } from '../src/platform/clock.js';
+import { assertNamed } from './notification-wording.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { InstallFixtures, type Caller } from './installs-fixtures.js';
 import { assertOperationInvariants } from './operation-invariants.js';
@@ -109,7 +110,13 @@ describe('subscriptions', () => {
     const one = await t.request('GET', `/v1/workspaces/${A.ws}/subscription/change_requests/${cr.id}`, { token: member.token });
     assert.deepEqual(one.body, cr);
     // The owners and admins hear of it; members do not.
-    for (const u of [owner, admin]) assert.equal((await notes(u, 'subscription_change_applied', A.ws)).length, 1);
+    for (const u of [owner, admin]) {
+      const told = await notes(u, 'subscription_change_applied', A.ws);
+      assert.equal(told.length, 1);
+      assert.equal(told[0].title, 'Plan changed from free to pro');
+      assertNamed(told[0]);
+      assert.ok(told[0].body.startsWith(`The upgrade of workspace Upgrade from free to pro took effect`), told[0].body);
+    }
     assert.equal((await notes(member, 'subscription_change_applied', A.ws)).length, 0);
     // The audit log names the operator.
     const audit = await t.request('GET', '/v1/audit_events?action=subscription.set_plan', { token: owner.token, headers: { 'svc-context': A.ws } });
@@ -223,6 +230,8 @@ describe('subscriptions', () => {
     const [rejected] = await notes(owner, 'subscription_change_rejected', A.ws);
     assert.equal(rejected.severity, 'critical');
     assert.equal(rejected.context.metric, 'compute/clusters');
+    assertNamed(rejected, 'to free');
+    assert.ok(rejected.body.startsWith('Workspace Grown uses 4 of compute/clusters'), rejected.body);
   });
 
   test('cancel schedules free at the period end; reactivate undoes it; a cancel left alone applies', async () => {

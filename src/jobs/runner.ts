@@ -308,6 +308,7 @@ class OperationRun {
       await this.deps.workflows.operationEnded(tx, {
         operationId: op.id, type: op.type, workspaceId: op.workspace_id, ownerId: op.owner_id,
         requestedByUser: op.requested_by_user, outcome, message,
+        describe: async () => (workflow?.describe ? workflow.describe(tx, ctx) : `Operation ${op.type}`),
       });
     }
     await completeJob(tx, this.job);

@@ -85,6 +85,13 @@ export interface WorkflowDefinition<I = Record<string, Json>> {
   response?(ctx: StepContext<I>): Record<string, Json>;
   /** runs in the transaction that ends the operation, e.g. to set the owner's state */
   onEnd?(tx: Transaction<Database>, ctx: StepContext<I>, outcome: TerminalState): Promise<void>;
+  /**
+   * What the operation does, named as people know its resources ("Deploying wiki 1.2.0 on dev"):
+   * a sentence start for notifications ("… failed"). Read in the transaction that ends the
+   * operation, by primary key; must not throw for a resource that is gone (name it generically).
+   * Without it the operation is named by its type.
+   */
+  describe?(tx: Transaction<Database>, ctx: StepContext<I>): Promise<string>;
 }
 
 /** An operation that just ended, as listeners of every operation's end see it. */
@@ -98,6 +105,8 @@ export interface OperationEnd {
   outcome: TerminalState;
   /** error.message when FAILED or CANCELLED */
   message: string | null;
+  /** what the operation did, by names (its workflow's describe, or its type): read only when asked */
+  describe(): Promise<string>;
 }
 
 export type OperationEndListener = (tx: Transaction<Database>, end: OperationEnd) => Promise<void>;

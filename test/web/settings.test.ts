@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { ID_IN_TEXT } from '../notification-wording.js';
 import { api, checkA11y, open, shot, skipReason, startWeb, watchCsp, type Web, type WebUser } from './harness.js';
 
 describe('web journey: settings, tokens, members, notifications, plan, audit', { skip: skipReason }, () => {
@@ -158,15 +159,23 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
       const deleted = await api(page, 'DELETE', `/v1/secrets/${created.body.id}`, undefined, wsId, { 'if-match': created.body.etag });
       assert.equal(deleted.status, 200);
     }
+    // A cluster that cannot be provisioned: its failed operation is named by what it did (issue 34).
+    const doomed = await api(page, 'POST', '/v1/clusters', { name: 'doomed', local: { faults: [{ action: 'provision', fail_times: 50 }] } }, wsId);
+    assert.equal(doomed.status, 202, JSON.stringify(doomed.body));
+    assert.equal((await api(page, 'POST', `/v1/operations/${doomed.body.id}:wait?timeout=60`, undefined, wsId)).body.state, 'FAILED');
     await open(page, '/notifications', 'Notifications');
-    await page.getByRole('link', { name: 'Notifications, 2 unread' }).waitFor();
+    await page.getByRole('link', { name: 'Notifications, 3 unread' }).waitFor();
     const alpha = page.getByRole('link', { name: 'Secret "alpha" will be destroyed' });
     assert.match((await alpha.getAttribute('href')) ?? '', /^\/secrets\/sec_/);
+    const failed = page.getByRole('link', { name: 'Creating cluster doomed failed' });
+    assert.equal(await failed.getAttribute('href'), `/operations/${doomed.body.id}`, 'the id stays in the link');
+    // Titles and bodies name things; no id shows anywhere in the list.
+    assert.doesNotMatch(await page.getByRole('table', { name: 'Notifications' }).innerText(), ID_IN_TEXT);
     await checkA11y(page, 'notifications');
     await shot(page, 'notifications');
 
     await page.getByRole('button', { name: 'Mark read Secret "alpha" will be destroyed' }).click();
-    await page.getByRole('link', { name: 'Notifications, 1 unread' }).waitFor();
+    await page.getByRole('link', { name: 'Notifications, 2 unread' }).waitFor();
     await alpha.waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Mark all read' }).click();
     await page.getByRole('link', { name: 'Notifications', exact: true }).waitFor();

@@ -12,6 +12,7 @@ import type { CursorCodec, Page, PageQueryT } from '../../platform/pagination.js
 import type { AgentsConfig } from '../../config-agents.js';
 import type { QuotaService } from '../quotas/quotas.service.js';
 import { agentTurnWaiting } from '../notifications/sources.js';
+import { findUserById } from '../users/users.service.js';
 import { OperationWaiters } from '../operations/operation-waiters.js';
 import { writerColumns, type Writer } from '../snippets/snippet-writer.js';
 import type { EventInput, EventLog } from './agent-events.js';
@@ -48,6 +49,13 @@ export interface TurnServiceDeps {
   events: EventLog;
   moves: TurnMoves;
   config: AgentsConfig;
+}
+
+/** Who asked for a turn, as the approvers know them: a person's name and e-mail (one read by primary key). */
+async function askerOf(tx: Executor, actorId: string): Promise<string> {
+  const user = isId('user', actorId) ? await findUserById(tx, actorId) : undefined;
+  if (!user) return 'A member';
+  return user.name ? `${user.name} (${user.email})` : user.email;
 }
 
 export function createTurnService(deps: TurnServiceDeps) {
@@ -111,7 +119,7 @@ export function createTurnService(deps: TurnServiceDeps) {
       appended.push({ type: 'approval.requested', data: { approval_request_id: approvalId, kind: 'TURN', call_id: null, code: null, summary: row.input_content.slice(0, 2000) } });
       await agentTurnWaiting(tx, {
         workspaceId: row.workspace_id, turnId: row.id, sessionId: row.session_id, waitingFor: 'approval', stepKey: approvalId, to: { adminsOf: row.workspace_id },
-        what: `A member asked agent ${agent.name}, which writes without asking, to act: "${row.input_content.slice(0, 300)}".`,
+        what: `${await askerOf(tx, scope.actorId)} asked agent ${agent.name}, which writes without asking, to act: "${row.input_content.slice(0, 300)}".`,
       });
     } else if (!(await repo.earlierOpenTurn(tx, session.id, row.id))) {
       await moves.schedule(tx, row.id);

@@ -25,7 +25,7 @@ import {
 } from './clusters.workflows.js';
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
-export { findCluster, findClusterById, KUBECONFIG_SEAL, type ClusterRow } from './clusters.repo.js';
+export { clusterNamesById, findCluster, findClusterById, KUBECONFIG_SEAL, type ClusterRow } from './clusters.repo.js';
 
 /**
  * Rewrites the stored capabilities of a local cluster with its machines' nodes as they are now, in

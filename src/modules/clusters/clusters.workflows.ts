@@ -64,6 +64,14 @@ export async function driverStep<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** "Creating cluster dev" and the like: the cluster by its name now (a notification's wording). */
+function describedAs(doing: (name: string) => string) {
+  return async (tx: Executor, ctx: { ownerId: string }): Promise<string> => {
+    const row = await repo.findClusterById(tx, ctx.ownerId);
+    return doing(row ? `cluster ${row.name}` : 'a cluster');
+  };
+}
+
 async function clusterOf(db: Executor, ctx: Ctx): Promise<repo.ClusterRow> {
   const row = await repo.findClusterById(db, ctx.ownerId);
   if (!row) throw new StepError(`cluster ${ctx.ownerId} no longer exists`, false);
@@ -115,6 +123,7 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
     async onEnd(tx, ctx, outcome) {
       if (outcome !== 'SUCCEEDED') await repo.releaseFromOperation(tx, ctx.ownerId, 'suspended', clock.now());
     },
+    describe: describedAs((c) => `Creating ${c}`),
   };
 
   const refresh: WorkflowDefinition = {
@@ -126,6 +135,7 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
       if (outcome === 'FAILED') await repo.releaseFromOperation(tx, ctx.ownerId, 'suspended', clock.now());
       if (outcome === 'CANCELLED') await repo.releaseFromOperation(tx, ctx.ownerId, null, clock.now());
     },
+    describe: describedAs((c) => `Refreshing the capabilities of ${c}`),
   };
 
   const remove: WorkflowDefinition = {
@@ -157,6 +167,7 @@ export function clusterWorkflows(deps: ClusterWorkflowDeps): WorkflowDefinition[
     async onEnd(tx, ctx, outcome) {
       if (outcome !== 'SUCCEEDED') await repo.abandonDeletion(tx, ctx.ownerId, clock.now());
     },
+    describe: describedAs((c) => `Deleting ${c}`),
   };
 
   return [create, refresh, remove];

@@ -102,6 +102,28 @@ async function versionOf(db: Executor, ctx: Ctx): Promise<PackageVersionsTable> 
   return version;
 }
 
+/**
+ * What people call the install an operation acts on (its package and cluster) and the version it
+ * deploys: two reads by primary key, for notifications. Generic words for what is gone.
+ */
+async function namesOf(tx: Executor, ctx: { ownerId: string; workspaceId: string; input: Partial<DeployInput> }) {
+  const names = await repo.installNames(tx, ctx.ownerId);
+  const version = ctx.input.package_version_id
+    ? await findVersion(tx, ctx.input.package_workspace_id ?? ctx.workspaceId, ctx.input.package_version_id)
+    : undefined;
+  return { packageName: names?.package_name ?? 'an install', clusterName: names?.cluster_name ?? null, semver: version?.semver ?? null };
+}
+
+/** "Deploying wiki 1.2.0 on dev", "Updating wiki on dev to 1.3.0", "Deleting wiki from dev". */
+async function describeInstallOperation(tx: Executor, ctx: { ownerId: string; workspaceId: string; input: Partial<DeployInput> }, verb: 'create' | 'update' | 'delete'): Promise<string> {
+  const n = await namesOf(tx, ctx);
+  const on = n.clusterName ? ` on ${n.clusterName}` : '';
+  const version = n.semver ? ` ${n.semver}` : '';
+  if (verb === 'create') return `Deploying ${n.packageName}${version}${on}`;
+  if (verb === 'update') return `Updating ${n.packageName}${on}${n.semver ? ` to ${n.semver}` : ''}`;
+  return `Deleting ${n.packageName}${n.clusterName ? ` from ${n.clusterName}` : ''}`;
+}
+
 function renderOf(ctx: Ctx): RenderResult {
   const result = ctx.results.render as unknown as RenderResult | undefined;
   if (!result) throw new StepError('the render step has no result', false);
@@ -248,6 +270,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
     async onEnd(tx, ctx, outcome) {
       if (outcome !== 'SUCCEEDED') await repo.setStateUnlessDeleting(tx, ctx.ownerId, { state: 'failed', reconciling: 0 }, clock.now());
     },
+    describe: (tx, ctx) => describeInstallOperation(tx, ctx, 'create'),
   };
 
   const update: WorkflowDefinition<DeployInput> = {
@@ -262,9 +285,14 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       const state = install?.current_render_id ? 'degraded' : 'failed';
       const set = await repo.setStateUnlessDeleting(tx, ctx.ownerId, { state, reconciling: 0 }, clock.now());
       if (set && state === 'degraded' && outcome === 'FAILED') {
-        await installDegraded(tx, { workspaceId: ctx.workspaceId, installId: ctx.ownerId, operationId: ctx.operationId });
+        const n = await namesOf(tx, ctx);
+        await installDegraded(tx, {
+          workspaceId: ctx.workspaceId, installId: ctx.ownerId, operationId: ctx.operationId,
+          packageName: n.packageName, clusterName: n.clusterName ?? 'its cluster', semver: n.semver,
+        });
       }
     },
+    describe: (tx, ctx) => describeInstallOperation(tx, ctx, 'update'),
   };
 
   const remove: WorkflowDefinition<Record<string, never>> = {
@@ -310,6 +338,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
     async onEnd(tx, ctx, outcome) {
       if (outcome !== 'SUCCEEDED') await repo.setDeletionState(tx, ctx.ownerId, { reconciling: 0 }, clock.now());
     },
+    describe: (tx, ctx) => describeInstallOperation(tx, ctx, 'delete'),
   };
 
   return [create, update, remove] as unknown as WorkflowDefinition<never>[];

@@ -11,10 +11,10 @@ import type { Db, Executor } from '../../db/database.js';
 import { ComputeProviderError, type ComputeProvider, type ComputeCallContext } from '../../drivers/compute/driver.js';
 import { StepError, type Json, type RetryPolicy, type StepContext, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
-import { syncClusterNodes } from '../clusters/clusters.service.js';
+import { clusterNamesById, syncClusterNodes } from '../clusters/clusters.service.js';
 import { drainOperationsStep, releaseEach } from '../operations/operation-steps.js';
 import { SYSTEM_ACTOR, type OperationService } from '../operations/operations.service.js';
-import { machineReachable, supersedeMachineNotices } from '../notifications/sources.js';
+import { machineLabel, machineReachable, supersedeMachineNotices } from '../notifications/sources.js';
 import { bootstrapToken, cloudInit, type AgentLaunch } from './join-tokens.js';
 import * as repo from './machines.repo.js';
 
@@ -63,6 +63,17 @@ async function destroyServer(provider: ComputeProvider, row: repo.MachineRow, ca
   const serverId = row.provider_server_id ?? (await provider.findServer(row.id, call))?.serverId ?? null;
   if (serverId) await provider.deleteServer(serverId, call);
   return serverId;
+}
+
+/** "Creating machine web-1 on dev" and the like: the machine and its cluster by their names now (a notification's wording). */
+function describedAs(doing: string) {
+  return async (tx: Executor, ctx: { ownerId: string }): Promise<string> => {
+    const row = await repo.findMachineById(tx, ctx.ownerId);
+    if (!row) return `${doing} a machine`;
+    const cluster = (await clusterNamesById(tx, [row.cluster_id])).get(row.cluster_id);
+    const label = machineLabel({ name: row.name ?? row.node_name, provider: row.provider, instanceType: row.instance_type });
+    return `${doing} ${label}${cluster ? ` on ${cluster}` : ''}`;
+  };
 }
 
 async function machineOf(db: Executor, ctx: Ctx): Promise<repo.MachineRow> {
@@ -137,6 +148,7 @@ export function machineWorkflows(deps: MachineWorkflowDeps): WorkflowDefinition[
       const row = await repo.markDeletingIfRevision(tx, ctx.workspaceId, ctx.ownerId, null, clock.now());
       if (row) await startMachineDeletion(deps.operations, tx, row, SYSTEM_ACTOR, `machine.create ${outcome.toLowerCase()}`);
     },
+    describe: describedAs('Creating'),
   };
 
   const remove: WorkflowDefinition = {
@@ -190,6 +202,7 @@ export function machineWorkflows(deps: MachineWorkflowDeps): WorkflowDefinition[
       // The server could not be destroyed: the machine stays, cordoned, for another DELETE.
       if (outcome !== 'SUCCEEDED') await repo.abandonDeletion(tx, ctx.ownerId, clock.now());
     },
+    describe: describedAs('Deleting'),
   };
 
   const isProvisioned = (row: repo.MachineRow) => row.origin === 'provisioned' && row.provider_server_id !== null;
@@ -219,6 +232,7 @@ export function machineWorkflows(deps: MachineWorkflowDeps): WorkflowDefinition[
     async onEnd(tx, ctx) {
       await repo.setMachineState(tx, ctx.ownerId, { reconciling: 0 }, clock.now());
     },
+    describe: describedAs('Suspending'),
   };
 
   const resume: WorkflowDefinition = {
@@ -261,6 +275,7 @@ export function machineWorkflows(deps: MachineWorkflowDeps): WorkflowDefinition[
     async onEnd(tx, ctx) {
       await repo.setMachineState(tx, ctx.ownerId, { reconciling: 0 }, clock.now());
     },
+    describe: describedAs('Resuming'),
   };
 
   return [create, remove, suspend, resume];

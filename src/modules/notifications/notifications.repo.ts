@@ -48,6 +48,12 @@ export async function workspaceAdmins(db: Executor, workspaceId: string): Promis
   return rows.map((r) => r.user_id);
 }
 
+/** A workspace's name, by primary key, for the wording of a notification about it (null once it is gone). */
+export async function workspaceNameOf(db: Executor, workspaceId: string): Promise<string | null> {
+  const row = await db.selectFrom('workspaces').select('name').where('id', '=', workspaceId).executeTakeFirst();
+  return row?.name ?? null;
+}
+
 /** One page of a user's notifications, newest first; `read`: only read (true) or unread (false) ones. */
 export function listNotifications(db: Executor, userId: string, read: boolean | undefined, page: PageRequest): Promise<NotificationRow[]> {
   let q = db.selectFrom('notifications').selectAll().where('user_id', '=', userId);
@@ -95,10 +101,11 @@ export async function purgeOlderThan(db: Executor, before: number): Promise<numb
  */
 export function unannouncedExpiringTokens(
   db: Executor, now: number, until: number, limit: number,
-): Promise<{ id: string; workspace_id: string; name: string; expires_at: number | null }[]> {
+): Promise<{ id: string; workspace_id: string; name: string; expires_at: number | null; workspace_name: string }[]> {
   return db
     .selectFrom('api_tokens as t')
-    .select(['t.id', 't.workspace_id', 't.name', 't.expires_at'])
+    .innerJoin('workspaces as w', 'w.id', 't.workspace_id')
+    .select(['t.id', 't.workspace_id', 't.name', 't.expires_at', 'w.name as workspace_name'])
     .where('t.expires_at', '>', now)
     .where('t.expires_at', '<=', until)
     .where(({ not, exists, selectFrom }) => not(exists(

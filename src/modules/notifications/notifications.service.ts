@@ -65,7 +65,7 @@ export function createNotificationService(deps: { db: Db; cursors: CursorCodec }
     let sent = 0;
     for (const token of tokens) {
       sent += await db.transaction().execute((tx) =>
-        apiTokenExpiring(tx, { workspaceId: token.workspace_id, tokenId: token.id, name: token.name, expiresAt: token.expires_at! }));
+        apiTokenExpiring(tx, { workspaceId: token.workspace_id, workspaceName: token.workspace_name, tokenId: token.id, name: token.name, expiresAt: token.expires_at! }));
     }
     return sent;
   }

@@ -1,9 +1,29 @@
 // The events that notify a person (API.md 8.2), each with its recipients, wording and event key in
 // one place. Modules call these inside the transaction of the change they report.
+//
+// Titles and bodies name things as people know them (issue 34): an install by its package and
+// cluster, a workspace, secret, machine or token by its name, an operation by what it did
+// ("Deploying wiki 1.2.0 on dev failed"). Ids stay in resource_id and context, where links and
+// scripts read them; a title or body never falls back to one. The callers pass the names of their
+// own resources in (they hold the row already); a workspace's name is read here by primary key.
 import type { Executor } from '../../db/database.js';
 import type { OperationEnd } from '../../jobs/workflows.js';
 import { isoFromSeconds } from '../../platform/clock.js';
+import { workspaceNameOf } from './notifications.repo.js';
 import { notify, supersede } from './notify.js';
+
+/** "workspace Acme", or "your workspace" once it is gone (its deletion notifies too). */
+async function workspaceLabel(tx: Executor, workspaceId: string): Promise<string> {
+  const name = await workspaceNameOf(tx, workspaceId);
+  return name === null ? 'your workspace' : `workspace ${name}`;
+}
+
+/** A machine as people know it: its name (callers pass its node's name when it has none), else what it is. */
+export function machineLabel(m: { name: string | null; provider: string; instanceType: string | null }): string {
+  return m.name !== null ? `machine ${m.name}` : `an unnamed ${m.provider}${m.instanceType ? ` ${m.instanceType}` : ''} machine`;
+}
+
+const upperFirst = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /**
  * Listens to every operation's end (WorkflowRegistry.onOperationEnd): one that a user started and
@@ -12,36 +32,40 @@ import { notify, supersede } from './notify.js';
  */
 export async function operationFailed(tx: Executor, end: OperationEnd): Promise<void> {
   if (end.outcome !== 'FAILED' || end.requestedByUser === null) return;
+  const what = await end.describe();
   await notify(tx, { users: [end.requestedByUser] }, {
     type: 'operation_failed', key: end.operationId, resourceType: 'operation', resourceId: end.operationId, workspaceId: end.workspaceId,
-    title: `${end.type} failed`,
-    body: `Operation ${end.operationId} (${end.type} on ${end.ownerId}) failed: ${end.message ?? 'no message'}`,
+    title: `${what} failed`,
+    body: `${what} failed: ${end.message ?? 'no message'}. Open the operation for its steps and the error of each.`,
     severity: 'critical',
     context: { operation_id: end.operationId, operation_type: end.type, owner_id: end.ownerId },
   });
 }
 
 /** An install went degraded (an update failed; the previous render still serves): the workspace's owners and admins. */
-export function installDegraded(tx: Executor, e: { workspaceId: string; installId: string; operationId: string }): Promise<number> {
+export function installDegraded(tx: Executor, e: {
+  workspaceId: string; installId: string; operationId: string; packageName: string; clusterName: string; semver: string | null;
+}): Promise<number> {
   return notify(tx, { adminsOf: e.workspaceId }, {
     type: 'install_degraded', key: e.operationId, resourceType: 'install', resourceId: e.installId, workspaceId: e.workspaceId,
-    title: `Install ${e.installId} is degraded`,
-    body: `An update of install ${e.installId} failed (operation ${e.operationId}); its previous render keeps serving. ` +
-      'Read the operation for the failing step, then update the install again.',
+    title: `${e.packageName} on ${e.clusterName} is degraded`,
+    body: `Updating ${e.packageName} on cluster ${e.clusterName}${e.semver ? ` to ${e.semver}` : ''} failed; its previous render keeps serving. ` +
+      'Read the update\'s operation for the failing step, then update the install again.',
     severity: 'warning',
     context: { install_id: e.installId, operation_id: e.operationId },
   });
 }
 
 /** A subscription change took effect: the workspace's owners and admins. */
-export function subscriptionChangeApplied(tx: Executor, e: {
+export async function subscriptionChangeApplied(tx: Executor, e: {
   workspaceId: string; changeRequestId: string; kind: string; previousTier: string; tier: string;
 }): Promise<number> {
+  const workspace = await workspaceLabel(tx, e.workspaceId);
   return notify(tx, { adminsOf: e.workspaceId }, {
     type: 'subscription_change_applied', key: e.changeRequestId, resourceType: 'subscription_change_request', resourceId: e.changeRequestId,
     workspaceId: e.workspaceId,
     title: `Plan changed from ${e.previousTier} to ${e.tier}`,
-    body: `The ${e.kind} of workspace ${e.workspaceId} from ${e.previousTier} to ${e.tier} took effect; its quotas follow the ${e.tier} plan now.`,
+    body: `The ${e.kind} of ${workspace} from ${e.previousTier} to ${e.tier} took effect; its quotas follow the ${e.tier} plan now.`,
     severity: 'info',
     context: { change_request_id: e.changeRequestId, kind: e.kind, previous_tier: e.previousTier, tier: e.tier },
   });
@@ -78,14 +102,15 @@ export function planSubscriptionSyncFailing(tx: Executor, e: { workspaceId: stri
 }
 
 /** A scheduled downgrade or cancel found usage above the new plan's limits at the period end: owners and admins. */
-export function subscriptionChangeRejected(tx: Executor, e: {
+export async function subscriptionChangeRejected(tx: Executor, e: {
   workspaceId: string; changeRequestId: string; kind: string; tier: string; requestedTier: string; metric: string; limit: number; usage: number;
 }): Promise<number> {
+  const workspace = await workspaceLabel(tx, e.workspaceId);
   return notify(tx, { adminsOf: e.workspaceId }, {
     type: 'subscription_change_rejected', key: e.changeRequestId, resourceType: 'subscription_change_request', resourceId: e.changeRequestId,
     workspaceId: e.workspaceId,
     title: `The ${e.kind} to ${e.requestedTier} was not applied`,
-    body: `Workspace ${e.workspaceId} uses ${e.usage} of ${e.metric}, above the ${e.limit} the ${e.requestedTier} plan allows, so it stays on ${e.tier}. ` +
+    body: `${upperFirst(workspace)} uses ${e.usage} of ${e.metric}, above the ${e.limit} the ${e.requestedTier} plan allows, so it stays on ${e.tier}. ` +
       'Reduce the usage and request the change again.',
     severity: 'critical',
     context: { change_request_id: e.changeRequestId, kind: e.kind, requested_tier: e.requestedTier, metric: e.metric, limit: String(e.limit), usage: String(e.usage) },
@@ -97,16 +122,17 @@ export function subscriptionChangeRejected(tx: Executor, e: {
  * per-user metric. `window` names the period the event belongs to (the UTC day): one notification
  * per metric, threshold and day, however often usage goes up and down around the threshold.
  */
-export function quotaThresholdReached(tx: Executor, e: {
+export async function quotaThresholdReached(tx: Executor, e: {
   to: { adminsOf: string } | { users: string[] }; workspaceId: string | null; subjectId: string; metric: string; displayName: string;
   limit: number; usage: number; percent: number; tier: string; window: number;
 }): Promise<number> {
   const full = e.percent >= 100;
+  const who = e.workspaceId ? `${upperFirst(await workspaceLabel(tx, e.workspaceId))} uses` : 'You use';
   return notify(tx, e.to, {
     type: 'quota_threshold_reached', key: `${e.subjectId}:${e.metric}:${e.percent}:${e.window}`,
     resourceType: e.workspaceId ? 'workspace' : 'user', resourceId: e.subjectId, workspaceId: e.workspaceId,
     title: `${e.displayName} at ${e.percent} % of the ${e.tier} plan`,
-    body: `${e.workspaceId ? `Workspace ${e.workspaceId}` : 'You'} use${e.workspaceId ? 's' : ''} ${e.usage} of ${e.limit} (${e.metric}). ` +
+    body: `${who} ${e.usage} of ${e.limit} (${e.metric}). ` +
       (full ? 'Further requests are refused until usage goes down or the plan is upgraded.' : 'Requests beyond the limit will be refused.'),
     severity: full ? 'critical' : 'warning',
     context: { metric: e.metric, limit: String(e.limit), usage: String(e.usage), percent: String(e.percent), tier: e.tier },
@@ -114,11 +140,11 @@ export function quotaThresholdReached(tx: Executor, e: {
 }
 
 /** An API token expires within 7 days: the owners and admins of its workspace. */
-export function apiTokenExpiring(tx: Executor, e: { workspaceId: string; tokenId: string; name: string; expiresAt: number }): Promise<number> {
+export function apiTokenExpiring(tx: Executor, e: { workspaceId: string; workspaceName: string; tokenId: string; name: string; expiresAt: number }): Promise<number> {
   return notify(tx, { adminsOf: e.workspaceId }, {
     type: 'api_token_expiring', key: `${e.tokenId}:${e.expiresAt}`, resourceType: 'api_token', resourceId: e.tokenId, workspaceId: e.workspaceId,
     title: `API token "${e.name}" expires soon`,
-    body: `API token ${e.tokenId} ("${e.name}") of workspace ${e.workspaceId} stops working at ${isoFromSeconds(e.expiresAt)}. Create a new token and replace it where it is used.`,
+    body: `The API token "${e.name}" of workspace ${e.workspaceName} stops working at ${isoFromSeconds(e.expiresAt)}. Create a new token and replace it where it is used.`,
     severity: 'warning',
     context: { api_token_id: e.tokenId, name: e.name, expires_at: String(e.expiresAt) },
   });
@@ -134,8 +160,8 @@ export function secretPurgeScheduled(tx: Executor, e: { workspaceId: string; sec
   return notify(tx, { adminsOf: e.workspaceId }, {
     type: 'secret_purge_scheduled', key: `${e.secretId}:${e.revision}`, resourceType: 'secret', resourceId: e.secretId, workspaceId: e.workspaceId,
     title: `Secret "${e.name}" will be destroyed`,
-    body: `Secret ${e.secretId} ("${e.name}") was deleted; every version is destroyed at ${isoFromSeconds(e.purgeAt)}. ` +
-      `Until then POST /v1/secrets/${e.secretId}:undelete restores it.`,
+    body: `The secret "${e.name}" was deleted; every version of it is destroyed at ${isoFromSeconds(e.purgeAt)}. ` +
+      'Until then, undeleting it (on its page, or POST /v1/secrets/{id}:undelete) restores it.',
     severity: 'warning',
     context: { secret_id: e.secretId, name: e.name, purge_at: String(e.purgeAt) },
   });
@@ -152,13 +178,15 @@ export function secretPurgeSuperseded(tx: Executor, e: { secretId: string; by: '
 }
 
 /** A machine's agent stopped heartbeating: the workspace's owners and admins, once per silence. */
-export function machineUnreachable(tx: Executor, e: { workspaceId: string; machineId: string; name: string | null; lastHeartbeatAt: number | null }): Promise<number> {
-  const label = e.name ? `${e.name} (${e.machineId})` : e.machineId;
+export function machineUnreachable(tx: Executor, e: {
+  workspaceId: string; machineId: string; name: string | null; provider: string; instanceType: string | null; clusterName: string; lastHeartbeatAt: number | null;
+}): Promise<number> {
+  const label = machineLabel(e);
   return notify(tx, { adminsOf: e.workspaceId }, {
     type: 'machine_unreachable', key: `${e.machineId}:${e.lastHeartbeatAt ?? 0}`, resourceType: 'machine', resourceId: e.machineId,
     workspaceId: e.workspaceId,
-    title: `Machine ${label} is unreachable`,
-    body: `The agent of machine ${label} missed 3 heartbeats` +
+    title: `${upperFirst(label)} on ${e.clusterName} is unreachable`,
+    body: `The agent of ${label} (cluster ${e.clusterName}) missed 3 heartbeats` +
       (e.lastHeartbeatAt === null ? '' : ` (last one at ${isoFromSeconds(e.lastHeartbeatAt)})`) +
       '. Check that the server runs and can reach the service; the machine becomes ACTIVE again with its next heartbeat.',
     severity: 'warning',
@@ -172,13 +200,16 @@ export function machineReachable(tx: Executor, machineId: string, by: string): P
 }
 
 /** A machine will be deleted at its expires_at: owners and admins, `notice` (72h or 24h) before, once each. */
-export function machineExpiry(tx: Executor, e: { workspaceId: string; machineId: string; name: string | null; expiresAt: number; notice: '72h' | '24h' }): Promise<number> {
-  const label = e.name ? `${e.name} (${e.machineId})` : e.machineId;
+export function machineExpiry(tx: Executor, e: {
+  workspaceId: string; machineId: string; name: string | null; provider: string; instanceType: string | null; clusterName: string; expiresAt: number; notice: '72h' | '24h';
+}): Promise<number> {
+  const label = machineLabel(e);
   return notify(tx, { adminsOf: e.workspaceId }, {
     type: 'machine_expiry', key: `${e.machineId}:${e.notice}:${e.expiresAt}`, resourceType: 'machine', resourceId: e.machineId,
     workspaceId: e.workspaceId,
-    title: `Machine ${label} expires ${e.notice === '72h' ? 'within 3 days' : 'within 24 hours'}`,
-    body: `Machine ${label} will be deleted at ${isoFromSeconds(e.expiresAt)}. To keep it, change or clear its expires_at (PATCH /v1/machines/${e.machineId}).`,
+    title: `${upperFirst(label)} on ${e.clusterName} expires ${e.notice === '72h' ? 'within 3 days' : 'within 24 hours'}`,
+    body: `${upperFirst(label)} (cluster ${e.clusterName}) will be deleted at ${isoFromSeconds(e.expiresAt)}. ` +
+      'To keep it, change or clear its expiry on its page (its expires_at, PATCH /v1/machines/{id}).',
     severity: e.notice === '24h' ? 'critical' : 'warning',
     context: { machine_id: e.machineId, expires_at: String(e.expiresAt), notice: e.notice },
   });
@@ -216,18 +247,18 @@ export function orderPaid(tx: Executor, e: { sellerWorkspaceId: string; orderId:
   return notify(tx, { adminsOf: e.sellerWorkspaceId }, {
     type: 'order_paid', key: e.orderId, resourceType: 'order', resourceId: e.orderId, workspaceId: e.sellerWorkspaceId,
     title: `New order: ${e.offerTitle}`,
-    body: `${e.customerEmail ?? 'A customer'} paid ${e.amount} for "${e.offerTitle}" (order ${e.orderId}); its install is being delivered.`,
+    body: `${e.customerEmail ?? 'A customer'} paid ${e.amount} for "${e.offerTitle}"; its install is being delivered.`,
     severity: 'info',
     context: { order_id: e.orderId, amount: e.amount },
   });
 }
 
 /** The install an order delivers failed: the seller's owners and admins. */
-export function orderDeliveryFailed(tx: Executor, e: { sellerWorkspaceId: string; orderId: string; offerTitle: string; message: string }): Promise<number> {
+export function orderDeliveryFailed(tx: Executor, e: { sellerWorkspaceId: string; orderId: string; offerTitle: string; customerEmail: string | null; message: string }): Promise<number> {
   return notify(tx, { adminsOf: e.sellerWorkspaceId }, {
     type: 'order_delivery_failed', key: e.orderId, resourceType: 'order', resourceId: e.orderId, workspaceId: e.sellerWorkspaceId,
-    title: `Delivery of order ${e.orderId} failed`,
-    body: `The install of "${e.offerTitle}" for order ${e.orderId} failed: ${e.message}. The customer's payment stands; read the order and its install operation.`,
+    title: `Delivering "${e.offerTitle}" failed`,
+    body: `The install of "${e.offerTitle}" for ${e.customerEmail ?? 'a customer'} failed: ${e.message}. The customer's payment stands; read the order and its install operation.`,
     severity: 'critical',
     context: { order_id: e.orderId },
   });
@@ -238,7 +269,7 @@ export function orderDelivered(tx: Executor, e: { customerUserId: string; custom
   return notify(tx, { users: [e.customerUserId] }, {
     type: 'order_delivered', key: e.orderId, resourceType: 'order', resourceId: e.orderId, workspaceId: e.customerWorkspaceId,
     title: `"${e.offerTitle}" is ready`,
-    body: `Your order ${e.orderId} is delivered: install ${e.installId}${e.url ? ` answers at ${e.url}` : ' runs'}.`,
+    body: `Your order of "${e.offerTitle}" is delivered: ${e.url ? `it answers at ${e.url}` : 'it runs'}.`,
     severity: 'info',
     context: { order_id: e.orderId, install_id: e.installId, ...(e.url ? { url: e.url } : {}) },
   });
@@ -249,7 +280,7 @@ export function orderDraftExpiring(tx: Executor, e: { customerUserId: string; wo
   return notify(tx, { users: [e.customerUserId] }, {
     type: 'order_draft_expiring', key: e.draftId, resourceType: 'order_draft', resourceId: e.draftId, workspaceId: e.workspaceId,
     title: `Your order of "${e.offerTitle}" expires soon`,
-    body: `Order draft ${e.draftId} ends at ${isoFromSeconds(e.expiresAt)} unless it is finished before; open it to go on.`,
+    body: `Your order of "${e.offerTitle}" ends at ${isoFromSeconds(e.expiresAt)} unless it is finished before; open it to go on.`,
     severity: 'warning',
     context: { order_draft_id: e.draftId, expires_at: String(e.expiresAt) },
   });

@@ -60,6 +60,15 @@ async function draftOf(db: Executor, step: DraftStep): Promise<repo.DraftRow> {
   return row;
 }
 
+/** "Delivering the order of "Wiki hosting"": the draft's offer by its title (a notification's wording). */
+function describedAs(doing: string) {
+  return async (tx: Executor, ctx: { ownerId: string }): Promise<string> => {
+    const draft = await repo.findDraft(tx, ctx.ownerId);
+    const offer = draft ? await findOfferById(tx, draft.offer_id) : undefined;
+    return `${doing} ${offer ? `the order of "${offer.title}"` : 'an order'}`;
+  };
+}
+
 export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
   const { db } = deps;
   const end = (tx: Executor, draft: repo.DraftRow, reason: TerminationReason, move?: 'end' | 'deliveryFailed') =>
@@ -117,11 +126,13 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
       const draft = await repo.lockDraft(tx, (await decodeDraftStep(ctx)).draftId);
       if (draft && allows('clusterReady', draft.status)) await end(tx, draft, 'cluster_allocation_failed');
     },
+    describe: describedAs('Preparing the compute of'),
   };
 
   const deliver: WorkflowDefinition = {
     type: ORDER_DRAFT_DELIVER,
     cancellable: false,
+    describe: describedAs('Delivering'),
     steps: [
       draftStep({
         name: 'start_install',
@@ -197,7 +208,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
     const failed = (await repo.updateOrder(tx, order.id, { status: 'delivery_failed', delivery_completed_at: now }, now))!;
     await recordOrderEvent(tx, 'order.delivery_failed', failed, deps.publicUrl);
     const offer = (await findOfferById(tx, draft.offer_id))!;
-    await orderDeliveryFailed(tx, { sellerWorkspaceId: draft.seller_workspace_id, orderId: order.id, offerTitle: offer.title, message });
+    await orderDeliveryFailed(tx, { sellerWorkspaceId: draft.seller_workspace_id, orderId: order.id, offerTitle: offer.title, customerEmail: draft.customer_email, message });
   }
 
   async function deliveryFailed(tx: Executor, draft: repo.DraftRow, order: repo.OrderRow, message: string): Promise<void> {
@@ -208,6 +219,7 @@ export function orderWorkflows(deps: OrderWorkflowDeps): WorkflowDefinition[] {
   const cleanup: WorkflowDefinition = {
     type: ORDER_DRAFT_CLEANUP,
     cancellable: false,
+    describe: describedAs('Ending'),
     steps: [
       draftStep({
         name: 'expire_checkout',

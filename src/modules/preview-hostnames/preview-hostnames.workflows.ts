@@ -7,6 +7,7 @@
 import type { Db, Executor } from '../../db/database.js';
 import { StepError, type StepContext, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
+import { installNames } from '../installs/installs.service.js';
 import * as repo from './preview-hostnames.repo.js';
 
 export const BIND_FLOATING = 'preview_hostname.bind_floating';
@@ -29,6 +30,14 @@ export interface ReleaseInput {
 }
 
 type BindCtx = StepContext<BindInput>;
+
+/** "Binding preview hostname x.preview.test to wiki on dev": the install by its package and cluster (a notification's wording). */
+function describedAs(doing: string, preposition: string) {
+  return async (tx: Executor, ctx: { ownerId: string; input: { hostname: string } }): Promise<string> => {
+    const names = await installNames(tx, ctx.ownerId);
+    return `${doing} preview hostname ${ctx.input.hostname} ${preposition} ${names ? `${names.package_name} on ${names.cluster_name}` : 'an install'}`;
+  };
+}
 
 /** Why a bind cannot take effect, or null when it can (the hostname may still be superseded). */
 async function bindBlocker(db: Executor, ctx: BindCtx): Promise<string | null> {
@@ -77,6 +86,7 @@ function bindWorkflow(type: string, db: Db): WorkflowDefinition<BindInput> {
       const earlier = await repo.otherBindRunning(tx, ctx.ownerId, id, ctx.operationId, [BIND_FLOATING, BIND_PINNED]);
       await repo.abandonBind(tx, id, ctx.operationId, clock.now(), earlier);
     },
+    describe: describedAs('Binding', 'to'),
   };
 }
 
@@ -95,6 +105,7 @@ export function previewHostnameWorkflows(db: Db): { binds: WorkflowDefinition<Bi
       },
     ],
     response: (ctx) => ({ install_id: ctx.ownerId, preview_hostname_id: ctx.input.preview_hostname_id, hostname: ctx.input.hostname }),
+    describe: describedAs('Releasing', 'of'),
   };
   return { binds: [bindWorkflow(BIND_FLOATING, db), bindWorkflow(BIND_PINNED, db)], release };
 }

@@ -50,6 +50,9 @@ export interface SubscriptionServiceDeps {
 export const OPERATOR_ACTOR = 'operator';
 
 /** What a subscription operation reports: the change request as it stands after the operation. */
+/** A change request by id alone: for its operation's wording. */
+export { findChangeRequestById } from './subscriptions.repo.js';
+
 export function changeOutcome(row: repo.ChangeRequestRow): Record<string, Json> {
   return {
     workspace_id: row.workspace_id, change_request_id: row.id, kind: row.kind, requested_tier: row.requested_tier,

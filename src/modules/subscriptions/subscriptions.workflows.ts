@@ -5,7 +5,8 @@
 import type { Db } from '../../db/database.js';
 import { StepError, type Json, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { CANCEL, CHANGE_TIER, REACTIVATE } from './subscriptions.schemas.js';
-import { changeOutcome, type SubscriptionService } from './subscriptions.service.js';
+import { workspaceName } from '../workspaces/workspaces.service.js';
+import { changeOutcome, findChangeRequestById, type SubscriptionService } from './subscriptions.service.js';
 
 type Input = { change_request_id: string };
 
@@ -27,6 +28,15 @@ export function registerSubscriptionWorkflows(registry: WorkflowRegistry, deps: 
         },
       ],
       response: (ctx) => (ctx.results.apply_change ?? {}) as Record<string, Json>,
+      // "Changing the plan of Acme to pro", "Cancelling the plan of Acme": for notifications.
+      async describe(tx, ctx) {
+        const change = await findChangeRequestById(tx, ctx.input.change_request_id);
+        const name = await workspaceName(tx, ctx.workspaceId);
+        const of = `the plan of ${name === null ? 'a workspace' : name}`;
+        if (type === CANCEL) return `Cancelling ${of}`;
+        if (type === REACTIVATE) return `Reactivating ${of}`;
+        return `Changing ${of}${change ? ` to ${change.requested_tier}` : ''}`;
+      },
     };
     registry.register(workflow);
   }

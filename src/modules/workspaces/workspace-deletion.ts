@@ -81,6 +81,11 @@ export function createWorkspaceDeletion(deps: WorkspaceDeletionDeps) {
     type: WORKSPACE_DELETE,
     // Halfway, a workspace has lost some of what it owned: there is nothing sensible to go back to.
     cancellable: false,
+    // "Deleting workspace Acme": for notifications (a failed deletion leaves the row in place).
+    async describe(tx, ctx) {
+      const row = await repo.findWorkspace(tx, ctx.workspaceId);
+      return row ? `Deleting workspace ${row.name}` : 'Deleting a workspace';
+    },
     steps: [
       {
         name: 'cancel_operations',

@@ -18,6 +18,11 @@ import { recordAuditEvent } from '../audit/audit.js';
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
 export { findMemberRole, lockWorkspace } from './workspaces.repo.js';
 
+/** A workspace's name by id (one read by primary key), for wording; null once it is gone. */
+export async function workspaceName(db: Executor, id: string): Promise<string | null> {
+  return (await repo.findWorkspace(db, id))?.name ?? null;
+}
+
 export function toWorkspace(row: repo.WorkspaceRow, role?: string): WorkspaceT {
   return {
     id: row.id,
