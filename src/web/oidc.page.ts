@@ -57,10 +57,11 @@ const SecondFactorForm = Type.Object(
     code: Bounded('the 6-digit code of the authenticator app, or an unused recovery code (`xxxx-xxxx-xxxx`; case, spaces and dashes do not matter)', 32),
     csrf: Bounded('the CSRF token of the page\'s form (bound to this browser\'s `svc_signin_nonce` cookie)', 128),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ code: '492039', csrf: 'kq3Vx0bW1nYz8Jd2fQp4sT6uA9cE7gH5iL0mN3oR2tU' }] },
 );
 
-const Page = (description: string) => Type.Unsafe<string>({ type: 'string', description });
+/** A server-rendered page (layout.ts) as a response of the OpenAPI document. */
+const Page = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string', description } } } });
 
 const Redirect = (description: string) => Type.Unsafe<void>({
   type: 'null',
@@ -226,7 +227,7 @@ export function oidcRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'oidc' 
         'recovery code, posted to `POST /v1/auth/oidc/second_factor`. No sign-in waiting in this browser (none, older than 5 minutes, or ' +
         'another browser\'s) is 400 reason OIDC_SIGN_IN_EXPIRED; an account the operator disabled meanwhile is 401 reason ACCOUNT_DISABLED. ' +
         'A browser (Accept: text/html) gets these as a page saying to sign in again.',
-      response: responses({ 200: Page('the page asking for the code (text/html)') }, [400]),
+      response: { ...responses({}, [400]), 200: Page('the page asking for the code: a form posting to `POST /v1/auth/oidc/second_factor`') },
     },
   }, async (request, reply) => {
     const held = await heldSignIn(request, reply);
@@ -235,7 +236,8 @@ export function oidcRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'oidc' 
   });
 
   app.post(SECOND_FACTOR_PATH, {
-    config: { auth: 'none' },
+    // The form of a page without scripts: form-encoded, with its CSRF token (the /v1 API is otherwise JSON only).
+    config: { auth: 'none', formBody: true },
     attachValidation: true,
     schema: {
       tags, operationId: 'completeOidcSecondFactor', summary: 'Finish a sign-in through the OpenID provider with the second factor',
