@@ -159,7 +159,8 @@ export function oidcRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'oidc' 
         'token exchange) and finds the user: the provider\'s account (issuer and subject) once linked to a user is that user ' +
         'whatever e-mail it has now; otherwise the user whose e-mail (lowercased) the provider gives as verified, who is then ' +
         'linked to it; with SVC_OIDC_CREATE_USERS=true an unknown e-mail gets an account. Then the browser is signed in as with ' +
-        '`POST /v1/auth/browser_session` (the `svc_session` cookie) and redirected (303) to the `next` the sign-in started with. ' +
+        '`POST /v1/auth/browser_session` (the `svc_session` cookie) and redirected (303) to the `next` the sign-in started with; ' +
+        'an account with two-factor sign-in on is not signed in yet but redirected (303) to `GET /v1/auth/oidc/second_factor`, which asks for its code. ' +
         'Refusals, each changing nothing: 400 reason OIDC_SIGN_IN_EXPIRED: no pending sign-in in this browser, one older than ' +
         '10 minutes, or another one\'s state. 403 reason OIDC_RESPONSE_REJECTED: the provider answered with an error (the ' +
         'person cancelled, say), or its answer failed a check. 403 reason OIDC_EMAIL_NOT_VERIFIED: no e-mail, or one the ' +
@@ -168,7 +169,7 @@ export function oidcRoutes(app: App, s: Pick<Services, 'config' | 'db' | 'oidc' 
         'provider. 401 reason ACCOUNT_DISABLED: the operator disabled the account. 404 reason OIDC_NOT_CONFIGURED; 503 reason OIDC_PROVIDER_UNAVAILABLE. ' +
         'A browser (Accept: text/html) gets these as a page saying what to do.',
       querystring: CallbackQuery,
-      response: responses({ 303: Redirect('to the `next` path the sign-in started with, signed in') }, [400, 403, 404]),
+      response: responses({ 303: Redirect('to the `next` path the sign-in started with, signed in; or to the second-factor page') }, [400, 403, 404]),
     },
   }, async (request, reply) => {
     const sealed = request.cookies?.[OIDC_LOGIN_COOKIE];
