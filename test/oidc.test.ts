@@ -3,9 +3,11 @@
 // comes back to /v1/auth/oidc/callback. Users are matched by verified e-mail, lowercased, then by
 // the provider's subject once linked; unknown e-mails get an account only with
 // SVC_OIDC_CREATE_USERS=true. Tampered state, nonce, replayed codes, expired and foreign sign-ins,
-// open redirects and an unreachable provider are refused, each signing nobody in.
+// open redirects and an unreachable provider are refused, each signing nobody in. An account with
+// two-factor sign-in on is signed in only once its code is entered on the second-factor page.
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
+import * as OTPAuth from 'otpauth';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { clock } from '../src/platform/clock.js';
 import { decrypt, deriveKey, encrypt } from '../src/platform/crypto.js';
@@ -26,10 +28,18 @@ interface Answer {
 class Jar {
   readonly cookies = new Map<string, string>();
   constructor(private readonly t: TestApp, private readonly html = false) {}
-  async get(url: string): Promise<Answer> {
+  get(url: string): Promise<Answer> {
+    return this.send('GET', url);
+  }
+  /** A form posted as a browser posts one (application/x-www-form-urlencoded). */
+  post(url: string, form: Record<string, string>): Promise<Answer> {
+    return this.send('POST', url, new URLSearchParams(form).toString());
+  }
+  private async send(method: 'GET' | 'POST', url: string, form?: string): Promise<Answer> {
     const headers: Record<string, string> = this.html ? { accept: 'text/html,application/xhtml+xml' } : {};
+    if (form !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
     if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await this.t.app.inject({ method: 'GET', url, headers });
+    const res = await this.t.app.inject({ method, url, headers, ...(form !== undefined ? { payload: form } : {}) });
     for (const line of ([] as string[]).concat((res.headers['set-cookie'] as string | string[] | undefined) ?? [])) {
       const [pair] = line.split(';');
       const i = pair!.indexOf('=');
@@ -274,6 +284,249 @@ describe('single sign-on with an OpenID provider', () => {
     assert.equal(res.status, 403, res.text);
     assert.equal(res.body.error.reason, 'OIDC_RESPONSE_REJECTED');
     assert.match(res.body.error.message, /access_denied: End-User aborted interaction/);
+  });
+});
+
+/** The TOTP code of `secret` at the service's clock, `steps` 30-second steps from now (as test/two-factor.test.ts). */
+function codeOf(secret: string, steps = 0): string {
+  return new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: clock.nowMs() + steps * 30_000 });
+}
+
+/** The clock on to the start of the next step, so the next code is a new one (a code signs in once). */
+function nextStep(): void {
+  clock.offsetMs += 30_000 - (clock.nowMs() % 30_000) + 1_000;
+}
+
+const SECOND_FACTOR = '/v1/auth/oidc/second_factor';
+
+function csrfOf(page: Answer): string {
+  const m = /name="csrf" value="([^"]+)"/.exec(page.text);
+  assert.ok(m, `the page has a csrf field: ${page.text}`);
+  return m[1]!;
+}
+
+describe('single sign-on of an account with two factors', () => {
+  let op: OidcStandin;
+  let t: TestApp;
+  before(async () => {
+    op = await startOidcStandin({ redirectUri: CALLBACK });
+    t = await startTestApp(op.env({ SVC_OIDC_NAME: 'Acme SSO' }));
+  });
+  after(async () => {
+    clock.offsetMs = 0;
+    await t.close();
+    await op.close();
+  });
+
+  /** A user with TOTP on (through the API, as a person does it from the account page), known to the provider as `sub`. */
+  async function withTwoFactors(name: string) {
+    const u = await t.user(name);
+    const enrolled = await t.request('POST', '/v1/me/two_factor:enroll', { token: u.token });
+    assert.equal(enrolled.status, 200, enrolled.text);
+    const confirmed = await t.request('POST', '/v1/me/two_factor:confirm', { token: u.token, body: { code: codeOf(enrolled.body.secret) } });
+    assert.equal(confirmed.status, 200, confirmed.text);
+    nextStep();
+    const sub = `${name}-sub`;
+    op.accounts.set(sub, { sub, email: u.email, email_verified: true });
+    return { ...u, sub, secret: enrolled.body.secret as string, recovery: confirmed.body.recovery_codes as string[] };
+  }
+
+  /** Through the provider into `jar` as `sub`: the callback's answer, which sends the browser to the code page. */
+  async function toCodePage(jar: Jar, sub: string, next?: string): Promise<Answer> {
+    const res = await jar.get(pathOf(await op.signIn(await start(jar, next), sub)));
+    assert.equal(res.status, 303, res.text);
+    assert.equal(res.headers.location, SECOND_FACTOR);
+    return res;
+  }
+
+  test('the callback signs nobody in yet; the code page asks for the code; a wrong code asks again; the right one signs in and lands on next', async () => {
+    const u = await withTwoFactors('tfa');
+    const browser = new Jar(t, true);
+    const back = await toCodePage(browser, u.sub, '/clusters?tab=all');
+    assert.ok(!browser.cookies.has('svc_session'), 'not signed in at the callback');
+    assert.equal((await browser.get('/v1/me')).status, 401);
+    const held = ([] as string[]).concat(back.headers['set-cookie'] as string[]).find((c) => c.startsWith('svc_oidc_second_factor='));
+    assert.ok(held, 'the waiting sign-in is kept in its cookie');
+    assert.match(held, /Path=\/v1\/auth\/oidc\/second_factor(;|$)/);
+    assert.match(held, /HttpOnly/);
+    assert.match(held, /Max-Age=300/);
+    assert.doesNotMatch(held, new RegExp(u.id), 'sealed: the user id is not readable');
+
+    const page = await browser.get(SECOND_FACTOR);
+    assert.equal(page.status, 200, page.text);
+    assert.match(String(page.headers['content-type']), /^text\/html/);
+    assert.match(String(page.headers['content-security-policy']), /default-src 'none'/);
+    assert.doesNotMatch(page.text, /<script/);
+    assert.ok(page.text.includes(u.email), 'the page says which account');
+    assert.match(page.text, /<form method="post" action="\/v1\/auth\/oidc\/second_factor">/);
+    assert.match(page.text, /name="code"/);
+
+    const wrong = await browser.post(SECOND_FACTOR, { code: codeOf(u.secret, 5), csrf: csrfOf(page) });
+    assert.equal(wrong.status, 401, wrong.text);
+    assert.match(wrong.text, /That code is not right, or was used already/);
+    assert.ok(!browser.cookies.has('svc_session'));
+    const empty = await browser.post(SECOND_FACTOR, { code: '', csrf: csrfOf(page) });
+    assert.equal(empty.status, 401);
+    assert.match(empty.text, /Enter the code from your authenticator app/);
+
+    const right = await browser.post(SECOND_FACTOR, { code: codeOf(u.secret), csrf: csrfOf(wrong) });
+    assert.equal(right.status, 303, right.text);
+    assert.equal(right.headers.location, '/clusters?tab=all');
+    assert.ok(browser.cookies.has('svc_session'));
+    assert.ok(!browser.cookies.has('svc_oidc_second_factor'), 'the waiting sign-in is used up');
+    const who = (await browser.get('/v1/me')).body;
+    assert.equal(who.id, u.id);
+    assert.equal(who.credential, 'cookie');
+    // Used up: the page now says to sign in again.
+    const after = await browser.get(SECOND_FACTOR);
+    assert.equal(after.status, 400);
+    assert.match(after.text, /sign in again/i);
+  });
+
+  test('a code signs in once: the same code in another sign-in is refused; a recovery code works once; JSON clients get the reasons', async () => {
+    const u = await withTwoFactors('replay');
+    const code = codeOf(u.secret);
+    const first = new Jar(t, true);
+    await toCodePage(first, u.sub);
+    assert.equal((await first.post(SECOND_FACTOR, { code, csrf: csrfOf(await first.get(SECOND_FACTOR)) })).status, 303);
+
+    const api = new Jar(t);
+    await toCodePage(api, u.sub);
+    const csrf = csrfOf(await api.get(SECOND_FACTOR));
+    const replayed = await api.post(SECOND_FACTOR, { code, csrf });
+    assert.equal(replayed.status, 401, replayed.text);
+    assert.equal(replayed.body.error.reason, 'TWO_FACTOR_CODE_INVALID');
+    assert.ok(!api.cookies.has('svc_session'));
+    const none = await api.post(SECOND_FACTOR, { csrf });
+    assert.equal(none.status, 401);
+    assert.equal(none.body.error.reason, 'TWO_FACTOR_CODE_REQUIRED');
+
+    // A recovery code, typed in capitals without dashes: signs in, once.
+    const recovery = await api.post(SECOND_FACTOR, { code: u.recovery[0]!.replaceAll('-', '').toUpperCase(), csrf });
+    assert.equal(recovery.status, 303, recovery.text);
+    assert.equal(recovery.headers.location, '/');
+    assert.equal((await api.get('/v1/me')).body.id, u.id);
+    const status = await t.request('GET', '/v1/me/two_factor', { token: u.token });
+    assert.equal(status.body.recovery_codes_remaining, 9);
+
+    const again = new Jar(t);
+    await toCodePage(again, u.sub);
+    const spent = await again.post(SECOND_FACTOR, { code: u.recovery[0]!, csrf: csrfOf(await again.get(SECOND_FACTOR)) });
+    assert.equal(spent.status, 401);
+    assert.equal(spent.body.error.reason, 'TWO_FACTOR_CODE_INVALID');
+    assert.ok(!again.cookies.has('svc_session'));
+  });
+
+  test('the device page\'s link: the code step, then back to the device page with its user code', async () => {
+    const u = await withTwoFactors('device');
+    const browser = new Jar(t, true);
+    await toCodePage(browser, u.sub, '/device?user_code=BCDF-GHJK');
+    const done = await browser.post(SECOND_FACTOR, { code: codeOf(u.secret), csrf: csrfOf(await browser.get(SECOND_FACTOR)) });
+    assert.equal(done.status, 303, done.text);
+    assert.equal(done.headers.location, '/device?user_code=BCDF-GHJK');
+    const device = await browser.get('/device?user_code=BCDF-GHJK');
+    assert.ok(device.text.includes(u.email), 'signed in on the device page');
+  });
+
+  test('after 5 minutes the waiting sign-in is gone: even the right code signs nobody in, and the page says to sign in again', async () => {
+    const u = await withTwoFactors('slow');
+    const browser = new Jar(t, true);
+    await toCodePage(browser, u.sub, '/workspaces');
+    const csrf = csrfOf(await browser.get(SECOND_FACTOR));
+    clock.offsetMs += 301_000;
+    const page = await browser.get(SECOND_FACTOR);
+    assert.equal(page.status, 400, page.text);
+    assert.match(page.text, /waited more than 5 minutes for its code, or was started in another browser: sign in again/);
+    assert.ok(page.text.includes(`href="/v1/auth/oidc/start?next=${encodeURIComponent('/workspaces')}"`), 'signing in again returns to where it started');
+    const form = await browser.post(SECOND_FACTOR, { code: codeOf(u.secret), csrf });
+    assert.equal(form.status, 400, form.text);
+    assert.match(form.text, /sign in again/);
+
+    const api = new Jar(t);
+    await toCodePage(api, u.sub);
+    const apiCsrf = csrfOf(await api.get(SECOND_FACTOR));
+    clock.offsetMs += 301_000;
+    const late = await api.post(SECOND_FACTOR, { code: codeOf(u.secret), csrf: apiCsrf });
+    assert.equal(late.status, 400, late.text);
+    assert.equal(late.body.error.reason, 'OIDC_SIGN_IN_EXPIRED');
+    assert.ok(!api.cookies.has('svc_session'));
+    assert.ok(!browser.cookies.has('svc_session'));
+  });
+
+  test('another browser\'s waiting sign-in, a forged form, or none at all signs nobody in', async () => {
+    const u = await withTwoFactors('other');
+    const victim = new Jar(t);
+    await toCodePage(victim, u.sub);
+    const victimCsrf = csrfOf(await victim.get(SECOND_FACTOR));
+
+    // Nothing waiting in this browser.
+    const empty = new Jar(t);
+    const none = await empty.post(SECOND_FACTOR, { code: codeOf(u.secret), csrf: victimCsrf });
+    assert.equal(none.status, 400, none.text);
+    assert.equal(none.body.error.reason, 'OIDC_SIGN_IN_EXPIRED');
+
+    // The waiting sign-in's cookie copied into another browser, which has its own nonce and form: it is bound to the first browser.
+    const thief = new Jar(t);
+    await thief.get('/device');
+    assert.ok(thief.cookies.has('svc_signin_nonce'));
+    thief.cookies.set('svc_oidc_second_factor', victim.cookies.get('svc_oidc_second_factor')!);
+    const stolenPage = await thief.get(SECOND_FACTOR);
+    assert.equal(stolenPage.status, 400);
+    assert.equal(stolenPage.body.error.reason, 'OIDC_SIGN_IN_EXPIRED');
+    const stolen = await thief.post(SECOND_FACTOR, { code: codeOf(u.secret), csrf: victimCsrf });
+    assert.equal(stolen.status, 400, stolen.text);
+    assert.equal(stolen.body.error.reason, 'OIDC_SIGN_IN_EXPIRED');
+    assert.ok(!thief.cookies.has('svc_session'));
+
+    // A sealed cookie of the other kind (the pending login) is no waiting sign-in.
+    const confused = new Jar(t);
+    await start(confused);
+    confused.cookies.set('svc_oidc_second_factor', confused.cookies.get('svc_oidc_login')!);
+    assert.equal((await confused.post(SECOND_FACTOR, { code: codeOf(u.secret), csrf: victimCsrf })).status, 400);
+
+    // The victim's own form without its CSRF token, or with another browser's: refused before the code is looked at.
+    for (const csrf of [undefined, csrfOf(await new Jar(t).get('/device'))]) {
+      const forged = await victim.post(SECOND_FACTOR, { code: codeOf(u.secret), ...(csrf ? { csrf } : {}) });
+      assert.equal(forged.status, 403, forged.text);
+      assert.equal(forged.body.error.reason, 'CSRF_TOKEN_INVALID');
+    }
+    assert.ok(!victim.cookies.has('svc_session'));
+    // The victim can still finish, with the code those forged forms carried (they checked nothing).
+    const finished = await victim.post(SECOND_FACTOR, { code: codeOf(u.secret), csrf: victimCsrf });
+    assert.equal(finished.status, 303, finished.text);
+    assert.equal((await victim.get('/v1/me')).body.id, u.id);
+  });
+
+  test('wrong codes are throttled as at the other sign-ins: a 429 page, and even the right code waits', async () => {
+    const u = await withTwoFactors('guesser');
+    const browser = new Jar(t, true);
+    await toCodePage(browser, u.sub);
+    let page = await browser.get(SECOND_FACTOR);
+    let answer: Answer | undefined;
+    for (let i = 0; i < 8; i++) {
+      answer = await browser.post(SECOND_FACTOR, { code: codeOf(u.secret, 10 + i), csrf: csrfOf(page) });
+      if (answer.status === 429) break;
+      assert.equal(answer.status, 401, answer.text);
+      page = answer;
+    }
+    assert.equal(answer!.status, 429, 'throttled after the free wrong codes');
+    assert.ok(Number(answer!.headers['retry-after']) >= 1);
+    assert.match(answer!.text, /Too many wrong codes for this account or from this network\. Wait/);
+    const right = await browser.post(SECOND_FACTOR, { code: codeOf(u.secret), csrf: csrfOf(answer!) });
+    assert.equal(right.status, 429, 'the right code waits too');
+    assert.ok(!browser.cookies.has('svc_session'));
+  });
+
+  test('the operator disabling the account while the code is asked: refused', async () => {
+    const u = await withTwoFactors('held');
+    const api = new Jar(t);
+    await toCodePage(api, u.sub);
+    const csrf = csrfOf(await api.get(SECOND_FACTOR));
+    await t.services.admin.disable(u.id, 'operator');
+    const res = await api.post(SECOND_FACTOR, { code: codeOf(u.secret), csrf });
+    assert.equal(res.status, 401, res.text);
+    assert.equal(res.body.error.reason, 'ACCOUNT_DISABLED');
+    assert.ok(!api.cookies.has('svc_session'));
   });
 });
 

@@ -32,6 +32,8 @@ export const REASONS = [
   // issue 34, two factors
   'ONE_OF_PASSWORD_CODE', 'OWN_TWO_FACTOR_REQUIRED', 'SESSION_CREDENTIAL_REQUIRED', 'TWO_FACTOR_ALREADY_ENABLED', 'TWO_FACTOR_CODE_INVALID',
   'TWO_FACTOR_CODE_REQUIRED', 'TWO_FACTOR_NOT_ENABLED', 'TWO_FACTOR_NOT_PENDING', 'TWO_FACTOR_REQUIRED',
+  // a server-rendered form posted without its CSRF token, or with another browser's
+  'CSRF_TOKEN_INVALID',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];

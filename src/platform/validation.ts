@@ -183,9 +183,20 @@ function textBodyParser(fixedLimit: number | null, decode: (request: FastifyRequ
   };
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A /v1 route that a server-rendered page's form posts to (application/x-www-form-urlencoded,
+     * in the forms context of app.ts), with a CSRF token of its own: exempt from JSON only.
+     */
+    formBody?: boolean;
+  }
+}
+
 /**
  * The /v1 API takes JSON bodies only. The form parser exists for the OAuth endpoints (RFC 6749
- * and 8628 use forms) and the browser pages, which live outside /v1; without this check a form
+ * and 8628 use forms) and the browser pages, which live outside /v1 (but for the one form of the
+ * sign-in through the OpenID provider, a route marked `formBody`); without this check a form
  * (or text/plain) body would reach /v1 handlers too. Every JSON body, of every route, passes the
  * size limit, strict UTF-8 and the nesting bound before it is parsed.
  */
@@ -204,7 +215,7 @@ export function registerJsonOnlyApi(app: FastifyInstance): void {
   // One hook for both checks of every request (each hook is a step on every request): the JSON
   // content type of a /v1/ body, then the text hygiene of forbiddenInRequest (same order as before).
   app.addHook('preValidation', (request, _reply, done) => {
-    if (request.body !== undefined && (request.routeOptions.url ?? '').startsWith('/v1/')) {
+    if (request.body !== undefined && (request.routeOptions.url ?? '').startsWith('/v1/') && !request.routeOptions.config.formBody) {
       const type = request.headers['content-type'];
       if (typeof type !== 'string' || !JSON_MEDIA_TYPE.test(type)) {
         return done(new ApiError('INVALID_ARGUMENT', 'unsupported content-type; send application/json', {

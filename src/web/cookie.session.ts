@@ -75,12 +75,26 @@ export function createCookieSessions(deps: { config: Config; sessions: Pick<Sess
    * page), bound to `purpose`; sets the nonce cookie it is bound to when the browser has none.
    */
   function nonceCsrfToken(request: FastifyRequest, reply: FastifyReply, purpose: string): string {
+    return hmacBase64Url(csrfKey, `${purpose}:${browserNonce(request, reply)}`);
+  }
+
+  /**
+   * This browser's signed-out nonce (the cookie the sign-in forms' CSRF tokens are bound to), made
+   * and set now when it has none; something sealed for this browser alone can name it.
+   */
+  function browserNonce(request: FastifyRequest, reply: FastifyReply): string {
     let nonce = request.cookies?.[SIGN_IN_NONCE_COOKIE];
     if (!nonce || !NONCE.test(nonce)) {
       nonce = randomString(32);
       reply.setCookie(SIGN_IN_NONCE_COOKIE, nonce, cookieOptions);
     }
-    return hmacBase64Url(csrfKey, `${purpose}:${nonce}`);
+    return nonce;
+  }
+
+  /** This browser's nonce as the request carries it, or null. */
+  function requestNonce(request: FastifyRequest): string | null {
+    const nonce = request.cookies?.[SIGN_IN_NONCE_COOKIE];
+    return nonce && NONCE.test(nonce) ? nonce : null;
   }
 
   function checkNonceCsrf(request: FastifyRequest, purpose: string, submitted: string | undefined): boolean {
@@ -117,7 +131,7 @@ export function createCookieSessions(deps: { config: Config; sessions: Pick<Sess
 
   return {
     basePath, cookieUser, signInBrowser, signOutBrowser, csrfTokenFor, checkCsrf, signInCsrfToken, checkSignInCsrf, nonceCsrfToken, checkNonceCsrf,
-    twoFactorTicket, openTwoFactorTicket,
+    twoFactorTicket, openTwoFactorTicket, browserNonce, requestNonce,
   };
 }
 

@@ -25,3 +25,20 @@ export function ssoProblemView(p: { message: string; retryHref: string; backHref
 <p class="msg error" role="alert">${p.message}</p>
 <p><a href="${p.retryHref}">Try again</a> · <a href="${p.backHref}">Back to the sign-in page</a></p>`;
 }
+
+/**
+ * The second step of a sign-in through the provider, for an account with two factors: the code,
+ * posted with the CSRF token; the pending sign-in itself travels in its own cookie.
+ */
+export function secondFactorView(p: { basePath: string; action: string; csrf: string; email: string; restartHref: string; message?: string | undefined }): Html {
+  return html`<h1>Two-factor sign-in</h1>
+${p.message ? html`<p class="msg error" role="alert">${p.message}</p>` : html``}
+<p>You signed in as <strong>${p.email}</strong> at the sign-in provider. Your account also asks for a second factor: enter the 6-digit code from your authenticator app, or one of your recovery codes.</p>
+<form method="post" action="${p.action}">
+<input type="hidden" name="csrf" value="${p.csrf}">
+<label for="code">Authentication code</label>
+<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" autocapitalize="off" spellcheck="false" required maxlength="32" autofocus>
+<button type="submit" class="primary">Verify</button>
+</form>
+<p class="muted"><a href="${p.restartHref}">Start again</a></p>`;
+}

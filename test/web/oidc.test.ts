@@ -2,9 +2,11 @@
 // Chromium. A person signed out opens a page of the web app, chooses "Sign in with Acme SSO",
 // signs in on the provider's own page and is back on that page, signed in; the device approval
 // page offers the same and comes back to the code being approved; a person the service has no
-// account for reads why on a page of the service.
+// account for reads why on a page of the service; a person with two-factor sign-in on enters a
+// code on the service's page after the provider's, and a wrong one is said to be wrong.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import * as OTPAuth from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import { freePort } from '../harness.js';
 import { startOidcStandin, type OidcStandin } from '../oidc-standin.js';
@@ -65,6 +67,47 @@ describe('web journey: single sign-on', { skip: skipReason }, () => {
     await atProvider(page, 'ada-at-acme');
     await page.waitForURL(`${web.base}/device?user_code=BCDF-GHJK`);
     assert.match(await page.locator('main').innerText(), /Signed in as ada@example\.com/);
+    await page.context().close();
+  });
+
+  test('with two-factor sign-in on: after the provider, the service asks for the code; a wrong one is refused, a recovery code signs in', async () => {
+    const bob = await web.user('Bob');
+    // Two factors on through the API, as the account page does it.
+    const call = async (method: string, path: string, token?: string, body?: unknown) => {
+      const res = await fetch(`${web.base}${path}`, {
+        method, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      assert.ok(res.ok, `${method} ${path}: ${res.status}`);
+      return res.json() as Promise<any>;
+    };
+    const { token } = await call('POST', '/v1/auth/sessions', undefined, { email: bob.email, password: bob.password });
+    const { secret } = await call('POST', '/v1/me/two_factor:enroll', token);
+    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' });
+    const { recovery_codes: recovery } = await call('POST', '/v1/me/two_factor:confirm', token, { code: totp.generate() });
+    op.accounts.set('bob-at-acme', { sub: 'bob-at-acme', email: bob.email, email_verified: true, name: 'Bob' });
+
+    const page = await newPage(web.browser);
+    await page.goto('/settings/tokens?from=two-factors');
+    await page.getByRole('link', { name: 'Sign in with Acme SSO' }).click();
+    await atProvider(page, 'bob-at-acme');
+    await page.getByRole('heading', { name: 'Two-factor sign-in' }).waitFor();
+    assert.match(await page.locator('main').innerText(), /You signed in as bob@example\.com at the sign-in provider/);
+    assert.ok(!(await page.context().cookies()).some((c) => c.name === 'svc_session'), 'not signed in before the code');
+    await checkA11y(page, 'single sign-on: the second factor');
+    await shot(page, 'sign-in-sso-two-factor');
+
+    // A code from five minutes ahead is no current code.
+    await page.getByLabel('Authentication code').fill(totp.generate({ timestamp: Date.now() + 300_000 }));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('alert').waitFor();
+    assert.match(await page.getByRole('alert').innerText(), /That code is not right, or was used already/);
+
+    await page.getByLabel('Authentication code').fill(recovery[0]);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(`${web.base}/settings/tokens?from=two-factors`);
+    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    assert.equal((await api(page, 'GET', '/v1/me')).body.email, 'bob@example.com');
     await page.context().close();
   });
 

@@ -2894,11 +2894,35 @@ export interface paths {
         };
         /**
          * Where the OpenID provider sends the browser back
-         * @description The redirect URI to register at the provider: `{SVC_PUBLIC_URL}/v1/auth/oidc/callback`. Checks the answer against the pending sign-in of this browser (its cookie: state, then PKCE and the ID token's nonce, issuer and audience through the token exchange) and finds the user: the provider's account (issuer and subject) once linked to a user is that user whatever e-mail it has now; otherwise the user whose e-mail (lowercased) the provider gives as verified, who is then linked to it; with SVC_OIDC_CREATE_USERS=true an unknown e-mail gets an account. Then the browser is signed in as with `POST /v1/auth/browser_session` (the `svc_session` cookie) and redirected (303) to the `next` the sign-in started with. Refusals, each changing nothing: 400 reason OIDC_SIGN_IN_EXPIRED: no pending sign-in in this browser, one older than 10 minutes, or another one's state. 403 reason OIDC_RESPONSE_REJECTED: the provider answered with an error (the person cancelled, say), or its answer failed a check. 403 reason OIDC_EMAIL_NOT_VERIFIED: no e-mail, or one the provider has not verified. 403 reason OIDC_NO_ACCOUNT: no account has that e-mail and accounts are not made at sign-in here. 403 reason OIDC_IDENTITY_CONFLICT: the account of that e-mail is linked to another account of the provider. 401 reason ACCOUNT_DISABLED: the operator disabled the account. 404 reason OIDC_NOT_CONFIGURED; 503 reason OIDC_PROVIDER_UNAVAILABLE. A browser (Accept: text/html) gets these as a page saying what to do.
+         * @description The redirect URI to register at the provider: `{SVC_PUBLIC_URL}/v1/auth/oidc/callback`. Checks the answer against the pending sign-in of this browser (its cookie: state, then PKCE and the ID token's nonce, issuer and audience through the token exchange) and finds the user: the provider's account (issuer and subject) once linked to a user is that user whatever e-mail it has now; otherwise the user whose e-mail (lowercased) the provider gives as verified, who is then linked to it; with SVC_OIDC_CREATE_USERS=true an unknown e-mail gets an account. Then the browser is signed in as with `POST /v1/auth/browser_session` (the `svc_session` cookie) and redirected (303) to the `next` the sign-in started with; an account with two-factor sign-in on is not signed in yet but redirected (303) to `GET /v1/auth/oidc/second_factor`, which asks for its code. Refusals, each changing nothing: 400 reason OIDC_SIGN_IN_EXPIRED: no pending sign-in in this browser, one older than 10 minutes, or another one's state. 403 reason OIDC_RESPONSE_REJECTED: the provider answered with an error (the person cancelled, say), or its answer failed a check. 403 reason OIDC_EMAIL_NOT_VERIFIED: no e-mail, or one the provider has not verified. 403 reason OIDC_NO_ACCOUNT: no account has that e-mail and accounts are not made at sign-in here. 403 reason OIDC_IDENTITY_CONFLICT: the account of that e-mail is linked to another account of the provider. 401 reason ACCOUNT_DISABLED: the operator disabled the account. 404 reason OIDC_NOT_CONFIGURED; 503 reason OIDC_PROVIDER_UNAVAILABLE. A browser (Accept: text/html) gets these as a page saying what to do.
          */
         get: operations["completeOidcSignIn"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/oidc/second_factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The code page of a sign-in through the OpenID provider
+         * @description The second step of a sign-in through the OpenID provider, for an account with two-factor sign-in on: the callback then does not sign the browser in but keeps the sign-in in a sealed HttpOnly cookie (`svc_oidc_second_factor`, sent only to this path, bound to this browser's `svc_signin_nonce` cookie, 5 minutes) and redirects (303) here. Answers a page (text/html, no scripts) with a form asking for the code from the authenticator app or a recovery code, posted to `POST /v1/auth/oidc/second_factor`. No sign-in waiting in this browser (none, older than 5 minutes, or another browser's) is 400 reason OIDC_SIGN_IN_EXPIRED; an account the operator disabled meanwhile is 401 reason ACCOUNT_DISABLED. A browser (Accept: text/html) gets these as a page saying to sign in again.
+         */
+        get: operations["showOidcSecondFactor"];
+        put?: never;
+        /**
+         * Finish a sign-in through the OpenID provider with the second factor
+         * @description The second step of a sign-in through the OpenID provider, for an account with two-factor sign-in on: the callback then does not sign the browser in but keeps the sign-in in a sealed HttpOnly cookie (`svc_oidc_second_factor`, sent only to this path, bound to this browser's `svc_signin_nonce` cookie, 5 minutes) and redirects (303) here. Posted by the code page's form: checks the code as `POST /v1/auth/sessions` does (a current TOTP code or an unused recovery code, each signing in once), then signs the browser in (the `svc_session` cookie) and redirects (303) to the `next` the sign-in started with. Refusals, each signing nobody in: 400 reason OIDC_SIGN_IN_EXPIRED: no sign-in waiting in this browser (none, older than 5 minutes, or another browser's): sign in again. 403 reason CSRF_TOKEN_INVALID: the form's `csrf` is missing or not this browser's. 401 reason TWO_FACTOR_CODE_REQUIRED: no code; 401 reason TWO_FACTOR_CODE_INVALID: a wrong code, or one used already (the sign-in keeps waiting: try again). Wrong codes are throttled per account and address as at the other sign-ins (429 reason SIGN_IN_THROTTLED, with retry-after). 401 reason ACCOUNT_DISABLED: the operator disabled the account meanwhile. A browser (Accept: text/html) gets these as a page: the form again saying what was wrong, or a page saying to sign in again.
+         */
+        post: operations["completeOidcSecondFactor"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2939,7 +2963,7 @@ export interface components {
                  * @description UPPER_SNAKE machine-readable detail: one of a closed set; each operation's description names those it answers
                  * @enum {string}
                  */
-                reason?: "ACCOUNT_DISABLED" | "ADMIN_FROM_CONFIG" | "INSTANCE_ADMIN_REQUIRED" | "NOT_YOURSELF" | "OWNS_WORKSPACES" | "PASSWORD_RESET_THROTTLED" | "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "INVITATION_NOT_PENDING" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "OIDC_EMAIL_NOT_VERIFIED" | "OIDC_IDENTITY_CONFLICT" | "OIDC_NOT_CONFIGURED" | "OIDC_NO_ACCOUNT" | "OIDC_PROVIDER_UNAVAILABLE" | "OIDC_RESPONSE_REJECTED" | "OIDC_SIGN_IN_EXPIRED" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_INVITATIONS" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE" | "ONE_OF_PASSWORD_CODE" | "OWN_TWO_FACTOR_REQUIRED" | "SESSION_CREDENTIAL_REQUIRED" | "TWO_FACTOR_ALREADY_ENABLED" | "TWO_FACTOR_CODE_INVALID" | "TWO_FACTOR_CODE_REQUIRED" | "TWO_FACTOR_NOT_ENABLED" | "TWO_FACTOR_NOT_PENDING" | "TWO_FACTOR_REQUIRED";
+                reason?: "ACCOUNT_DISABLED" | "ADMIN_FROM_CONFIG" | "INSTANCE_ADMIN_REQUIRED" | "NOT_YOURSELF" | "OWNS_WORKSPACES" | "PASSWORD_RESET_THROTTLED" | "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "INVITATION_NOT_PENDING" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "OIDC_EMAIL_NOT_VERIFIED" | "OIDC_IDENTITY_CONFLICT" | "OIDC_NOT_CONFIGURED" | "OIDC_NO_ACCOUNT" | "OIDC_PROVIDER_UNAVAILABLE" | "OIDC_RESPONSE_REJECTED" | "OIDC_SIGN_IN_EXPIRED" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_INVITATIONS" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE" | "ONE_OF_PASSWORD_CODE" | "OWN_TWO_FACTOR_REQUIRED" | "SESSION_CREDENTIAL_REQUIRED" | "TWO_FACTOR_ALREADY_ENABLED" | "TWO_FACTOR_CODE_INVALID" | "TWO_FACTOR_CODE_REQUIRED" | "TWO_FACTOR_NOT_ENABLED" | "TWO_FACTOR_NOT_PENDING" | "TWO_FACTOR_REQUIRED" | "CSRF_TOKEN_INVALID";
                 /** @description string map of details, e.g. `etag` (the current etag) on ABORTED */
                 metadata?: {
                     [key: string]: string;
@@ -26696,7 +26720,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description to the `next` path the sign-in started with, signed in */
+            /** @description to the `next` path the sign-in started with, signed in; or to the second-factor page */
             303: {
                 headers: {
                     /** @description where the browser goes next */
@@ -26745,6 +26769,174 @@ export interface operations {
             /** @description NOT_FOUND: no such resource in the caller's workspace */
             404: {
                 headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    showOidcSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the page asking for the code: a form posting to `POST /v1/auth/oidc/second_factor` */
+            200: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAVAILABLE: the service is shutting down or a dependency is down; see retry-after */
+            503: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    completeOidcSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "492039",
+                 *       "csrf": "kq3Vx0bW1nYz8Jd2fQp4sT6uA9cE7gH5iL0mN3oR2tU"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description the 6-digit code of the authenticator app, or an unused recovery code (`xxxx-xxxx-xxxx`; case, spaces and dashes do not matter) */
+                    code?: string;
+                    /** @description the CSRF token of the page's form (bound to this browser's `svc_signin_nonce` cookie) */
+                    csrf?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description to the `next` path the sign-in started with, signed in */
+            303: {
+                headers: {
+                    /** @description where the browser goes next */
+                    location?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description INVALID_ARGUMENT: the request failed validation (see field_violations), a bad cursor or limit, a missing required header, or a body that is not UTF-8 (INVALID_ENCODING) or nests deeper than 128 levels (NESTING_TOO_DEEP) */
+            400: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, malformed, unknown, expired or revoked token */
+            401: {
+                headers: {
+                    /** @description the RFC 6750 challenge of the bearer scheme (`Bearer ...`) */
+                    "WWW-Authenticate"?: string;
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PERMISSION_DENIED: svc-context missing or naming another workspace, not a member, or role too low */
+            403: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description INVALID_ARGUMENT (reason BODY_TOO_LARGE): the body is larger than the server accepts (SVC_BODY_LIMIT) */
+            413: {
+                headers: {
+                    /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RESOURCE_EXHAUSTED: throttled; see retry-after */
+            429: {
+                headers: {
+                    /** @description seconds to wait before retrying */
+                    "retry-after"?: number;
                     /** @description the request id: the caller's `x-request-id` if it was 1-128 of [A-Za-z0-9._:-], else a generated one; also in error bodies and logs */
                     "x-request-id"?: string;
                     [name: string]: unknown;

@@ -20,13 +20,15 @@ import type { OidcConfig } from '../../config.js';
 import type { OidcAccount, OidcRelyingParty, PendingOidcLogin } from '../../drivers/oidc/openid.js';
 import { OidcFailure } from '../../drivers/oidc/openid.js';
 import { clock } from '../../platform/clock.js';
-import { decrypt, encrypt, randomString } from '../../platform/crypto.js';
+import { decrypt, encrypt, randomString, safeEqual } from '../../platform/crypto.js';
 import { ApiError } from '../../platform/errors.js';
 import { findUserByEmail, normalizeEmail, type UserService } from '../users/users.service.js';
 import { findIdentity, findIdentityOfUser, insertIdentity, touchIdentity } from './oidc.repo.js';
 
 /** How long a sign-in may spend at the provider before its way back is refused. */
 export const PENDING_LOGIN_SECONDS = 600;
+/** How long a sign-in through the provider waits for the account's second factor (TOTP) before it must start again. */
+export const PENDING_SECOND_FACTOR_SECONDS = 300;
 
 export interface OidcServiceDeps {
   db: Db;
@@ -172,9 +174,44 @@ export function createOidcService(deps: OidcServiceDeps) {
     return { ...user, next: pending.next };
   }
 
+  /**
+   * A sign-in the provider vouched for, of an account with a second factor: it waits for the code
+   * in a cookie sealed as the pending login is (another kind, so neither opens as the other), bound
+   * to `browser` (a value only this browser holds) and good for PENDING_SECOND_FACTOR_SECONDS.
+   */
+  function holdForSecondFactor(signIn: { userId: string; next: string }, browser: string): { cookie: string; maxAgeSeconds: number } {
+    const exp = clock.now() + PENDING_SECOND_FACTOR_SECONDS;
+    return { cookie: encrypt(deps.cookieKey, JSON.stringify({ k: 'second_factor', u: signIn.userId, next: signIn.next, b: browser, exp })), maxAgeSeconds: PENDING_SECOND_FACTOR_SECONDS };
+  }
+
+  /** The sealed second-factor cookie's contents when it opens, whatever its age and browser. */
+  function openHeld(sealed: string | undefined): { userId: string; next: string; browser: string; expiresAt: number } | null {
+    if (!sealed || sealed.length > 4096) return null;
+    let parsed: { k?: unknown; u?: unknown; next?: unknown; b?: unknown; exp?: unknown };
+    try {
+      parsed = JSON.parse(decrypt(deps.cookieKey, sealed));
+    } catch {
+      return null;
+    }
+    const { k, u, next, b, exp } = parsed;
+    if (k !== 'second_factor' || typeof u !== 'string' || typeof next !== 'string' || typeof b !== 'string' || typeof exp !== 'number') return null;
+    return { userId: u, next, browser: b, expiresAt: exp };
+  }
+
+  /** The sign-in waiting for its second factor in this browser, or null (none, tampered with, expired, or another browser's). */
+  function openSecondFactor(sealed: string | undefined, browser: string | null): { userId: string; next: string } | null {
+    const held = openHeld(sealed);
+    if (!held || held.expiresAt <= clock.now() || browser === null || !safeEqual(held.browser, browser)) return null;
+    return { userId: held.userId, next: held.next };
+  }
+
   return {
     begin,
     complete,
+    holdForSecondFactor,
+    openSecondFactor,
+    /** Where a sign-in waiting for its second factor meant to go (for "sign in again"), if its cookie opens at all. */
+    secondFactorNextOf: (sealed: string | undefined) => openHeld(sealed)?.next,
     /** Where a pending sign-in meant to go (for a "try again" link after a refusal), if its cookie still opens. */
     nextOf: (sealed: string | undefined) => open(sealed)?.next,
   };
