@@ -165,9 +165,10 @@ function run(command, argv, env, timeoutMs = Infinity) {
  * setting (the environment, the working directory, mocked timers), drives no browser, runs under
  * tsx for nothing, and has no hooks outside its describe blocks (they would run around the other
  * files too). Each file still gets its own database and app; what a file leaves behind that others
- * could see (the clock's offset) its own afterEach resets.
+ * could see (the clock's offset) its own afterEach resets. A file that needs a process of its own
+ * for another reason says so with a comment `svc-test: own process` and why.
  */
-const SHARES_NOTHING_NOT = /runSvc|startSvc|spawn|process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|delete process\.env|startWeb|startChromiumApp|from '[./]*web\/src\/|mock\.timers|process\.exit|process\.chdir|^(after|before|afterEach|beforeEach)\(/m;
+const SHARES_NOTHING_NOT = /svc-test: own process|runSvc|startSvc|spawn|process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|delete process\.env|startWeb|startChromiumApp|from '[./]*web\/src\/|mock\.timers|process\.exit|process\.chdir|^(after|before|afterEach|beforeEach)\(/m;
 const batching = process.env.SVC_TEST_BATCH !== '0';
 function batchable(file) {
   return batching && !SHARES_NOTHING_NOT.test(readFileSync(join(ROOT, file), 'utf8'));
