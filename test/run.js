@@ -178,8 +178,8 @@ function batchable(file) {
  * The batchable files in groups of about BATCH_MS of their last wall time (at most BATCH_FILES
  * each), longest first: first fit, so a group fills up with shorter files.
  */
-const BATCH_MS = 40_000;
-const BATCH_FILES = 8;
+const BATCH_MS = 60_000;
+const BATCH_FILES = 16;
 function batchesOf(list) {
   const groups = [];
   for (const f of list) {
