@@ -1,5 +1,5 @@
 // The only reader of process.env. Every setting is typed, validated and documented here;
-// README.md lists the same table for operators.
+// docs/configuration.md lists the same settings for operators (test/settings-table.test.ts holds them equal).
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
