@@ -333,7 +333,7 @@ describe('README.md and the guides followed top to bottom in two terminals', () 
     await db.drop();
   });
 
-  test('every block runs as written, with one server and one client shell', async () => {
+  test('every block runs as written, with one server and one client shell', async (t) => {
     const [port, previewPort] = CHECKOUT ? [8080, 8081] : [await freePort(), await freePort()];
     const api = `http://127.0.0.1:${port}`;
     const dir = CHECKOUT ?? db.dataDir;
@@ -357,10 +357,15 @@ describe('README.md and the guides followed top to bottom in two terminals', () 
       const answer = await new FormBrowser(api, owner.SVC_BOOTSTRAP_EMAIL!, owner.SVC_BOOTSTRAP_PASSWORD!).decide(code, 'approve');
       assert.equal(answer.status, 200, answer.html);
     });
+    const took: { block: Block; ms: number }[] = [];
     for (const block of blocks) {
+      const started = Date.now();
       if (block.kind === 'server') await server.start(block);
       else if (block.kind === 'client') printed.set(block.n, await shell.run(block));
+      took.push({ block, ms: Date.now() - started });
     }
+    // where the walk's time goes (reported, never asserted): the longest blocks
+    for (const { block, ms } of took.sort((a, b) => b.ms - a.ms).slice(0, 8)) t.diagnostic(`block ${block.n} (${at(block)}, ${block.kind}): ${(ms / 1000).toFixed(1)} s`);
   });
 
   /** What the client block containing `needle` (in any file of the walk) printed on stdout. */
