@@ -66,7 +66,7 @@ export interface Config {
     /** a connection that sends no byte within this is closed (shorter than the headers timeout: idle sockets are cheap to open) */
     firstByteTimeoutMs: number;
   };
-  /** what one caller may hold of what every caller shares (README: "Fair use") */
+  /** what one caller may hold of what every caller shares (docs/configuration.md: "HTTP limits and fair use") */
   fairness: {
     /**
      * long-lived responses (agent event streams, operation and agent turn `:wait`) one principal
