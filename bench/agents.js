@@ -27,7 +27,7 @@ const FOLLOWERS = 100;
 const BUSY_TURNS = 20;
 const BUDGET = { firstEventMedianMs: 50, threeToolTurnMedianMs: 300, idleFollowersCorePercent: 5, busyP99Ratio: 2 };
 const TOKEN = randomBytes(24).toString('hex').slice(0, 32);
-/** the local model's request that reads three lists with three execute calls (see README, "The local model") */
+/** the local model's request that reads three lists with three execute calls (see docs/agents.md, "The local model") */
 const THREE_TOOLS = 'count installs, clusters and secrets';
 const SIMPLE = 'how many installs are there?';
 /** keeps a turn busy with tool rounds until the step limit (200 here) */

@@ -1,5 +1,5 @@
 // The only reader of process.env. Every setting is typed, validated and documented here;
-// README.md lists the same table for operators.
+// docs/configuration.md lists the same settings for operators (test/settings-table.test.ts holds them equal).
 import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -66,7 +66,7 @@ export interface Config {
     /** a connection that sends no byte within this is closed (shorter than the headers timeout: idle sockets are cheap to open) */
     firstByteTimeoutMs: number;
   };
-  /** what one caller may hold of what every caller shares (README: "Fair use") */
+  /** what one caller may hold of what every caller shares (docs/configuration.md: "HTTP limits and fair use") */
   fairness: {
     /**
      * long-lived responses (agent event streams, operation and agent turn `:wait`) one principal

@@ -22,7 +22,7 @@ async function openMigrated(config: { databaseUrl: string | null; dataDir: strin
   }
 }
 
-const CONFIG_NOTE = 'Configuration comes from the environment (SVC_DATA_DIR or DATABASE_URL, SVC_SECRET_KEY, ...); see README.md.';
+const CONFIG_NOTE = 'Configuration comes from the environment (SVC_DATA_DIR or DATABASE_URL, SVC_SECRET_KEY, ...); every setting is in docs/configuration.md.';
 
 const SERVE_USAGE = `Usage: svc serve [--role all|api|worker]
 

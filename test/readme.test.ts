@@ -1,5 +1,6 @@
-// README.md followed as a reader follows it: every ```sh block, in the order the README gives them,
-// pasted into two terminals. Blocks marked <!-- server --> go to the server terminal: each stops
+// README.md and the walkthrough guides in docs/ followed as a reader follows them: every ```sh
+// block, file after file in the order WALK declares, in the order each file gives them, pasted
+// into two terminals. Blocks marked <!-- server --> go to the server terminal: each stops
 // the server running there (SIGINT to its process group, as Ctrl-C does) and runs the block, which
 // ends with a long-running `npm start`. Every other block goes to ONE client bash process, in
 // order, so variables, functions, files and the login carry over from block to block exactly as
@@ -16,30 +17,55 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FormBrowser } from './device-form.js';
 import { createTestDatabase, freePort, type TestDatabase } from './harness.js';
 import { dbEnv, ROOT, startSvc, SVC_SHELL_COMMAND, type RunningSvc } from './processes.js';
 
-const README = readFileSync(join(process.env.README_CHECKOUT ?? ROOT, 'README.md'), 'utf8');
+/**
+ * The files the walk follows, in the order a reader does: the README (whose quick start starts the
+ * server and sets up the shell every guide goes on from), then each guide in docs/ that has shell
+ * blocks. A guide's blocks may use what an earlier file left in the shell ($API, field, $S, $WS,
+ * `svc` on the PATH), never what a later one does. Every docs/ file with a shell block must be
+ * listed (a static check below says which is not). `operator: true` marks the operator guides,
+ * whose blocks mostly need what the walk lacks (docker, kubectl, systemd, another machine): their
+ * `not run` blocks do not count toward the limit on skipped blocks.
+ */
+const WALK: { file: string; operator?: true }[] = [
+  { file: 'README.md' },
+  { file: 'docs/cli.md' },
+  { file: 'docs/secrets.md' },
+  { file: 'docs/snippets.md' },
+  { file: 'docs/agents.md' },
+  { file: 'docs/selling.md' },
+  { file: 'docs/plans.md' },
+  { file: 'docs/authentication.md' },
+  { file: 'docs/machines.md' },
+  { file: 'docs/testing.md' },
+  { file: 'docs/scaling.md', operator: true },
+];
+const SOURCE = process.env.README_CHECKOUT ?? ROOT;
+const TEXTS = new Map(WALK.map(({ file }) => [file, readFileSync(join(SOURCE, file), 'utf8')]));
 // a fresh checkout's server block runs `npm ci` first
 const BLOCK_TIMEOUT_MS = process.env.README_CHECKOUT ? 900_000 : 240_000;
 
 interface Block {
-  /** 1-based position among the README's shell blocks */
+  /** 1-based position among the shell blocks of the whole walk */
   n: number;
-  /** line of the opening fence in README.md */
+  /** the file it is in (README.md, docs/...) */
+  file: string;
+  /** line of the opening fence in that file */
   line: number;
   kind: 'client' | 'server' | 'skip';
   reason?: string;
   code: string;
 }
 
-/** Every ```sh / ```bash block of the README, in order, with the marker comment before it. */
-function readmeBlocks(): Block[] {
-  const lines = README.split('\n');
+/** Every ```sh / ```bash block of one markdown text, in order, with the marker comment before it. */
+function shellBlocks(file: string, text: string, first: number): Block[] {
+  const lines = text.split('\n');
   const blocks: Block[] = [];
   for (let i = 0; i < lines.length; i++) {
     const open = /^(\s*)```(\w*)\s*$/.exec(lines[i]!);
@@ -52,7 +78,8 @@ function readmeBlocks(): Block[] {
       while (k >= 0 && lines[k]!.trim() === '') k--;
       const marker = /^<!-- (server|not run: (.+?)) -->$/.exec(lines[k]?.trim() ?? '');
       blocks.push({
-        n: blocks.length + 1,
+        n: first + blocks.length,
+        file,
         line: i + 1,
         kind: marker?.[1] === 'server' ? 'server' : marker ? 'skip' : 'client',
         ...(marker?.[2] ? { reason: marker[2] } : {}),
@@ -63,6 +90,16 @@ function readmeBlocks(): Block[] {
   }
   return blocks;
 }
+
+/** The blocks of every file of WALK, in the walk's order, numbered through. */
+function readmeBlocks(): Block[] {
+  const blocks: Block[] = [];
+  for (const { file } of WALK) blocks.push(...shellBlocks(file, TEXTS.get(file)!, blocks.length + 1));
+  return blocks;
+}
+
+/** Where a block is, for messages: `docs/secrets.md:42`. */
+const at = (b: Block) => `${b.file}:${b.line}`;
 
 /** The variables set on the `npm start` line of a server block. */
 function startEnv(code: string): Record<string, string> {
@@ -181,7 +218,7 @@ class ClientShell {
       stderr: this.out.stderr.slice(from.stderr),
     };
     if (outcome !== 'done') {
-      throw new Error(`README block ${block.n} (line ${block.line}) stopped the walk: the client shell ${outcome}.\n--- block ---\n${block.code}\n--- stdout ---\n${printed.stdout}\n--- stderr ---\n${printed.stderr}`);
+      throw new Error(`block ${block.n} (${at(block)}) stopped the walk: the client shell ${outcome}.\n--- block ---\n${block.code}\n--- stdout ---\n${printed.stdout}\n--- stderr ---\n${printed.stderr}`);
     }
     return printed;
   }
@@ -215,9 +252,9 @@ class ServerTerminal {
     void this.exited.then(() => { ended = true; });
     const deadline = Date.now() + BLOCK_TIMEOUT_MS;
     for (;;) {
-      if (ended) throw new Error(`README block ${block.n} (line ${block.line}): the server exited before it was ready.\n--- block ---\n${block.code}\n--- stdout ---\n${out.stdout}\n--- stderr ---\n${out.stderr}`);
+      if (ended) throw new Error(`block ${block.n} (${at(block)}): the server exited before it was ready.\n--- block ---\n${block.code}\n--- stdout ---\n${out.stdout}\n--- stderr ---\n${out.stderr}`);
       if (await fetch(`${this.api}/readyz`).then((r) => r.status === 200, () => false)) return;
-      if (Date.now() > deadline) throw new Error(`README block ${block.n}: the server was not ready in time.\n${out.stdout}\n${out.stderr}`);
+      if (Date.now() > deadline) throw new Error(`block ${block.n} (${at(block)}): the server was not ready in time.\n${out.stdout}\n${out.stderr}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -233,24 +270,39 @@ class ServerTerminal {
   }
 }
 
-describe('README.md, every shell block in order (static checks)', () => {
+describe('README.md and the guides, every shell block in order (static checks)', () => {
   const blocks = readmeBlocks();
   const client = blocks.filter((b) => b.kind === 'client');
 
+  test('every docs/ file with a shell block is in the walk', () => {
+    const docs = readdirSync(join(SOURCE, 'docs'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+    for (const file of docs) {
+      if (shellBlocks(file, readFileSync(join(SOURCE, file), 'utf8'), 1).length === 0) continue;
+      assert.ok(WALK.some((w) => w.file === file), `${file} has shell blocks: add it to WALK in test/readme.test.ts, where a reader would follow it`);
+    }
+    for (const { file } of WALK) assert.ok(existsSync(join(SOURCE, file)), file);
+    assert.equal(WALK[0]!.file, 'README.md', 'the walk starts with the README');
+  });
+
   test('every block is a step of the walk, except the few that say why not', () => {
     assert.ok(client.length >= 15, `only ${client.length} client blocks`);
+    assert.ok(client.filter((b) => b.file === 'README.md').length >= 4, 'the quick start is in the README');
     assert.equal(blocks.filter((b) => b.kind === 'server')[0]?.n, blocks.find((b) => b.kind !== 'skip')?.n, 'the first block of the walk starts the server');
+    const operator = new Set(WALK.filter((w) => w.operator).map((w) => w.file));
     const skipped = blocks.filter((b) => b.kind === 'skip');
-    assert.ok(skipped.length <= 5, `too many blocks are not run: ${skipped.map((b) => `line ${b.line}`).join(', ')}`);
-    for (const b of skipped) assert.ok((b.reason ?? '').length >= 10, `block at line ${b.line} says why it is not run`);
+    const counted = skipped.filter((b) => !operator.has(b.file));
+    assert.ok(counted.length <= 5, `too many blocks are not run: ${counted.map(at).join(', ')}`);
+    for (const b of skipped) assert.ok((b.reason ?? '').length >= 10, `block at ${at(b)} says why it is not run`);
   });
 
   test('no jq, no uuidgen, no slow `npx svc`, no etag arithmetic; servers only start in the server terminal', () => {
     const all = blocks.filter((b) => b.kind !== 'skip').map((b) => b.code).join('\n');
     assert.doesNotMatch(all, /\|\s*jq\b|\buuidgen\b/);
-    assert.doesNotMatch(README, /\bnpx svc\b/, 'the README gets `svc` on the PATH once and uses it everywhere');
-    assert.doesNotMatch(README, /\$\(\(\s*\$?\w*ETAG/i, 'an etag is opaque: never computed');
-    for (const b of client) assert.doesNotMatch(b.code, /\bnpm start\b|\bsvc serve\b/, `block at line ${b.line} starts a server in the client shell`);
+    for (const [file, text] of TEXTS) {
+      assert.doesNotMatch(text, /\bnpx svc\b/, `${file}: the README gets \`svc\` on the PATH once and the guides use it everywhere`);
+      assert.doesNotMatch(text, /\$\(\(\s*\$?\w*ETAG/i, `${file}: an etag is opaque: never computed`);
+    }
+    for (const b of client) assert.doesNotMatch(b.code, /\bnpm start\b|\bsvc serve\b/, `block at ${at(b)} starts a server in the client shell`);
   });
 
   test('every curl whose body reaches the terminal ends it with a newline', () => {
@@ -259,13 +311,13 @@ describe('README.md, every shell block in order (static checks)', () => {
       for (const cmd of commands) {
         // captured by $(...), piped, redirected, or with its own -w / -o
         const quiet = /\$\(\s*curl\s/.test(cmd) || /\bcurl\s[^|]*\|/.test(cmd) || /\s-w\s|--write-out|\s-o\s|\s>\s*\S/.test(cmd);
-        assert.ok(quiet, `README line ~${b.line}: curl prints no trailing newline: ${cmd.trim()}`);
+        assert.ok(quiet, `${at(b)}: curl prints no trailing newline: ${cmd.trim()}`);
       }
     }
   });
 });
 
-describe('README.md followed top to bottom in two terminals', () => {
+describe('README.md and the guides followed top to bottom in two terminals', () => {
   let db: TestDatabase;
   let shell: ClientShell | undefined;
   let server: ServerTerminal | undefined;
@@ -281,7 +333,7 @@ describe('README.md followed top to bottom in two terminals', () => {
     await db.drop();
   });
 
-  test('every block runs as written, with one server and one client shell', async () => {
+  test('every block runs as written, with one server and one client shell', async (t) => {
     const [port, previewPort] = CHECKOUT ? [8080, 8081] : [await freePort(), await freePort()];
     const api = `http://127.0.0.1:${port}`;
     const dir = CHECKOUT ?? db.dataDir;
@@ -305,23 +357,28 @@ describe('README.md followed top to bottom in two terminals', () => {
       const answer = await new FormBrowser(api, owner.SVC_BOOTSTRAP_EMAIL!, owner.SVC_BOOTSTRAP_PASSWORD!).decide(code, 'approve');
       assert.equal(answer.status, 200, answer.html);
     });
+    const took: { block: Block; ms: number }[] = [];
     for (const block of blocks) {
+      const started = Date.now();
       if (block.kind === 'server') await server.start(block);
       else if (block.kind === 'client') printed.set(block.n, await shell.run(block));
+      took.push({ block, ms: Date.now() - started });
     }
+    // where the walk's time goes (reported, never asserted): the longest blocks
+    for (const { block, ms } of took.sort((a, b) => b.ms - a.ms).slice(0, 8)) t.diagnostic(`block ${block.n} (${at(block)}, ${block.kind}): ${(ms / 1000).toFixed(1)} s`);
   });
 
-  /** What the client block containing `needle` printed on stdout. */
+  /** What the client block containing `needle` (in any file of the walk) printed on stdout. */
   const outputOf = (needle: string | RegExp) => {
     const block = blocks.find((b) => b.kind === 'client' && (typeof needle === 'string' ? b.code.includes(needle) : needle.test(b.code)));
-    assert.ok(block, `a README block contains ${needle}`);
+    assert.ok(block, `a block of the walk contains ${needle}`);
     const out = printed.get(block.n);
-    assert.ok(out, `block ${block.n} (line ${block.line}) ran`);
+    assert.ok(out, `block ${block.n} (${at(block)}) ran`);
     return out.stdout;
   };
 
   test('the quick start: every operation SUCCEEDED, the install and its preview answered, the token was revoked', () => {
-    const quick = blocks.filter((b) => b.kind === 'client' && b.line < README.slice(0, README.indexOf('\n## Configuration')).split('\n').length && printed.has(b.n)).map((b) => printed.get(b.n)!.stdout).join('');
+    const quick = blocks.filter((b) => b.kind === 'client' && b.file === 'README.md' && printed.has(b.n)).map((b) => printed.get(b.n)!.stdout).join('');
     assert.deepEqual(quick.split('\n').filter((l) => /^(RUNNING|SUCCEEDED|FAILED|CANCELLED)$/.test(l)), ['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED'], quick);
     assert.equal(quick.split('\n').filter((l) => /"install_id":"inst_/.test(l)).length, 2, quick);
     assert.match(outputOf('-X DELETE $API/v1/auth/sessions/current'), /^401\n204\n$/m);

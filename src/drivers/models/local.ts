@@ -1,6 +1,6 @@
 // The `local` model provider (API.md 8.6): the default, offline and deterministic. It is not a
 // language model but a rule-based planner: it understands a documented set of requests about the
-// workspace (README, "The local model"), plans each as code-mode tool calls (execute,
+// workspace (docs/agents.md, "The local model"), plans each as code-mode tool calls (execute,
 // propose_change, ask_user, search; local/plans.ts), and writes its answers from the tool results.
 // It keeps nothing between calls: the same conversation always gives the same answer, in any
 // process, which is what lets a turn resume elsewhere after a crash. It acts in the turn's

@@ -9,7 +9,7 @@
 // encoder. A value shorter than MIN_MASKED_SUBSTRING characters is masked only where it stands
 // alone (not next to a letter, digit or underscore): masking "abc" inside every word would wreck
 // the output and, by where the marks fall, tell the value anyway. Such short secrets are weak
-// whatever happens; README says so.
+// whatever happens; docs/snippets.md says so.
 import type { JsonValue, LogLine, RunResult } from '../../sandbox/index.js';
 
 export const MASK = '[masked]';

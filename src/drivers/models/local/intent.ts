@@ -18,7 +18,7 @@ export type Intent =
   | { kind: 'search'; query: string };
 
 /**
- * Test triggers (README, "The local model"): bracketed words that change how the model behaves,
+ * Test triggers (docs/agents.md, "The local model"): bracketed words that change how the model behaves,
  * only when the service runs with SVC_TEST_HOOKS=1 (readTurn); otherwise they are plain text.
  */
 export const TRIGGERS = ['slow', 'loop', 'sleep-tool', 'fail'] as const;
