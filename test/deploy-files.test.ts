@@ -231,8 +231,9 @@ describe('Dockerfile', () => {
 // ---------------------------------------------------------------------------------------------
 // Kubernetes
 
-const KUBECTL = ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((p) => existsSync(p))
-  ?? (spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0 ? 'kubectl' : null);
+/** kubectl on the PATH (or in /usr/bin, /usr/local/bin): a recent one, or Debian 12's 1.20 whose kustomize is 2.0 (the overlays use what both know). */
+const KUBECTL = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0 ? 'kubectl'
+  : ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((p) => existsSync(p)) ?? null;
 const kubectlSkip = KUBECTL ? false : 'kubectl is not installed (.ci/run installs Debian\'s kubernetes-client)';
 
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; spec?: any; data?: Record<string, string> };
