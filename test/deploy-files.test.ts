@@ -193,6 +193,10 @@ describe('Dockerfile', () => {
     const compose = read('deploy/compose.yaml');
     assert.match(compose, /command: \["migrate"\]/);
     assert.match(compose, /command: \["serve"\]/);
+    // compose checks the svc container's health with the image's own script
+    const health = stagesOf(text).at(-1)!.instructions.find((i) => i.getKeyword() === 'HEALTHCHECK')!;
+    const script = /"(\/[^"]+\.js)"/.exec(argsOf(health))![1]!;
+    assert.deepEqual((yaml.load(compose) as any).services.svc.healthcheck.test, ['CMD', 'node', script]);
     // what is copied from the repository exists, and .dockerignore lets it through
     const ignore = read('.dockerignore');
     for (const c of stagesOf(text).flatMap((s) => s.instructions).filter((i) => i.getKeyword() === 'COPY' && !flagOf(i, 'from'))) {
@@ -319,6 +323,7 @@ function serverProblems(objects: Obj[]): string[] {
   }
   for (const o of objects) {
     if (o.kind === 'Secret') problems.push(`a Secret with its values in the manifests: ${o.metadata.name}`);
+    for (const key of Object.keys(o.kind === 'ConfigMap' ? o.data ?? {} : {})) if (SECRET_NAME.test(key)) problems.push(`a secret in the ConfigMap ${o.metadata.name}: ${key}`);
     if (o.kind !== 'Namespace' && o.metadata.namespace !== 'svc') problems.push(`${o.kind} ${o.metadata.name} is not in the namespace svc`);
   }
   for (const e of [...env.values()]) if (/SECRET|PASSWORD|TOKEN|DATABASE_URL/.test(e.name) && e.value !== undefined) problems.push(`${e.name} in clear`);
@@ -404,6 +409,7 @@ describe('Kubernetes overlays', { skip: kubectlSkip }, () => {
       ['one replica', mutate((c) => { find(c, 'Deployment', 'svc').spec.replicas = 1; }), /at least 2 replicas/],
       ['git on RWO', mutate((c) => { find(c, 'PersistentVolumeClaim', 'svc-git').spec.accessModes = ['ReadWriteOnce']; }), /ReadWriteMany/],
       ['DATABASE_URL in clear', mutate((c) => { server(c).containers[0].env.find((e: any) => e.name === 'DATABASE_URL').valueFrom = undefined; server(c).containers[0].env.find((e: any) => e.name === 'DATABASE_URL').value = 'postgres://svc:pw@db/svc'; }), /DATABASE_URL/],
+      ['a secret in the ConfigMap', mutate((c) => { find(c, 'ConfigMap', 'svc-config').data!.SVC_METRICS_TOKEN = 'x'.repeat(20); }), /a secret in the ConfigMap/],
       ['a mount outside /data', mutate((c) => { server(c).containers[0].volumeMounts.push({ name: 'tmp', mountPath: '/app/cache' }); }), /outside \/data/],
     ];
     for (const [what, objects, expected] of cases) {
