@@ -67,7 +67,7 @@ COPY package.json ./
 COPY bin/svc.js ./bin/svc.js
 COPY src/cli/generated/commands.json ./src/cli/generated/commands.json
 COPY deploy/docker/healthcheck.js ./healthcheck.js
-RUN ln -s /app/bin/svc.js /usr/local/bin/svc
+RUN chmod 0755 /app/bin/svc.js && ln -s /app/bin/svc.js /usr/local/bin/svc
 ENV HOST=0.0.0.0 \
     PORT=8080 \
     SVC_DATA_DIR=/data \
