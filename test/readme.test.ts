@@ -45,6 +45,7 @@ const WALK: { file: string; operator?: true }[] = [
   { file: 'docs/machines.md' },
   { file: 'docs/testing.md' },
   { file: 'docs/scaling.md', operator: true },
+  { file: 'docs/production.md', operator: true },
 ];
 const SOURCE = process.env.README_CHECKOUT ?? ROOT;
 const TEXTS = new Map(WALK.map(({ file }) => [file, readFileSync(join(SOURCE, file), 'utf8')]));
