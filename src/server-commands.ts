@@ -536,7 +536,7 @@ async function adminBackup(argv: string[]): Promise<number> {
     console.log(`  files: ${result.files} of ${config.dataDir} (not the database files, not the key file)`);
     for (const s of m.keys.sealed_under) console.log(`  ${s.what}: ${s.count} sealed under key ${s.key_id}`);
     console.log('');
-    console.log(keysWarning(ids));
+    console.log(keysWarning(ids, m.keys.current_key_id));
     return 0;
   } catch (err) {
     return backupRefusal(err);

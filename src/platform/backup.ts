@@ -74,8 +74,8 @@ const excluded = (name: string) => EXCLUDED.some((p) => (p.endsWith('*') ? name.
 /** What restore leaves in a data dir it calls empty: the key file an operator put there first, and a file system's lost+found. */
 const KEPT_IN_TARGET = new Set(['secret.key', 'lost+found']);
 
-export const keysWarning = (ids: string[]) =>
-  `THIS ARCHIVE HOLDS NO KEY. Its secret values are sealed under key id${ids.length === 1 ? '' : 's'} ${ids.join(', ') || '(none yet)'}: ` +
+export const keysWarning = (ids: string[], currentKeyId: string) =>
+  `THIS ARCHIVE HOLDS NO KEY. ${ids.length ? `Its secret values are sealed under key id${ids.length === 1 ? '' : 's'} ${ids.join(', ')}` : `No value is sealed yet; the service seals new ones under key id ${currentKeyId}`}: ` +
   'keep SVC_SECRET_KEY (or SVC_DATA_DIR/secret.key) apart from the archive, in a password manager or secret store. ' +
   'Without that key a restored service cannot read any secret.';
 
@@ -154,7 +154,7 @@ export async function createBackup(opts: BackupOptions): Promise<BackupResult> {
         sealed_under: described.sealed.map((s) => ({ what: s.what, key_id: s.keyId, count: s.count })),
       },
       files: { area: 'SVC_DATA_DIR', archive_dir: `${DATA_PREFIX}/`, excluded: EXCLUDED },
-      warning: keysWarning([...new Set(described.sealed.map((s) => s.keyId))]),
+      warning: keysWarning([...new Set(described.sealed.map((s) => s.keyId))], opts.currentKeyId),
     };
     writeFileSync(join(staging, MANIFEST), JSON.stringify(manifest, null, 2) + '\n', { mode: 0o600 });
 
