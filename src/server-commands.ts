@@ -507,6 +507,15 @@ function svcVersion(): string {
 
 const BACKUP_OPTIONS = { force: { type: 'boolean' }, ...HELP } as const;
 
+/**
+ * The environment pg_dump and pg_restore run in: this one (PATH, libpq's PG* settings such as
+ * PGSSLROOTCERT) without svc's own settings, so no key reaches them; the connection is passed on
+ * their command line (its password in PGPASSWORD, see db/backup.ts).
+ */
+function toolEnvironment(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('SVC_') && name !== 'DATABASE_URL'));
+}
+
 /** A backup's refusal or failure (BackupError, DatabaseBackupError): its message on stderr, exit 1. */
 async function backupRefusal(err: unknown): Promise<number> {
   const { BackupError, DatabaseBackupError } = await import('./platform/backup.js');
@@ -527,7 +536,7 @@ async function adminBackup(argv: string[]): Promise<number> {
     const result = await createBackup({
       to: values.to, force: values.force ?? false, dataDir: config.dataDir, databaseUrl: config.databaseUrl,
       currentKeyId: keyIdOf(config.secretKey), svcVersion: svcVersion(), census: keyCensus,
-      toolEnv: process.env, progress: (line) => console.error(`backup: ${line}`),
+      toolEnv: toolEnvironment(), progress: (line) => console.error(`backup: ${line}`),
     });
     const m = result.manifest;
     const ids = [...new Set(m.keys.sealed_under.map((s) => s.key_id))];
@@ -555,7 +564,7 @@ async function adminRestore(argv: string[]): Promise<number> {
   try {
     const { manifest: m, files } = await restoreBackup({
       from: values.from, force: values.force ?? false, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl,
-      svcVersion: svcVersion(), toolEnv: process.env, progress: (line) => console.error(`restore: ${line}`),
+      svcVersion: svcVersion(), toolEnv: toolEnvironment(), progress: (line) => console.error(`restore: ${line}`),
     });
     console.log(`restored the backup of svc ${m.svc_version} taken ${m.created_at}: ${m.dialect} database (schema ${m.schema.latest_migration}) ` +
       `${storage.databaseUrl ? 'into DATABASE_URL' : `into ${storage.dataDir}`}, and ${files} file(s) into ${storage.dataDir}`);

@@ -215,7 +215,7 @@ describe(`svc admin backup and restore (${DIALECT})`, () => {
     assert.deepEqual(readdirSync(target.dataDir).filter((n) => n.startsWith('.svc-restore-')), [], 'no staging left behind');
   });
 
-  test('restore refuses an archive of a newer schema, and without --from or --to the commands are usage errors', { timeout: 120_000 }, async () => {
+  test('restore refuses an archive of a newer schema (changing nothing), names the key it needs when none is configured; usage errors', { timeout: 120_000 }, async () => {
     const unpacked = join(work, 'unpacked');
     const manifest = JSON.parse(readFileSync(join(unpacked, 'manifest.json'), 'utf8'));
     manifest.schema.migrations.push('999_from_the_future');
@@ -225,18 +225,30 @@ describe(`svc admin backup and restore (${DIALECT})`, () => {
     await create({ file: tampered, cwd: unpacked }, ['manifest.json', 'database', 'data']);
 
     const fresh = await database();
-    const [refused, noFrom, noTo] = await Promise.all([
+    const [refused, noFrom, noTo, help] = await Promise.all([
       runSvc(['admin', 'restore', '--from', tampered], envOf(fresh, { SVC_SECRET_KEY: key.toString('hex') })),
       runSvc(['admin', 'restore'], envOf(fresh)),
       runSvc(['admin', 'backup'], envOf(fresh)),
+      runSvc(['admin', 'backup', '--help'], envOf(fresh)),
     ]);
     assert.equal(refused.code, 1, refused.stderr);
     assert.match(refused.stderr, /^error: refusing to restore .*newer\.tar: the archive's database has a newer schema than this svc \S+ knows \(migration 999_from_the_future; this build's last is \d{3}_\w+\)/);
     assert.deepEqual(readdirSync(fresh.dataDir), [], 'nothing written to the data dir');
     assert.equal(await databaseIsEmpty(fresh), true, 'nothing written to the database');
+
+    // The refusal left the target as it was: the archive restores there, and without a key
+    // configured, restore says which key to give before svc serve (it never makes one).
+    const keyless = await runSvc(['admin', 'restore', '--from', archive], envOf(fresh));
+    assert.equal(keyless.code, 0, keyless.stderr);
+    assert.match(keyless.stdout, new RegExp(`KEYS: the restored values are sealed under key id ${keyIdOf(key)}; no key is configured\\.`));
+    assert.match(keyless.stdout, new RegExp(`set SVC_SECRET_KEY to the key of id ${keyIdOf(key)} that you kept`));
+    assert.ok(!existsSync(join(fresh.dataDir, 'secret.key')));
     assert.equal(noFrom.code, 2);
     assert.match(noFrom.stderr, /^error: admin restore needs --from FILE\n\nUsage: svc admin restore/);
     assert.equal(noTo.code, 2);
     assert.match(noTo.stderr, /^error: admin backup needs --to FILE\n\nUsage: svc admin backup/);
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, /^Usage: svc admin backup --to FILE \[--force\]/);
+    assert.match(help.stdout, /THE ARCHIVE HOLDS NO KEY/);
   });
 });
