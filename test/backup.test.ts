@@ -215,6 +215,21 @@ describe(`svc admin backup and restore (${DIALECT})`, () => {
     assert.deepEqual(readdirSync(target.dataDir).filter((n) => n.startsWith('.svc-restore-')), [], 'no staging left behind');
   });
 
+  test('backup refuses to overwrite an archive without --force, and to write one inside the data dir', { timeout: 120_000 }, async () => {
+    const before = readFileSync(archive);
+    const [exists, inside] = await Promise.all([
+      runSvc(['admin', 'backup', '--to', archive], envOf(source)),
+      runSvc(['admin', 'backup', '--to', join(source.dataDir, 'git', 'inside.tar')], envOf(source)),
+    ]);
+    assert.equal(exists.code, 1, exists.stderr);
+    assert.match(exists.stderr, /^error: .*svc-backup\.tar exists: choose another file, or pass --force to replace it$/m);
+    assert.deepEqual(readFileSync(archive), before, 'the archive is untouched');
+    assert.equal(inside.code, 1, inside.stderr);
+    assert.match(inside.stderr, /is inside the data dir .*: the archive would hold itself/);
+    assert.ok(!existsSync(join(source.dataDir, 'git', 'inside.tar')));
+    assert.deepEqual(readdirSync(work).filter((n) => n.includes('.partial-')), [], 'no partial file left behind');
+  });
+
   test('restore refuses an archive of a newer schema (changing nothing), names the key it needs when none is configured; usage errors', { timeout: 120_000 }, async () => {
     const unpacked = join(work, 'unpacked');
     const manifest = JSON.parse(readFileSync(join(unpacked, 'manifest.json'), 'utf8'));
