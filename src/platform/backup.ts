@@ -268,7 +268,7 @@ export async function readManifest(file: string): Promise<Manifest> {
     });
     parser.on('error', (err: Error) => (done ? undefined : reject(new BackupError(`${file} is not an svc backup (not a tar archive: ${err.message})`))));
     parser.on('end', () => finish(null));
-    source.on('error', reject);
+    source.on('error', (err: Error) => reject(new BackupError(`cannot read ${file}: ${err.message}`)));
     source.pipe(parser as unknown as NodeJS.WritableStream);
   });
   if (text === null) throw new BackupError(`${file} is not an svc backup: it does not begin with ${MANIFEST}`);
