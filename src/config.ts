@@ -495,6 +495,31 @@ function parseOidc(env: NodeJS.ProcessEnv, publicUrl: string): OidcConfig | null
 /** `<package root>/dist/app`: this file sits one level below the package root in src/ and in dist/ alike. */
 const DEFAULT_WEB_DIR = fileURLToPath(new URL('../dist/app', import.meta.url));
 
+/** Where a restore writes, and the keys it may compare the archive's key ids with. */
+export interface StorageConfig {
+  dataDir: string;
+  databaseUrl: string | null;
+  /** SVC_SECRET_KEY, else the key file of the data dir, else null: never generated (a restore must not make a key) */
+  secretKey: Buffer | null;
+  previousSecretKeys: Buffer[];
+}
+
+/**
+ * The storage settings alone (SVC_DATA_DIR, DATABASE_URL and the keys), validated as loadConfig
+ * does, for `svc admin restore`: unlike loadConfig it creates nothing, neither the data dir nor a
+ * key file, since the target is to receive what the archive holds, and a key generated there would
+ * open none of the restored values.
+ */
+export function loadStorageConfig(env: NodeJS.ProcessEnv = process.env): StorageConfig {
+  const dataDir = resolve(env.SVC_DATA_DIR || './data');
+  const databaseUrl = env.DATABASE_URL || null;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const secretKey = env.SVC_SECRET_KEY ? parseSecretKey(env.SVC_SECRET_KEY.trim()) : readKeyFile(dataDir);
+  return { dataDir, databaseUrl, secretKey, previousSecretKeys: secretKey ? parsePreviousKeys(env.SVC_PREVIOUS_SECRET_KEYS, secretKey) : [] };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = numberSetting(env, 'PORT', 8080, 0, 65535);
   const host = env.HOST || '127.0.0.1';

@@ -1,8 +1,9 @@
-// The server side of the `svc` executable: serve | migrate | admin create-user | workspaces | rotate-keys. Loaded only for
+// The server side of the `svc` executable: serve | migrate | admin create-user | workspaces | users | mail | rotate-keys | backup | restore. Loaded only for
 // those commands (see main.ts), so the command-line client never imports Fastify, Kysely or drivers. Arguments are
 // parsed with node:util's parseArgs, and each command has its usage text here (`--help` prints it and exits 0).
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, keyFilePath, loadConfig, readKeyFile, replaceKeyFile, type Config } from './config.js';
+import { ConfigError, keyFilePath, loadConfig, loadStorageConfig, readKeyFile, replaceKeyFile, type Config } from './config.js';
 import { ApiError } from './platform/errors.js';
 import { keyIdOf, keyringOf, type Keyring } from './platform/keyring.js';
 
@@ -136,6 +137,45 @@ Example:
 
 ${CONFIG_NOTE}`;
 
+ADMIN_COMMANDS.backup = `Usage: svc admin backup --to FILE [--force]
+
+Write a backup of the service to FILE while it runs: a tar archive (gzipped when FILE ends in .gz
+or .tgz) of a consistent snapshot of the database (SQLite: its online backup; PostgreSQL: pg_dump,
+which must be on PATH), every file the service keeps under SVC_DATA_DIR, and a manifest (svc
+version, schema, dialect, the key ids its values are sealed under). Progress goes to stderr.
+
+THE ARCHIVE HOLDS NO KEY: secret values stay sealed under SVC_SECRET_KEY (or SVC_DATA_DIR/secret.key),
+which you keep apart from the archive. Without it a restore reads no secret. See docs/backups.md.
+
+Options:
+  --to FILE   where to write the archive (owner only, 0600); outside SVC_DATA_DIR
+  --force     replace FILE if it exists
+  -h, --help  display help for command
+
+Example:
+  svc admin backup --to svc-backup.tar.gz
+
+${CONFIG_NOTE}`;
+
+ADMIN_COMMANDS.restore = `Usage: svc admin restore --from FILE [--force]
+
+Restore an archive of \`svc admin backup\` into SVC_DATA_DIR and, with DATABASE_URL, into that
+PostgreSQL database (pg_restore, which must be on PATH). The target must be empty: a data dir with
+nothing but maybe the key file, a database without tables. Refuses an archive whose schema is newer
+than this build's migrations, and one of the other database kind. Run it with the service stopped,
+then start \`svc serve\` with the key the archive names (it applies newer migrations first).
+
+Options:
+  --from FILE  the archive
+  --force      delete what the target holds first (every file of SVC_DATA_DIR but secret.key, and
+               every table of the database), once the archive is unpacked and checked
+  -h, --help   display help for command
+
+Example:
+  SVC_DATA_DIR=./restored svc admin restore --from svc-backup.tar.gz
+
+${CONFIG_NOTE}`;
+
 const ADMIN_USAGE = `Usage: svc admin <command> [options]
 
 Administer the service on its host: works on the database directly (same configuration as svc serve),
@@ -153,6 +193,10 @@ Commands:
   rotate-keys [--batch-size N]
       re-seal every stored value under SVC_SECRET_KEY; then write that key to
       SVC_DATA_DIR/secret.key if the file held the old one
+  backup --to FILE [--force]
+      write a backup (database, data dir files, manifest; never the keys) while the service runs
+  restore --from FILE [--force]
+      restore a backup into an empty data dir (and database)
   help [command]
       display help for command
 
@@ -163,7 +207,8 @@ const SERVER_USAGE = `Usage: svc serve | migrate | admin <command>
 Commands:
   serve [--role all|api|worker]  run the API and the job workers
   migrate                        apply pending database migrations and exit
-  admin <command>                create-user, workspaces, users, mail, rotate-keys (svc admin --help)`;
+  admin <command>                create-user, workspaces, users, mail, rotate-keys, backup, restore
+                                 (svc admin --help)`;
 
 const HELP = { help: { type: 'boolean', short: 'h' } } as const;
 
@@ -218,7 +263,7 @@ export async function serverMain(argv: string[]): Promise<number> {
         }
         if (!Object.hasOwn(ADMIN_COMMANDS, sub)) return usage(ADMIN_USAGE, `unknown admin command "${sub}"`);
         shown = ADMIN_COMMANDS[sub]!;
-        const run = { 'create-user': adminCreateUser, workspaces: adminWorkspaces, users: adminUsers, mail: adminMail, 'rotate-keys': adminRotateKeys }[sub];
+        const run = { 'create-user': adminCreateUser, workspaces: adminWorkspaces, users: adminUsers, mail: adminMail, 'rotate-keys': adminRotateKeys, backup: adminBackup, restore: adminRestore }[sub];
         return await (run ?? adminRotateKeys)(args);
       }
       case undefined:
@@ -453,4 +498,90 @@ function updateKeyFile(config: Config, keyring: Keyring): void {
   replaceKeyFile(config.dataDir, config.secretKey);
   console.log(`${file}: now holds the current key ${keyring.currentKeyId} (it held key ${keyIdOf(held)}), so a start without SVC_SECRET_KEY uses it; ` +
     `backups taken before this rotation still need the old key`);
+}
+
+/** This build's version: package.json sits one level above both src/ and dist/. */
+function svcVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
+const BACKUP_OPTIONS = { force: { type: 'boolean' }, ...HELP } as const;
+
+/**
+ * The environment pg_dump and pg_restore run in: this one (PATH, libpq's PG* settings such as
+ * PGSSLROOTCERT) without svc's own settings, so no key reaches them; the connection is passed on
+ * their command line (its password in PGPASSWORD, see db/backup.ts).
+ */
+function toolEnvironment(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('SVC_') && name !== 'DATABASE_URL'));
+}
+
+/** A backup's refusal or failure (BackupError, DatabaseBackupError): its message on stderr, exit 1. */
+async function backupRefusal(err: unknown): Promise<number> {
+  const { BackupError, DatabaseBackupError } = await import('./platform/backup.js');
+  if (!(err instanceof BackupError) && !(err instanceof DatabaseBackupError)) throw err;
+  console.error(`error: ${err.message}`);
+  return 1;
+}
+
+/** `svc admin backup --to FILE [--force]` */
+async function adminBackup(argv: string[]): Promise<number> {
+  const usageText = ADMIN_COMMANDS.backup!;
+  const { values } = parseArgs({ args: argv, options: { to: { type: 'string' }, ...BACKUP_OPTIONS }, strict: true });
+  if (values.help) return usage(usageText);
+  if (!values.to) return usage(usageText, 'admin backup needs --to FILE');
+  const config = loadConfig();
+  const [{ createBackup, keysWarning }, { keyCensus }] = await Promise.all([import('./platform/backup.js'), import('./modules/secrets/key-census.js')]);
+  try {
+    const result = await createBackup({
+      to: values.to, force: values.force ?? false, dataDir: config.dataDir, databaseUrl: config.databaseUrl,
+      currentKeyId: keyIdOf(config.secretKey), svcVersion: svcVersion(), census: keyCensus,
+      toolEnv: toolEnvironment(), progress: (line) => console.error(`backup: ${line}`),
+    });
+    const m = result.manifest;
+    const ids = [...new Set(m.keys.sealed_under.map((s) => s.key_id))];
+    console.log(`backup written: ${result.file} (${(result.bytes / 1_048_576).toFixed(1)} MB)`);
+    console.log(`  database: ${m.dialect}, schema ${m.schema.latest_migration}, taken ${m.created_at}`);
+    console.log(`  files: ${result.files} of ${config.dataDir} (not the database files, not the key file)`);
+    for (const s of m.keys.sealed_under) console.log(`  ${s.what}: ${s.count} sealed under key ${s.key_id}`);
+    console.log('');
+    console.log(keysWarning(ids, m.keys.current_key_id));
+    return 0;
+  } catch (err) {
+    return backupRefusal(err);
+  }
+}
+
+/** `svc admin restore --from FILE [--force]` */
+async function adminRestore(argv: string[]): Promise<number> {
+  const usageText = ADMIN_COMMANDS.restore!;
+  const { values } = parseArgs({ args: argv, options: { from: { type: 'string' }, ...BACKUP_OPTIONS }, strict: true });
+  if (values.help) return usage(usageText);
+  if (!values.from) return usage(usageText, 'admin restore needs --from FILE');
+  // Not loadConfig: it would generate a key into the new data dir, one that opens nothing restored.
+  const storage = loadStorageConfig();
+  const { restoreBackup } = await import('./platform/backup.js');
+  try {
+    const { manifest: m, files } = await restoreBackup({
+      from: values.from, force: values.force ?? false, dataDir: storage.dataDir, databaseUrl: storage.databaseUrl,
+      svcVersion: svcVersion(), toolEnv: toolEnvironment(), progress: (line) => console.error(`restore: ${line}`),
+    });
+    console.log(`restored the backup of svc ${m.svc_version} taken ${m.created_at}: ${m.dialect} database (schema ${m.schema.latest_migration}) ` +
+      `${storage.databaseUrl ? 'into DATABASE_URL' : `into ${storage.dataDir}`}, and ${files} file(s) into ${storage.dataDir}`);
+    const needed = [...new Set(m.keys.sealed_under.map((s) => s.key_id))];
+    const held = storage.secretKey ? [storage.secretKey, ...storage.previousSecretKeys].map(keyIdOf) : [];
+    const missing = needed.filter((id) => !held.includes(id));
+    console.log('');
+    if (needed.length === 0) console.log('Keys: no value of the archive is sealed yet; any key will do.');
+    else if (missing.length === 0) console.log(`Keys: the restored values are sealed under key id ${needed.join(', ')}, which the configured key opens.`);
+    else {
+      console.log(`KEYS: the restored values are sealed under key id ${needed.join(', ')}; ${held.length ? `the configured key (id ${held.join(', ')}) does not open ${missing.join(', ')}` : 'no key is configured'}.`);
+      console.log(`Before \`svc serve\`, set SVC_SECRET_KEY to the key of id ${missing.join(' / ')} that you kept (or write it, 64 hex characters, to ${keyFilePath(storage.dataDir)}). ` +
+        'The archive does not hold it; svc serve refuses to start without it.');
+    }
+    console.log('Next: start svc serve (it applies this build\'s newer migrations first).');
+    return 0;
+  } catch (err) {
+    return backupRefusal(err);
+  }
 }

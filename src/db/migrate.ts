@@ -53,6 +53,9 @@ const MIGRATIONS: Record<string, Migration> = {
   '023_plan_subscriptions': m023,
 };
 
+/** The migrations this build knows, in the order they apply: a database (or a backup) with another one is newer than this build. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS);
+
 class StaticProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
     return MIGRATIONS;

@@ -5,7 +5,11 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** What the service keeps in the data directory. SQLite gives -wal and -shm the database's mode. */
+/**
+ * What the service keeps in the data directory. SQLite gives -wal and -shm the database's mode.
+ * Every other file under it (git repositories, say) is the service's too: `svc admin backup`
+ * archives the whole directory but the live database (it takes a snapshot instead) and the key.
+ */
 export const DATA_FILES = ['svc.db', 'svc.db-wal', 'svc.db-shm', 'secret.key'] as const;
 
 function tighten(path: string, mode: number, notes: string[]): void {
