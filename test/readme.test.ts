@@ -21,7 +21,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FormBrowser } from './device-form.js';
-import { createTestDatabase, freePort, type TestDatabase } from './harness.js';
+import { createTestDatabase, DIALECT, freePort, type TestDatabase } from './harness.js';
 import { dbEnv, ROOT, startSvc, SVC_SHELL_COMMAND, type RunningSvc } from './processes.js';
 
 /**
@@ -31,9 +31,11 @@ import { dbEnv, ROOT, startSvc, SVC_SHELL_COMMAND, type RunningSvc } from './pro
  * `svc` on the PATH), never what a later one does. Every docs/ file with a shell block must be
  * listed (a static check below says which is not). `operator: true` marks the operator guides,
  * whose blocks mostly need what the walk lacks (docker, kubectl, systemd, another machine): their
- * `not run` blocks do not count toward the limit on skipped blocks.
+ * `not run` blocks do not count toward the limit on skipped blocks. `sqlite` names why a guide is
+ * walked in the SQLite pass only (its steps are the local, SQLite ones; test/backup.test.ts covers
+ * PostgreSQL).
  */
-const WALK: { file: string; operator?: true }[] = [
+const WALK: { file: string; operator?: true; sqlite?: string }[] = [
   { file: 'README.md' },
   { file: 'docs/cli.md' },
   { file: 'docs/secrets.md' },
@@ -46,6 +48,9 @@ const WALK: { file: string; operator?: true }[] = [
   { file: 'docs/testing.md' },
   { file: 'docs/scaling.md', operator: true },
   { file: 'docs/production.md', operator: true },
+  // last: they stop the server and start it on a restored, then an upgraded, data dir
+  { file: 'docs/backups.md', operator: true, sqlite: 'restores into a new SQLite data dir; with DATABASE_URL the target database is the walk\'s own, not empty' },
+  { file: 'docs/upgrading.md', operator: true, sqlite: 'backs up and migrates the local SQLite data dir' },
 ];
 const SOURCE = process.env.README_CHECKOUT ?? ROOT;
 const TEXTS = new Map(WALK.map(({ file }) => [file, readFileSync(join(SOURCE, file), 'utf8')]));
@@ -359,7 +364,9 @@ describe('README.md and the guides followed top to bottom in two terminals', () 
       assert.equal(answer.status, 200, answer.html);
     });
     const took: { block: Block; ms: number }[] = [];
+    const sqliteOnly = new Set(WALK.filter((w) => w.sqlite).map((w) => w.file));
     for (const block of blocks) {
+      if (db.databaseUrl && sqliteOnly.has(block.file)) continue;
       const started = Date.now();
       if (block.kind === 'server') await server.start(block);
       else if (block.kind === 'client') printed.set(block.n, await shell.run(block));
@@ -465,6 +472,12 @@ describe('README.md and the guides followed top to bottom in two terminals', () 
   test('rotating the key leaves a service that reads old values with a plain npm start', () => {
     assert.match(outputOf('svc admin rotate-keys'), /done: everything is sealed under the current key/);
     assert.match(outputOf('rm data/new.key'), /^still readable$/m);
+  });
+
+  test('backups and upgrades (SQLite pass): the backup names key ids, never a key; the restored service reads the secret back', { skip: DIALECT !== 'sqlite' && 'the guides walk a local SQLite svc' }, () => {
+    assert.match(outputOf('svc admin backup --to svc-backup.tar.gz'), /"key_id"|key/i);
+    assert.match(outputOf(/latest:access .*json value/), /^kept safe$/m);
+    assert.match(outputOf('svc admin backup --to before-upgrade.tar.gz'), /\S/);
   });
 });
 
