@@ -8,6 +8,7 @@ import type { Db, Dialect, Executor } from '../db/database.js';
 import type { Database, OperationStepsTable, OperationsTable } from '../db/schema.js';
 import { clock } from '../platform/clock.js';
 import type { Notifier } from './notifier.js';
+import type { InSpan } from '../platform/tracing.js';
 import { completeJob, fenceJob, rescheduleJob, type ClaimedJob } from './queue.js';
 import {
   backoffMs, DEFAULT_RETRY, StepError, type Json, type StepContext, type StepDefinition, type TerminalState, type WorkflowDefinition, type WorkflowRegistry,
@@ -55,6 +56,8 @@ export interface RunnerDeps {
   backoffScale: number;
   /** asks the pool to look for due jobs at this time (a retry's backoff ends) */
   wakeAt(ms: number): void;
+  /** each step (its run and the transaction recording it) as a span (tracing) */
+  inSpan: InSpan;
 }
 
 type Ctx = StepContext<Record<string, Json>>;
@@ -173,7 +176,15 @@ class OperationRun {
     }
     const first = this.startAttempt(index);
     if (!(await this.ops.markStepRunningFenced(this.deps.db, this.job, op.id, index, first.attempts, first.startedAt))) throw new LeaseLost();
-    while (index !== -1) index = await this.runStep(index);
+    while (index !== -1) index = await this.tracedStep(index);
+  }
+
+  /** runStep as the span `step <operation type>.<step name>` (with tracing on) */
+  private tracedStep(index: number): Promise<number> {
+    const step = this.workflow!.steps[index]!;
+    return this.deps.inSpan(`step ${this.op.type}.${step.name}`, {
+      'svc.operation.id': this.op.id, 'svc.operation.type': this.op.type, 'svc.step.name': step.name, 'svc.step.attempt': this.rows[index]!.attempts,
+    }, () => this.runStep(index));
   }
 
   /** Counts an attempt of step `index`; the caller writes it with the step's `running` status. */

@@ -9,6 +9,7 @@ import type { Notifier } from './notifier.js';
 import { claimNextJob, renewLease, rescheduleJob, type ClaimedJob } from './queue.js';
 import { runOperationJob, type OperationStore } from './runner.js';
 import type { WorkflowRegistry } from './workflows.js';
+import type { InSpan } from '../platform/tracing.js';
 
 /** Runs a claimed job of another kind than an operation's (an agent turn); the pool keeps its lease alive. */
 export type JobHandler = (job: ClaimedJob, signal: AbortSignal, logger: Logger) => Promise<void>;
@@ -36,6 +37,8 @@ export class WorkerPool {
       db: Db; dialect: Dialect; notifier: Notifier; workflows: WorkflowRegistry; logger: Logger; handlers: Map<string, JobHandler>;
       /** the operations' statements the runner needs (see runner.ts) */
       operations: OperationStore;
+      /** each job run and each workflow step as a span (tracing); `untraced` runs them as they are */
+      inSpan: InSpan;
     },
     private readonly options: WorkerPoolOptions,
   ) {}
@@ -98,16 +101,21 @@ export class WorkerPool {
     }, Math.max(100, Math.floor(leaseMs / 3)));
     heartbeat.unref();
     const handler = this.deps.handlers.get(job.kind);
-    const run = handler
+    const { inSpan } = this.deps;
+    const attributes = {
+      'svc.job.id': job.id, 'svc.job.kind': job.kind, 'svc.job.claims': job.claims,
+      ...(job.operationId ? { 'svc.operation.id': job.operationId } : {}), ...(job.agentTurnId ? { 'svc.agent_turn.id': job.agentTurnId } : {}),
+    };
+    const run = inSpan(`job ${job.kind}`, attributes, () => handler
       ? handler(job, abort.signal, this.deps.logger)
       : runOperationJob(
         {
           db: this.deps.db, dialect: this.deps.dialect, notifier: this.deps.notifier, workflows: this.deps.workflows, operations: this.deps.operations,
-          backoffScale: this.options.backoffScale, wakeAt: (ms) => this.wakeAt(ms),
+          backoffScale: this.options.backoffScale, wakeAt: (ms) => this.wakeAt(ms), inSpan,
         },
         job,
         abort.signal,
-      );
+      ));
     const done = run
       .then(async () => {
         // Aborted for shutdown: hand the job back now rather than after the lease runs out.
