@@ -2,6 +2,7 @@
 // alive with a heartbeat, and wakes on notifications (a new job, a cancellation), on the timer of
 // a retry it scheduled itself, and on a slow poll for everything else (another instance's retry,
 // a dead worker's expired lease). Stopping lets running steps drain, then hands their jobs back.
+import { AsyncResource } from 'node:async_hooks';
 import type { Logger } from 'pino';
 import type { Db, Dialect } from '../db/database.js';
 import { clock } from '../platform/clock.js';
@@ -41,7 +42,12 @@ export class WorkerPool {
       inSpan: InSpan;
     },
     private readonly options: WorkerPoolOptions,
-  ) {}
+  ) {
+    // Claiming runs in the context the pool was made in, whoever wakes it: a request's notification
+    // or a finished job's. Otherwise the claims and the jobs they start would belong to the async
+    // context (with tracing: the span) of the request or the job that happened to wake the pool.
+    this.fill = AsyncResource.bind(this.fill.bind(this));
+  }
 
   start(): void {
     if (this.started) return;
