@@ -85,7 +85,7 @@ describe(`tracing with OpenTelemetry from svc serve (${DIALECT})`, () => {
     receiver = await startReceiver();
     env = dbEnv(db, {
       SVC_BOOTSTRAP_EMAIL: 'owner@example.test', SVC_BOOTSTRAP_PASSWORD: PASSWORD, SVC_BOOTSTRAP_TOKEN: TOKEN,
-      SVC_JOB_POLL_MS: '100',
+      SVC_JOB_POLL_MS: '100', SVC_RETRY_BACKOFF_SCALE: '0.01',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer%20${COLLECTOR_KEY}`,
       OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -146,24 +146,37 @@ describe(`tracing with OpenTelemetry from svc serve (${DIALECT})`, () => {
     await until(() => spans().find((s) => s.name === 'POST /v1/secrets'), 'POST /v1/secrets');
   });
 
-  test('a job makes a job span, with its workflow steps (and their statements) below it', async () => {
-    const op = await call(svc.url, 'POST', '/v1/clusters', { headers: { 'svc-context': workspace }, body: { name: 'traced' } });
+  test('a job makes a job span, with its workflow steps (and their statements) below it; a failed attempt is an error span', async () => {
+    // read_capabilities fails once (a test hook of the local cluster), then succeeds on its retry
+    const op = await call(svc.url, 'POST', '/v1/clusters', {
+      headers: { 'svc-context': workspace }, body: { name: 'traced', local: { faults: [{ action: 'capabilities', fail_times: 1 }] } },
+    });
     assert.equal(op.status, 202, JSON.stringify(op.body));
     const done = await call(svc.url, 'POST', `/v1/operations/${op.body.id}:wait?timeout=30`, { headers: { 'svc-context': workspace } });
     assert.equal(done.body.state, 'SUCCEEDED', JSON.stringify(done.body));
-    const job = await until(() => spans().find((s) => s.name.startsWith('job ') && attr(s, 'svc.operation.id') === op.body.id), 'the operation\'s job');
-    assert.equal(job.parentSpanId ?? '', '', 'a job is the root of its trace');
-    assert.equal(typeof attr(job, 'svc.job.id'), 'string');
     const steps = await until(() => {
-      const found = spans().filter((s) => s.parentSpanId === job.spanId && s.name.startsWith('step '));
-      return found.length > 0 ? found : undefined;
-    }, 'the job\'s steps');
-    for (const step of steps) {
-      assert.equal(attr(step, 'svc.operation.id'), op.body.id);
-      assert.match(step.name, /^step [a-z_.]+\.\w+/);
+      const jobs = spans().filter((s) => s.name === 'job operation' && attr(s, 'svc.operation.id') === op.body.id);
+      const found = spans().filter((s) => s.name.startsWith('step ') && jobs.some((j) => j.spanId === s.parentSpanId));
+      return found.some((s) => attr(s, 'svc.step.outcome') === 'failed') && found.some((s) => s.name === 'step cluster.create.activate') ? found : undefined;
+    }, 'the job\'s steps, a failed attempt among them');
+    const jobs = spans().filter((s) => s.name === 'job operation' && attr(s, 'svc.operation.id') === op.body.id);
+    assert.equal(jobs.length, 2, 'the first run and the retry');
+    for (const job of jobs) {
+      assert.equal(job.parentSpanId ?? '', '', 'a job is the root of its trace');
+      assert.equal(attr(job, 'svc.job.kind'), 'operation');
+      assert.equal(typeof attr(job, 'svc.job.id'), 'string');
     }
-    await until(() => spans().find((s) => s.traceId === job.traceId && s.parentSpanId !== job.spanId && attr(s, 'db.system.name') !== undefined
-      && steps.some((st) => st.spanId === s.parentSpanId)), 'a statement under a step');
+    for (const step of steps) assert.equal(attr(step, 'svc.operation.id'), op.body.id);
+    const attempts = steps.filter((s) => s.name === 'step cluster.create.read_capabilities');
+    const failed = attempts.find((s) => attr(s, 'svc.step.outcome') === 'failed')!;
+    assert.equal(failed.status?.code, 2, 'ERROR');
+    assert.equal(attr(failed, 'error.type'), 'StepError');
+    assert.equal(attr(failed, 'svc.step.attempt'), 1);
+    const retried = attempts.find((s) => attr(s, 'svc.step.outcome') === 'completed')!;
+    assert.equal(attr(retried, 'svc.step.attempt'), 2);
+    assert.notEqual(retried.status?.code, 2);
+    await until(() => spans().find((s) => attr(s, 'db.system.name') !== undefined && steps.some((st) => st.spanId === s.parentSpanId)), 'a statement under a step');
+    assert.ok(!receiver.exports.some((e) => e.body.includes('injected fault')), 'a step\'s error message is not exported');
   });
 
   test('stopping exports the last spans; no secret appears in anything exported, nor the collector\'s key in the log', async () => {

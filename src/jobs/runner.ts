@@ -8,7 +8,7 @@ import type { Db, Dialect, Executor } from '../db/database.js';
 import type { Database, OperationStepsTable, OperationsTable } from '../db/schema.js';
 import { clock } from '../platform/clock.js';
 import type { Notifier } from './notifier.js';
-import type { InSpan } from '../platform/tracing.js';
+import { errorTypeOf, type InSpan, type SpanHandle } from '../platform/tracing.js';
 import { completeJob, fenceJob, rescheduleJob, type ClaimedJob } from './queue.js';
 import {
   backoffMs, DEFAULT_RETRY, StepError, type Json, type StepContext, type StepDefinition, type TerminalState, type WorkflowDefinition, type WorkflowRegistry,
@@ -179,12 +179,12 @@ class OperationRun {
     while (index !== -1) index = await this.tracedStep(index);
   }
 
-  /** runStep as the span `step <operation type>.<step name>` (with tracing on) */
+  /** runStep as the span `step <operation type>.<step name>` (with tracing on); a failed attempt marks it failed */
   private tracedStep(index: number): Promise<number> {
     const step = this.workflow!.steps[index]!;
     return this.deps.inSpan(`step ${this.op.type}.${step.name}`, {
       'svc.operation.id': this.op.id, 'svc.operation.type': this.op.type, 'svc.step.name': step.name, 'svc.step.attempt': this.rows[index]!.attempts,
-    }, () => this.runStep(index));
+    }, (span) => this.runStep(index, span));
   }
 
   /** Counts an attempt of step `index`; the caller writes it with the step's `running` status. */
@@ -196,7 +196,7 @@ class OperationRun {
   }
 
   /** Runs step `index`; returns the next step to run, or -1 when this job is done with the operation. */
-  private async runStep(index: number): Promise<number> {
+  private async runStep(index: number, span: SpanHandle): Promise<number> {
     const step = this.workflow!.steps[index]!;
     const row = this.rows[index]!;
     const deadline = stepDeadline(this.jobSignal, step.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, step.name);
@@ -214,6 +214,7 @@ class OperationRun {
     if (this.jobSignal.aborted) throw new LeaseLost();
     if (failure === null) {
       try {
+        span.set('svc.step.outcome', 'completed');
         if (await this.completeWithoutTransaction(index, step, result)) return index + 1;
         return await this.fenced((tx, cancelRequested) => this.completeStep(tx, cancelRequested, index, step, stepCtx, result));
       } catch (err) {
@@ -221,6 +222,8 @@ class OperationRun {
         failure = err; // apply() refused: a failure of the step like any other
       }
     }
+    span.set('svc.step.outcome', 'failed');
+    span.fail(errorTypeOf(failure));
     return this.fenced((tx, cancelRequested) => this.failStep(tx, cancelRequested, index, step, failure));
   }
 

@@ -28,7 +28,7 @@ import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely';
 import type { TracingConfig } from '../config-observability.js';
-import type { InSpan, SpanAttributes, Tracing } from './tracing.js';
+import { errorTypeOf, type InSpan, type SpanAttributes, type Tracing } from './tracing.js';
 
 const SCOPE = 'svc';
 /** db.query.text longer than this is cut (a many-row insert); the statement's start says what it is */
@@ -50,13 +50,16 @@ function samplerOf(config: TracingConfig): Sampler {
 function errorType(err: unknown): string {
   const code = (err as { code?: unknown })?.code;
   if (typeof code === 'string' || typeof code === 'number') return String(code);
-  return err instanceof Error ? err.name : 'Error';
+  return errorTypeOf(err);
+}
+
+function failedAs(span: Span, type: string): void {
+  span.setAttribute('error.type', type);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: type });
 }
 
 function failed(span: Span, err: unknown): void {
-  const type = errorType(err);
-  span.setAttribute('error.type', type);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+  failedAs(span, errorType(err));
 }
 
 /** `select`, `insert`... and the first table a statement names, for the span's name (cached per statement). */
@@ -212,7 +215,7 @@ export function startTracing(config: TracingConfig, service: { version: string; 
 
   const inSpan: InSpan = (name, attributes, fn) => tracer.startActiveSpan(name, { attributes }, async (span) => {
     try {
-      return await fn();
+      return await fn({ set: (key, value) => span.setAttribute(key, value), fail: (type) => failedAs(span, type) });
     } catch (err) {
       failed(span, err);
       throw err;

@@ -8,11 +8,29 @@ import type { Dialect as KyselyDialect } from 'kysely';
 /** Attribute values of a span: never a secret, a credential or a request's values. */
 export type SpanAttributes = Record<string, string | number | boolean>;
 
-/** Runs `fn` as the current span `name` (a child of the current one, or the root of a trace). */
-export type InSpan = <T>(name: string, attributes: SpanAttributes, fn: () => Promise<T>) => Promise<T>;
+/** What the code inside a span may add to it. */
+export interface SpanHandle {
+  /** an attribute known only at the end (an outcome) */
+  set(key: string, value: string | number | boolean): void;
+  /** marks the span failed, with what failed (an error's type, never its message) */
+  fail(type: string): void;
+}
+
+/**
+ * Runs `fn` as the current span `name` (a child of the current one, or the root of a trace); a
+ * throw marks the span failed with the error's type.
+ */
+export type InSpan = <T>(name: string, attributes: SpanAttributes, fn: (span: SpanHandle) => Promise<T>) => Promise<T>;
+
+const NO_SPAN: SpanHandle = { set() {}, fail() {} };
 
 /** Without tracing: runs `fn`, nothing else. */
-export const untraced: InSpan = (_name, _attributes, fn) => fn();
+export const untraced: InSpan = (_name, _attributes, fn) => fn(NO_SPAN);
+
+/** An error's type for a span: its class name (never its message, which may quote a value). */
+export function errorTypeOf(err: unknown): string {
+  return err instanceof Error ? (err.constructor?.name || err.name) : typeof err;
+}
 
 export interface Tracing {
   inSpan: InSpan;
