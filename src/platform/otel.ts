@@ -15,7 +15,7 @@
 //     job: @opentelemetry/instrumentation-undici (diagnostics_channel: no patching), with the URL
 //     cut to its origin and path and `traceparent` sent along.
 // An error's message is not recorded (a driver's message may quote a value): its type or code is.
-import { context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -241,8 +241,17 @@ export function startTracing(config: TracingConfig, service: { version: string; 
       return { trace_id: traceId, span_id: spanId };
     },
     reportTo(log) {
-      // The SDK's own errors and warnings (an export refused or timed out) into the process log.
-      const warn = (message: string) => log.warn({ component: 'opentelemetry' }, `tracing: ${message}`);
+      // The SDK's own errors and warnings (an export refused or timed out) into the process log:
+      // outside any span (an export runs on a timer that a request's context may have started,
+      // and the line is about no request), an error's message rather than its stack as JSON.
+      const warn = (message: string) => context.with(ROOT_CONTEXT, () => {
+        let text = message;
+        try {
+          const parsed = JSON.parse(message) as { message?: unknown };
+          if (typeof parsed?.message === 'string') text = parsed.message;
+        } catch { /* a message in words already */ }
+        log.warn({ component: 'opentelemetry' }, `tracing: ${text}`);
+      });
       diag.setLogger({ error: warn, warn, info: () => {}, debug: () => {}, verbose: () => {} }, DiagLogLevel.WARN);
     },
     shutdown() {
