@@ -31,6 +31,12 @@ export const EXTERNAL = new Set([
   '@jitl/quickjs-wasmfile-release-sync', 'quickjs-emscripten-core',
   // large SDKs loaded only when their driver is configured: they cost nothing at start unbundled
   '@kubernetes/client-node', 'stripe', 'openai', '@anthropic-ai/sdk', 'nodemailer',
+  // tracing's SDK and instrumentations (src/platform/otel.ts), loaded only when an OTLP endpoint is
+  // configured: unbundled they cost nothing at start. @opentelemetry/api stays bundled (prom-client
+  // loads it at start): its copies share one registration (a global symbol), so the instrumentations'
+  // own copy sees the tracer provider ours registers
+  '@opentelemetry/context-async-hooks', '@opentelemetry/core', '@opentelemetry/exporter-trace-otlp-http',
+  '@opentelemetry/resources', '@opentelemetry/sdk-trace-base', '@opentelemetry/instrumentation-undici', '@fastify/otel',
   // optional, not installed (pg tries it inside a try)
   'pg-native',
   // build and test tooling, never imported by the service

@@ -12,6 +12,7 @@ import { clientErrorHandler, frameworkErrors, limitConnections, nextRequestId, s
 import { nativeSerialization } from './platform/serialization.js';
 import { bodyStrictValidation, registerFormBodies, registerJsonOnlyApi } from './platform/validation.js';
 import type { App } from './platform/http.js';
+import type { Tracing } from './platform/tracing.js';
 import { newReadEpoch } from './db/database.js';
 import { registerMetrics } from './modules/system/metrics.js';
 import { openApiOptions } from './modules/system/openapi.js';
@@ -110,6 +111,8 @@ export interface AppOptions {
   services: Services;
   /** a pino logger; none in tests */
   logger?: FastifyServerOptions['loggerInstance'];
+  /** tracing: the request spans' plugin is registered before anything else */
+  tracing?: Tracing;
 }
 
 export interface BuiltApp {
@@ -153,6 +156,8 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
     schemaController: { compilersFactory: { ...bodyStrictValidation().compilersFactory, buildSerializer: nativeSerialization() } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
+  // First: the request's span covers every hook, and every route gets its span's hooks (onRoute).
+  if (opts.tracing) await app.register(opts.tracing.fastifyPlugin);
   for (const schema of NAMED_SCHEMAS) app.addSchema(schema);
   // Before any route: every integer a request carries gets a bound the database can store.
   registerIntegerBounds(app);

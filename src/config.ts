@@ -13,6 +13,7 @@ import { HCLOUD_DEFAULT_ENDPOINT, type HcloudOptions } from './drivers/compute/h
 import { parseAgents, type AgentsConfig } from './config-agents.js';
 import { parseCommerce, type CommerceConfig } from './config-commerce.js';
 import { parsePeople, type PeopleConfig } from './config-people.js';
+import { parseObservability, type ObservabilityConfig } from './config-observability.js';
 
 export interface TrustedIssuer {
   /** exact `iss` value of accepted tokens */
@@ -201,6 +202,8 @@ export interface Config {
   people: PeopleConfig;
   /** single sign-on with an OpenID provider (SVC_OIDC_*), or null when SVC_OIDC_ISSUER is unset */
   oidc: OidcConfig | null;
+  /** the log format (SVC_LOG_FORMAT) and tracing with OpenTelemetry (OTEL_*; parsed in config-observability.ts) */
+  observability: ObservabilityConfig;
 }
 
 /**
@@ -628,5 +631,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     commerce: parseCommerce(env, (name, fallback, min, max) => numberSetting(env, name, fallback, min, max)),
     people: parsePeople(env),
     oidc: parseOidc(env, publicUrl),
+    observability: parseObservability(env, (name, fallback, min, max) => numberSetting(env, name, fallback, min, max)),
   };
 }

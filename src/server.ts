@@ -1,6 +1,9 @@
 // `svc serve`: open the database, migrate, bootstrap the first user, listen, and drain on SIGTERM.
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { DestinationStream } from 'pino';
 import { createLogger as createProcessLogger } from './platform/logging.js';
+import type { Tracing } from './platform/tracing.js';
 import { ConfigError, type Config } from './config.js';
 import type { Services } from './services.js';
 import { createSystem } from './system.js';
@@ -10,8 +13,23 @@ import { serveMetrics } from './modules/system/metrics.js';
 
 export { REDACT_PATHS } from './platform/logging.js';
 
-export function createLogger(config: Config, destination?: DestinationStream) {
-  return createProcessLogger(config.logLevel, destination);
+export function createLogger(config: Config, destination?: DestinationStream, tracing?: Tracing | null) {
+  return createProcessLogger(config.logLevel, destination, {
+    format: config.observability.logFormat,
+    ...(tracing ? { mixin: () => tracing.logFields() } : {}),
+  });
+}
+
+/**
+ * Tracing when an OTLP endpoint is configured, else null. The OpenTelemetry SDK and its
+ * instrumentations are imported here and only then: a service without tracing loads none of them.
+ */
+async function startTracing(config: Config): Promise<Tracing | null> {
+  if (!config.observability.tracing) return null;
+  const { startTracing: start } = await import('./platform/otel.js');
+  // package.json sits one level above both src/ and dist/
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return start(config.observability.tracing, { version, instanceId: `${hostname()}:${process.pid}` });
 }
 
 /** First-start owner account (idempotent): SVC_BOOTSTRAP_EMAIL/PASSWORD and optional SVC_BOOTSTRAP_TOKEN. */
@@ -30,7 +48,13 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config, opts: { handleSignals?: boolean } = {}): Promise<RunningServer> {
-  const logger = createLogger(config);
+  const tracing = await startTracing(config);
+  const logger = createLogger(config, undefined, tracing);
+  if (tracing) {
+    tracing.reportTo(logger);
+    // the collector's origin only: the URL may hold credentials, the headers a key
+    logger.info({ endpoint: new URL(config.observability.tracing!.tracesUrl).origin }, 'tracing: exporting spans (OTLP over HTTP)');
+  }
   const serves = config.role !== 'worker';
   const ports = [{ setting: 'PORT', port: config.port }, ...(serves ? [{ setting: 'SVC_PREVIEW_PORT', port: config.preview.port }] : [])];
   const metricsAt = config.metrics.address;
@@ -38,9 +62,15 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
   const problem = metricsPort && metricsAt!.host === config.host
     ? await portsProblem(config.host, [...ports, metricsPort])
     : (await portsProblem(config.host, ports)) ?? (metricsPort ? await portsProblem(metricsAt!.host, [metricsPort], 'SVC_METRICS_ADDRESS') : null);
-  if (problem) throw new ConfigError(problem);
+  if (problem) {
+    await tracing?.shutdown();
+    throw new ConfigError(problem);
+  }
   // The database (migrated, its keys checked), the services, the app and the runtime (src/system.ts).
-  const system = await createSystem(config, { logger });
+  const system = await createSystem(config, { logger, ...(tracing ? { tracing } : {}) }).catch(async (err: unknown) => {
+    await tracing?.shutdown();
+    throw err;
+  });
   const { services, app, beginShutdown, runtime } = system;
   const bootstrapUser = await bootstrapOwner(services);
   if (bootstrapUser) logger.info({ user_id: bootstrapUser }, 'bootstrap owner ready');
@@ -91,6 +121,8 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
       await metrics?.close();
       await system.close(config.shutdownGraceMs);
       clearTimeout(force);
+      // the spans still held are exported before the process ends
+      await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, 'tracing: the last spans could not be exported'));
       logger.info('stopped');
     })();
     return stopping;

@@ -17,6 +17,7 @@ import type { App } from './platform/http.js';
 import { createInProcessApi } from './platform/in-process-api.js';
 import { keyringOf } from './platform/keyring.js';
 import { createLogger } from './platform/logging.js';
+import type { Tracing } from './platform/tracing.js';
 import { createServices, type Services, type ServicesDeps } from './services.js';
 import { loadStripeProvider } from './drivers/payments/registry.js';
 
@@ -31,6 +32,11 @@ export interface SystemOptions {
   logger?: Logger;
   /** false: no job runtime (a tool that only serves requests in-process, a second instance in a test) */
   runtime?: boolean;
+  /**
+   * tracing (`svc serve` with an OTLP endpoint, src/platform/otel.ts): spans of the requests, of
+   * the statements of the database the system opens, and of the jobs. Without it nothing is wrapped.
+   */
+  tracing?: Tracing;
   /** test seam: where the local payment provider's signed events go, given the default (the app's own webhook route) */
   paymentDelivery?: ServicesDeps['paymentDelivery'];
 }
@@ -47,9 +53,9 @@ export interface System<R extends Runtime | null = Runtime> {
 }
 
 /** Stage 1: config's database, migrated; a ConfigError (the handle closed) when the keys cannot open what it holds. */
-async function openSystemDatabase(config: Config, logger: Logger): Promise<DatabaseHandle> {
+async function openSystemDatabase(config: Config, logger: Logger, tracing: Tracing | undefined): Promise<DatabaseHandle> {
   logger.info({ database: config.databaseUrl ? 'postgres' : 'sqlite', data_dir: config.dataDir }, 'starting: opening the database');
-  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(tracing ? { traceDialect: tracing.traceDialect } : {}) });
   try {
     const applied = await migrateToLatest(handle.db);
     if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
@@ -72,8 +78,8 @@ async function openSystemDatabase(config: Config, logger: Logger): Promise<Datab
 export function createSystem(config: Config, opts?: SystemOptions & { runtime?: true }): Promise<System>;
 export function createSystem(config: Config, opts: SystemOptions & { runtime: false }): Promise<System<null>>;
 export async function createSystem(config: Config, opts: SystemOptions = {}): Promise<System<Runtime | null>> {
-  const logger = opts.logger ?? createLogger(config.logLevel);
-  const owned = opts.database ? null : await openSystemDatabase(config, logger);
+  const logger = opts.logger ?? createLogger(config.logLevel, undefined, { format: config.observability.logFormat });
+  const owned = opts.database ? null : await openSystemDatabase(config, logger, opts.tracing);
   const database = opts.database ?? owned!;
   logger.info('starting: workers and routes');
   const inProcess = createInProcessApi();
@@ -81,9 +87,9 @@ export async function createSystem(config: Config, opts: SystemOptions = {}): Pr
     db: database.db, dialect: database.dialect, config, logger, api: inProcess.api, stripe: await loadStripeProvider(config),
     ...(opts.paymentDelivery ? { paymentDelivery: opts.paymentDelivery } : {}),
   });
-  const { app, beginShutdown } = await buildApp({ services, ...(opts.logger ? { logger: opts.logger } : {}) });
+  const { app, beginShutdown } = await buildApp({ services, ...(opts.logger ? { logger: opts.logger } : {}), ...(opts.tracing ? { tracing: opts.tracing } : {}) });
   inProcess.bind(app);
-  const runtime = opts.runtime === false ? null : await startRuntime(services, logger);
+  const runtime = opts.runtime === false ? null : await startRuntime(services, logger, opts.tracing?.inSpan);
   return {
     database,
     services,

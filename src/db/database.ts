@@ -1,6 +1,6 @@
 // One Kysely interface over better-sqlite3 (embedded default, WAL mode) or pg (PostgreSQL).
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, sql, type LogConfig, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Dialect as KyselyDialect, type LogConfig, type Transaction } from 'kysely';
 import pg from 'pg';
 import { preparePrivateDir, touchPrivateFile } from '../platform/data-dir.js';
 import type { Database } from './schema.js';
@@ -64,21 +64,28 @@ function prepareStatements(client: pg.PoolClient): void {
   (client as unknown as { query: QueryFn }).query = query;
 }
 
-/** `log`: Kysely's query log (tests read which statements a routine ran, to explain their plans). */
-export function openDatabase(opts: { databaseUrl: string | null; dataDir: string; poolSize?: number; log?: LogConfig }): DatabaseHandle {
+/**
+ * `log`: Kysely's query log (tests read which statements a routine ran, to explain their plans).
+ * `traceDialect`: wraps the dialect so that statements become spans (tracing on, platform/otel.ts).
+ */
+export function openDatabase(opts: {
+  databaseUrl: string | null; dataDir: string; poolSize?: number; log?: LogConfig;
+  traceDialect?: (dialect: KyselyDialect, system: 'sqlite' | 'postgresql') => KyselyDialect;
+}): DatabaseHandle {
+  const traced = (dialect: KyselyDialect, system: 'sqlite' | 'postgresql') => (opts.traceDialect ? opts.traceDialect(dialect, system) : dialect);
   if (opts.databaseUrl) {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolSize ?? 10 });
     pool.on('connect', prepareStatements);
     // An idle client that errors (server restart) must not crash the process.
     pool.on('error', () => {});
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...(opts.log ? { log: opts.log } : {}) });
+    const db = new Kysely<Database>({ dialect: traced(new PostgresDialect({ pool }), 'postgresql'), ...(opts.log ? { log: opts.log } : {}) });
     return { db, dialect: 'postgres', close: () => db.destroy(), dataDirNotes: [] };
   }
   // Owner only: the directory 0700, the database 0600 before SQLite opens it (its -wal and -shm
   // files take the database's mode).
   const dataDirNotes = preparePrivateDir(opts.dataDir);
   touchPrivateFile(join(opts.dataDir, 'svc.db'));
-  const db = new Kysely<Database>({ dialect: createSqliteDialect(opts.dataDir), ...(opts.log ? { log: opts.log } : {}) });
+  const db = new Kysely<Database>({ dialect: traced(createSqliteDialect(opts.dataDir), 'sqlite'), ...(opts.log ? { log: opts.log } : {}) });
   return { db, dialect: 'sqlite', close: () => db.destroy(), dataDirNotes };
 }
 

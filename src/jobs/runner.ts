@@ -8,6 +8,7 @@ import type { Db, Dialect, Executor } from '../db/database.js';
 import type { Database, OperationStepsTable, OperationsTable } from '../db/schema.js';
 import { clock } from '../platform/clock.js';
 import type { Notifier } from './notifier.js';
+import { errorTypeOf, type InSpan, type SpanHandle } from '../platform/tracing.js';
 import { completeJob, fenceJob, rescheduleJob, type ClaimedJob } from './queue.js';
 import {
   backoffMs, DEFAULT_RETRY, StepError, type Json, type StepContext, type StepDefinition, type TerminalState, type WorkflowDefinition, type WorkflowRegistry,
@@ -55,6 +56,8 @@ export interface RunnerDeps {
   backoffScale: number;
   /** asks the pool to look for due jobs at this time (a retry's backoff ends) */
   wakeAt(ms: number): void;
+  /** each step (its run and the transaction recording it) as a span (tracing) */
+  inSpan: InSpan;
 }
 
 type Ctx = StepContext<Record<string, Json>>;
@@ -173,7 +176,15 @@ class OperationRun {
     }
     const first = this.startAttempt(index);
     if (!(await this.ops.markStepRunningFenced(this.deps.db, this.job, op.id, index, first.attempts, first.startedAt))) throw new LeaseLost();
-    while (index !== -1) index = await this.runStep(index);
+    while (index !== -1) index = await this.tracedStep(index);
+  }
+
+  /** runStep as the span `step <operation type>.<step name>` (with tracing on); a failed attempt marks it failed */
+  private tracedStep(index: number): Promise<number> {
+    const step = this.workflow!.steps[index]!;
+    return this.deps.inSpan(`step ${this.op.type}.${step.name}`, {
+      'svc.operation.id': this.op.id, 'svc.operation.type': this.op.type, 'svc.step.name': step.name, 'svc.step.attempt': this.rows[index]!.attempts,
+    }, (span) => this.runStep(index, span));
   }
 
   /** Counts an attempt of step `index`; the caller writes it with the step's `running` status. */
@@ -185,7 +196,7 @@ class OperationRun {
   }
 
   /** Runs step `index`; returns the next step to run, or -1 when this job is done with the operation. */
-  private async runStep(index: number): Promise<number> {
+  private async runStep(index: number, span: SpanHandle): Promise<number> {
     const step = this.workflow!.steps[index]!;
     const row = this.rows[index]!;
     const deadline = stepDeadline(this.jobSignal, step.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, step.name);
@@ -203,6 +214,7 @@ class OperationRun {
     if (this.jobSignal.aborted) throw new LeaseLost();
     if (failure === null) {
       try {
+        span.set('svc.step.outcome', 'completed');
         if (await this.completeWithoutTransaction(index, step, result)) return index + 1;
         return await this.fenced((tx, cancelRequested) => this.completeStep(tx, cancelRequested, index, step, stepCtx, result));
       } catch (err) {
@@ -210,6 +222,8 @@ class OperationRun {
         failure = err; // apply() refused: a failure of the step like any other
       }
     }
+    span.set('svc.step.outcome', 'failed');
+    span.fail(errorTypeOf(failure));
     return this.fenced((tx, cancelRequested) => this.failStep(tx, cancelRequested, index, step, failure));
   }
 

@@ -8,6 +8,7 @@ import { randomString } from '../platform/crypto.js';
 import type { Services } from '../services.js';
 import { WorkerPool } from './worker.js';
 import type { LocalComputeProvider } from '../drivers/compute/local.js';
+import { untraced, type InSpan } from '../platform/tracing.js';
 
 export interface Runtime {
   workerId: string;
@@ -45,7 +46,8 @@ export interface Runtime {
   stop(graceMs: number): Promise<void>;
 }
 
-export async function startRuntime(services: Services, logger: Logger): Promise<Runtime> {
+/** `inSpan`: each job run and each workflow step becomes a span (tracing on); by default nothing is traced. */
+export async function startRuntime(services: Services, logger: Logger, inSpan: InSpan = untraced): Promise<Runtime> {
   const { config } = services;
   await services.notifier.start();
   // The local compute provider's agents call the API in-process: they run where the API is served.
@@ -57,7 +59,7 @@ export async function startRuntime(services: Services, logger: Logger): Promise<
     pool = new WorkerPool(
       {
         db: services.db, dialect: services.dialect, notifier: services.notifier, workflows: services.workflows, logger, handlers: services.jobHandlers,
-        operations: services.operationStore,
+        operations: services.operationStore, inSpan,
       },
       { workerId, ...config.jobs },
     );

@@ -2,6 +2,7 @@
 // alive with a heartbeat, and wakes on notifications (a new job, a cancellation), on the timer of
 // a retry it scheduled itself, and on a slow poll for everything else (another instance's retry,
 // a dead worker's expired lease). Stopping lets running steps drain, then hands their jobs back.
+import { AsyncResource } from 'node:async_hooks';
 import type { Logger } from 'pino';
 import type { Db, Dialect } from '../db/database.js';
 import { clock } from '../platform/clock.js';
@@ -9,6 +10,7 @@ import type { Notifier } from './notifier.js';
 import { claimNextJob, renewLease, rescheduleJob, type ClaimedJob } from './queue.js';
 import { runOperationJob, type OperationStore } from './runner.js';
 import type { WorkflowRegistry } from './workflows.js';
+import type { InSpan } from '../platform/tracing.js';
 
 /** Runs a claimed job of another kind than an operation's (an agent turn); the pool keeps its lease alive. */
 export type JobHandler = (job: ClaimedJob, signal: AbortSignal, logger: Logger) => Promise<void>;
@@ -36,9 +38,16 @@ export class WorkerPool {
       db: Db; dialect: Dialect; notifier: Notifier; workflows: WorkflowRegistry; logger: Logger; handlers: Map<string, JobHandler>;
       /** the operations' statements the runner needs (see runner.ts) */
       operations: OperationStore;
+      /** each job run and each workflow step as a span (tracing); `untraced` runs them as they are */
+      inSpan: InSpan;
     },
     private readonly options: WorkerPoolOptions,
-  ) {}
+  ) {
+    // Claiming runs in the context the pool was made in, whoever wakes it: a request's notification
+    // or a finished job's. Otherwise the claims and the jobs they start would belong to the async
+    // context (with tracing: the span) of the request or the job that happened to wake the pool.
+    this.fill = AsyncResource.bind(this.fill.bind(this));
+  }
 
   start(): void {
     if (this.started) return;
@@ -98,16 +107,21 @@ export class WorkerPool {
     }, Math.max(100, Math.floor(leaseMs / 3)));
     heartbeat.unref();
     const handler = this.deps.handlers.get(job.kind);
-    const run = handler
+    const { inSpan } = this.deps;
+    const attributes = {
+      'svc.job.id': job.id, 'svc.job.kind': job.kind, 'svc.job.claims': job.claims,
+      ...(job.operationId ? { 'svc.operation.id': job.operationId } : {}), ...(job.agentTurnId ? { 'svc.agent_turn.id': job.agentTurnId } : {}),
+    };
+    const run = inSpan(`job ${job.kind}`, attributes, () => handler
       ? handler(job, abort.signal, this.deps.logger)
       : runOperationJob(
         {
           db: this.deps.db, dialect: this.deps.dialect, notifier: this.deps.notifier, workflows: this.deps.workflows, operations: this.deps.operations,
-          backoffScale: this.options.backoffScale, wakeAt: (ms) => this.wakeAt(ms),
+          backoffScale: this.options.backoffScale, wakeAt: (ms) => this.wakeAt(ms), inSpan,
         },
         job,
         abort.signal,
-      );
+      ));
     const done = run
       .then(async () => {
         // Aborted for shutdown: hand the job back now rather than after the lease runs out.

@@ -3,6 +3,7 @@
 // Set-Cookie cannot appear), the query string's values are redacted unless known to be harmless (a
 // token sent as `?access_token=` must not land in the access log), and the known token forms are
 // masked in every line as a last line of defence (an error message quoting input, say).
+import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
 /**
@@ -91,14 +92,35 @@ class TurnBatchedStdout implements DestinationStream {
 let stdout: TurnBatchedStdout | undefined;
 
 /**
- * The process logger: JSON lines on stdout (or `destination`, written line by line as logged),
- * with the redactions and masking above.
+ * Standard output through pino-pretty (SVC_LOG_FORMAT=pretty): one coloured line a record for a
+ * person at a terminal (colour only on a terminal), the other fields indented below it. Loaded
+ * here, only then: the JSON format never loads it. Written synchronously, line by line (a person
+ * reads it; the turn batching above is for the JSON log's throughput under load).
  */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
-  const out = destination ?? (stdout ??= new TurnBatchedStdout());
+let prettyStdout: DestinationStream | undefined;
+function pretty(): DestinationStream {
+  const build = createRequire(import.meta.url)('pino-pretty') as (options: Record<string, unknown>) => DestinationStream;
+  prettyStdout ??= build({ destination: 1, sync: true, translateTime: 'SYS:yyyy-mm-dd HH:MM:ss.l', ignore: 'pid,hostname' });
+  return prettyStdout;
+}
+
+export interface LoggerOptions {
+  /** `json` (the default: one JSON object a line) or `pretty` (pino-pretty, standard output only) */
+  format?: 'json' | 'pretty';
+  /** fields added to every line, such as the current trace's ids when tracing is on */
+  mixin?: () => object;
+}
+
+/**
+ * The process logger: JSON lines on stdout (or `destination`, written line by line as logged), or
+ * pino-pretty's lines with `format: 'pretty'`, with the redactions and masking above either way.
+ */
+export function createLogger(level: string, destination?: DestinationStream, options: LoggerOptions = {}): Logger {
+  const out = destination ?? (options.format === 'pretty' ? pretty() : (stdout ??= new TurnBatchedStdout()));
   const masked: DestinationStream = { write: (line: string) => out.write(maskTokens(line)) };
   return pino({
     level,
+    ...(options.mixin ? { mixin: options.mixin } : {}),
     serializers: {
       // Fastify's own request serializer (no headers), with the URL's query values redacted.
       req: (req: LoggedRequest) => ({
