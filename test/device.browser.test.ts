@@ -1,5 +1,5 @@
 // The device grant in a real browser: headless Debian Chromium driven by playwright-core against a
-// listening server. Skips, saying why, where /usr/bin/chromium is absent (.ci/run installs it).
+// listening server. Skips, saying why, where no Chromium is installed (.ci/run installs it).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { clock } from '../src/platform/clock.js';

@@ -3,7 +3,7 @@
 // test/chromium.ts), a signed-in page per user,
 // axe-core run in the page, and screenshots under test/web/screenshots (git-ignored; the README's
 // pictures are copied from there by `npm run screenshots`).
-// Skips, saying why, where /usr/bin/chromium is absent (.ci/run installs it).
+// Skips, saying why, where no Chromium is installed (.ci/run installs it).
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
