@@ -48,6 +48,7 @@ const WALK: { file: string; operator?: true; sqlite?: string }[] = [
   { file: 'docs/testing.md' },
   { file: 'docs/scaling.md', operator: true },
   { file: 'docs/production.md', operator: true },
+  { file: 'docs/observability.md', operator: true },
   // last: they stop the server and start it on a restored, then an upgraded, data dir
   { file: 'docs/backups.md', operator: true, sqlite: 'restores into a new SQLite data dir; with DATABASE_URL the target database is the walk\'s own, not empty' },
   { file: 'docs/upgrading.md', operator: true, sqlite: 'backs up and migrates the local SQLite data dir' },

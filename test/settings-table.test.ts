@@ -21,7 +21,7 @@ const STANDARD = ['PORT', 'HOST', 'DATABASE_URL', 'LOG_LEVEL'];
  */
 const READ_ELSEWHERE: Record<string, string> = {};
 
-const NAME = `(?:SVC_[A-Z0-9_]*[A-Z0-9]|${STANDARD.join('|')})`;
+const NAME = `(?:SVC_[A-Z0-9_]*[A-Z0-9]|OTEL_[A-Z0-9_]*[A-Z0-9]|${STANDARD.join('|')})`;
 
 /** The variable names one source text reads. */
 export function settingsRead(source: string, file = 'source'): Set<string> {
