@@ -19,9 +19,9 @@
 // when a selected file drives a browser, the run's one Chromium is started (test/chromium.ts).
 //
 // Usage: node test/run.js [--checks] [substring...]   (only the files whose path contains a substring)
-// SVC_TEST_CONCURRENCY: processes at once (default 4: on 2 cores much of a file's time is spent
-// waiting on spawned processes, the database and the browser; with 3 the cores were idle a fifth
-// of the run once the browser tests ran on the headless shell).
+// SVC_TEST_CONCURRENCY: processes at once (default 4: on 2 cores part of a file's time is spent
+// waiting on spawned processes, the database and the browser; CI took the same time with 3, the
+// cores being busy either way).
 // SVC_TEST_BATCH: 0 runs every file in a process of its own; by default the files that share nothing
 // with the process they run in (see batchable) run a few to a process, which saves each of them
 // the second or so of CPU a node process spends loading our modules before its first test.
