@@ -1,18 +1,13 @@
 // The `svc` command. `serve`, `migrate` and `admin` run the server side; everything else is the
 // command-line client. Both are loaded lazily so the client starts without importing Fastify,
 // Kysely or the database drivers (bench/cli.js measures it).
-import { readFileSync } from 'node:fs';
+import { svcVersion } from './platform/version.js';
 
 const SERVER_COMMANDS = new Set(['serve', 'migrate', 'admin']);
 
-/** `svc --version`: package.json sits one level above both src/ and dist/. */
-function version(): string {
-  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-}
-
 export async function main(argv: string[]): Promise<number> {
   if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
-    process.stdout.write(`svc ${version()}\n`);
+    process.stdout.write(`svc ${svcVersion()}\n`);
     return 0;
   }
   // `svc help admin [rotate-keys]` is `svc admin [rotate-keys] --help`, as `svc help installs` is `svc installs --help`.

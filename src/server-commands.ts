@@ -1,11 +1,11 @@
 // The server side of the `svc` executable: serve | migrate | admin create-user | workspaces | users | mail | rotate-keys | backup | restore. Loaded only for
 // those commands (see main.ts), so the command-line client never imports Fastify, Kysely or drivers. Arguments are
 // parsed with node:util's parseArgs, and each command has its usage text here (`--help` prints it and exits 0).
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, keyFilePath, loadConfig, loadStorageConfig, readKeyFile, replaceKeyFile, type Config } from './config.js';
 import { ApiError } from './platform/errors.js';
 import { keyIdOf, keyringOf, type Keyring } from './platform/keyring.js';
+import { svcVersion } from './platform/version.js';
 
 /**
  * The database, opened and migrated, for the commands that use one. Loaded on use: the drivers,
@@ -498,11 +498,6 @@ function updateKeyFile(config: Config, keyring: Keyring): void {
   replaceKeyFile(config.dataDir, config.secretKey);
   console.log(`${file}: now holds the current key ${keyring.currentKeyId} (it held key ${keyIdOf(held)}), so a start without SVC_SECRET_KEY uses it; ` +
     `backups taken before this rotation still need the old key`);
-}
-
-/** This build's version: package.json sits one level above both src/ and dist/. */
-function svcVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 const BACKUP_OPTIONS = { force: { type: 'boolean' }, ...HELP } as const;

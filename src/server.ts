@@ -1,9 +1,9 @@
 // `svc serve`: open the database, migrate, bootstrap the first user, listen, and drain on SIGTERM.
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { DestinationStream } from 'pino';
 import { createLogger as createProcessLogger } from './platform/logging.js';
 import type { Tracing } from './platform/tracing.js';
+import { svcVersion } from './platform/version.js';
 import { ConfigError, type Config } from './config.js';
 import type { Services } from './services.js';
 import { createSystem } from './system.js';
@@ -27,9 +27,7 @@ export function createLogger(config: Config, destination?: DestinationStream, tr
 async function startTracing(config: Config): Promise<Tracing | null> {
   if (!config.observability.tracing) return null;
   const { startTracing: start } = await import('./platform/otel.js');
-  // package.json sits one level above both src/ and dist/
-  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return start(config.observability.tracing, { version, instanceId: `${hostname()}:${process.pid}` });
+  return start(config.observability.tracing, { version: svcVersion(), instanceId: `${hostname()}:${process.pid}` });
 }
 
 /** First-start owner account (idempotent): SVC_BOOTSTRAP_EMAIL/PASSWORD and optional SVC_BOOTSTRAP_TOKEN. */
