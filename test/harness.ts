@@ -34,6 +34,9 @@ export interface TestDatabase {
  * the caller's migrateToLatest does the work, as the service does at start.
  */
 export async function createTestDatabase(opts: { migrated?: boolean } = {}): Promise<TestDatabase> {
+  if (process.env.SVC_TEST_NO_DATABASE === '1') {
+    throw new Error('test/run.js runs this file once, without a database (it names none of the ways a test makes one, see usesDatabase in test/run.js), yet it made one: name the helper that does in USES_DATABASE there');
+  }
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const admin = process.env.SVC_TEST_DATABASE_URL;
   if (!admin) {

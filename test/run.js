@@ -7,6 +7,8 @@
 // create databases (each test file then gets a database of its own there). With
 // SVC_TEST_POSTGRES_URL instead, the suite runs on both: every file on SQLite and on that server,
 // all in one pool, so that neither core waits at the end of one pass for the next to start (CI).
+// The files that use no database at all (see usesDatabase) run once, in a pass of their own,
+// whatever the dialects: on a second dialect they would do exactly the same.
 //
 // With --checks, the static checks of `npm test` (the two type-checks and the layer check) run in
 // the same pool, first: each is one single-threaded process, and beside the test files they keep
@@ -114,10 +116,21 @@ if (files.some((f) => /startWeb\(|startChromiumApp\(/.test(readFileSync(join(ROO
 lastCpu = childCpuSeconds();
 
 const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'];
-const totals = Object.fromEntries(dialects.map((d) => [d.name, Object.fromEntries(COUNTS.map((k) => [k, 0]))]));
+/** The pass of the files that use no database (see usesDatabase): no database URL, no template. */
+const NO_DATABASE = { name: 'no database', url: null, env: { SVC_TEST_NO_DATABASE: '1' } };
+const passes = [...dialects, NO_DATABASE];
+const totals = Object.fromEntries(passes.map((d) => [d.name, Object.fromEntries(COUNTS.map((k) => [k, 0]))]));
 const failed = [];
+/** What each failed file printed about its failure, repeated at the end of the run: a CI log that keeps only its tail still says why. */
+const failures = [];
+/** A failed file's own summary of its failing tests (the spec reporter's closing section), or the end of its output when it died without one; bounded. */
+function failureExcerpt(out) {
+  const at = out.lastIndexOf('✖ failing tests:');
+  const text = at >= 0 ? out.slice(at) : out.slice(-3000);
+  return text.length > 6000 ? `${text.slice(0, 6000)}\n… (cut; the whole output is above)` : text;
+}
 /** per dialect: files that failed without a failing test (a crash, a signal), each counted as one failure */
-const crashed = Object.fromEntries(dialects.map((d) => [d.name, 0]));
+const crashed = Object.fromEntries(passes.map((d) => [d.name, 0]));
 
 /** Records a file's time at once (merged with the other files' from earlier runs, sorted for small diffs): an interrupted run keeps what it measured. */
 function recordDuration(file, ms) {
@@ -171,6 +184,18 @@ function run(command, argv, env, timeoutMs = Infinity) {
  */
 const SHARES_NOTHING_NOT = /svc-test: own process|runSvc|startSvc|spawn|process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|delete process\.env|startWeb|startChromiumApp|from '[./]*web\/src\/|mock\.timers|process\.exit|process\.chdir|^(after|before|afterEach|beforeEach)\(/m;
 const batching = process.env.SVC_TEST_BATCH !== '0';
+
+/**
+ * Whether a file uses a database: it names one of the ways a test makes one (test/harness.ts,
+ * test/processes.ts) or reads the dialect. A file that does not runs once, in a pass of its own
+ * without a database (NO_DATABASE): run again on PostgreSQL it would do exactly the same. The pass
+ * sets SVC_TEST_NO_DATABASE, under which createTestDatabase throws, so a file that makes one
+ * anyway (through a helper this pattern does not see) fails instead of running on one dialect.
+ */
+const USES_DATABASE = /createTestDatabase|startTestApp|TestApp|startWeb|startChromiumApp|startSvc|dbEnv|databasesDroppedAfter|openDatabase|migrateToLatest|createSystem|buildApp|cli-session|SVC_TEST_DATABASE_URL|DATABASE_URL|DIALECT/;
+function usesDatabase(file) {
+  return USES_DATABASE.test(readFileSync(join(ROOT, file), 'utf8'));
+}
 function batchable(file) {
   return batching && !SHARES_NOTHING_NOT.test(readFileSync(join(ROOT, file), 'utf8'));
 }
@@ -203,7 +228,10 @@ const CHECKS = [
 async function runCheck(check) {
   const r = await run(process.execPath, check.argv, process.env);
   const ok = r.code === 0;
-  if (!ok) failed.push(`${check.name} (${r.signal ?? `exit ${r.code}`})`);
+  if (!ok) {
+    failed.push(`${check.name} (${r.signal ?? `exit ${r.code}`})`);
+    failures.push(`▶ ${check.name}\n${r.out.slice(-6000)}`);
+  }
   process.stdout.write(`\n▶ ${check.name} (${(r.ms / 1000).toFixed(1)} s, ${r.cpu.toFixed(1)} s CPU)${ok ? '' : ' FAILED'}\n${r.out}`);
 }
 
@@ -224,6 +252,7 @@ async function runFile(file, dialect) {
   const batch = Array.isArray(file) ? file : [file];
   const env = { ...process.env, ...dialect.env, NODE_ENV: 'test' };
   delete env.SVC_TEST_POSTGRES_URL;
+  delete env.SVC_TEST_DATABASE_URL;
   if (dialect.url) env.SVC_TEST_DATABASE_URL = dialect.url;
   const argv = batch.length > 1 ? ['--enable-source-maps', batchEntry(batch)] : runnerArgs(batch[0]);
   const r = await run(process.execPath, ['--test-reporter=spec', ...argv], env, fileTimeoutMs);
@@ -237,24 +266,32 @@ async function runFile(file, dialect) {
   for (const m of r.out.matchAll(/^ℹ (\w+) (\d+)$/gm)) if (COUNTS.includes(m[1])) counts[m[1]] = Number(m[2]);
   for (const k of COUNTS) totals[dialect.name][k] += counts[k] ?? 0;
   const ok = r.code === 0 && counts.tests !== undefined;
-  const label = dialects.length > 1 ? `${file} [${dialect.name}]` : file;
-  if (!ok) failed.push(`${label} (${r.signal ?? `exit ${r.code}`})`);
+  const label = dialects.length > 1 || dialect === NO_DATABASE ? `${file} [${dialect.name}]` : file;
+  if (!ok) {
+    failed.push(`${label} (${r.signal ?? `exit ${r.code}`})`);
+    failures.push(`▶ ${label}\n${failureExcerpt(r.out)}`);
+  }
   if (!ok && !counts.fail) crashed[dialect.name]++;
   process.stdout.write(`\n▶ ${label} (${(r.ms / 1000).toFixed(1)} s, ${r.cpu.toFixed(1)} s CPU)${ok ? '' : ' FAILED'}\n${r.out}`);
 }
 
 // The checks first (the type-check is the longest single process), then the files longest first,
 // each file's dialects side by side.
-// A batch counts as its files' summed time in the order.
-const alone = files.filter((f) => !batchable(f));
-const jobs = [...alone, ...batchesOf(files.filter(batchable))].sort((a, b) => {
+// A batch counts as its files' summed time in the order. The files that use no database run once,
+// whatever the dialects (see usesDatabase).
+const byTime = (a, b) => {
   const ms = (j) => (Array.isArray(j) ? j.reduce((sum, f) => sum + expected(f), 0) : expected(j));
   return ms(b) - ms(a);
-});
-console.log(`running ${files.length} test files (${jobs.length} processes per dialect) on ${dialects.map((d) => d.name).join(' and ')}${withChecks ? ', with the type and layer checks' : ''}, ${concurrency} at a time`);
+};
+const jobsOf = (list) => [...list.filter((f) => !batchable(f)), ...batchesOf(list.filter(batchable))];
+const dbJobs = jobsOf(files.filter(usesDatabase));
+const onceJobs = jobsOf(files.filter((f) => !usesDatabase(f)));
+const jobs = [...dbJobs.map((job) => ({ job, dialects })), ...onceJobs.map((job) => ({ job, dialects: [NO_DATABASE] }))]
+  .sort((a, b) => byTime(a.job, b.job));
+console.log(`running ${files.length} test files on ${dialects.map((d) => d.name).join(' and ')} (${dbJobs.length} processes per dialect, and ${onceJobs.length} for the ${files.length - files.filter(usesDatabase).length} files that use no database, run once)${withChecks ? ', with the type and layer checks' : ''}, ${concurrency} at a time`);
 const queue = [
   ...(withChecks ? CHECKS.map((c) => () => runCheck(c)) : []),
-  ...jobs.flatMap((f) => dialects.map((d) => () => runFile(f, d))),
+  ...jobs.flatMap(({ job, dialects: ds }) => ds.map((d) => () => runFile(job, d))),
 ];
 await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
   while (queue.length) await queue.shift()();
@@ -262,16 +299,20 @@ await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, as
 
 await sharedBrowser?.close();
 const wall = ((Date.now() - started) / 1000).toFixed(0);
-for (const d of dialects) {
+/** The passes that had files to run: each dialect with files that use a database, and the once-run pass. */
+const ran = passes.filter((d) => (d === NO_DATABASE ? onceJobs.length : dbJobs.length) > 0);
+const named = ran.length > 1;
+for (const d of ran) {
   const t = totals[d.name];
-  console.log(`\n${dialects.length > 1 ? `${d.name}:\n` : ''}${COUNTS.map((k) => `ℹ ${k} ${t[k]}`).join('\n')}`);
+  console.log(`\n${named ? `${d.name}${d === NO_DATABASE ? ' (the files that use none, run once)' : ''}:\n` : ''}${COUNTS.map((k) => `ℹ ${k} ${t[k]}`).join('\n')}`);
 }
 console.log(`ℹ files ${files.length}\nℹ duration_s ${wall}\nℹ cpu_s ${childCpuSeconds().toFixed(0)}`);
 console.log(`longest files: ${files.slice().sort((a, b) => durations[b] - durations[a]).slice(0, 8).map((f) => `${f} ${(durations[f] / 1000).toFixed(0)} s`).join(', ')}`);
+if (failures.length) console.log(`\nwhat failed, again (each file's whole output is above):\n\n${failures.join('\n\n')}`);
 if (failed.length) console.log(`\nfailed:\n  ${failed.join('\n  ')}`);
-// The plain closing line CI reads, per dialect (a file that crashed before reporting counts as one failure).
-for (const d of dialects) {
+// The plain closing line CI reads, per pass (a file that crashed before reporting counts as one failure).
+for (const d of ran) {
   const t = totals[d.name];
-  console.log(`${dialects.length > 1 ? `${d.name}: ` : ''}${t.pass} passed, ${t.fail + crashed[d.name]} failed, ${t.skipped} skipped`);
+  console.log(`${named ? `${d.name}: ` : ''}${t.pass} passed, ${t.fail + crashed[d.name]} failed, ${t.skipped} skipped`);
 }
-process.exit(failed.length || dialects.some((d) => totals[d.name].tests === 0) ? 1 : 0);
+process.exit(failed.length || ran.length === 0 || ran.some((d) => totals[d.name].tests === 0) ? 1 : 0);
