@@ -89,8 +89,22 @@ describe('web journey: agents', { skip: skipReason }, () => {
     const current = (await api(page, 'GET', `/v1/agents/${agentId}`, undefined, ws)).body;
     const other = await api(page, 'PATCH', `/v1/agents/${agentId}`, { instructions: 'You help the team. Be brief and exact.' }, ws, { 'if-match': current.etag });
     assert.equal(other.status, 200, JSON.stringify(other.body));
+    // The page's reload of the agent after the refusal is held until released: meanwhile the offer
+    // to apply the change again is disabled (applied on the state the page had, it would be refused
+    // again, which a quick click on a busy machine did).
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const agentUrl = `**/v1/agents/${agentId}`;
+    await page.route(agentUrl, async (route) => {
+      if (route.request().method() === 'GET') await held;
+      await route.continue();
+    });
     await settings.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('The agent changed since this page loaded it.').waitFor();
+    await page.getByRole('button', { name: 'Apply my change again', disabled: true }).waitFor();
+    release();
+    await page.getByRole('button', { name: 'Apply my change again', disabled: false }).waitFor();
+    await page.unroute(agentUrl);
     await checkA11y(page, 'agent settings conflict');
     await page.getByRole('button', { name: 'Apply my change again' }).click();
     await settings.getByText('You help the team. Be brief and exact.').waitFor();

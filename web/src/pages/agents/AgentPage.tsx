@@ -91,7 +91,7 @@ export function AgentPage(props: { id?: string; path?: string }) {
         </>
       }
     >
-      <Conflict error={write.error} what="The agent" onReload={() => void agent.reload()} onReapply={() => pending && void act(pending, agent.data!)} busy={write.busy} />
+      <Conflict error={write.error} what="The agent" onReload={() => agent.reload()} onReapply={() => pending && void act(pending, agent.data!)} busy={write.busy} />
       {!isConflict(write.error) && !editing && <ErrorNotice error={write.error} />}
       {archived && (
         <p class="notice notice-warn" role="status">

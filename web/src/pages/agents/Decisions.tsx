@@ -76,7 +76,7 @@ export function ApprovalCard(props: { approval: Approval; pending: boolean; ende
         <p class="outcome muted">Sent; the agent goes on…</p>
       ) : (
         <>
-          <Conflict error={action.error} what="The approval request" onReload={() => void request.reload()} onReapply={() => last && void decide(last)} busy={action.busy} />
+          <Conflict error={action.error} what="The approval request" onReload={() => request.reload()} onReapply={() => last && void decide(last)} busy={action.busy} />
           {!isConflict(action.error) && <ErrorNotice error={action.error ?? request.error} title="The decision was not recorded." />}
           {rejecting && <TextArea label="Why (told to the agent)" rows={2} value={reason} onValue={setReason} hint="Optional, at most 2,000 characters." />}
           <div class="actions">
@@ -140,7 +140,7 @@ export function QuestionCard(props: { turnId: string; callId: string; question: 
         <p class="outcome muted">Sent; the agent goes on…</p>
       ) : (
         <>
-          <Conflict error={action.error} what="The turn" onReload={() => void turn.reload()} onReapply={() => last && void answer(last)} busy={action.busy} />
+          <Conflict error={action.error} what="The turn" onReload={() => turn.reload()} onReapply={() => last && void answer(last)} busy={action.busy} />
           {!isConflict(action.error) && <ErrorNotice error={action.error ?? turn.error} title="The answer was not sent." />}
           {q.choices.length > 0 && (
             <div class="actions choices" role="group" aria-label="Choices">

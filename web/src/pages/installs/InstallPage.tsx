@@ -50,7 +50,7 @@ function UpdateInputs(props: { install: InstallDetail; schema: unknown; reload: 
         void apply();
       }}
     >
-      <Conflict error={action.error} what="The install" onReload={() => void props.reload()} onReapply={() => void apply()} busy={action.busy} />
+      <Conflict error={action.error} what="The install" onReload={() => props.reload()} onReapply={() => void apply()} busy={action.busy} />
       {!isConflict(action.error) && <ErrorNotice error={action.error} shownFields={inputs.shown(action.error)} title="The install was not updated." />}
       {inputs.view(action.error)}
       <button type="submit" class="primary" disabled={action.busy || i.state === 'deleted'}>
@@ -120,7 +120,7 @@ export function InstallPage(props: { id?: string; path?: string }) {
         </button>
       }
     >
-      <Conflict error={remove.error} what="The install" onReload={() => void install.reload()} onReapply={() => void deleteInstall()} busy={remove.busy} />
+      <Conflict error={remove.error} what="The install" onReload={() => install.reload()} onReapply={() => void deleteInstall()} busy={remove.busy} />
       {!isConflict(remove.error) && <ErrorNotice error={remove.error} title="The install was not deleted." />}
       <ErrorNotice error={related.error} title="Its package, version or cluster could not be loaded." />
       {following}

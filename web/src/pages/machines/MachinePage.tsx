@@ -112,7 +112,7 @@ export function MachinePage(props: { id?: string; path?: string }) {
       <p class="muted" aria-live="polite">
         {STATE_NOTES[m.state]}
       </p>
-      <Conflict error={action.error} what="The machine" onReload={() => void machine.reload()} onReapply={() => last && void act(last, m)} busy={action.busy} />
+      <Conflict error={action.error} what="The machine" onReload={() => machine.reload()} onReapply={() => last && void act(last, m)} busy={action.busy} />
       {!isConflict(action.error) && <ErrorNotice error={action.error} />}
       {following}
       <Section title="Details">

@@ -52,7 +52,7 @@ export function MachineSettings(props: { machine: Machine; reload: () => Promise
         void save(draft?.base ?? m.etag);
       }}
     >
-      <Conflict error={action.error} what="The machine" onReload={() => void props.reload()} onReapply={() => void save(m.etag)} busy={action.busy} />
+      <Conflict error={action.error} what="The machine" onReload={() => props.reload()} onReapply={() => void save(m.etag)} busy={action.busy} />
       {!isConflict(action.error) && <ErrorNotice error={action.error} shownFields={['body.name', 'body.expires_at']} title="The machine was not changed." />}
       <TextField label="Name" maxLength={120} value={draft?.name ?? m.name ?? ''} onValue={(name) => edit({ name })} hint="For people; empty clears it (the node's name is shown then)." error={violationOf(action.error, 'body.name')} />
       <ExpiryFields

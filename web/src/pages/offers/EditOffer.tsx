@@ -58,7 +58,7 @@ export function EditOffer(props: { offer: Offer; reload: () => Promise<void>; on
   return (
     <form class="form" onSubmit={submit} noValidate>
       <p class="muted">An offer can be changed until a customer starts an order with it.</p>
-      <Conflict error={action.error} what="The offer" onReload={() => void props.reload()} onReapply={() => pending && void save(pending, o.etag)} busy={action.busy} />
+      <Conflict error={action.error} what="The offer" onReload={() => props.reload()} onReapply={() => pending && void save(pending, o.etag)} busy={action.busy} />
       {!isConflict(action.error) && <ErrorNotice error={action.error ?? schema.error} shownFields={OFFER_FIELDS} title="The offer was not changed." />}
       {unchanged && <p role="status">Nothing was changed.</p>}
       {form.view(action.error, schema.data !== undefined)}

@@ -89,7 +89,7 @@ export function OfferPage(props: { id?: string; path?: string }) {
         ))
       }
     >
-      <Conflict error={action.error} what="The offer" onReload={() => void offer.reload()} onReapply={() => last && void act(last, o)} busy={action.busy} />
+      <Conflict error={action.error} what="The offer" onReload={() => offer.reload()} onReapply={() => last && void act(last, o)} busy={action.busy} />
       {!isConflict(action.error) && <ErrorNotice error={action.error} />}
       {!archived && (
         <CopyValue label="Customer link" value={o.url}>

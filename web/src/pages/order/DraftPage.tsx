@@ -125,7 +125,7 @@ export function DraftPage(props: { id?: string; path?: string }) {
       }
     >
       <Phases draft={d} />
-      <Conflict error={action.error} what="The order" onReload={() => void loaded.reload()} onReapply={() => last && void verb.run(last)} busy={action.busy} />
+      <Conflict error={action.error} what="The order" onReload={() => loaded.reload()} onReapply={() => last && void verb.run(last)} busy={action.busy} />
       {!isConflict(action.error) && <ErrorNotice error={action.error} />}
       {(d.status === 'cleaning_up' || d.status === 'terminated') && (
         <div class="notice notice-warn" role="status">
