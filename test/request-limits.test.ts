@@ -187,6 +187,20 @@ describe('request limits: nesting, size, encoding, connections', () => {
     assert.match(c.text(), /^HTTP\/1\.1 200/, c.text().slice(0, 300));
   });
 
+  test('a request that arrived while the process was busy past the first-byte timeout is answered, not reset', async () => {
+    // The server has the connection (its first-byte timer runs) and the client has sent a whole
+    // request; then the process is busy for three timeouts. When it is free again the expired timer
+    // fires before the waiting bytes are read: the socket must not count as silent.
+    const accepted = new Promise((r) => t.app.server.once('connection', r));
+    const c = await rawConnection(port);
+    await accepted;
+    c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const busyUntil = Date.now() + 3 * 300;
+    while (Date.now() < busyUntil) { /* the event loop is held, as a busy process holds it */ }
+    assert.equal(await c.closed, true);
+    assert.match(c.text(), /^HTTP\/1\.1 200/, `the request was answered, not reset: ${JSON.stringify(c.text().slice(0, 300))}`);
+  });
+
   describe('wrong user codes on the device page are throttled (RFC 8628 section 5.1)', () => {
     const WRONG = ['BCDF-GHJK', 'BCDF-GHJL', 'BCDF-GHJM', 'BCDF-GHJN', 'BCDF-GHJP', 'BCDF-GHJQ', 'BCDF-GHJR', 'BCDF-GHJS'];
     async function userCode(): Promise<string> {

@@ -156,12 +156,22 @@ export function limitConnections(server: Server, limits: Config['http']): void {
   });
   // With a listener here Node no longer closes a timed-out socket by itself (its keep-alive
   // timeout uses the same timer), so this decides for every socket timeout.
+  //
+  // Decided one turn of the event loop later (setImmediate runs after the poll phase, where waiting
+  // bytes are read): after the process was busy past a timeout, its timer fires before the bytes
+  // that arrived meanwhile are read, and closing then would reset a client that did send its
+  // request in time (a silent socket or an idle keep-alive one, as the timer saw it).
   server.on('timeout', (socket: HttpSocket) => {
-    // Never sent a byte: the first-byte timeout.
-    if (socket.bytesRead === 0) return void socket.destroy();
-    // The first request is under way, or any request is: its own timeouts (headers, request) govern.
-    if (socket.bytesWritten === 0 || inRequest(socket)) return void socket.setTimeout(0);
-    // Idle after a response: the keep-alive timeout, closed as Node would.
-    socket.destroy();
+    const read = socket.bytesRead;
+    setImmediate(() => {
+      // Closed meanwhile, or bytes came in: the timer is armed again by that activity.
+      if (socket.destroyed || socket.bytesRead !== read) return;
+      // Never sent a byte: the first-byte timeout.
+      if (read === 0) return void socket.destroy();
+      // The first request is under way, or any request is: its own timeouts (headers, request) govern.
+      if (socket.bytesWritten === 0 || inRequest(socket)) return void socket.setTimeout(0);
+      // Idle after a response: the keep-alive timeout, closed as Node would.
+      socket.destroy();
+    });
   });
 }
