@@ -322,32 +322,25 @@ async function adminWorkspaces(argv: string[]): Promise<number> {
   const [verb, ref, tier, ...extra] = positionals;
   if (verb !== 'set-plan') return usage(usageText, verb === undefined ? 'a command is required: set-plan' : `unknown command "${verb}"`);
   if (!ref || !tier || extra.length) return usage(usageText, 'set-plan needs a workspace (ws_ id or slug) and a tier');
-  const config = loadConfig();
-  const { createSystem } = await import('./system.js');
-  const system = await createSystem({ ...config, logLevel: process.env.LOG_LEVEL ? config.logLevel : 'warn' }, { runtime: false });
-  try {
-    const ws = await system.services.workspaces.findForOperator(ref);
-    const set = await system.services.subscriptions.setPlan(ws.id, tier);
+  return withServices(async (services) => {
+    const ws = await services.workspaces.findForOperator(ref);
+    const set = await services.subscriptions.setPlan(ws.id, tier);
     console.log(set.previousTier === set.tier
       ? `${ws.slug} (${ws.id}) stays on ${set.tier}: its pending change was withdrawn`
       : `${ws.slug} (${ws.id}): ${set.previousTier} -> ${set.tier} (change request ${set.changeRequestId})`);
     return 0;
-  } catch (err) {
-    return refusal(err);
-  } finally {
-    await system.close();
-  }
+  }).catch(refusal);
 }
 
-/** The services over the database, without workers or HTTP, for one operator command. */
+/** The services over the database, without the app, workers or HTTP (src/operator-services.ts), for one operator command. */
 async function withServices<T>(fn: (services: import('./services.js').Services) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const { createSystem } = await import('./system.js');
-  const system = await createSystem({ ...config, logLevel: process.env.LOG_LEVEL ? config.logLevel : 'warn' }, { runtime: false });
+  const { openOperatorServices } = await import('./operator-services.js');
+  const opened = await openOperatorServices({ ...config, logLevel: process.env.LOG_LEVEL ? config.logLevel : 'warn' });
   try {
-    return await fn(system.services);
+    return await fn(opened.services);
   } finally {
-    await system.close();
+    await opened.close();
   }
 }
 

@@ -8,15 +8,13 @@
 // Nothing is attached later through a mutable slot.
 import type { Logger } from 'pino';
 import { buildApp } from './app.js';
-import { ConfigError, type Config } from './config.js';
-import { openDatabase, type DatabaseHandle } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
+import type { Config } from './config.js';
+import type { DatabaseHandle } from './db/database.js';
 import { startRuntime, type Runtime } from './jobs/runtime.js';
-import { unopenableKeysProblem } from './modules/secrets/key-census.js';
 import type { App } from './platform/http.js';
 import { createInProcessApi } from './platform/in-process-api.js';
-import { keyringOf } from './platform/keyring.js';
 import { createLogger } from './platform/logging.js';
+import { openSystemDatabase } from './system-database.js';
 import type { Tracing } from './platform/tracing.js';
 import { createServices, type Services, type ServicesDeps } from './services.js';
 import { loadStripeProvider } from './drivers/payments/registry.js';
@@ -50,29 +48,6 @@ export interface System<R extends Runtime | null = Runtime> {
   runtime: R;
   /** drains and closes the app, stops the runtime (running steps get `graceMs`) and closes the database it opened */
   close(graceMs?: number): Promise<void>;
-}
-
-/** Stage 1: config's database, migrated; a ConfigError (the handle closed) when the keys cannot open what it holds. */
-async function openSystemDatabase(config: Config, logger: Logger, tracing: Tracing | undefined): Promise<DatabaseHandle> {
-  logger.info({ database: config.databaseUrl ? 'postgres' : 'sqlite', data_dir: config.dataDir }, 'starting: opening the database');
-  const handle = openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(tracing ? { traceDialect: tracing.traceDialect } : {}) });
-  try {
-    const applied = await migrateToLatest(handle.db);
-    if (applied.length) logger.info({ migrations: applied }, 'applied migrations');
-    // A key that cannot open what the database holds would answer every read of it with 422: refuse
-    // to start instead, saying which key is missing.
-    const keyProblem = await unopenableKeysProblem(handle.db, keyringOf(config), config);
-    if (keyProblem) throw new ConfigError(keyProblem);
-  } catch (err) {
-    await handle.close();
-    throw err;
-  }
-  const tightened = [...config.dataDirNotes, ...handle.dataDirNotes];
-  if (tightened.length) logger.warn({ paths: tightened }, 'the data directory or its files were readable by others: made owner only (0700/0600)');
-  if (config.secretKeyGenerated && config.databaseUrl) {
-    logger.warn('SVC_SECRET_KEY is not set: using a key generated in the data dir; every instance sharing this database needs the same key');
-  }
-  return handle;
 }
 
 export function createSystem(config: Config, opts?: SystemOptions & { runtime?: true }): Promise<System>;
