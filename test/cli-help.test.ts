@@ -77,7 +77,7 @@ describe('svc --version, svc help and --help', () => {
     for (const line of [
       /^ {2}-v, --version +print the version$/m,
       /^ {2}whoami +who you are/m,
-      /^ {2}admin create-user +create a user and print its id.*$\n {2}admin rotate-keys +\S.*$\n\nOther:/m,
+      /^ {2}admin create-user +create a user and print its id.*$\n {2}admin rotate-keys +\S.*$\n {2}admin backup +\S.*$\n {2}admin restore +\S.*$\n {2}admin users +\S.*$\n {2}admin mail +\S.*$\n {2}admin workspaces +\S.*$\n\nOther:/m,
       /^ {2}serve +run the API/m,
       /^ {2}help \[command\.\.\.\] +the help of a command/m,
     ]) assert.match(root.stdout, line);
@@ -185,7 +185,7 @@ describe('shell completion, run by the shells themselves', () => {
     assert.ok(!action.includes('--all') && !action.includes('--yes'), 'only the flags `installs create` accepts');
     assert.deepEqual(got.get('choices'), ['latest', 'pinned']);
     assert.deepEqual(got.get('help'), ['list', 'list-renders']);
-    assert.deepEqual(got.get('admin'), ['create-user', 'rotate-keys']);
+    assert.deepEqual(got.get('admin'), ['create-user', 'rotate-keys', 'backup', 'restore', 'users', 'mail', 'workspaces']);
     assert.deepEqual(got.get('shells'), ['bash', 'zsh', 'fish']);
     assert.deepEqual(got.get('root flags'), ['--version', '--help']);
   });

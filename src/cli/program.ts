@@ -169,6 +169,11 @@ const SERVER_COMMANDS: [string, string][] = [
   ['migrate', 'apply pending database migrations and exit'],
   ['admin create-user', 'create a user and print its id (--email, --password)'],
   ['admin rotate-keys', 'seal every secret again under SVC_SECRET_KEY'],
+  ['admin backup', 'back up the database and data dir (--to FILE)'],
+  ['admin restore', 'restore a backup into an empty one (--from FILE)'],
+  ['admin users', 'list, disable, enable or delete accounts'],
+  ['admin mail', 'read the mail outbox (list)'],
+  ['admin workspaces', 'set a workspace\'s plan as the operator (set-plan)'],
 ];
 
 /**
