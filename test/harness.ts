@@ -17,6 +17,7 @@ import type { App } from '../src/platform/http.js';
 import type { Services } from '../src/services.js';
 import type { Runtime } from '../src/jobs/runtime.js';
 import { createSystem, type SystemOptions } from '../src/system.js';
+import { clock } from '../src/platform/clock.js';
 import { createPreviewRouter, type PreviewRouter } from '../src/modules/preview-hostnames/preview-router.js';
 
 export const DIALECT = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
@@ -273,4 +274,22 @@ export function healthz(port: number): Promise<number> {
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * Runs `fn` with the service's clock standing still (moved only by `clock.offsetMs`). Throttle
+ * delays are whole seconds of that clock: attempts that straddled a second's boundary saw the first
+ * one-second delay already over, and a test of "the sixth attempt waits" failed now and then.
+ */
+export async function withClockStill<T>(fn: () => Promise<T>): Promise<T> {
+  const running = clock.nowMs;
+  const still = Date.now();
+  clock.nowMs = function () {
+    return still + this.offsetMs;
+  };
+  try {
+    return await fn();
+  } finally {
+    clock.nowMs = running;
+  }
 }

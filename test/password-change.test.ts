@@ -4,7 +4,7 @@
 // keep working, and the account gets a security notice. Bad input changes nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp, type TestUser } from './harness.js';
+import { startTestApp, withClockStill, type TestApp, type TestUser } from './harness.js';
 
 describe('changing a password', () => {
   let t: TestApp;
@@ -76,7 +76,7 @@ describe('changing a password', () => {
     assert.equal((await signIn(u, u.password)).status, 201, 'unchanged');
   });
 
-  test('guessing the current password through a session is throttled like a sign-in: 429 with retry-after, then the right one waits too', async () => {
+  test('guessing the current password through a session is throttled like a sign-in: 429 with retry-after, then the right one waits too', () => withClockStill(async () => {
     const u = await person('dan');
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await change(u.token, { current_password: `guess number ${i}`, new_password: 'dan has a new password' })).status);
@@ -86,5 +86,5 @@ describe('changing a password', () => {
     assert.equal(waiting.body.error.reason, 'SIGN_IN_THROTTLED');
     assert.ok(Number(waiting.headers['retry-after']) >= 1);
     assert.equal((await signIn(u, u.password)).status, 429, 'the same throttle as a sign-in from this address');
-  });
+  }));
 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import { clock } from '../src/platform/clock.js';
-import { startTestApp, type TestApp, type TestUser } from './harness.js';
+import { startTestApp, withClockStill, type TestApp, type TestUser } from './harness.js';
 
 /** The code of `secret` at the service's clock, `steps` 30-second steps from now. */
 function codeOf(secret: string, steps = 0): string {
@@ -215,7 +215,7 @@ describe('two-factor sign-in', () => {
     assert.equal((await signIn(u, u.password)).body.error.reason, 'TWO_FACTOR_CODE_REQUIRED');
   });
 
-  test('wrong codes are throttled per account: after 5, even the right code waits; another account is not delayed', async () => {
+  test('wrong codes are throttled per account: after 5, even the right code waits; another account is not delayed', () => withClockStill(async () => {
     const u = await withTwoFactors('fay');
     const bystander = await withTwoFactors('gus');
     const right = codeOf(u.secret);
@@ -233,7 +233,7 @@ describe('two-factor sign-in', () => {
     // An hour later the count starts again, and the right code signs in.
     clock.offsetMs += 61 * 60_000;
     assert.equal((await signIn(u, u.password, codeOf(u.secret))).status, 201);
-  });
+  }));
 
   test('a workspace that requires two factors: only an owner with a factor turns it on; members without one are refused at each request', async () => {
     const owner = await t.user('olga');
