@@ -332,15 +332,20 @@ async function adminWorkspaces(argv: string[]): Promise<number> {
   }).catch(refusal);
 }
 
-/** The services over the database, without the app, workers or HTTP (src/operator-services.ts), for one operator command. */
+/**
+ * The services over the database for one operator command: stages 1 and 2 of the composition root
+ * (src/system-services.ts), without the app, workers or HTTP. The in-process API stays unserved: a
+ * service that called it would fail with that API's own clear error; none of these commands does.
+ */
 async function withServices<T>(fn: (services: import('./services.js').Services) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const { openOperatorServices } = await import('./operator-services.js');
-  const opened = await openOperatorServices({ ...config, logLevel: process.env.LOG_LEVEL ? config.logLevel : 'warn' });
+  const { openSystemServices } = await import('./system-services.js');
+  const { services, owned } = await openSystemServices({ ...config, logLevel: process.env.LOG_LEVEL ? config.logLevel : 'warn' });
   try {
-    return await fn(opened.services);
+    return await fn(services);
   } finally {
-    await opened.close();
+    await services.localCompute.stop();
+    await owned?.close();
   }
 }
 

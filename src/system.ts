@@ -12,12 +12,9 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/database.js';
 import { startRuntime, type Runtime } from './jobs/runtime.js';
 import type { App } from './platform/http.js';
-import { createInProcessApi } from './platform/in-process-api.js';
-import { createLogger } from './platform/logging.js';
-import { openSystemDatabase } from './system-database.js';
 import type { Tracing } from './platform/tracing.js';
-import { createServices, type Services, type ServicesDeps } from './services.js';
-import { loadStripeProvider } from './drivers/payments/registry.js';
+import type { Services, ServicesDeps } from './services.js';
+import { openSystemServices } from './system-services.js';
 
 export interface SystemOptions {
   /**
@@ -53,15 +50,8 @@ export interface System<R extends Runtime | null = Runtime> {
 export function createSystem(config: Config, opts?: SystemOptions & { runtime?: true }): Promise<System>;
 export function createSystem(config: Config, opts: SystemOptions & { runtime: false }): Promise<System<null>>;
 export async function createSystem(config: Config, opts: SystemOptions = {}): Promise<System<Runtime | null>> {
-  const logger = opts.logger ?? createLogger(config.logLevel, undefined, { format: config.observability.logFormat });
-  const owned = opts.database ? null : await openSystemDatabase(config, logger, opts.tracing);
-  const database = opts.database ?? owned!;
+  const { logger, database, owned, services, inProcess } = await openSystemServices(config, opts);
   logger.info('starting: workers and routes');
-  const inProcess = createInProcessApi();
-  const services = createServices({
-    db: database.db, dialect: database.dialect, config, logger, api: inProcess.api, stripe: await loadStripeProvider(config),
-    ...(opts.paymentDelivery ? { paymentDelivery: opts.paymentDelivery } : {}),
-  });
   const { app, beginShutdown } = await buildApp({ services, ...(opts.logger ? { logger: opts.logger } : {}), ...(opts.tracing ? { tracing: opts.tracing } : {}) });
   inProcess.bind(app);
   const runtime = opts.runtime === false ? null : await startRuntime(services, logger, opts.tracing?.inSpan);
