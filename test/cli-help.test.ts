@@ -2,6 +2,7 @@
 // reads as help (a summary, the flags, examples for every write, no API prose, 80 columns), number
 // flags checked against the schema's bounds before any request, shell completion run through bash
 // itself (and zsh and fish when installed), the committed bin/svc symlink, and what `npm pack` ships.
+// `svc whoami`, which needs a server, is in cli-whoami.test.ts: this file uses no database and runs once.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -12,8 +13,7 @@ import { promisify } from 'node:util';
 import type { Command } from 'commander';
 import { buildProgram } from '../src/cli/program.js';
 import { createOutput } from '../src/cli/output.js';
-import { createTestDatabase, freePort, type TestDatabase } from './harness.js';
-import { dbEnv, ROOT, runSvc, startSvc, SVC_SHELL_COMMAND, type Finished, type RunningSvc } from './processes.js';
+import { ROOT, runSvc, SVC_SHELL_COMMAND } from './processes.js';
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const BUILT = existsSync(join(ROOT, 'dist/main.js'));
@@ -231,70 +231,5 @@ describe('bin/svc and the package', () => {
     for (const f of ['bin/svc.js', 'dist/main.js', 'dist/cli/program.js', 'dist/server-commands.js', 'src/cli/generated/commands.json', 'package.json', 'README.md']) assert.ok(files.includes(f), f);
     const stray = files.filter((f) => /^(test|bench|scripts|\.ci)\/|\.ts$|\.map$/.test(f) && !f.endsWith('.d.ts'));
     assert.deepEqual(stray, []);
-  });
-});
-
-describe('svc whoami against svc serve', () => {
-  const TOKEN = 'Whoami0Owner0Token0For0Cli0Tests'; // 32 characters of [A-Za-z0-9]
-  let db: TestDatabase;
-  let server: RunningSvc;
-  let config: string;
-  const cli = (args: string[], env: Record<string, string> = {}, input?: string): Promise<Finished> =>
-    runSvc(args, { XDG_CONFIG_HOME: config, SVC_API_URL: server.url, ...env }, 60_000, input);
-  before(async () => {
-    db = await createTestDatabase();
-    config = mkdtempSync(join(tmpdir(), 'svc-whoami-'));
-    server = await startSvc(dbEnv(db, { SVC_BOOTSTRAP_EMAIL: 'owner@example.test', SVC_BOOTSTRAP_PASSWORD: 'owner password', SVC_BOOTSTRAP_TOKEN: TOKEN }));
-  });
-  after(async () => {
-    await server?.stop();
-    await db?.drop();
-    rmSync(config, { recursive: true, force: true });
-  });
-
-  test('logged out: exit 3 and how to log in; a session: the user, the workspace by name and id, the token kind', async () => {
-    const out = await cli(['whoami']);
-    assert.equal(out.code, 3);
-    assert.match(out.stdout, /Not logged in\n.*svc login/);
-    assert.equal((await cli(['login', '--with-token'], {}, TOKEN)).code, 0);
-    const none = await cli(['whoami']);
-    assert.equal(none.code, 0, none.stderr);
-    assert.equal(none.stdout, `${server.url}\n  ✓ Logged in as owner@example.test\n  - Workspace: none selected (svc workspaces use ws_...)\n  - Token: session, stored in ${join(config, 'svc/config.json')}\n`);
-
-    const ws = await fetch(`${server.url}/v1/workspaces`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Acme' }) });
-    const wsId = ((await ws.json()) as { id: string }).id;
-    assert.equal((await cli(['workspaces', 'use', wsId])).code, 0);
-    const used = await cli(['whoami']);
-    assert.match(used.stdout, new RegExp(`- Workspace: Acme \\(${wsId}\\)\n`));
-    const asJson = JSON.parse((await cli(['whoami', '--json'])).stdout);
-    assert.equal(asJson.user, 'owner@example.test');
-    assert.deepEqual(asJson.workspace, { id: wsId, name: 'Acme' });
-    assert.equal(asJson.token_kind, 'session');
-    assert.deepEqual(JSON.parse((await cli(['auth', 'status', '--json'])).stdout), asJson, 'auth status is whoami');
-
-    // An API token has no user: whoami names the token and the workspace it belongs to.
-    const created = await fetch(`${server.url}/v1/api_tokens`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'svc-context': wsId, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'ci' }) });
-    const apiToken = ((await created.json()) as { token: string }).token;
-    const viaToken = await cli(['whoami'], { SVC_TOKEN: apiToken, SVC_CONTEXT: '' });
-    assert.equal(viaToken.code, 0, viaToken.stderr);
-    assert.match(viaToken.stdout, new RegExp(`Logged in with the API token ci \\(role member\\)\n  - Workspace: Acme \\(${wsId}\\)\n  - Token: api_token, from SVC_TOKEN\n`));
-
-    const unknown = await cli(['whoami', '--json'], { SVC_TOKEN: 'Unknown0Token0Of0Nobody000000000' });
-    assert.equal(unknown.code, 3);
-    assert.equal(JSON.parse(unknown.stdout).logged_in, false);
-    assert.match(JSON.parse(unknown.stdout).error, /^UNAUTHENTICATED/);
-  });
-
-  test('a workspace that cannot be read is shown as the problem, not as being logged out', async () => {
-    const r = await cli(['whoami'], { SVC_CONTEXT: 'ws_00000000000000000000000000' });
-    assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /- Workspace: ws_0{26}\n  - ! workspace ws_0{26}: (NOT_FOUND|PERMISSION_DENIED)/);
-  });
-
-  test('the closed port: not reachable is exit 6 with the address', async () => {
-    const closed = `http://127.0.0.1:${await freePort()}`;
-    const r = await cli(['whoami'], { SVC_API_URL: closed, SVC_TOKEN: TOKEN });
-    assert.equal(r.code, 6);
-    assert.match(r.stdout, /Not logged in: cannot reach/);
   });
 });

@@ -192,7 +192,7 @@ const batching = process.env.SVC_TEST_BATCH !== '0';
  * sets SVC_TEST_NO_DATABASE, under which createTestDatabase throws, so a file that makes one
  * anyway (through a helper this pattern does not see) fails instead of running on one dialect.
  */
-const USES_DATABASE = /createTestDatabase|startTestApp|TestApp|startWeb|startChromiumApp|startSvc|dbEnv|databasesDroppedAfter|openDatabase|migrateToLatest|createSystem|buildApp|cli-session|SVC_TEST_DATABASE_URL|DATABASE_URL|DIALECT/;
+const USES_DATABASE = /createTestDatabase|startTestApp|TestApp|startWeb|startChromiumApp|startSvc|dbEnv|databasesDroppedAfter|openDatabase|migrateToLatest|createSystem|buildApp|cli-session|SVC_TEST_DATABASE_URL|DIALECT/;
 function usesDatabase(file) {
   return USES_DATABASE.test(readFileSync(join(ROOT, file), 'utf8'));
 }
