@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { api, checkA11y, noOverflow, open, shot, skipReason, startWeb, tabTo, watchCsp, type Web, type WebUser } from './harness.js';
+import { api, checkA11y, copiedText, noOverflow, open, recordClipboard, shot, skipReason, startWeb, tabTo, watchCsp, type Web, type WebUser } from './harness.js';
 
 const SCHEMA = {
   type: 'object',
@@ -47,7 +47,7 @@ describe('web journey: offers, the offer link and the order wizard', { skip: ski
     web = await startWeb();
     ada = await web.user('Ada');
     seller = await web.signIn(ada);
-    await seller.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: web.base });
+    await recordClipboard(seller, web.base);
     const created = await api(seller, 'POST', '/v1/workspaces', { name: 'Acme' });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     ws = created.body.id;
@@ -84,7 +84,7 @@ describe('web journey: offers, the offer link and the order wizard', { skip: ski
     assert.match(link, new RegExp(`^${web.base}/i/[0-9A-Za-z]{8}$`));
     await seller.getByRole('button', { name: 'Copy', exact: true }).click();
     await seller.getByRole('button', { name: 'Copied' }).waitFor();
-    assert.equal(await seller.evaluate(() => navigator.clipboard.readText()), link);
+    assert.equal(await copiedText(seller), link);
     const details = seller.getByRole('region', { name: 'Details' });
     await details.getByText('Test: nothing is charged').waitFor();
     await details.getByText('0 of 1').waitFor();
@@ -273,7 +273,7 @@ describe('web journey: offers, the offer link and the order wizard', { skip: ski
       package_id: pkgId, title: 'Hello on your server', pricing: { currency: 'usd', unit_amount: 0, interval: 'one_time' }, compute: { mode: 'bring_your_own' },
     }, ws);
     assert.equal(offer.status, 201, JSON.stringify(offer.body));
-    await customer.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: web.base });
+    await recordClipboard(customer, web.base);
     await customer.goto(`/i/${offer.body.short_hash}`);
     await customer.getByText('You join a server of your own to run it').waitFor();
     await customer.getByRole('button', { name: 'Order' }).click();
@@ -286,7 +286,7 @@ describe('web journey: offers, the offer link and the order wizard', { skip: ski
     assert.match(command, /machine join --server .* --token svcb_\S+$/);
     await join.getByText('shown only this once').waitFor();
     await join.getByRole('button', { name: 'Copy', exact: true }).click();
-    assert.equal(await customer.evaluate(() => navigator.clipboard.readText()), command);
+    assert.equal(await copiedText(customer), command);
     await join.getByText('Waiting for your server to join…').waitFor();
     assert.equal(await noOverflow(customer), 0, 'the join step fits 360 px');
     await checkA11y(customer, 'wizard: join your server');

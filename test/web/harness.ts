@@ -157,6 +157,37 @@ export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
 }
 
+/**
+ * Records what the page puts on the clipboard (navigator.clipboard.writeText, still called through,
+ * with the permissions it needs granted): the system clipboard is one for the whole shared browser,
+ * so two journeys running side by side (a file's SQLite and PostgreSQL passes) would read each
+ * other's copies back from it. Applies to the page's document now and to every later load in its
+ * context; copiedText reads what this page copied.
+ */
+export async function recordClipboard(page: Page, origin: string): Promise<void> {
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  await page.context().addInitScript(() => {
+    const write = navigator.clipboard.writeText.bind(navigator.clipboard);
+    navigator.clipboard.writeText = (text: string) => {
+      (window as unknown as { svcCopied?: string }).svcCopied = text;
+      return write(text);
+    };
+  });
+  await page.evaluate(() => {
+    const write = navigator.clipboard.writeText.bind(navigator.clipboard);
+    navigator.clipboard.writeText = (text: string) => {
+      (window as unknown as { svcCopied?: string }).svcCopied = text;
+      return write(text);
+    };
+  });
+}
+
+/** The text the page last put on the clipboard (see recordClipboard), once it has put one. */
+export async function copiedText(page: Page): Promise<string> {
+  const copied = await page.waitForFunction(() => (window as unknown as { svcCopied?: string }).svcCopied);
+  return (await copied.jsonValue()) as string;
+}
+
 /** Goes to a path of the app and waits for its main heading. */
 export async function open(page: Page, path: string, heading: string | RegExp): Promise<void> {
   await page.goto(path);

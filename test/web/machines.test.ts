@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { api, checkA11y, noOverflow, open, shot, skipReason, startWeb, tabTo, type Web, type WebUser } from './harness.js';
+import { api, checkA11y, copiedText, noOverflow, open, recordClipboard, shot, skipReason, startWeb, tabTo, type Web, type WebUser } from './harness.js';
 
 const FACTS = { hostname: 'build-host', os: 'linux', arch: 'x64', cpu_count: 4, memory_bytes: 8_254_390_272, kernel: '6.1.0-28-amd64', agent_version: '0.1.0' };
 
@@ -37,7 +37,7 @@ describe('web journey: machines', { skip: skipReason }, () => {
     web = await startWeb({ SVC_MACHINE_HEARTBEAT_S: '3600' });
     ada = await web.user('Ada');
     page = await web.signIn(ada);
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: web.base });
+    await recordClipboard(page, web.base);
     const created = await api(page, 'POST', '/v1/workspaces', { name: 'Acme' });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     ws = created.body.id;
@@ -68,7 +68,7 @@ describe('web journey: machines', { skip: skipReason }, () => {
     await dialog.getByRole('status').filter({ hasText: 'shown only this once' }).waitFor();
     await dialog.getByRole('button', { name: 'Copy', exact: true }).first().click();
     await dialog.getByRole('button', { name: 'Copied' }).waitFor();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), command);
+    assert.equal(await copiedText(page), command);
     await dialog.getByText('Cloud-init user data').click();
     assert.match(await dialog.getByLabel('Cloud-init').inputValue(), /^#cloud-config/);
     await dialog.getByText('Waiting for the server to join…').waitFor();

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { ID_IN_TEXT } from '../notification-wording.js';
-import { api, checkA11y, open, shot, skipReason, startWeb, watchCsp, type Web, type WebUser } from './harness.js';
+import { api, checkA11y, copiedText, open, recordClipboard, shot, skipReason, startWeb, watchCsp, type Web, type WebUser } from './harness.js';
 
 describe('web journey: settings, tokens, members, notifications, plan, audit', { skip: skipReason }, () => {
   let web: Web;
@@ -30,7 +30,7 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
   after(() => web?.close());
 
   test('an API token is shown once and copyable, authenticates, and stops working once revoked', async () => {
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: web.base });
+    await recordClipboard(page, web.base);
     await open(page, '/settings/tokens', 'API tokens');
     await page.getByText('No API tokens yet.').waitFor();
     await page.getByLabel('Name').fill('ci');
@@ -43,7 +43,7 @@ describe('web journey: settings, tokens, members, notifications, plan, audit', {
     await page.getByRole('status').filter({ hasText: 'shown only this once' }).waitFor();
     await page.getByRole('button', { name: 'Copy' }).click();
     await page.getByRole('button', { name: 'Copied' }).waitFor();
-    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token);
+    assert.equal(await copiedText(page), token);
     const row = page.getByRole('row').filter({ hasText: token.slice(0, 12) });
     await row.waitFor();
     assert.match((await row.textContent()) ?? '', /ci.*Member.*Never/);
