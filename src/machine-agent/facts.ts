@@ -1,11 +1,8 @@
 // What the machine agent reports about its server (API.md 8.5, MachineFacts), from node:os. Kept
 // apart from the agent's loop so the local compute provider can report a simulated server instead.
-import { readFileSync } from 'node:fs';
 import { arch, cpus, hostname, platform, release, totalmem } from 'node:os';
 import type { MachineFactsT } from '../modules/machines/machines.schemas.js';
-
-/** package.json sits two levels above both src/machine-agent/ and dist/machine-agent/. */
-export const AGENT_VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+import { svcVersion } from '../platform/version.js';
 
 /** This host's facts, cut to the lengths the service accepts (a strange kernel string must not make every heartbeat a 400). */
 export function hostFacts(): MachineFactsT {
@@ -16,6 +13,6 @@ export function hostFacts(): MachineFactsT {
     cpu_count: cpus().length,
     memory_bytes: totalmem(),
     kernel: release().slice(0, 200),
-    agent_version: AGENT_VERSION.slice(0, 40),
+    agent_version: svcVersion().slice(0, 40),
   };
 }

@@ -17,10 +17,10 @@ import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 import type { Db } from '../../db/database.js';
 import { runMachineAgent, type AgentFetch, type AgentOutcome, type CredentialStore, type MachineAgentOptions } from '../../machine-agent/agent.js';
-import { AGENT_VERSION } from '../../machine-agent/facts.js';
 import { clock } from '../../platform/clock.js';
 import { randomString } from '../../platform/crypto.js';
 import { newId } from '../../platform/ids.js';
+import { svcVersion } from '../../platform/version.js';
 import type { Keyring } from '../../platform/keyring.js';
 import { ComputeProviderError, type ComputeProvider, type CreateServerRequest, type ServerInfo } from './driver.js';
 import { joinCommandFromUserData } from './user-data.js';
@@ -130,7 +130,7 @@ export function createLocalComputeProvider(opts: LocalComputeOptions): LocalComp
       const { server, token } = joinCommandFromUserData(keyring.open(row.user_data_sealed, LOCAL_SERVER_SEALS.userData.context(id)));
       const size = LOCAL_INSTANCE_TYPES[row.instance_type as keyof typeof LOCAL_INSTANCE_TYPES] ?? LOCAL_INSTANCE_TYPES['local-small'];
       // Checked as the agent's MachineFacts where runMachineAgent takes them (a driver names no module's schema).
-      const facts = { hostname: row.name, os: 'linux', arch: 'x64', ...size, kernel: '6.1.0-svc-local', agent_version: AGENT_VERSION };
+      const facts = { hostname: row.name, os: 'linux', arch: 'x64', ...size, kernel: '6.1.0-svc-local', agent_version: svcVersion() };
       // No transport yet: wait for attach(), or for a stop.
       await Promise.race([ready, new Promise((resolve) => controller.signal.addEventListener('abort', resolve, { once: true }))]);
       if (controller.signal.aborted) return forget();
