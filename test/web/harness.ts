@@ -157,29 +157,26 @@ export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
 }
 
+/** Wraps navigator.clipboard.writeText so that the document keeps what it copied (still written through). */
+const RECORD_COPIES = () => {
+  const write = navigator.clipboard.writeText.bind(navigator.clipboard);
+  navigator.clipboard.writeText = (text: string) => {
+    (window as unknown as { svcCopied?: string }).svcCopied = text;
+    return write(text);
+  };
+};
+
 /**
  * Records what the page puts on the clipboard (navigator.clipboard.writeText, still called through,
- * with the permissions it needs granted): the system clipboard is one for the whole shared browser,
+ * with the permission it needs granted): the system clipboard is one for the whole shared browser,
  * so two journeys running side by side (a file's SQLite and PostgreSQL passes) would read each
  * other's copies back from it. Applies to the page's document now and to every later load in its
  * context; copiedText reads what this page copied.
  */
 export async function recordClipboard(page: Page, origin: string): Promise<void> {
-  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-  await page.context().addInitScript(() => {
-    const write = navigator.clipboard.writeText.bind(navigator.clipboard);
-    navigator.clipboard.writeText = (text: string) => {
-      (window as unknown as { svcCopied?: string }).svcCopied = text;
-      return write(text);
-    };
-  });
-  await page.evaluate(() => {
-    const write = navigator.clipboard.writeText.bind(navigator.clipboard);
-    navigator.clipboard.writeText = (text: string) => {
-      (window as unknown as { svcCopied?: string }).svcCopied = text;
-      return write(text);
-    };
-  });
+  await page.context().grantPermissions(['clipboard-write'], { origin });
+  await page.context().addInitScript(RECORD_COPIES);
+  await page.evaluate(RECORD_COPIES);
 }
 
 /** The text the page last put on the clipboard (see recordClipboard), once it has put one. */
