@@ -56,7 +56,7 @@ export function Invite(_props: { path?: string }) {
         <h1 id="invite-title">Join {p.workspace_name}</h1>
         <p>
           You are invited as {role === 'admin' ? 'an' : 'a'} {role} of {p.workspace_name}, as <strong>{p.email}</strong>. The link works until{' '}
-          <Time at={p.expires_at} />.
+          <Time at={p.expires_at} until />.
         </p>
         <ErrorNotice error={action.error} shownFields={['body.password']} title="You have not joined yet." />
         {p.account_exists ? (

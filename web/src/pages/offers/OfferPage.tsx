@@ -109,7 +109,7 @@ export function OfferPage(props: { id?: string; path?: string }) {
             ['For', o.customer?.display_name ?? 'Anyone with the link'],
             ['Allowed emails', o.allowed_emails ? o.allowed_emails.join(', ') : 'Anyone'],
             ['Order time limit', `${o.order_ttl_minutes} minutes`],
-            ['Link works until', <Time at={o.expires_at} empty="No end" />],
+            ['Link works until', <Time at={o.expires_at} empty="No end" until />],
             ['Notes for the customer', o.notes ?? undefined],
             ['Internal note', o.internal_note ?? undefined],
             ['Created', <Time at={o.created_at} />],

@@ -72,7 +72,7 @@ function BootstrapStep(props: { draft: CustomerDraft; verb: Verb }) {
       {made ? (
         <CopyValue label="Command" value={made.command} once>
           <p>
-            It works until <Time at={made.expires_at} />.
+            It works until <Time at={made.expires_at} until />.
           </p>
         </CopyValue>
       ) : null}

@@ -40,7 +40,7 @@ function OfferFacts(props: { offer: ResolvedOffer }) {
           ['Package', `${o.package.name} ${o.package.version}`],
           ['For', o.customer_display_name ?? undefined],
           ['Your server', o.compute_mode === 'bring_your_own' ? 'You join a server of your own to run it' : undefined],
-          ['Link works until', o.expires_at ? <Time at={o.expires_at} /> : undefined],
+          ['Link works until', o.expires_at ? <Time at={o.expires_at} until /> : undefined],
         ]}
       />
       {free && <p class="muted">A test order: nothing is charged.</p>}

@@ -174,7 +174,7 @@ export function Members(_props: { path?: string }) {
               { label: 'Invited', cell: (i) => i.email },
               { label: 'Role', cell: (i) => ROLE_WORDS[i.role] },
               { label: 'State', cell: (i) => INVITATION_WORDS[i.state] },
-              { label: 'Link works until', cell: (i) => (i.state === 'pending' ? <Time at={i.expires_at} /> : '—') },
+              { label: 'Link works until', cell: (i) => (i.state === 'pending' ? <Time at={i.expires_at} until /> : '—') },
               {
                 label: 'Actions',
                 cell: (i) =>

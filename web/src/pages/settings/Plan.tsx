@@ -127,7 +127,7 @@ export function PlanPage(_props: { path?: string }) {
                   ? [[
                     'Waiting for payment',
                     <>
-                      {planName(s.pending_checkout.tier)} until <Time at={s.pending_checkout.expires_at} />:{' '}
+                      {planName(s.pending_checkout.tier)} until <Time at={s.pending_checkout.expires_at} until />:{' '}
                       <a href={s.pending_checkout.checkout_url}>Continue to payment</a>
                     </>,
                   ] as [string, preact.ComponentChildren]]

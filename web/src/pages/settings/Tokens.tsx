@@ -63,7 +63,7 @@ export function Tokens(_props: { path?: string }) {
               <CopyValue label={`The token ${created.name}`} value={created.token} once />
               <p class="muted">
                 It acts as a {ROLE_WORDS[created.role].toLowerCase()} of {ws.name}
-                {created.expires_at ? <> until <Time at={created.expires_at} /></> : ' and does not expire'}.
+                {created.expires_at ? <> until <Time at={created.expires_at} until /></> : ' and does not expire'}.
               </p>
             </>
           )}
