@@ -144,7 +144,7 @@ export function createServices(deps: ServicesDeps) {
   const installDeps = { ...clusterDeps, preview: config.preview, render: config.render, publicUrl: config.publicUrl, hostnames: installHostnames };
   registerInstallWorkflows(workflows, installDeps);
   const installs = createInstallService({ ...installDeps, dialect: deps.dialect, cursors });
-  registerPreviewHostnameWorkflows(workflows, db);
+  registerPreviewHostnameWorkflows(workflows, { db, installs });
   const previewHostnames = createPreviewHostnameService({ db, dialect: deps.dialect, cursors, operations, preview: config.preview });
   /**
    * The local compute provider's simulated servers: their agents call the API in-process, so they

@@ -33,13 +33,14 @@ function deployment(name: string, replicas: number, image = 'nginx:1.27'): Kuber
 }
 
 /** A render of a web app: a ConfigMap, a Deployment and its Service. */
-function webRender(o: { installId?: string; renderId?: string; replicas?: number; image?: string; extra?: KubernetesObject[] } = {}): DeploymentSpec {
+function webRender(o: { installId?: string; renderId?: string; replicas?: number; image?: string; extra?: KubernetesObject[]; hostnames?: DeploymentSpec['hostnames'] } = {}): DeploymentSpec {
   const installId = o.installId ?? newId('install');
   return {
     installId,
     namespace: installNamespace(installId),
     renderId: o.renderId ?? newId('render'),
     routes: [{ route_key: 'web', protocol: 'http', service: { name: 'web', port: 80 } }],
+    hostnames: o.hostnames ?? [],
     resources: [
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'web-config' }, data: { GREETING: 'hello' } },
       deployment('web', o.replicas ?? 3, o.image),
@@ -180,7 +181,7 @@ describe('kubernetes driver: deploy, status, undeploy', () => {
       spec: { selector: { matchLabels: { app: 'agent' } }, template: { metadata: { labels: { app: 'agent' } }, spec: { containers: [{ name: 'agent', image: 'agent:1' }] } } },
     };
     const installId = newId('install');
-    const spec: DeploymentSpec = { installId, namespace: installNamespace(installId), renderId: newId('render'), routes: [], resources: [sts, ds] };
+    const spec: DeploymentSpec = { installId, namespace: installNamespace(installId), renderId: newId('render'), routes: [], hostnames: [], resources: [sts, ds] };
     await driver.deploy(target, spec, ctx());
     k8s.objects.setStatus('apps/v1', 'StatefulSet', spec.namespace, 'db', { observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 1 });
     k8s.objects.setStatus('apps/v1', 'DaemonSet', spec.namespace, 'agent', { observedGeneration: 1, desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberReady: 2 });

@@ -25,6 +25,7 @@ const MANIFEST = {
       spec: { replicas: '{{ values.replicas }}', template: { metadata: { annotations: { render: '{{ render.id }}' } } } },
     },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'greeting' }, data: { text: '{{ values.greeting }}, {{ install.id }}' } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'api' }, spec: { selector: { app: 'api' }, ports: [{ port: 9000 }] } },
   ],
 };
 
@@ -279,6 +280,13 @@ describe('packages', () => {
       'MANIFEST_INVALID', 'body.manifest.resources.1.metadata.name',
     );
     assertViolation(await publish(pkg.id, { manifest: { routes: [], resources: [{ apiVersion: 'v1', kind: 'ConfigMap' }] } }), 'VALIDATION_FAILED', 'body.manifest.resources.0.metadata');
+    // A route's service names a Service of the manifest: not a Deployment of that name, not a Service that is not there.
+    const noService = await publish(pkg.id, {
+      manifest: { routes: [{ route_key: 'web', service: { name: 'api', port: 9000 } }, { route_key: 'www', service: { name: 'web', port: 80 } }], resources: MANIFEST.resources },
+    });
+    assertViolation(noService, 'MANIFEST_INVALID', 'body.manifest.routes.1.service.name');
+    assert.deepEqual(noService.body.error.field_violations.map((v: { field: string }) => v.field), ['body.manifest.routes.1.service.name']);
+    assert.match(noService.body.error.message, /names no Service of the manifest: add a Service \(apiVersion v1\) named "web"/);
     // Every problem is listed, not only the first.
     const many = await publish(pkg.id, {
       manifest: {

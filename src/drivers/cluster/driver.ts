@@ -131,11 +131,29 @@ export interface DeploymentSecret {
   data: Record<string, string>;
 }
 
-/** One render of an install, to apply. */
-export interface DeploymentSpec extends DeploymentTarget {
+/**
+ * The hostnames one route is served at: the install URL's hostname for the route, and the active
+ * preview hostnames that go to it (installs.workflows.ts routeHostnamesOf decides which).
+ */
+export interface RouteHostnames {
+  route_key: string;
+  hostnames: string[];
+}
+
+/**
+ * What routes traffic to an install's workloads: the routes of the render that runs and their
+ * hostnames. On a kubernetes cluster each route with a `service` and at least one hostname becomes
+ * a Gateway API HTTPRoute or an Ingress (kubernetes-routes.ts); a route without one gets none.
+ */
+export interface RoutingSpec extends DeploymentTarget {
   renderId: string;
-  resources: KubernetesObject[];
   routes: RouteSpec[];
+  hostnames: RouteHostnames[];
+}
+
+/** One render of an install, to apply (its objects, then its route objects). */
+export interface DeploymentSpec extends RoutingSpec {
+  resources: KubernetesObject[];
   /** present on deploy when the install's values reference secrets */
   secret?: DeploymentSecret;
 }
@@ -157,7 +175,12 @@ export interface ClusterDriver {
   destroy(target: ClusterTarget, ctx: DriverCallContext): Promise<void>;
   /** Applies a render's objects to the install's namespace (created if missing); idempotent. */
   deploy(target: ClusterTarget, spec: DeploymentSpec, ctx: DriverCallContext): Promise<void>;
-  /** Reads whether the render's workloads are ready. */
+  /**
+   * Re-applies the objects that route traffic to the install (its hostnames changed: a preview
+   * hostname was bound, rebound or released); idempotent. Nothing for a cluster without them.
+   */
+  applyRoutes(target: ClusterTarget, routing: RoutingSpec, ctx: DriverCallContext): Promise<void>;
+  /** Reads whether the render's workloads are ready (and its route objects accepted). */
   deploymentStatus(target: ClusterTarget, spec: DeploymentSpec, ctx: DriverCallContext): Promise<DeploymentStatus>;
   /** Removes everything of the install from the cluster; idempotent (nothing there is success). */
   undeploy(target: ClusterTarget, deployment: DeploymentTarget, ctx: DriverCallContext): Promise<void>;
@@ -179,6 +202,7 @@ export function lazyDriver(provider: ClusterProvider, load: () => Promise<Cluste
     capabilities: async (target, ctx) => (await driver()).capabilities(target, ctx),
     destroy: async (target, ctx) => (await driver()).destroy(target, ctx),
     deploy: async (target, spec, ctx) => (await driver()).deploy(target, spec, ctx),
+    applyRoutes: async (target, routing, ctx) => (await driver()).applyRoutes(target, routing, ctx),
     deploymentStatus: async (target, spec, ctx) => (await driver()).deploymentStatus(target, spec, ctx),
     undeploy: async (target, deployment, ctx) => (await driver()).undeploy(target, deployment, ctx),
   };

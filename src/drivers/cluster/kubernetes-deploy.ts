@@ -70,6 +70,10 @@ export interface DeployCall {
   signal: AbortSignal;
   /** maps a failed request to the driver's error (kubernetes.ts toDriverError) */
   fail(err: unknown, what: string): ClusterDriverError;
+  /** removes every credential and hidden value from a text for an error message (and bounds its length) */
+  redact(text: string): string;
+  /** values redact() removes from now on (secret values read back from the cluster) */
+  hide(values: string[]): void;
 }
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

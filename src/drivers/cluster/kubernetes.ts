@@ -29,6 +29,7 @@ import {
 } from './driver.js';
 import { KubeconfigError, parseKubeconfig, type ParsedKubeconfig } from './kubeconfig.js';
 import { ObjectClient, applyRender, deleteNamespace, readRenderStatus, type DeployCall } from './kubernetes-deploy.js';
+import { applyRouteObjects, checkPods, routeObjectsNotReady } from './kubernetes-routes.js';
 
 type Caps = ClusterCapabilitiesT;
 type Obj = Record<string, unknown>;
@@ -340,7 +341,11 @@ export function createKubernetesDriver(options: KubernetesDriverOptions = {}): C
   const timeoutMs = options.requestTimeoutMs ?? 10_000;
 
   function deployCall(c: Connection, ctx: DriverCallContext): DeployCall {
-    return { objects: c.objects, coreV1: c.coreV1, options: c.options, signal: ctx.signal, fail: (err, what) => toDriverError(err, what, c, ctx, timeoutMs) };
+    return {
+      objects: c.objects, coreV1: c.coreV1, options: c.options, signal: ctx.signal, fail: (err, what) => toDriverError(err, what, c, ctx, timeoutMs),
+      redact: (text) => redact(text, c.secrets),
+      hide: (values) => c.secrets.push(...values.filter((v) => v.length >= 4)),
+    };
   }
 
   async function call<T>(what: string, target: ClusterTarget, ctx: DriverCallContext, run: (c: Connection) => Promise<T>): Promise<T> {
@@ -383,15 +388,32 @@ export function createKubernetesDriver(options: KubernetesDriverOptions = {}): C
     },
 
     async deploy(target, spec, ctx) {
-      await call(`deploying render ${spec.renderId}`, target, ctx, (c) => {
+      await call(`deploying render ${spec.renderId}`, target, ctx, async (c) => {
         // An error message from the API server must never carry a secret value back into the operation.
         c.secrets.push(...Object.values(spec.secret?.data ?? {}).filter((v) => v.length >= 4));
-        return applyRender(deployCall(c, ctx), spec);
+        const d = deployCall(c, ctx);
+        await applyRender(d, spec);
+        // After the objects, so the Services the routes name exist when a controller first looks.
+        await applyRouteObjects(d, spec, true);
       });
     },
 
+    async applyRoutes(target, routing, ctx) {
+      await call(`routing traffic to install ${routing.installId}`, target, ctx, (c) => applyRouteObjects(deployCall(c, ctx), routing, false));
+    },
+
     async deploymentStatus(target, spec, ctx) {
-      return call(`reading the status of render ${spec.renderId}`, target, ctx, (c) => readRenderStatus(deployCall(c, ctx), spec));
+      return call(`reading the status of render ${spec.renderId}`, target, ctx, async (c) => {
+        const d = deployCall(c, ctx);
+        // A crashing container fails the rollout whatever the workloads' counts say.
+        await checkPods(d, spec);
+        const workloads = await readRenderStatus(d, spec);
+        const routes = await routeObjectsNotReady(d, spec);
+        if (workloads.ready && routes.reasons.length === 0) {
+          return { ready: true, message: workloads.message + (routes.count > 0 ? `, ${routes.count} route object(s) accepted` : '') };
+        }
+        return { ready: false, message: [...(workloads.ready ? [] : [workloads.message]), ...routes.reasons].join('; ') };
+      });
     },
 
     async undeploy(target, deployment, ctx) {

@@ -191,6 +191,9 @@ export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer;
         .execute();
     },
 
+    // The simulated cluster runs no workload: the preview router answers its hostnames itself.
+    async applyRoutes() {},
+
     async deploymentStatus(target, spec, ctx) {
       // A health fault is "not ready yet" on the first checks, not a failure of the call.
       const fault = await faultLatency(faultsOf(target), 'health', ctx);

@@ -186,7 +186,7 @@ export const RenderDetail = Type.Object(
   {
     $id: 'InstallRenderDetail',
     description: 'One render of an install with its rendered manifest.',
-    examples: [{ ...RENDER_EXAMPLE, manifest: { routes: [{ route_key: 'web', protocol: 'http', service: { name: 'hello', port: 8080 } }], resources: [] } }],
+    examples: [{ ...RENDER_EXAMPLE, manifest: { routes: [{ route_key: 'web', protocol: 'http', service: { name: 'hello', port: 8080 } }], resources: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'hello' }, spec: { selector: { app: 'hello' }, ports: [{ port: 8080 }] } }] } }],
   },
 );
 export type RenderDetailT = Static<typeof RenderDetail>;

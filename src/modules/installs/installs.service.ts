@@ -27,7 +27,7 @@ import {
   INSTALL_CREATE, INSTALL_DELETE, INSTALL_UPDATE, type CreateInstallBodyT, type InstallDetailT, type InstallT, type ListInstallsQueryT,
   type PackageVersionPinT, type PatchInstallBodyT, type RenderDetailT, type RenderT,
 } from './installs.schemas.js';
-import { releaseWorkspaceInstalls, type InstallWorkflowDeps, type ReleaseWorkspaceInstallsOptions } from './installs.workflows.js';
+import { releaseWorkspaceInstalls, syncInstallRoutes, type InstallWorkflowDeps, type ReleaseWorkspaceInstallsOptions } from './installs.workflows.js';
 import { recordEvent } from '../../events/record.js';
 import { recordAuditEvent, type AuditAction } from '../audit/audit.js';
 
@@ -329,6 +329,8 @@ export function createInstallService(deps: InstallServiceDeps) {
     /** For workspace deletion: see releaseWorkspaceInstalls in installs.workflows.ts. */
     releaseWorkspaceInstalls: (workspaceId: string, ctx: DriverCallContext, options?: ReleaseWorkspaceInstallsOptions) =>
       releaseWorkspaceInstalls(deps, workspaceId, ctx, options),
+    /** For preview hostnames: see syncInstallRoutes in installs.workflows.ts (a StepError when the driver fails). */
+    syncRoutes: (installId: string, ctx: DriverCallContext) => syncInstallRoutes(deps, installId, ctx),
   };
 }
 

@@ -7,7 +7,7 @@ import type { Db, Executor } from '../../db/database.js';
 import type { PackageVersionsTable } from '../../db/schema.js';
 import {
   installNamespace, type ClusterDriver, type ClusterProvider, type DeploymentSpec, type DriverCallContext,
-  type KubernetesObject, type RouteSpec,
+  type KubernetesObject, type RouteHostnames, type RouteSpec,
 } from '../../drivers/cluster/driver.js';
 import { DEFAULT_RETRY, StepError, type Json, type RetryPolicy, type StepContext, type StepDefinition, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
@@ -46,6 +46,8 @@ export interface InstallHostnames {
   evictAgedPinned(tx: Executor, installId: string, replacedBefore: number, now: number): Promise<number>;
   /** Every hostname of the install stops being served (`releasing`); the rows go with the install. */
   releaseAll(db: Executor, installId: string, now: number): Promise<void>;
+  /** The install's preview hostnames being served (active), ordered by hostname, with the protocol they are bound with. */
+  served(db: Executor, installId: string): Promise<{ hostname: string; protocol: string }[]>;
 }
 
 export interface InstallWorkflowDeps {
@@ -130,9 +132,55 @@ function renderOf(ctx: Ctx): RenderResult {
   return result;
 }
 
-function deploymentOf(ctx: Ctx): DeploymentSpec {
+/**
+ * The hostnames each route is served at on a cluster: the install URL's hostname for the route,
+ * and each served preview hostname, which goes to the first route whose protocol is the one it was
+ * bound with, else to the first route (routes with a `service` only, when any has one: the others
+ * get no route object). A namespace holds one render, so a preview hostname, pinned or floating,
+ * reaches the render that runs on the cluster; the built-in preview router tells them apart.
+ */
+export function routeHostnamesOf(
+  preview: InstallWorkflowDeps['preview'], installId: string, routes: RouteSpec[], served: { hostname: string; protocol: string }[],
+): RouteHostnames[] {
+  const out = routes.map((r) => ({ route_key: r.route_key, hostnames: [installUrlHostname(r.route_key, installId, preview.domain)] }));
+  const candidates = routes.some((r) => r.service) ? routes.filter((r) => r.service) : routes;
+  for (const h of served) {
+    const route = candidates.find((r) => r.protocol === h.protocol) ?? candidates[0];
+    if (route) out.find((o) => o.route_key === route.route_key)!.hostnames.push(h.hostname);
+  }
+  return out;
+}
+
+/** The render of the operation as the driver applies it, with the install's hostnames as they are now. */
+async function deploymentOf(deps: Pick<InstallWorkflowDeps, 'db' | 'hostnames' | 'preview'>, ctx: Ctx): Promise<DeploymentSpec> {
   const r = renderOf(ctx);
-  return { installId: ctx.ownerId, namespace: installNamespace(ctx.ownerId), renderId: r.render_id, resources: r.resources, routes: r.routes };
+  const served = await deps.hostnames.served(deps.db, ctx.ownerId);
+  return {
+    installId: ctx.ownerId, namespace: installNamespace(ctx.ownerId), renderId: r.render_id, resources: r.resources, routes: r.routes,
+    hostnames: routeHostnamesOf(deps.preview, ctx.ownerId, r.routes, served),
+  };
+}
+
+/**
+ * Re-applies the objects routing traffic to the install's current render with its hostnames as
+ * they are now (a preview hostname was bound, rebound or released). Nothing while the install has
+ * no current render or is being deleted (its namespace goes, and its route objects with it).
+ * A deploy in flight applies the hostnames it reads itself; the last writer wins, and the next
+ * change of either re-applies them all.
+ */
+export async function syncInstallRoutes(
+  deps: Pick<InstallWorkflowDeps, 'db' | 'drivers' | 'keyring' | 'hostnames' | 'preview'>, installId: string, ctx: DriverCallContext,
+): Promise<void> {
+  const { db } = deps;
+  const install = await repo.findInstallById(db, installId);
+  if (!install || install.state === 'deleted' || !install.current_render_id || (await repo.isBeingDeleted(db, installId))) return;
+  const render = await repo.findRender(db, install.workspace_id, install.id, install.current_render_id);
+  const cluster = await findClusterById(db, install.cluster_id);
+  if (!render || !cluster) return;
+  const routes = (JSON.parse(render.manifest) as { routes: RouteSpec[] }).routes;
+  const served = await deps.hostnames.served(db, install.id);
+  const routing = { installId, namespace: installNamespace(installId), renderId: render.id, routes, hostnames: routeHostnamesOf(deps.preview, installId, routes, served) };
+  await driverStep(() => driverFor(deps, cluster).applyRoutes(targetOf(cluster, deps.keyring), routing, ctx));
 }
 
 /** The install's URL for each route, as install_urls rows (without install_id). */
@@ -219,7 +267,7 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       async run(ctx) {
         await repo.moveStateUnlessDeleting(db, ctx.ownerId, 'syncing', clock.now());
         const cluster = await clusterOf(db, await installOf(db, ctx));
-        const spec = { ...deploymentOf(ctx), ...(await secretOf(ctx)) };
+        const spec = { ...(await deploymentOf(deps, ctx)), ...(await secretOf(ctx)) };
         await driverStep(() => driverFor(deps, cluster).deploy(targetOf(cluster, deps.keyring), spec, ctx));
         return null;
       },
@@ -229,7 +277,8 @@ export function installWorkflows(deps: InstallWorkflowDeps): WorkflowDefinition<
       retry: HEALTH_RETRY,
       async run(ctx) {
         const cluster = await clusterOf(db, await installOf(db, ctx));
-        const status = await driverStep(() => driverFor(deps, cluster).deploymentStatus(targetOf(cluster, deps.keyring), deploymentOf(ctx), ctx));
+        const spec = await deploymentOf(deps, ctx);
+        const status = await driverStep(() => driverFor(deps, cluster).deploymentStatus(targetOf(cluster, deps.keyring), spec, ctx));
         // Not ready yet is a retryable failure: the step polls by being retried.
         if (!status.ready) throw new StepError(`not healthy yet: ${status.message}`, true);
         return { message: status.message };

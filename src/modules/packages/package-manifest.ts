@@ -131,6 +131,18 @@ export function checkManifest(manifest: PublishedManifest): StoredManifest {
     names.add(identity);
     placeholderViolations(resource, field, violations);
   });
+  // A route reaches its workload through a Service of the manifest (by its literal name: a
+  // route's service name holds no placeholder), which the driver's route object names.
+  const services = new Set(resources.filter((r): r is KubernetesObject => isObject(r) && r.apiVersion === 'v1' && r.kind === 'Service' && isObject(r.metadata))
+    .map((r) => r.metadata.name));
+  manifest.routes.forEach((route, i) => {
+    if (route.service && !services.has(route.service.name)) {
+      violations.push({
+        field: `body.manifest.routes.${i}.service.name`,
+        description: `names no Service of the manifest: add a Service (apiVersion v1) named "${route.service.name}" to resources, or name one that is there`,
+      });
+    }
+  });
   if (violations.length) {
     throw new ApiError('INVALID_ARGUMENT', `manifest is invalid: ${violations[0]!.field} ${violations[0]!.description}`, {
       reason: 'MANIFEST_INVALID',

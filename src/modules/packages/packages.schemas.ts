@@ -46,7 +46,15 @@ const RouteService = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'a Service of the manifest (a DNS label)' }),
     port: Type.Integer({ minimum: 1, maximum: 65535, description: 'the Service port that serves the route' }),
   },
-  { additionalProperties: false, description: 'on a real cluster, the Service (in the install\'s namespace) and port behind the route' },
+  {
+    additionalProperties: false,
+    description:
+      'on a Kubernetes cluster, the Service (in the install\'s namespace) and port behind the route: `name` must be the `metadata.name` of ' +
+      'a Service (apiVersion v1) among the manifest\'s resources (400 MANIFEST_INVALID at `body.manifest.routes.N.service.name` otherwise). ' +
+      'The driver routes the install URL\'s hostname for the route, and the preview hostnames that go to it, to this Service and port: an ' +
+      'HTTPRoute attached to the cluster\'s Gateway, else an Ingress (docs/clusters-and-installs.md). A route without `service` gets no ' +
+      'route object: on a cluster, nothing reaches it',
+  },
 );
 
 const routeKeyDescription =
@@ -121,7 +129,10 @@ export const CreateVersionBody = Type.Object(
     examples: [{
       semver: '1.2.0',
       input_schema: { type: 'object', properties: { greeting: { type: 'string', maxLength: 100, default: 'hello' } } },
-      manifest: { routes: [{ route_key: 'web', protocol: 'http', service: { name: 'hello', port: 8080 } }], resources: [] },
+      manifest: {
+        routes: [{ route_key: 'web', protocol: 'http', service: { name: 'hello', port: 8080 } }],
+        resources: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'hello' }, spec: { selector: { app: 'hello' }, ports: [{ port: 8080 }] } }],
+      },
     }],
   },
 );
@@ -165,7 +176,7 @@ export const PackageVersion = Type.Object(
     examples: [{
       id: 'pkv_01kaxq3m7y0c9v8t6r5p4n3m2k', package_id: 'pkg_01kaxq3m7y0c9v8t6r5p4n3m2k', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k', semver: '1.2.0', prerelease: false,
       input_schema: { type: 'object', properties: { greeting: { type: 'string', maxLength: 100, default: 'hello' } } },
-      manifest: { routes: [{ route_key: 'web', protocol: 'http', service: { name: 'hello', port: 8080 } }], resources: [] }, created_at: 1767225700,
+      manifest: { routes: [{ route_key: 'web', protocol: 'http', service: { name: 'hello', port: 8080 } }], resources: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 'hello' }, spec: { selector: { app: 'hello' }, ports: [{ port: 8080 }] } }] }, created_at: 1767225700,
     }],
   },
 );

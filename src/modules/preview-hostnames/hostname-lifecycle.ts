@@ -12,6 +12,7 @@ import * as repo from './preview-hostnames.repo.js';
 export const installHostnames: InstallHostnames = {
   evictAgedPinned: (tx, installId, replacedBefore, now) => repo.evictAgedPinned(tx, installId, replacedBefore, now),
   releaseAll: (db, installId, now) => repo.releaseInstallHostnames(db, installId, now),
+  served: (db, installId) => repo.listServedHostnames(db, installId),
 };
 
 /**

@@ -35,6 +35,17 @@ export function findHostname(db: Executor, workspaceId: string, installId: strin
     .executeTakeFirst();
 }
 
+/** The install's hostnames the router serves (active), ordered by hostname: what its route objects on a cluster hold. */
+export function listServedHostnames(db: Executor, installId: string): Promise<{ hostname: string; protocol: string }[]> {
+  return db
+    .selectFrom('preview_hostnames')
+    .select(['hostname', 'protocol'])
+    .where('install_id', '=', installId)
+    .where('state', '=', 'active')
+    .orderBy('hostname')
+    .execute();
+}
+
 export function findHostnameById(db: Executor, id: string): Promise<HostnameRow | undefined> {
   return db.selectFrom('preview_hostnames').selectAll().where('id', '=', id).executeTakeFirst();
 }

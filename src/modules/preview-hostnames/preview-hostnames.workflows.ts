@@ -2,12 +2,13 @@
 // then moves the binding, but only if it is still the latest request for the hostname (the
 // request wrote its operation id as pending_operation_id): two rebinds of a track in a row end on
 // the second render, whatever order their operations finish in. A release removes the row.
-// The built-in preview router reads the rows on every request, so nothing outside the database
-// has to change; a driver that programs a real gateway would do it in `check_render`'s place.
+// The built-in preview router reads the rows on every request; on a kubernetes cluster the
+// install's route objects hold its hostnames too, so each workflow ends by re-applying them
+// (`route`, through the install's cluster driver; the local driver has nothing to do).
 import type { Db, Executor } from '../../db/database.js';
-import { StepError, type StepContext, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
+import { DEFAULT_RETRY, StepError, type StepContext, type StepDefinition, type WorkflowDefinition, type WorkflowRegistry } from '../../jobs/workflows.js';
 import { clock } from '../../platform/clock.js';
-import { installNames } from '../installs/installs.service.js';
+import { installNames, type InstallService } from '../installs/installs.service.js';
 import * as repo from './preview-hostnames.repo.js';
 
 export const BIND_FLOATING = 'preview_hostname.bind_floating';
@@ -31,6 +32,25 @@ export interface ReleaseInput {
 
 type BindCtx = StepContext<BindInput>;
 
+export interface PreviewHostnameWorkflowDeps {
+  db: Db;
+  /** re-applies the install's route objects on its cluster */
+  installs: Pick<InstallService, 'syncRoutes'>;
+}
+
+/** Re-applies the install's route objects with its hostnames as they now are (after the binding changed). */
+function routeStep<I>(deps: PreviewHostnameWorkflowDeps, skippable: boolean): StepDefinition<I> {
+  return {
+    name: 'route',
+    retry: DEFAULT_RETRY,
+    skippable,
+    async run(ctx) {
+      await deps.installs.syncRoutes(ctx.ownerId, ctx);
+      return null;
+    },
+  };
+}
+
 /** "Binding preview hostname x.preview.test to wiki on dev": the install by its package and cluster (a notification's wording). */
 function describedAs(doing: string, preposition: string) {
   return async (tx: Executor, ctx: { ownerId: string; input: { hostname: string } }): Promise<string> => {
@@ -50,7 +70,8 @@ async function bindBlocker(db: Executor, ctx: BindCtx): Promise<string | null> {
   return null;
 }
 
-function bindWorkflow(type: string, db: Db): WorkflowDefinition<BindInput> {
+function bindWorkflow(type: string, deps: PreviewHostnameWorkflowDeps): WorkflowDefinition<BindInput> {
+  const { db } = deps;
   return {
     type,
     cancellable: true,
@@ -78,6 +99,9 @@ function bindWorkflow(type: string, db: Db): WorkflowDefinition<BindInput> {
           if (blocker) throw new StepError(blocker, false);
         },
       },
+      // The hostname is served by the router from here on; a cluster that cannot be told fails
+      // the operation, so the person binding sees why the workload does not answer there.
+      routeStep(deps, false),
     ],
     response: (ctx) => ({ install_id: ctx.ownerId, preview_hostname_id: ctx.input.preview_hostname_id, hostname: ctx.input.hostname }),
     async onEnd(tx, ctx, outcome) {
@@ -90,7 +114,7 @@ function bindWorkflow(type: string, db: Db): WorkflowDefinition<BindInput> {
   };
 }
 
-export function previewHostnameWorkflows(db: Db): { binds: WorkflowDefinition<BindInput>[]; release: WorkflowDefinition<ReleaseInput> } {
+export function previewHostnameWorkflows(deps: PreviewHostnameWorkflowDeps): { binds: WorkflowDefinition<BindInput>[]; release: WorkflowDefinition<ReleaseInput> } {
   const release: WorkflowDefinition<ReleaseInput> = {
     type: RELEASE_HOSTNAME,
     // Once releasing, the hostname is no longer served: finishing is the only way out.
@@ -103,15 +127,18 @@ export function previewHostnameWorkflows(db: Db): { binds: WorkflowDefinition<Bi
           await repo.deleteReleased(tx, ctx.input.preview_hostname_id);
         },
       },
+      // Skippable: the release is done for svc either way (it cannot be undone), and the cluster
+      // drops the hostname at the install's next deploy or hostname change.
+      routeStep(deps, true),
     ],
     response: (ctx) => ({ install_id: ctx.ownerId, preview_hostname_id: ctx.input.preview_hostname_id, hostname: ctx.input.hostname }),
     describe: describedAs('Releasing', 'of'),
   };
-  return { binds: [bindWorkflow(BIND_FLOATING, db), bindWorkflow(BIND_PINNED, db)], release };
+  return { binds: [bindWorkflow(BIND_FLOATING, deps), bindWorkflow(BIND_PINNED, deps)], release };
 }
 
-export function registerPreviewHostnameWorkflows(registry: WorkflowRegistry, db: Db): void {
-  const { binds, release } = previewHostnameWorkflows(db);
+export function registerPreviewHostnameWorkflows(registry: WorkflowRegistry, deps: PreviewHostnameWorkflowDeps): void {
+  const { binds, release } = previewHostnameWorkflows(deps);
   for (const workflow of binds) registry.register(workflow);
   registry.register(release);
 }
