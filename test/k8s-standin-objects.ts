@@ -4,7 +4,11 @@
 // answering with Status bodies as a real API server does (404, 403, 409, 415, 422). One field manager
 // is all the driver uses, so "apply" stores the applied object whole over the previous one (what
 // server-side apply yields for a sole manager) and bumps metadata.generation when its spec changes.
+// Lists (with labelSelector) and deletes of namespaced objects; what controllers add is in
+// k8s-standin-controllers.ts: a Deployment's pods (kept here, listed by pods()), and the status of
+// HTTPRoutes and Ingresses.
 import yaml from 'js-yaml';
+import { httpRouteStatus, ingressStatus, podOf, podTemplateHash, type RouteWorld } from './k8s-standin-controllers.js';
 
 type Json = Record<string, unknown>;
 
@@ -97,10 +101,72 @@ export class ObjectStore {
   statusFor: ((o: Json) => Json | undefined) | undefined;
   /** how long a deleted namespace stays Terminating before it and its objects are gone (0: at once) */
   namespaceTerminationMs = 0;
+  /**
+   * Whether a Gateway API implementation and an ingress controller run: a GET of an HTTPRoute or
+   * Ingress without a stored status shows the status they would write (false: none, until setStatus).
+   */
+  routeControllers = true;
   private resourceVersion = 5000;
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly world: RouteWorld;
 
-  constructor(private readonly gatewayApi: boolean) {}
+  constructor(private readonly gatewayApi: boolean, fixtures: { gateways: Json[]; ingressClasses: string[] } = { gateways: [], ingressClasses: [] }) {
+    this.world = {
+      gateways: gatewayApi ? fixtures.gateways : [],
+      ingressClasses: fixtures.ingressClasses,
+      service: (namespace, name) => this.objects.get(ObjectStore.key('v1', 'Service', namespace, name)),
+      namespaceLabels: (name) => obj(obj(this.namespaceOf(name)?.metadata).labels),
+    };
+  }
+
+  /** The pods in a namespace (an install's: its namespace holds only its own), as a GET shows them. */
+  pods(namespace: string): Json[] {
+    return [...this.objects.entries()].filter(([key]) => key.startsWith(`v1|Pod|${namespace}|`)).map(([, o]) => this.view(o));
+  }
+
+  /**
+   * Puts a container of a pod into a waiting state (CrashLoopBackOff, ImagePullBackOff...), as the
+   * kubelet reports it, with the last run's termination when given; throws when there is no such container.
+   */
+  setContainerWaiting(namespace: string, pod: string, container: string, reason: string, message: string, lastTerminated?: { exitCode: number; reason: string; message?: string }): void {
+    const o = this.objects.get(ObjectStore.key('v1', 'Pod', namespace, pod));
+    const status = obj(o?.status);
+    const cs = [...(Array.isArray(status.initContainerStatuses) ? status.initContainerStatuses : []), ...(Array.isArray(status.containerStatuses) ? status.containerStatuses : [])]
+      .map(obj).find((c) => c.name === container);
+    if (!cs) throw new Error(`no container ${container} in pod ${namespace}/${pod} of the stand-in`);
+    Object.assign(cs, { ready: false, started: false, state: { waiting: { reason, message } }, lastState: lastTerminated ? { terminated: lastTerminated } : {} });
+    status.phase = 'Running';
+  }
+
+  /** The pods of a Deployment's template: replaced when the template changes, scaled to its replicas. */
+  private syncPods(deployment: Json): void {
+    const meta = obj(deployment.metadata);
+    const namespace = String(meta.namespace);
+    const name = String(meta.name);
+    const hash = podTemplateHash(deployment);
+    const replicas = typeof obj(deployment.spec).replicas === 'number' ? (obj(deployment.spec).replicas as number) : 1;
+    const owned = [...this.objects.entries()].filter(([key, o]) => key.startsWith(`v1|Pod|${namespace}|${name}-`)
+      && (obj(o.metadata).ownerReferences as Json[] | undefined)?.some((r) => typeof r.name === 'string' && r.name.startsWith(`${name}-`) && r.name.length === name.length + 11));
+    let current = 0;
+    for (const [key, o] of owned) {
+      if (obj(obj(o.metadata).labels)['pod-template-hash'] === hash && current < replicas) current++;
+      else this.objects.delete(key);
+    }
+    const secret = (ns: string, secretName: string, key: string): string | undefined => {
+      const s = this.objects.get(ObjectStore.key('v1', 'Secret', ns, secretName));
+      const data = obj(s?.data)[key];
+      if (typeof data === 'string') return Buffer.from(data, 'base64').toString('utf8');
+      const plain = obj(s?.stringData)[key];
+      return typeof plain === 'string' ? plain : undefined;
+    };
+    for (; current < replicas; current++) {
+      const pod = podOf(deployment, namespace, hash, secret);
+      const podMeta = obj(pod.metadata);
+      podMeta.uid = `9a${++this.resourceVersion}-2b3c-4d5e-8f6a-7b8c9d0e1f2a`;
+      podMeta.resourceVersion = String(this.resourceVersion);
+      this.objects.set(ObjectStore.key('v1', 'Pod', namespace, String(podMeta.name)), pod);
+    }
+  }
 
   private groups(): Record<string, ResourceInfo[]> {
     return this.gatewayApi ? { ...GROUP_RESOURCES, 'gateway.networking.k8s.io/v1': GATEWAY_RESOURCES } : GROUP_RESOURCES;
@@ -150,6 +216,8 @@ export class ObjectStore {
       return status(403, 'Forbidden', `${what} "${target.name ?? ''}" is forbidden: User "system:serviceaccount:svc:deployer" cannot ${verb} resource "${target.resource.name}" in API group "${group}"${where}`);
     }
     if (method === 'GET' && target.name) return this.read(target, what);
+    if (method === 'GET' && !target.name && target.namespace !== undefined) return this.list(target, query);
+    if (method === 'DELETE' && target.name && target.namespace !== undefined) return this.delete(target, what);
     if (method === 'PATCH' && target.name) return this.apply(target, what, query, contentType, body);
     if (method === 'DELETE' && target.name && target.resource.kind === 'Namespace') return this.deleteNamespace(target.name);
     if (method === 'POST' && !target.name && target.resource.kind === 'Namespace') return this.createNamespace(body);
@@ -179,7 +247,32 @@ export class ObjectStore {
     const out = clone(o);
     const computed = this.statusFor?.(out);
     if (computed) out.status = clone(computed);
+    if (this.routeControllers && !out.status) {
+      const routeStatus = o.kind === 'HTTPRoute' ? httpRouteStatus(out, this.world) : o.kind === 'Ingress' ? ingressStatus(out, this.world) : undefined;
+      if (routeStatus) out.status = routeStatus;
+    }
     return out;
+  }
+
+  /** A list of one kind in a namespace (empty when the namespace does not exist, as the API server answers), by labelSelector. */
+  private list(t: Target, query: URLSearchParams): Answer {
+    const selector = (query.get('labelSelector') ?? '').split(',').filter(Boolean).map((term) => {
+      const [k, v] = term.split('=') as [string, string | undefined];
+      return (labels: Json) => (v === undefined ? k in labels : labels[k] === v);
+    });
+    const items = [...this.objects.entries()]
+      .filter(([key]) => key.startsWith(`${t.apiVersion}|${t.resource.kind}|${t.namespace}|`))
+      .map(([, o]) => this.view(o))
+      .filter((o) => selector.every((matches) => matches(obj(obj(o.metadata).labels))));
+    return { code: 200, body: { kind: `${t.resource.kind}List`, apiVersion: t.apiVersion, metadata: { resourceVersion: String(this.resourceVersion) }, items } };
+  }
+
+  private delete(t: Target, what: string): Answer {
+    const key = ObjectStore.key(t.apiVersion, t.resource.kind, t.namespace, t.name!);
+    const o = this.objects.get(key);
+    if (!o) return status(404, 'NotFound', `${what} "${t.name}" not found`, { name: t.name, group: groupOf(t.apiVersion), kind: t.resource.name });
+    this.objects.delete(key);
+    return { code: 200, body: this.view(o) };
   }
 
   private namespaceOf(name: string): Json | undefined {
@@ -247,6 +340,7 @@ export class ObjectStore {
     else if (t.resource.kind === 'Namespace') stored.status = { phase: 'Active' };
     if (t.resource.kind === 'Namespace' && !isObj(stored.spec)) stored.spec = { finalizers: ['kubernetes'] };
     this.objects.set(key, stored);
+    if (t.apiVersion === 'apps/v1' && t.resource.kind === 'Deployment') this.syncPods(stored);
     return { code: old ? 200 : 201, body: this.view(stored) };
   }
 

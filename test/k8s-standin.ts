@@ -11,6 +11,7 @@ import yaml from 'js-yaml';
 import { ObjectStore } from './k8s-standin-objects.js';
 
 export { readyStatus } from './k8s-standin-objects.js';
+export { INGRESS_ADDRESS } from './k8s-standin-controllers.js';
 
 /**
  * Test-only TLS material (never used outside tests). The server certificate is self-signed for
@@ -193,7 +194,8 @@ const gwCondition = (type: string, reason: string, message: string): Json => ({ 
 export const GATEWAYS = [
   { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: meta('public-gw', { namespace: 'default', generation: 1 }),
     spec: { gatewayClassName: 'eg', listeners: [
-      { name: 'http', protocol: 'HTTP', port: 80, allowedRoutes: { namespaces: { from: 'Same' } } },
+      // Routes of every namespace may attach (each install has its own namespace), as a shared gateway is set up.
+      { name: 'http', protocol: 'HTTP', port: 80, allowedRoutes: { namespaces: { from: 'All' } } },
       { name: 'https', protocol: 'HTTPS', port: 443, hostname: '*.example.com', tls: { mode: 'Terminate', certificateRefs: [{ kind: 'Secret', name: 'wildcard-tls' }] } },
     ] },
     status: {
@@ -239,7 +241,7 @@ export async function startK8sStandin(options: StandinOptions = {}): Promise<K8s
     routes['/apis/gateway.networking.k8s.io/v1/gateways'] = (q) => list('GatewayList', 'gateway.networking.k8s.io/v1', GATEWAYS, q, options.maxPageSize);
   }
 
-  const objects = new ObjectStore(gatewayApi);
+  const objects = new ObjectStore(gatewayApi, { gateways: GATEWAYS, ingressClasses: INGRESS_CLASSES.map((ic) => ic.metadata.name as string) });
 
   const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
     const url = new URL(req.url ?? '/', 'http://standin');
