@@ -63,6 +63,8 @@ export interface StandinOptions {
   token?: string;
   /** serve gateway.networking.k8s.io (default true); false: absent from /apis, its paths 404 */
   gatewayApi?: boolean;
+  /** have IngressClasses and an ingress controller (default true); false: no IngressClass */
+  ingress?: boolean;
   /** the first N requests answer 503 (a Status body), as an overloaded or restarting server */
   failTimes?: number;
   /** every answer waits this long first */
@@ -225,6 +227,7 @@ function list(kind: string, apiVersion: string, items: Json[], query: URLSearchP
 export async function startK8sStandin(options: StandinOptions = {}): Promise<K8sStandin> {
   const token = options.token ?? STANDIN_TOKEN;
   const gatewayApi = options.gatewayApi ?? true;
+  const ingressClasses = options.ingress === false ? [] : INGRESS_CLASSES;
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
 
@@ -234,14 +237,14 @@ export async function startK8sStandin(options: StandinOptions = {}): Promise<K8s
     '/apis': () => apiGroupList(gatewayApi),
     '/api/v1/nodes': (q) => list('NodeList', 'v1', NODES, q, options.maxPageSize),
     '/apis/storage.k8s.io/v1/storageclasses': (q) => list('StorageClassList', 'storage.k8s.io/v1', STORAGE_CLASSES, q, options.maxPageSize),
-    '/apis/networking.k8s.io/v1/ingressclasses': (q) => list('IngressClassList', 'networking.k8s.io/v1', INGRESS_CLASSES, q, options.maxPageSize),
+    '/apis/networking.k8s.io/v1/ingressclasses': (q) => list('IngressClassList', 'networking.k8s.io/v1', ingressClasses, q, options.maxPageSize),
   };
   if (gatewayApi) {
     routes['/apis/gateway.networking.k8s.io/v1/gatewayclasses'] = (q) => list('GatewayClassList', 'gateway.networking.k8s.io/v1', GATEWAY_CLASSES, q, options.maxPageSize);
     routes['/apis/gateway.networking.k8s.io/v1/gateways'] = (q) => list('GatewayList', 'gateway.networking.k8s.io/v1', GATEWAYS, q, options.maxPageSize);
   }
 
-  const objects = new ObjectStore(gatewayApi, { gateways: GATEWAYS, ingressClasses: INGRESS_CLASSES.map((ic) => ic.metadata.name as string) });
+  const objects = new ObjectStore(gatewayApi, { gateways: GATEWAYS, ingressClasses: ingressClasses.map((ic) => ic.metadata.name as string) });
 
   const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
     const url = new URL(req.url ?? '/', 'http://standin');

@@ -326,3 +326,138 @@ describe('kubernetes driver deploy over TLS with a client certificate', () => {
     }
   });
 });
+
+describe('kubernetes driver: route objects and rollout failures', () => {
+  const driver = createKubernetesDriver();
+  const routed = (o: Parameters<typeof webRender>[0] = {}) => {
+    const installId = o.installId ?? newId('install');
+    const host = `web-${installId.slice(5)}.preview.example.com`;
+    return webRender({ ...o, installId, hostnames: o.hostnames ?? [{ route_key: 'web', hostnames: [host] }] });
+  };
+  type Route = { metadata: { labels: Record<string, string> }; spec: Record<string, any>; status?: Record<string, any> };
+
+  test('with a Gateway: an HTTPRoute attached to it; ready once the Gateway accepts it; missing backends are named', async () => {
+    const k8s = await startK8sStandin();
+    try {
+      const target: ClusterTarget = { clusterId: 'clu_gw', provider: 'kubernetes', faults: [], kubeconfig: standinKubeconfig(k8s.url) };
+      const spec = routed();
+      await driver.deploy(target, spec, ctx());
+      const route = k8s.objects.get('gateway.networking.k8s.io/v1', 'HTTPRoute', spec.namespace, 'svc-route-web') as Route | undefined;
+      assert.ok(route, 'the HTTPRoute was applied');
+      // The first Gateway by namespace and name with an HTTP listener matching every hostname: default/public-gw.
+      assert.deepEqual(route.spec.parentRefs, [{ group: 'gateway.networking.k8s.io', kind: 'Gateway', namespace: 'default', name: 'public-gw' }]);
+      assert.deepEqual(route.spec.hostnames, spec.hostnames[0]!.hostnames);
+      assert.deepEqual(route.spec.rules[0].backendRefs, [{ group: '', kind: 'Service', name: 'web', port: 80 }]);
+      assert.deepEqual(route.metadata.labels, {
+        'app.kubernetes.io/managed-by': 'svc', 'svc.dev/install-id': spec.installId, 'svc.dev/render-id': spec.renderId, 'svc.dev/route-key': 'web',
+      });
+      assert.equal(k8s.objects.get('networking.k8s.io/v1', 'Ingress', spec.namespace, 'svc-route-web'), undefined);
+
+      k8s.objects.statusFor = readyStatus;
+      assert.deepEqual(await driver.deploymentStatus(target, spec, ctx()), { ready: true, message: '3 object(s) ready, 1 route object(s) accepted' });
+
+      // The Gateway has not written a status yet: waiting.
+      k8s.objects.routeControllers = false;
+      assert.deepEqual(await driver.deploymentStatus(target, spec, ctx()), { ready: false, message: 'httproute/svc-route-web: waiting for gateway default/public-gw to accept it' });
+      k8s.objects.routeControllers = true;
+
+      // A route whose Service port is not there: the implementation says so, and so does the status.
+      const wrongPort = { ...spec, routes: [{ route_key: 'web', protocol: 'http' as const, service: { name: 'web', port: 8443 } }] };
+      await driver.deploy(target, wrongPort, ctx());
+      const status = await driver.deploymentStatus(target, wrongPort, ctx());
+      assert.equal(status.ready, false);
+      assert.match(status.message, /^httproute\/svc-route-web: ResolvedRefs is False on gateway default\/public-gw \(BackendNotFound: .*TCP Port 8443 not found on service svc-\w+\/web/);
+    } finally {
+      await k8s.close();
+    }
+  });
+
+  test('hostname changes re-apply the route: more than 16 hostnames take a second object, fewer remove it; a render without the route removes it', async () => {
+    const k8s = await startK8sStandin();
+    try {
+      const target: ClusterTarget = { clusterId: 'clu_gw2', provider: 'kubernetes', faults: [], kubeconfig: standinKubeconfig(k8s.url) };
+      const spec = routed();
+      await driver.deploy(target, spec, ctx());
+      const many = Array.from({ length: 20 }, (_, i) => `p${String(i).padStart(2, '0')}--${spec.installId.slice(5)}.preview.example.com`);
+      await driver.applyRoutes(target, { ...spec, hostnames: [{ route_key: 'web', hostnames: [...spec.hostnames[0]!.hostnames, ...many] }] }, ctx());
+      const first = k8s.objects.get('gateway.networking.k8s.io/v1', 'HTTPRoute', spec.namespace, 'svc-route-web') as Route;
+      const second = k8s.objects.get('gateway.networking.k8s.io/v1', 'HTTPRoute', spec.namespace, 'svc-route-web-2') as Route;
+      assert.equal(first.spec.hostnames.length, 16);
+      assert.deepEqual([...first.spec.hostnames, ...second.spec.hostnames], [...spec.hostnames[0]!.hostnames, ...many]);
+
+      await driver.applyRoutes(target, spec, ctx());
+      assert.deepEqual((k8s.objects.get('gateway.networking.k8s.io/v1', 'HTTPRoute', spec.namespace, 'svc-route-web') as Route).spec.hostnames, spec.hostnames[0]!.hostnames);
+      assert.equal(k8s.objects.get('gateway.networking.k8s.io/v1', 'HTTPRoute', spec.namespace, 'svc-route-web-2'), undefined);
+
+      // A route without a service gets no object; deploying such a render removes the old one.
+      await driver.deploy(target, { ...spec, renderId: newId('render'), routes: [{ route_key: 'web', protocol: 'http' }] }, ctx());
+      assert.equal(k8s.objects.get('gateway.networking.k8s.io/v1', 'HTTPRoute', spec.namespace, 'svc-route-web'), undefined);
+      assert.ok(k8s.requests.some((r) => r.method === 'DELETE' && r.path === `/apis/gateway.networking.k8s.io/v1/namespaces/${spec.namespace}/httproutes/svc-route-web`));
+    } finally {
+      await k8s.close();
+    }
+  });
+
+  test('without the Gateway API: an Ingress of the default class, ready once it has an address; with neither, a clear failure', async () => {
+    const k8s = await startK8sStandin({ gatewayApi: false });
+    const bare = await startK8sStandin({ gatewayApi: false, ingress: false });
+    try {
+      const target: ClusterTarget = { clusterId: 'clu_ing', provider: 'kubernetes', faults: [], kubeconfig: standinKubeconfig(k8s.url) };
+      const spec = routed();
+      await driver.deploy(target, spec, ctx());
+      const ingress = k8s.objects.get('networking.k8s.io/v1', 'Ingress', spec.namespace, 'svc-route-web') as Route;
+      assert.equal(ingress.spec.ingressClassName, 'nginx');
+      assert.deepEqual(ingress.spec.rules, [{
+        host: spec.hostnames[0]!.hostnames[0], http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] },
+      }]);
+      k8s.objects.statusFor = readyStatus;
+      assert.deepEqual(await driver.deploymentStatus(target, spec, ctx()), { ready: true, message: '3 object(s) ready, 1 route object(s) accepted' });
+      k8s.objects.routeControllers = false;
+      assert.deepEqual(await driver.deploymentStatus(target, spec, ctx()), { ready: false, message: 'ingress/svc-route-web: waiting for the ingress controller to assign it an address' });
+
+      const err = await driverFailure(driver.deploy({ ...target, kubeconfig: standinKubeconfig(bare.url) }, routed(), ctx()));
+      assert.equal(err.retryable, false);
+      assert.match(err.message, /the cluster has no Gateway API \(gateway.networking.k8s.io\/v1 is not served\) and no IngressClass; install a Gateway API implementation/);
+    } finally {
+      await k8s.close();
+      await bare.close();
+    }
+  });
+
+  test('a crashing container fails the rollout at once with its reason and last message, secret values redacted; so does an image that cannot be pulled', async () => {
+    const k8s = await startK8sStandin();
+    try {
+      const target: ClusterTarget = { clusterId: 'clu_crash', provider: 'kubernetes', faults: [], kubeconfig: standinKubeconfig(k8s.url) };
+      const crashing = deployment('api', 1, 'fail.example/crashloop:1');
+      const container = (crashing.spec as any).template.spec.containers[0];
+      container.env = [{ name: 'STANDIN_EXIT_MESSAGE', valueFrom: { secretKeyRef: { name: 'svc-secrets', key: 'db_password' } } }];
+      const spec = { ...routed({ extra: [crashing] }), secret: { name: 'svc-secrets', data: { db_password: 'hunter2-very-secret' } } };
+      await driver.deploy(target, spec, ctx());
+      const pods = k8s.objects.pods(spec.namespace);
+      assert.equal(pods.length, 4, 'three of web, one of api');
+      const apiPod = pods.find((p) => (p.metadata as { name: string }).name.startsWith('api-'))!;
+      const podName = (apiPod.metadata as { name: string }).name;
+      assert.match(podName, /^api-[b-z2-9]{10}-[b-z2-9]{5}$/);
+
+      const { secret: _omitted, ...statusSpec } = spec;
+      const err = await driverFailure(driver.deploymentStatus(target, statusSpec, ctx()));
+      assert.equal(err.retryable, false);
+      assert.match(err.message, new RegExp(`^pod ${podName} container api: CrashLoopBackOff: back-off .*; last run ended: Error \\(exit code 1\\): \\[redacted\\]$`));
+      assert.doesNotMatch(err.message, /hunter2/);
+
+      // An init container whose image cannot be pulled, put there by the test.
+      const web = k8s.objects.pods(spec.namespace).find((p) => (p.metadata as { name: string }).name.startsWith('web-'))!;
+      const webName = (web.metadata as { name: string }).name;
+      await driver.deploy(target, { ...spec, resources: spec.resources.filter((r) => r.metadata.name !== 'api') }, ctx());
+      for (const p of k8s.objects.pods(spec.namespace)) {
+        if ((p.metadata as { name: string }).name.startsWith('api-')) k8s.objects.objects.delete(`v1|Pod|${spec.namespace}|${(p.metadata as { name: string }).name}`);
+      }
+      k8s.objects.setContainerWaiting(spec.namespace, webName, 'web', 'ImagePullBackOff', 'Back-off pulling image "nginx:1.27"');
+      const pull = await driverFailure(driver.deploymentStatus(target, statusSpec, ctx()));
+      assert.equal(pull.retryable, false);
+      assert.match(pull.message, new RegExp(`pod ${webName} container web: ImagePullBackOff: Back-off pulling image "nginx:1.27"$`));
+    } finally {
+      await k8s.close();
+    }
+  });
+});
