@@ -4255,7 +4255,25 @@ export interface components {
          *             }
          *           }
          *         ],
-         *         "resources": []
+         *         "resources": [
+         *           {
+         *             "apiVersion": "v1",
+         *             "kind": "Service",
+         *             "metadata": {
+         *               "name": "hello"
+         *             },
+         *             "spec": {
+         *               "selector": {
+         *                 "app": "hello"
+         *               },
+         *               "ports": [
+         *                 {
+         *                   "port": 8080
+         *                 }
+         *               ]
+         *             }
+         *           }
+         *         ]
          *       },
          *       "created_at": 1767225700
          *     }
@@ -4552,7 +4570,25 @@ export interface components {
          *             }
          *           }
          *         ],
-         *         "resources": []
+         *         "resources": [
+         *           {
+         *             "apiVersion": "v1",
+         *             "kind": "Service",
+         *             "metadata": {
+         *               "name": "hello"
+         *             },
+         *             "spec": {
+         *               "selector": {
+         *                 "app": "hello"
+         *               },
+         *               "ports": [
+         *                 {
+         *                   "port": 8080
+         *                 }
+         *               ]
+         *             }
+         *           }
+         *         ]
          *       }
          *     }
          */
@@ -15713,7 +15749,25 @@ export interface operations {
                  *             }
                  *           }
                  *         ],
-                 *         "resources": []
+                 *         "resources": [
+                 *           {
+                 *             "apiVersion": "v1",
+                 *             "kind": "Service",
+                 *             "metadata": {
+                 *               "name": "hello"
+                 *             },
+                 *             "spec": {
+                 *               "selector": {
+                 *                 "app": "hello"
+                 *               },
+                 *               "ports": [
+                 *                 {
+                 *                   "port": 8080
+                 *                 }
+                 *               ]
+                 *             }
+                 *           }
+                 *         ]
                  *       }
                  *     }
                  */
@@ -15735,7 +15789,7 @@ export interface operations {
                              * @enum {string}
                              */
                             protocol?: "http" | "websocket" | "grpc";
-                            /** @description on a real cluster, the Service (in the install's namespace) and port behind the route */
+                            /** @description on a Kubernetes cluster, the Service (in the install's namespace) and port behind the route: `name` must be the `metadata.name` of a Service (apiVersion v1) among the manifest's resources (400 MANIFEST_INVALID at `body.manifest.routes.N.service.name` otherwise). The driver routes the install URL's hostname for the route, and the preview hostnames that go to it, to this Service and port: an HTTPRoute attached to the cluster's Gateway, else an Ingress (docs/clusters-and-installs.md). A route without `service` gets no route object: on a cluster, nothing reaches it */
                             service?: {
                                 /** @description a Service of the manifest (a DNS label) */
                                 name: string;

@@ -177,7 +177,7 @@ export async function syncInstallRoutes(
   const render = await repo.findRender(db, install.workspace_id, install.id, install.current_render_id);
   const cluster = await findClusterById(db, install.cluster_id);
   if (!render || !cluster) return;
-  const routes = (JSON.parse(render.manifest) as { routes: RouteSpec[] }).routes;
+  const routes = (JSON.parse(render.manifest) as { routes?: RouteSpec[] }).routes ?? [];
   const served = await deps.hostnames.served(db, install.id);
   const routing = { installId, namespace: installNamespace(installId), renderId: render.id, routes, hostnames: routeHostnamesOf(deps.preview, installId, routes, served) };
   await driverStep(() => driverFor(deps, cluster).applyRoutes(targetOf(cluster, deps.keyring), routing, ctx));
