@@ -138,19 +138,44 @@ export class ObjectStore {
     status.phase = 'Running';
   }
 
-  /** The pods of a Deployment's template: replaced when the template changes, scaled to its replicas. */
+  /**
+   * The Deployment controller's part: each template gets a ReplicaSet `<deployment>-<pod-template-hash>`
+   * with the next revision (`deployment.kubernetes.io/revision`, on the Deployment too), and pods.
+   * The pods of earlier templates go at once, unless keepOldPods (a rollout that has not finished:
+   * the old ReplicaSet's pods are still there, as they are until the new ones are available).
+   */
+  keepOldPods = false;
+  private readonly revisions = new Map<string, { hash: string; revision: number }>();
+
   private syncPods(deployment: Json): void {
     const meta = obj(deployment.metadata);
     const namespace = String(meta.namespace);
     const name = String(meta.name);
     const hash = podTemplateHash(deployment);
     const replicas = typeof obj(deployment.spec).replicas === 'number' ? (obj(deployment.spec).replicas as number) : 1;
+    const deploymentKey = ObjectStore.key('apps/v1', 'Deployment', namespace, name);
+    const known = this.revisions.get(deploymentKey);
+    const revision = known?.hash === hash ? known.revision : (known?.revision ?? 0) + 1;
+    this.revisions.set(deploymentKey, { hash, revision });
+    const annotation = { 'deployment.kubernetes.io/revision': String(revision) };
+    meta.annotations = { ...obj(meta.annotations), ...annotation };
+    this.objects.set(ObjectStore.key('apps/v1', 'ReplicaSet', namespace, `${name}-${hash}`), {
+      apiVersion: 'apps/v1', kind: 'ReplicaSet',
+      metadata: {
+        name: `${name}-${hash}`, namespace, annotations: annotation, labels: { ...obj(obj(obj(deployment.spec).template).metadata).labels as Json, 'pod-template-hash': hash },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid: meta.uid, controller: true, blockOwnerDeletion: true }],
+        uid: `5e${hash}-0000-4000-8000-000000000000`, resourceVersion: String(++this.resourceVersion), creationTimestamp: meta.creationTimestamp,
+      },
+      spec: { replicas, selector: obj(deployment.spec).selector, template: obj(deployment.spec).template },
+      status: { replicas, readyReplicas: replicas, availableReplicas: replicas, observedGeneration: 1 },
+    });
     const owned = [...this.objects.entries()].filter(([key, o]) => key.startsWith(`v1|Pod|${namespace}|${name}-`)
       && (obj(o.metadata).ownerReferences as Json[] | undefined)?.some((r) => typeof r.name === 'string' && r.name.startsWith(`${name}-`) && r.name.length === name.length + 11));
     let current = 0;
     for (const [key, o] of owned) {
-      if (obj(obj(o.metadata).labels)['pod-template-hash'] === hash && current < replicas) current++;
-      else this.objects.delete(key);
+      const podHash = obj(obj(o.metadata).labels)['pod-template-hash'];
+      if (podHash === hash && current < replicas) current++;
+      else if (podHash === hash || !this.keepOldPods) this.objects.delete(key);
     }
     const secret = (ns: string, secretName: string, key: string): string | undefined => {
       const s = this.objects.get(ObjectStore.key('v1', 'Secret', ns, secretName));

@@ -103,9 +103,11 @@ describe('kubernetes driver: deploy, status, undeploy', () => {
   test('applying again is idempotent: no duplicate, generation moves only with the spec', async () => {
     const spec = webRender();
     await driver.deploy(target, spec, ctx());
-    const count = k8s.objects.objects.size;
+    // What the driver applied (not the ReplicaSets and pods the stand-in's controllers add).
+    const applied = () => [...k8s.objects.objects.keys()].filter((k) => !/^(apps\/v1\|ReplicaSet|v1\|Pod)\|/.test(k)).length;
+    const count = applied();
     await driver.deploy(target, spec, ctx());
-    assert.equal(k8s.objects.objects.size, count);
+    assert.equal(applied(), count);
     const gen = (o: Record<string, unknown> | undefined) => (o?.metadata as { generation: number }).generation;
     assert.equal(gen(k8s.objects.get('apps/v1', 'Deployment', spec.namespace, 'web')), 1);
 
@@ -119,7 +121,7 @@ describe('kubernetes driver: deploy, status, undeploy', () => {
     const changed = webRender({ installId: spec.installId, image: 'nginx:1.28' });
     await driver.deploy(target, changed, ctx());
     assert.equal(gen(k8s.objects.get('apps/v1', 'Deployment', spec.namespace, 'web')), 2);
-    assert.equal(k8s.objects.objects.size, count);
+    assert.equal(applied(), count);
   });
 
   test('status follows the workloads: not observed, partly ready, then ready', async () => {
@@ -421,6 +423,25 @@ describe('kubernetes driver: route objects and rollout failures', () => {
     } finally {
       await k8s.close();
       await bare.close();
+    }
+  });
+
+  test('an update away from a crashing template is not failed by the old ReplicaSet\'s pods still there', async () => {
+    const k8s = await startK8sStandin();
+    try {
+      const target: ClusterTarget = { clusterId: 'clu_fix', provider: 'kubernetes', faults: [], kubeconfig: standinKubeconfig(k8s.url) };
+      k8s.objects.keepOldPods = true;
+      k8s.objects.statusFor = readyStatus;
+      const broken = routed({ replicas: 1, image: 'fail.example/crashloop:1' });
+      await driver.deploy(target, broken, ctx());
+      assert.match((await driverFailure(driver.deploymentStatus(target, broken, ctx()))).message, /CrashLoopBackOff/);
+      const fixed = routed({ installId: broken.installId, replicas: 1, image: 'nginx:1.28' });
+      await driver.deploy(target, fixed, ctx());
+      const pods = k8s.objects.pods(fixed.namespace).map((p) => (p.metadata as { name: string }).name);
+      assert.equal(pods.length, 2, 'the crashing pod of the old template is still there');
+      assert.deepEqual(await driver.deploymentStatus(target, fixed, ctx()), { ready: true, message: '3 object(s) ready, 1 route object(s) accepted' });
+    } finally {
+      await k8s.close();
     }
   });
 

@@ -15,7 +15,8 @@
 // A rollout is ready once every route object is accepted: an HTTPRoute's status names our Gateway
 // with Accepted and ResolvedRefs True; an Ingress has a load balancer address. A pod of the install
 // whose container (or init container) waits in CrashLoopBackOff, ImagePullBackOff or ErrImagePull
-// fails the rollout at once with the reason and the container's last message.
+// fails the rollout at once with the reason and the container's last message (pods of a
+// ReplicaSet their Deployment has replaced excepted: an update may be what fixes them).
 import { ApiException } from '@kubernetes/client-node';
 import { ClusterDriverError, type KubernetesObject, type RouteSpec, type RoutingSpec } from './driver.js';
 import { LABEL_INSTALL, LABEL_RENDER, type DeployCall } from './kubernetes-deploy.js';
@@ -298,10 +299,14 @@ function lastMessage(status: Obj): string {
  * container's last message, with the values of the install's Secrets and the cluster credentials
  * redacted.
  */
-export async function checkPods(c: DeployCall, spec: RoutingSpec): Promise<void> {
+export async function checkPods(c: DeployCall, spec: RoutingSpec & { resources: KubernetesObject[] }): Promise<void> {
   const pods = await listAll(c, `listing the pods of install ${spec.installId}`, 'v1', 'Pod', spec.namespace);
   const failures: { pod: string; container: string; reason: string; message: string }[] = [];
+  const replaced = await replacedReplicaSets(c, spec, pods);
   for (const pod of pods) {
+    // A pod of a template the Deployment has replaced goes once the new pods are available: its
+    // crash is the previous render's (the one an update may be fixing), not this rollout's.
+    if (arr(obj(pod.metadata).ownerReferences).map(obj).some((r) => r.kind === 'ReplicaSet' && replaced.has(str(r.name)))) continue;
     const status = obj(pod.status);
     for (const cs of [...arr(status.initContainerStatuses), ...arr(status.containerStatuses)].map(obj)) {
       const reason = str(obj(obj(cs.state).waiting).reason);
@@ -319,6 +324,30 @@ export async function checkPods(c: DeployCall, spec: RoutingSpec): Promise<void>
   const described = failures.slice(0, FAILURES_NAMED).map((f) => `pod ${f.pod} container ${f.container}: ${f.reason}${f.message ? `: ${said(f.message)}` : ''}`);
   const more = failures.length > FAILURES_NAMED ? `; and ${failures.length - FAILURES_NAMED} more failing container(s)` : '';
   throw new ClusterDriverError(`${described.join('; ')}${more}`, false);
+}
+
+const REVISION = 'deployment.kubernetes.io/revision';
+
+/**
+ * The ReplicaSets of the install's Deployments that are not their current revision (read only
+ * when a pod fails: two more lists). A ReplicaSet or Deployment without a revision yet counts as current.
+ */
+async function replacedReplicaSets(c: DeployCall, spec: RoutingSpec & { resources: KubernetesObject[] }, pods: Obj[]): Promise<Set<string>> {
+  const replaced = new Set<string>();
+  const failing = pods.some((p) => [...arr(obj(p.status).initContainerStatuses), ...arr(obj(p.status).containerStatuses)]
+    .some((cs) => FAILING_REASONS.has(str(obj(obj(obj(cs).state).waiting).reason))));
+  if (!failing || !spec.resources.some((r) => r.apiVersion === 'apps/v1' && r.kind === 'Deployment')) return replaced;
+  const deployments = await listAll(c, `listing the Deployments of install ${spec.installId}`, 'apps/v1', 'Deployment', spec.namespace);
+  const revisions = new Map(deployments.map((d) => [str(obj(d.metadata).name), str(obj(obj(d.metadata).annotations)[REVISION])]));
+  const sets = await listAll(c, `listing the ReplicaSets of install ${spec.installId}`, 'apps/v1', 'ReplicaSet', spec.namespace);
+  for (const rs of sets) {
+    const meta = obj(rs.metadata);
+    const owner = arr(meta.ownerReferences).map(obj).find((r) => r.kind === 'Deployment' && r.controller === true);
+    const current = owner ? revisions.get(str(owner.name)) : undefined;
+    const revision = str(obj(meta.annotations)[REVISION]);
+    if (current && revision && current !== revision) replaced.add(str(meta.name));
+  }
+  return replaced;
 }
 
 /**
