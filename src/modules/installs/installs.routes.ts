@@ -16,8 +16,11 @@ const RenderParams = Type.Object({ id: InstallId, render_id: RenderId });
 const PageQuerystring = Type.Object(PageQuery, { additionalProperties: false });
 
 const DEPLOY_STEPS =
-  'Its steps: `resolve_version`, `render` (a new render `rnd_` with its content hash), `apply` (through the cluster\'s driver), ' +
-  '`wait_healthy` (polls readiness for about 2 minutes) and `publish_urls` (the install\'s URLs, one per route, and the render ' +
+  'Its steps: `resolve_version`, `render` (a new render `rnd_` with its content hash), `apply` (through the cluster\'s driver; on a ' +
+  'Kubernetes cluster also one HTTPRoute or Ingress per route with a `service`, holding the install URL\'s and the active preview ' +
+  'hostnames), `wait_healthy` (polls readiness for about 2 minutes; on a Kubernetes cluster the workloads are available and every ' +
+  'route object is accepted, and a container in CrashLoopBackOff, ImagePullBackOff or ErrImagePull fails the step at once with ' +
+  'its reason and last message) and `publish_urls` (the install\'s URLs, one per route, and the render ' +
   'becomes current). The install is `rendering`, then `syncing`, then `healthy`; `reconciling` is true until the operation ends. ' +
   'A failing driver call shows in the operation\'s `last_error` while it is retried. On success, `response` carries ' +
   '`install_id`, `render_id` and `urls` [{route_key, url}].';

@@ -18,8 +18,11 @@ const COLLECTION = '/v1/installs/:id/preview_hostnames';
 const BIND_RULES =
   'render_id must be a render of the install (else 400, field violation body.render_id) that has been deployed (else 422 ' +
   'RENDER_NOT_DEPLOYED). An install being deleted is 422 (reason INSTALL_DELETING); a hostname being released is 422 ' +
-  '(reason PREVIEW_HOSTNAME_RELEASING). The operation (owner_type install) checks the render again and makes the hostname ' +
-  'active; if it fails or is cancelled, a hostname it was creating disappears and an active one keeps its binding. ' +
+  '(reason PREVIEW_HOSTNAME_RELEASING). The operation (owner_type install; steps `check_render`, `activate`, `route`) checks ' +
+  'the render again and makes the hostname active; if it fails or is cancelled before that, a hostname it was creating ' +
+  'disappears and an active one keeps its binding. Its `route` step then re-applies the install\'s route objects on a ' +
+  'Kubernetes cluster (the HTTPRoute or Ingress holding its hostnames; nothing on the local cluster): a cluster that refuses ' +
+  'fails the operation, with the hostname active for the preview router. ' +
   'metadata: install_id, preview_hostname_id, hostname, track, render_id. response: install_id, preview_hostname_id, hostname. ' +
   'Any member may bind.';
 
@@ -90,7 +93,8 @@ export function previewHostnameRoutes(app: App, s: Pick<Services, 'idempotency' 
         'if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. 202 with a ' +
         '`preview_hostname.release` operation: the hostname is `releasing` at once (no longer served) and is gone when the ' +
         'operation ends. While a release runs, another DELETE returns that same operation, whatever its if-match; a hostname ' +
-        'released by its install\'s deletion is 422 (reason INSTALL_DELETING). Not cancellable. Any member may release.',
+        'released by its install\'s deletion is 422 (reason INSTALL_DELETING). Steps `remove`, then `route` (skippable): on a ' +
+        'Kubernetes cluster, the install\'s route objects are re-applied without the hostname. Not cancellable. Any member may release.',
       params: HostnameParams, headers: requestHeaders({ ifMatch: 'required' }),
       response: responses({ 202: OperationRef }, [400, 403, 404, 409, 422]),
     },
