@@ -2,7 +2,9 @@
 // (/version, /api, /apis, nodes, storage classes, ingress classes, Gateway API classes and gateways)
 // with JSON shaped as a real API server returns it (kinds, list metadata, Status errors, continue
 // tokens), and checks credentials like one (bearer token, or a client certificate over TLS). What
-// the driver writes (namespaces, server-side apply of an install's objects) is k8s-standin-objects.ts.
+// the driver writes (namespaces, server-side apply of an install's objects, lists, deletes) is
+// k8s-standin-objects.ts; what its controllers add (pods of Deployments, HTTPRoute and Ingress
+// status) is k8s-standin-controllers.ts.
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
