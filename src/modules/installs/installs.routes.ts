@@ -180,7 +180,7 @@ export function installRoutes(app: App, s: Pick<Services, 'idempotency' | 'insta
     // Only the follow=true answers stay open, but the cap is taken before the handler can tell.
     config: { auth: 'workspace', longLived: true },
     schema: {
-      tags, security: bearerSecurity, operationId: 'getInstallLogs', summary: 'Read or follow an install\'s logs',
+      tags, security: bearerSecurity, operationId: 'installLogs', summary: 'Read or follow an install\'s logs',
       description: LOGS_DESCRIPTION + LONG_REQUEST_CAPS,
       params: IdParams, headers: requestHeaders(), querystring: InstallLogsQuery,
       response: { ...responses({}, [400, 403, 404, 429, 502, 503]), 200: LOGS_RESPONSE },
