@@ -12,7 +12,7 @@ import { installNamespace } from '../src/drivers/cluster/driver.js';
 import { createKubernetesDriver } from '../src/drivers/cluster/kubernetes.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { InstallFixtures, type Caller } from './installs-fixtures.js';
-import { readyStatus, standinKubeconfig, startK8sStandin, type K8sStandin } from './k8s-standin.js';
+import { STANDIN_SERVER_CERT, readyStatus, standinKubeconfig, startK8sStandin, type K8sStandin } from './k8s-standin.js';
 
 interface SseEvent {
   event: string;
@@ -376,6 +376,29 @@ describe('install logs', () => {
     } finally {
       k8s.logs.stall = false;
       drivers.set('kubernetes', real);
+    }
+  });
+
+  test('over TLS with a client certificate: the logs are read with the kubeconfig\'s CA and certificate', async () => {
+    const tls = await startK8sStandin({ https: true });
+    try {
+      tls.objects.statusFor = readyStatus;
+      const kubeconfig = standinKubeconfig(tls.url, { caData: Buffer.from(STANDIN_SERVER_CERT).toString('base64'), token: null, clientCertificate: true });
+      const reg = await t.request('POST', '/v1/clusters', f.opts(A, { body: { name: 'tls', provider: 'kubernetes', kubeconfig } }));
+      assert.equal(reg.status, 202, reg.text);
+      assert.equal((await f.waitOp(A, reg.body.id)).state, 'SUCCEEDED');
+      const pkg = await f.pkg(A);
+      await f.version(A, pkg, '1.0.0', K8S_MANIFEST, SCHEMA);
+      const id: string = (await f.healthyInstall(A, pkg, reg.body.owner_id)).owner_id;
+      tls.addPod(installNamespace(id), 'web-5f6d7c8b9-tlsok', ['web']);
+      tls.appendLog(installNamespace(id), 'web-5f6d7c8b9-tlsok', 'web', 'served over mutual TLS');
+      const res = await logs(A, id);
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(res.body.items.map((l: { pod: string; line: string }) => `${l.pod} ${l.line}`), ['web-5f6d7c8b9-tlsok served over mutual TLS']);
+      const asked = tls.requests.filter((r) => r.path.includes('/pods'));
+      assert.ok(asked.length >= 2 && asked.every((r) => r.clientCertCn === 'svc-test-client' && r.authorization === undefined), JSON.stringify(asked));
+    } finally {
+      await tls.close();
     }
   });
 });
