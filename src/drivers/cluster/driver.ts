@@ -194,15 +194,18 @@ export interface LogStream {
   truncated(): boolean;
 }
 
-/** A line cut at LOG_LINE_MAX_BYTES: its first bytes (whole characters) and the marker. */
-export function cutLogLine(text: string): string {
+/**
+ * A line cut at LOG_LINE_MAX_BYTES: its first bytes (whole characters) and the marker with its
+ * size. `dropped`: bytes of the line already left out while reading it (they count in its size).
+ */
+export function cutLogLine(text: string, dropped = 0): string {
   const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes <= LOG_LINE_MAX_BYTES) return text;
+  if (bytes <= LOG_LINE_MAX_BYTES && dropped === 0) return text;
   const buf = Buffer.from(text, 'utf8');
-  let end = LOG_LINE_MAX_BYTES;
+  let end = Math.min(LOG_LINE_MAX_BYTES, buf.length);
   // Back off to the start of a character (UTF-8 continuation bytes are 10xxxxxx).
-  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
-  return `${buf.subarray(0, end).toString('utf8')} [... cut: ${bytes} bytes]`;
+  while (end > 0 && end < buf.length && (buf[end]! & 0xc0) === 0x80) end--;
+  return `${buf.subarray(0, end).toString('utf8')} [... cut: ${bytes + dropped} bytes]`;
 }
 
 export interface ClusterDriver {

@@ -206,8 +206,8 @@ export function parseLogLine(raw: string, pod: string, container: string, cut: n
   const ms = m ? Date.parse(`${m[1]}${m[3]}`) : NaN;
   let text = m && !Number.isNaN(ms) ? raw.slice(space + 1) : raw;
   if (text.endsWith('\r')) text = text.slice(0, -1);
-  // A line whose end was dropped while reading: cut it with the size it had.
-  const line = cut > 0 ? `${cutLogLine(text).replace(/ \[\.\.\. cut: \d+ bytes\]$/, '')} [... cut: ${Buffer.byteLength(text) + cut} bytes]` : cutLogLine(text);
+  // A line whose end was dropped while reading is cut with the size it had.
+  const line = cutLogLine(text, cut);
   if (!m || Number.isNaN(ms)) {
     const now = Date.now();
     return { time: Math.floor(now / 1000), timestamp: new Date(now).toISOString(), pod, container, line, nanos: (now % 1000) * 1e6 };
