@@ -22,6 +22,8 @@ const MANIFEST = {
   resources: [{
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web' },
     spec: { selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx:1.27' }] } } },
+  }, {
+    apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 80 }] },
   }],
 };
 
@@ -63,6 +65,7 @@ describe('svc installs logs', () => {
     assert.equal(res.status, 202, res.text);
     install = (await waitOp(res.body.id)).response.install_id;
     ns = installNamespace(install);
+    k8s.objects.deletePods(ns); // the test's pods stand in for the controller's, with names it knows
     k8s.addPod(ns, 'web-6c8f9d7b5-k2m4p', ['web', 'proxy']);
     k8s.addPod(ns, 'web-6c8f9d7b5-q7r9s', ['web']);
     const t0 = Date.now() - 60_000;

@@ -154,7 +154,9 @@ describe('install logs', () => {
     await f.version(A, pkg, '1.0.0', K8S_MANIFEST, SCHEMA);
     kubeInstall = (await f.healthyInstall(A, pkg, kubeCluster)).owner_id;
     ns = installNamespace(kubeInstall);
-    // The Deployment's pods, as its controller would create them; the second has two containers.
+    // The Deployment's pods, as its controller would create them (in place of the stand-in
+    // controller's, so the test knows their names and containers); the first has two containers.
+    k8s.objects.deletePods(ns);
     k8s.addPod(ns, 'web-7d9c5b6f4-abcde', ['web', 'proxy'], { app: 'web' });
     k8s.addPod(ns, 'web-7d9c5b6f4-fghij', ['web'], { app: 'web' });
     const t0 = Date.UTC(2026, 11, 7, 12, 0, 0);
@@ -390,6 +392,7 @@ describe('install logs', () => {
       const pkg = await f.pkg(A);
       await f.version(A, pkg, '1.0.0', K8S_MANIFEST, SCHEMA);
       const id: string = (await f.healthyInstall(A, pkg, reg.body.owner_id)).owner_id;
+      tls.objects.deletePods(installNamespace(id));
       tls.addPod(installNamespace(id), 'web-5f6d7c8b9-tlsok', ['web']);
       tls.appendLog(installNamespace(id), 'web-5f6d7c8b9-tlsok', 'web', 'served over mutual TLS');
       const res = await logs(A, id);

@@ -119,6 +119,11 @@ export class ObjectStore {
     };
   }
 
+  /** Removes the pods of a namespace (a test then adds its own, with names and containers it knows). */
+  deletePods(namespace: string): void {
+    for (const key of [...this.objects.keys()]) if (key.startsWith(`v1|Pod|${namespace}|`)) this.objects.delete(key);
+  }
+
   /** The pods in a namespace (an install's: its namespace holds only its own), as a GET shows them. */
   pods(namespace: string): Json[] {
     return [...this.objects.entries()].filter(([key]) => key.startsWith(`v1|Pod|${namespace}|`)).map(([, o]) => this.view(o));
