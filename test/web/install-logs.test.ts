@@ -152,7 +152,8 @@ describe('web journey: an install’s live logs', { skip: skipReason }, () => {
     const started = await api(page, 'DELETE', `/v1/installs/${installId}`, undefined, ws, { 'if-match': etag });
     assert.equal(started.status, 202, JSON.stringify(started.body));
     await region.getByRole('status').getByText(/deleted/).waitFor({ timeout: 60_000 });
-    await region.getByRole('button', { name: 'Follow again' }).waitFor();
+    assert.equal(await region.getByRole('button', { name: 'Follow again' }).count(), 0, 'nothing to follow again');
+    await checkA11y(page, 'install logs ended');
   });
 });
 

@@ -4,8 +4,8 @@
 // (or a 429/5xx answer) is tried again with growing waits (sse.ts reconnectDelay), asking from the
 // second of the last line shown and skipping the lines of that second already shown, which also
 // picks up pods started meanwhile; `event: end` stops it (the page offers Follow again), as does an
-// answer that retrying will not change (404, 400, 403). Choosing a container starts over with
-// `container=`.
+// answer that retrying will not change (404, 400, 403); Follow again resumes from the last line
+// too. Choosing a container starts over with `container=`.
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { client, ok, type ApiError } from './api.ts';
 import { toApiError } from './useApi.ts';
@@ -28,7 +28,7 @@ export interface InstallLogs {
   notice: string | undefined;
   pause: () => void;
   resume: () => void;
-  /** follows again after the stream ended or failed */
+  /** follows again after the stream ended or failed, from the last line shown */
   again: () => void;
 }
 
@@ -49,6 +49,9 @@ export function useInstallLogs(installId: string, container: string): InstallLog
   const [endReason, setEndReason] = useState<string | undefined>(undefined);
   const [notice, setNotice] = useState<string | undefined>(undefined);
   const [attempt, setAttempt] = useState(0);
+  // Where the stream resumes (kept by Follow again; another container starts over), and for what.
+  const point = useRef<ResumePoint | undefined>(undefined);
+  const following = useRef('');
 
   const update = useCallback((change: (b: LogBuffer) => LogBuffer) => {
     current.current = change(current.current);
@@ -56,7 +59,12 @@ export function useInstallLogs(installId: string, container: string): InstallLog
   }, []);
 
   useEffect(() => {
-    update(restart);
+    const key = `${installId}/${container}`;
+    if (following.current !== key) {
+      following.current = key;
+      point.current = undefined;
+      update(restart);
+    }
     setLink('connecting');
     setError(undefined);
     setEndReason(undefined);
@@ -67,7 +75,7 @@ export function useInstallLogs(installId: string, container: string): InstallLog
       update((b) => append(b, items));
       setContainers((c) => withContainers(c, items));
     };
-    follow(installId, container, { deliver, setLink, setError, setEndReason, setNotice }, signal).catch((err) => {
+    follow(installId, container, point, { deliver, setLink, setError, setEndReason, setNotice }, signal).catch((err) => {
       if (signal.aborted) return;
       setError(toApiError(err));
       setLink('failed');
@@ -97,15 +105,14 @@ interface Sinks {
 }
 
 /** Follows until the signal aborts or the server ends the stream; throws on an answer that retrying will not change. */
-async function follow(installId: string, container: string, to: Sinks, signal: AbortSignal): Promise<void> {
-  let point: ResumePoint | undefined;
+async function follow(installId: string, container: string, point: { current: ResumePoint | undefined }, to: Sinks, signal: AbortSignal): Promise<void> {
   let failures = 0;
   let retryMs: number | undefined;
   while (!signal.aborted) {
     const parser = new SseParser();
     try {
       const answer = await client.GET('/v1/installs/{id}/logs', {
-        params: { path: { id: installId }, query: { follow: true, container: container || undefined, since: point?.since } },
+        params: { path: { id: installId }, query: { follow: true, container: container || undefined, since: point.current?.since } },
         parseAs: 'stream',
         signal,
       });
@@ -161,8 +168,8 @@ async function follow(installId: string, container: string, to: Sinks, signal: A
   }
 
   function deliverNew(items: LogItem[]): void {
-    const fresh = unseen(point, items);
-    point = advance(point, fresh);
+    const fresh = unseen(point.current, items);
+    point.current = advance(point.current, fresh);
     if (fresh.length) to.deliver(fresh);
   }
 }

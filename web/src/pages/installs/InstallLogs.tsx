@@ -54,7 +54,8 @@ export function InstallLogs(props: { installId: string }) {
   const options: [string, string][] = [['', 'All containers'], ...logs.containers.map((c) => [c, c] as [string, string])];
   if (container && !logs.containers.includes(container)) options.push([container, container]);
   const waiting = buffer.waiting.length;
-  const stopped = logs.link === 'ended' || logs.link === 'failed';
+  // Following again makes sense unless the install is gone.
+  const stopped = (logs.link === 'ended' && logs.endReason !== 'install_deleted') || logs.link === 'failed';
 
   return (
     <>
