@@ -80,6 +80,7 @@ const ALLOWED_SQL = {
   // their own (local_servers, local cluster objects, local payment sessions and events).
   'src/drivers/cluster/local.ts': 'the local cluster driver\'s own objects',
   'src/drivers/cluster/local-machines.ts': 'the local cluster driver\'s own objects',
+  'src/drivers/cluster/local-logs.ts': 'the local cluster driver\'s simulated pod logs',
   'src/drivers/compute/local.ts': 'the local compute provider\'s simulated servers',
   'src/drivers/payments/local.ts': 'the local payment provider\'s sessions',
   'src/drivers/payments/local-events.ts': 'the local payment provider\'s outgoing events',

@@ -247,7 +247,10 @@ export async function buildApp(opts: AppOptions): Promise<BuiltApp> {
   await paymentRoutes(app, services);
   lookupRoutes(app, services);
   // Event streams do not end on their own: end them when the app starts closing.
-  app.addHook('preClose', async () => services.agentStreams.closeAll());
+  app.addHook('preClose', async () => {
+    services.agentStreams.closeAll();
+    services.logStreams.closeAll();
+  });
   // After the in-flight requests ended (a run is one): stop the sandbox's workers.
   app.addHook('onClose', async () => services.snippetRunner.close());
   app.addHook('onClose', async () => services.mail.close());

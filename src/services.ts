@@ -28,6 +28,8 @@ import { registerClusterWorkflows } from './modules/clusters/clusters.workflows.
 import { createPackageService } from './modules/packages/packages.service.js';
 import { createInstallService } from './modules/installs/installs.service.js';
 import { registerInstallWorkflows } from './modules/installs/installs.workflows.js';
+import { createInstallLogs } from './modules/installs/install-logs.js';
+import { StreamRegistry } from './platform/stream-registry.js';
 import { createPreviewHostnameService } from './modules/preview-hostnames/preview-hostnames.service.js';
 import { registerPreviewHostnameWorkflows } from './modules/preview-hostnames/preview-hostnames.workflows.js';
 import { evictAgedPinnedEverywhere, installHostnames } from './modules/preview-hostnames/hostname-lifecycle.js';
@@ -144,6 +146,7 @@ export function createServices(deps: ServicesDeps) {
   const installDeps = { ...clusterDeps, preview: config.preview, render: config.render, publicUrl: config.publicUrl, hostnames: installHostnames };
   registerInstallWorkflows(workflows, installDeps);
   const installs = createInstallService({ ...installDeps, dialect: deps.dialect, cursors });
+  const installLogs = createInstallLogs(installDeps);
   registerPreviewHostnameWorkflows(workflows, db);
   const previewHostnames = createPreviewHostnameService({ db, dialect: deps.dialect, cursors, operations, preview: config.preview });
   /**
@@ -291,6 +294,10 @@ export function createServices(deps: ServicesDeps) {
     clusters,
     packages: createPackageService({ db, cursors }),
     installs,
+    /** the logs of installs' pods, through their clusters' drivers */
+    installLogs,
+    /** the open followed install logs, ended at shutdown */
+    logStreams: new StreamRegistry(),
     previewHostnames,
     keyring,
     audit: createAuditService({ db, cursors }),

@@ -9,6 +9,7 @@ import type { TLSSocket } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import yaml from 'js-yaml';
 import { ObjectStore } from './k8s-standin-objects.js';
+import { PodLogs } from './k8s-standin-logs.js';
 
 export { readyStatus } from './k8s-standin-objects.js';
 
@@ -91,6 +92,12 @@ export interface K8sStandin {
   failRemaining: number;
   /** namespaces and applied objects; tests read them, set their status, deny resources, slow namespace deletion */
   objects: ObjectStore;
+  /** pods and their logs (k8s-standin-logs.ts): which follows are open, which the client closed */
+  logs: PodLogs;
+  /** stores a running Pod with these containers */
+  addPod(namespace: string, name: string, containers: string[], labels?: Record<string, string>): void;
+  /** appends a line to a container's log, written at once to the requests following it */
+  appendLog(namespace: string, pod: string, container: string, line: string, at?: Date): void;
   close(): Promise<void>;
 }
 
@@ -240,6 +247,7 @@ export async function startK8sStandin(options: StandinOptions = {}): Promise<K8s
   }
 
   const objects = new ObjectStore(gatewayApi);
+  const logs = new PodLogs(objects);
 
   const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
     const url = new URL(req.url ?? '/', 'http://standin');
@@ -262,6 +270,7 @@ export async function startK8sStandin(options: StandinOptions = {}): Promise<K8s
       if (req.headers.authorization !== `Bearer ${token}` && clientCertCn !== 'svc-test-client') return send(401, status(401, 'Unauthorized', 'Unauthorized'));
       const route = req.method === 'GET' ? routes[path] : undefined;
       if (route) return send(200, route(url.searchParams));
+      if (logs.handle(req.method ?? '', path, url.searchParams, res)) return;
       const answer = objects.handle(req.method ?? '', path, url.searchParams, contentType ?? '', body);
       if (answer) return send(answer.code, answer.body);
       if (req.method !== 'GET') return send(405, status(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource'));
@@ -291,9 +300,13 @@ export async function startK8sStandin(options: StandinOptions = {}): Promise<K8s
     requests,
     failRemaining: options.failTimes ?? 0,
     objects,
+    logs,
+    addPod: (namespace, name, containers, labels) => logs.addPod(namespace, name, containers, labels),
+    appendLog: (namespace, pod, container, line, at) => logs.appendLog(namespace, pod, container, line, at),
     close: () => new Promise<void>((resolve) => {
       for (const t of timers) clearTimeout(t);
       objects.close();
+      logs.close();
       server.closeAllConnections();
       server.close(() => resolve());
     }),

@@ -444,6 +444,19 @@ export interface LocalDeploymentsTable {
   secret_digest: string | null;
 }
 
+/** A line the local (simulated) cluster logged for an install's pods (migration 024). */
+export interface LocalLogLinesTable {
+  cluster_id: string;
+  install_id: string;
+  /** per install, 1, 2, ...: the order lines were written */
+  seq: number;
+  /** Unix milliseconds */
+  at_ms: number;
+  pod: string;
+  container: string;
+  line: string;
+}
+
 export interface SecretsTable {
   id: string;
   workspace_id: string;
@@ -637,6 +650,7 @@ export interface Database {
   install_urls: InstallUrlsTable;
   preview_hostnames: PreviewHostnamesTable;
   local_deployments: LocalDeploymentsTable;
+  local_log_lines: LocalLogLinesTable;
   secrets: SecretsTable;
   secret_versions: SecretVersionsTable;
   audit_events: AuditEventsTable;

@@ -34,6 +34,8 @@ export const REASONS = [
   'TWO_FACTOR_CODE_REQUIRED', 'TWO_FACTOR_NOT_ENABLED', 'TWO_FACTOR_NOT_PENDING', 'TWO_FACTOR_REQUIRED',
   // a server-rendered form posted without its CSRF token, or with another browser's
   'CSRF_TOKEN_INVALID',
+  // issue 36, an install's logs: its cluster cannot be reached, or refuses
+  'CLUSTER_UNREACHABLE', 'CLUSTER_ERROR',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];

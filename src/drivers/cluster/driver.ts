@@ -147,6 +147,64 @@ export interface DeploymentStatus {
   message: string;
 }
 
+/** One line of a container's log, with where it came from. */
+export interface LogLine {
+  /** Unix seconds (the timestamp's whole seconds) */
+  time: number;
+  /** RFC 3339 as the cluster wrote it (Kubernetes: up to nanoseconds) */
+  timestamp: string;
+  pod: string;
+  container: string;
+  /** the text without its newline; cut at LOG_LINE_MAX_BYTES with LOG_CUT_MARKER */
+  line: string;
+}
+
+/** Lines longer than this many bytes are cut (a log line can be any length; a response cannot). */
+export const LOG_LINE_MAX_BYTES = 16_384;
+/** A response without follow holds at most this many lines, and this much line text (the newest kept). */
+export const LOG_RESPONSE_MAX_LINES = 10_000;
+export const LOG_RESPONSE_MAX_BYTES = 4 * 1024 * 1024;
+/** At most this many pod containers are read or followed at once; the others are left out (and said so). */
+export const LOG_MAX_CONTAINERS = 20;
+
+export interface LogOptions {
+  /** only this container (exact name) */
+  container?: string;
+  /** only lines at or after this Unix time (seconds) */
+  since?: number;
+  /** the last N lines of each pod container (as kubectl's --tail) */
+  tail: number;
+  /** keep reading as lines are written, until ctx.signal aborts */
+  follow: boolean;
+}
+
+/** The logs of an install's pods: opened (every request answered), then read. */
+export interface LogStream {
+  /** the pod containers read */
+  containers: number;
+  /** pod containers left out over LOG_MAX_CONTAINERS */
+  leftOut: number;
+  /**
+   * The lines. Without follow: every line read, ordered by time. With follow: each container's in
+   * order, containers interleaved as lines arrive; ends when every container's log ended, or
+   * quietly when ctx.signal aborts.
+   */
+  lines: AsyncIterable<LogLine>;
+  /** without follow, once `lines` ended: true when a container's older lines were dropped to bound the read */
+  truncated(): boolean;
+}
+
+/** A line cut at LOG_LINE_MAX_BYTES: its first bytes (whole characters) and the marker. */
+export function cutLogLine(text: string): string {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes <= LOG_LINE_MAX_BYTES) return text;
+  const buf = Buffer.from(text, 'utf8');
+  let end = LOG_LINE_MAX_BYTES;
+  // Back off to the start of a character (UTF-8 continuation bytes are 10xxxxxx).
+  while (end > 0 && (buf[end]! & 0xc0) === 0x80) end--;
+  return `${buf.subarray(0, end).toString('utf8')} [... cut: ${bytes} bytes]`;
+}
+
 export interface ClusterDriver {
   readonly provider: ClusterProvider;
   /** Makes sure the cluster exists and answers; idempotent. */
@@ -161,6 +219,12 @@ export interface ClusterDriver {
   deploymentStatus(target: ClusterTarget, spec: DeploymentSpec, ctx: DriverCallContext): Promise<DeploymentStatus>;
   /** Removes everything of the install from the cluster; idempotent (nothing there is success). */
   undeploy(target: ClusterTarget, deployment: DeploymentTarget, ctx: DriverCallContext): Promise<void>;
+  /**
+   * Opens the logs of the install's pods (every pod of its namespace, at most LOG_MAX_CONTAINERS
+   * pod containers); resolves once each was answered, fails as the other calls do when the cluster
+   * cannot be reached or refuses. ctx.signal aborts every request, and ends `lines`.
+   */
+  logs(target: ClusterTarget, deployment: DeploymentTarget, options: LogOptions, ctx: DriverCallContext): Promise<LogStream>;
 }
 
 /**
@@ -181,5 +245,6 @@ export function lazyDriver(provider: ClusterProvider, load: () => Promise<Cluste
     deploy: async (target, spec, ctx) => (await driver()).deploy(target, spec, ctx),
     deploymentStatus: async (target, spec, ctx) => (await driver()).deploymentStatus(target, spec, ctx),
     undeploy: async (target, deployment, ctx) => (await driver()).undeploy(target, deployment, ctx),
+    logs: async (target, deployment, options, ctx) => (await driver()).logs(target, deployment, options, ctx),
   };
 }

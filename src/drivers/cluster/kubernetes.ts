@@ -28,6 +28,7 @@ import {
   type DriverCallContext,
 } from './driver.js';
 import { KubeconfigError, parseKubeconfig, type ParsedKubeconfig } from './kubeconfig.js';
+import { openKubernetesLogs } from './kubernetes-logs.js';
 import { ObjectClient, applyRender, deleteNamespace, readRenderStatus, type DeployCall } from './kubernetes-deploy.js';
 
 type Caps = ClusterCapabilitiesT;
@@ -396,6 +397,10 @@ export function createKubernetesDriver(options: KubernetesDriverOptions = {}): C
 
     async undeploy(target, deployment, ctx) {
       await call(`removing install ${deployment.installId}`, target, ctx, (c) => deleteNamespace(deployCall(c, ctx), deployment.namespace));
+    },
+
+    async logs(target, deployment, options, ctx) {
+      return openKubernetesLogs(target, deployment, options, ctx, timeoutMs);
     },
   };
 }

@@ -20,6 +20,7 @@ import {
   type LocalFault,
 } from './driver.js';
 import { machineNodesOf } from './local-machines.js';
+import { LOCAL_DRIVER_CONTAINER, LOCAL_DRIVER_POD, clearLocalLog, deployLines, readLocalLogs, writeLocalLog } from './local-logs.js';
 
 const NODE_COUNT = 3;
 
@@ -189,6 +190,7 @@ export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer;
         .values({ cluster_id: target.clusterId, install_id: spec.installId, ...set })
         .onConflict((oc) => oc.columns(['cluster_id', 'install_id']).doUpdateSet(set))
         .execute();
+      await writeLocalLog(db, target.clusterId, spec.installId, deployLines(spec));
     },
 
     async deploymentStatus(target, spec, ctx) {
@@ -201,15 +203,25 @@ export function createLocalDriver(deps: { db: Executor; secretDigestKey: Buffer;
         .where('install_id', '=', spec.installId)
         .executeTakeFirst();
       if (!row || row.render_id !== spec.renderId) return { ready: false, message: `render ${spec.renderId} is not deployed` };
+      const log = (line: string) => writeLocalLog(db, target.clusterId, spec.installId, [{ pod: LOCAL_DRIVER_POD, container: LOCAL_DRIVER_CONTAINER, line }]);
       if (ctx.attempt <= (fault?.fail_times ?? 0)) {
-        return { ready: false, message: `injected fault: ${row.resource_count} object(s) not ready on check ${ctx.attempt} of the simulated cluster` };
+        const message = `injected fault: ${row.resource_count} object(s) not ready on check ${ctx.attempt} of the simulated cluster`;
+        await log(`render ${spec.renderId} not ready: ${message}`);
+        return { ready: false, message };
       }
+      await log(`render ${spec.renderId} ready: ${row.resource_count} object(s) ready`);
       return { ready: true, message: `${row.resource_count} object(s) ready` };
     },
 
     async undeploy(target, deployment, ctx) {
       await injectFault(faultsOf(target), 'undeploy', ctx);
       await db.deleteFrom('local_deployments').where('cluster_id', '=', target.clusterId).where('install_id', '=', deployment.installId).execute();
+      // Its pods are gone, and their logs with them (as a deleted namespace's are).
+      await clearLocalLog(db, target.clusterId, deployment.installId);
+    },
+
+    async logs(target, deployment, options, ctx) {
+      return readLocalLogs(db, target.clusterId, deployment, options, ctx);
     },
   };
 }

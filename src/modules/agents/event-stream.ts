@@ -7,22 +7,9 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { AgentEventT } from './agents.schemas.js';
 
-/** the open streams of this process, ended at shutdown */
-export class StreamRegistry {
-  private readonly open = new Set<() => void>();
-  closing = false;
-  add(end: () => void): () => void {
-    this.open.add(end);
-    return () => this.open.delete(end);
-  }
-  get size(): number {
-    return this.open.size;
-  }
-  closeAll(): void {
-    this.closing = true;
-    for (const end of [...this.open]) end();
-  }
-}
+import { StreamRegistry } from '../../platform/stream-registry.js';
+
+export { StreamRegistry };
 
 export interface FollowOptions {
   after: number;

@@ -1,13 +1,16 @@
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
+import { clock } from '../../platform/clock.js';
+import { LONG_REQUEST_CAPS } from '../../platform/long-requests.js';
 import { scopeOf } from '../../platform/auth.js';
 import { parseIfMatch } from '../../platform/etag.js';
 import { bearerSecurity, headerOf, requestHeaders, responses, withEtag, type App } from '../../platform/http.js';
 import { PageQuery, pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
+import { followLogs } from './install-logs-stream.js';
 import { OperationRef } from '../operations/operations.schemas.js';
 import { acceptOperation } from '../operations/operation-steps.js';
 import {
-  CreateInstallBody, Install, InstallDetail, InstallId, ListInstallsQuery, PatchInstallBody, Render, RenderDetail, RenderId,
+  CreateInstallBody, Install, InstallDetail, InstallId, InstallLogs, InstallLogsQuery, ListInstallsQuery, PatchInstallBody, Render, RenderDetail, RenderId,
 } from './installs.schemas.js';
 
 const tags = ['installs'];
@@ -30,7 +33,42 @@ const SECRET_REF_RULES =
   'write it as text (400 SECRET_REF_INVALID naming the field). The render records which version each reference resolved to, ' +
   'never a value; each deploy reads the value in the worker and records a `secret.version.access` audit event.';
 
-export function installRoutes(app: App, s: Pick<Services, 'idempotency' | 'installs' | 'operations'>): void {
+const LOGS_DESCRIPTION =
+  'The logs of the install\'s pods: on a Kubernetes cluster, every pod of the install\'s namespace (its Deployments\' pods and ' +
+  'any other workload of its render), read from the API server\'s `pods/log` with timestamps; on the local (simulated) cluster, ' +
+  'which runs no workload, the lines its simulated steps wrote (objects applied, each container "started", readiness checks; the ' +
+  'last 500, from pod `svc-local-cluster` container `driver` and the simulated pods). Any member who may read the install may ' +
+  'read them. Each line is `{time, timestamp, pod, container, line}`: `time` Unix seconds, `timestamp` RFC 3339 as the cluster ' +
+  'gave it (up to nanoseconds), a line over 16384 bytes cut with ` [... cut: <size> bytes]`. `container` keeps one container name ' +
+  '(exact), `since` the lines at or after a Unix time, `tail` the last N lines of each pod container (1-5000, default 200). At ' +
+  'most 20 pod containers are read (by pod, then container name); more are left out and said so. ' +
+  'Without `follow`: 200 `{items, truncated}`, oldest first; `truncated` is true when containers were left out or the lines ' +
+  'went past 10,000 lines or 4 MiB of text (the newest are kept). ' +
+  'With `follow=true`: 200 `text/event-stream`: `event: line` with the line as JSON in `data`, one per line as it arrives (first ' +
+  'each container\'s tail, then new lines; each container\'s in order); `event: notice` `{message}` first when containers were ' +
+  'left out; a `: keepalive` comment every 15 s; and `event: end` `{reason}` before the server closes it: `install_deleted`, ' +
+  '`streams_closed` (every container\'s log ended, e.g. its pods were replaced: reconnect with `since`), `max_duration` (an ' +
+  'hour) or `shutdown`. Pods that start after the stream opened are not followed: reconnect to see them. Closing the ' +
+  'connection ends the requests to the cluster. ' +
+  'An install that does not exist, or is being deleted, is 404. A cluster that cannot be reached or does not answer within ' +
+  '10 s is 503 (reason CLUSTER_UNREACHABLE, with retry-after); a cluster that refuses (credentials, RBAC) is 502 (reason ' +
+  'CLUSTER_ERROR); with `follow`, these come as the status before the stream starts.';
+
+/** The 200 of the logs: JSON, or with follow an event stream the handler writes itself. */
+const LOGS_RESPONSE = {
+  description: 'the lines (JSON), or with follow=true the event stream',
+  content: {
+    'application/json': { schema: InstallLogs },
+    'text/event-stream': { schema: Type.String({ description: '`event: line` / `data: <line JSON>`, `event: notice`, `event: end` / `data: {"reason": ...}`, and `: keepalive` comments' }) },
+  },
+} as unknown as TSchema;
+
+/** how often a followed log checks that its install still exists */
+const LOG_GONE_CHECK_MS = 2_000;
+const LOG_HEARTBEAT_MS = 15_000;
+const LOG_MAX_MS = 3600_000;
+
+export function installRoutes(app: App, s: Pick<Services, 'idempotency' | 'installs' | 'installLogs' | 'logStreams' | 'operations'>): void {
   app.post('/v1/installs', {
     config: { auth: 'workspace' },
     schema: {
@@ -137,4 +175,30 @@ export function installRoutes(app: App, s: Pick<Services, 'idempotency' | 'insta
       response: responses({ 200: RenderDetail }),
     },
   }, async (request) => s.installs.getRender(scopeOf(request), request.params.id, request.params.render_id));
+
+  app.get('/v1/installs/:id/logs', {
+    // Only the follow=true answers stay open, but the cap is taken before the handler can tell.
+    config: { auth: 'workspace', longLived: true },
+    schema: {
+      tags, security: bearerSecurity, operationId: 'getInstallLogs', summary: 'Read or follow an install\'s logs',
+      description: LOGS_DESCRIPTION + LONG_REQUEST_CAPS,
+      params: IdParams, headers: requestHeaders(), querystring: InstallLogsQuery,
+      response: { ...responses({}, [400, 403, 404, 429, 502, 503]), 200: LOGS_RESPONSE },
+    },
+  }, async (request, reply) => {
+    const scope = scopeOf(request);
+    // The client gone aborts the requests to the cluster, whether it waits for a page or follows.
+    const upstream = new AbortController();
+    reply.raw.once('close', () => upstream.abort());
+    if (request.query.follow !== true) {
+      const page = await s.installLogs.read(scope, request.params.id, request.query, upstream.signal);
+      return reply.type('application/json').send(page);
+    }
+    const stream = await s.installLogs.open(scope, request.params.id, request.query, upstream.signal);
+    reply.hijack();
+    await followLogs(request, reply.raw, {
+      stream, upstream, gone: () => s.installLogs.gone(scope.workspaceId, request.params.id),
+      goneCheckMs: LOG_GONE_CHECK_MS, heartbeatMs: LOG_HEARTBEAT_MS, maxMs: LOG_MAX_MS, streams: s.logStreams,
+    });
+  });
 }

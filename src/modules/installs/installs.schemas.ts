@@ -190,3 +190,56 @@ export const RenderDetail = Type.Object(
   },
 );
 export type RenderDetailT = Static<typeof RenderDetail>;
+
+/** GET /v1/installs/{id}/logs (issue 36) */
+export const LOG_TAIL_MAX = 5000;
+export const LOG_TAIL_DEFAULT = 200;
+export const InstallLogsQuery = Type.Object(
+  {
+    container: Type.Optional(Type.String({
+      minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+      description: 'only the containers of this exact name (a DNS-1123 label, as Kubernetes names containers)',
+    })),
+    since: Type.Optional(Type.Integer({ minimum: 0, maximum: 253402300799, description: 'only lines written at or after this Unix time (seconds)' })),
+    tail: Type.Optional(Type.Integer({
+      minimum: 1, maximum: LOG_TAIL_MAX, default: LOG_TAIL_DEFAULT,
+      description: `the last N lines of each pod container, as kubectl's --tail (1-${LOG_TAIL_MAX}, default ${LOG_TAIL_DEFAULT})`,
+    })),
+    follow: Type.Optional(Type.Boolean({ default: false, description: 'true: a Server-Sent Events stream that goes on with new lines as they are written' })),
+  },
+  { additionalProperties: false },
+);
+export type InstallLogsQueryT = Static<typeof InstallLogsQuery>;
+
+export const InstallLogLine = Type.Object(
+  {
+    time: Type.Integer({ minimum: 0, description: 'when it was written (Unix seconds, the timestamp\'s whole seconds)' }),
+    timestamp: Type.String({ description: 'when it was written, RFC 3339 as the cluster gave it (Kubernetes: up to nanoseconds, e.g. 2026-12-07T23:59:01.123456789Z)' }),
+    pod: Type.String({ description: 'the pod (the local cluster: a simulated pod, or svc-local-cluster for its own lines)' }),
+    container: Type.String({ description: 'the container in the pod' }),
+    line: Type.String({ description: 'the text, without its newline; a line over 16384 bytes is cut and ends with " [... cut: <its size> bytes]"' }),
+  },
+  { description: 'One log line of a pod container' },
+);
+export type InstallLogLineT = Static<typeof InstallLogLine>;
+
+export const InstallLogs = Type.Object(
+  {
+    items: Type.Array(InstallLogLine, { description: 'the lines, oldest first' }),
+    truncated: Type.Boolean({
+      description: 'true when lines were left out: the install has more than 20 pod containers (the first 20 by pod and container name are read), ' +
+        'or the lines went past the response\'s bounds (10,000 lines, 4 MiB of text: the newest are kept)',
+    }),
+  },
+  {
+    description: 'The logs of an install\'s pods',
+    examples: [{
+      items: [
+        { time: 1765151941, timestamp: '2026-12-07T23:59:01.123456789Z', pod: 'web-5d8f7c9b6d-x2k4q', container: 'web', line: 'listening on :8080' },
+        { time: 1765151942, timestamp: '2026-12-07T23:59:02.5Z', pod: 'web-5d8f7c9b6d-h7n2m', container: 'web', line: 'GET /healthz 200 0.4ms' },
+      ],
+      truncated: false,
+    }],
+  },
+);
+export type InstallLogsT = Static<typeof InstallLogs>;

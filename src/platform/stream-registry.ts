@@ -1,0 +1,19 @@
+// The open streams of this process (agent events, install logs): each registers how to end it,
+// and the app ends them all when it starts closing, as they do not end on their own.
+/** the open streams of this process, ended at shutdown */
+export class StreamRegistry {
+  private readonly open = new Set<() => void>();
+  closing = false;
+  add(end: () => void): () => void {
+    this.open.add(end);
+    return () => this.open.delete(end);
+  }
+  get size(): number {
+    return this.open.size;
+  }
+  closeAll(): void {
+    this.closing = true;
+    for (const end of [...this.open]) end();
+  }
+}
+
