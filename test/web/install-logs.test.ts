@@ -70,8 +70,6 @@ describe('web journey: an install’s live logs', { skip: skipReason }, () => {
     await region.getByRole('status').getByText('Following live').waitFor();
     assert.equal(await region.getByRole('button', { name: 'Follow' }).getAttribute('aria-pressed'), 'true');
     await checkA11y(page, 'install logs');
-    await region.scrollIntoViewIfNeeded();
-    await shot(page, 'install-logs');
   });
 
   test('Pause holds the lines still while an update writes more; Resume shows them, counted', async () => {
@@ -92,6 +90,8 @@ describe('web journey: an install’s live logs', { skip: skipReason }, () => {
     const after = await shownLines(log);
     assert.ok(after.length > before.length, `${after.length} lines after Resume, ${before.length} before`);
     assert.deepEqual(after.slice(0, before.length), before, 'the waiting lines come after the ones shown');
+    await region.evaluate((el) => el.scrollIntoView({ block: 'center' }));
+    await shot(page, 'install-logs');
   });
 
   test('scrolling up stops following; Follow goes back to the newest line', async () => {
@@ -142,7 +142,7 @@ describe('web journey: an install’s live logs', { skip: skipReason }, () => {
     await region.getByRole('log', { name: 'Log lines' }).getByText(/applied render/).first().waitFor();
     assert.equal(await noOverflow(narrow), 0, 'no horizontal scrolling at 360 px');
     await checkA11y(narrow, 'install logs at 360 px');
-    await region.scrollIntoViewIfNeeded();
+    await region.evaluate((el) => el.scrollIntoView({ block: 'center' }));
     await shot(narrow, 'install-logs-narrow');
   });
 
