@@ -1,7 +1,8 @@
 // Journey: an install's logs on its page (issue 36). An install on the local cluster, whose
 // simulated deploy steps write log lines, shows them live with their pod and container; Pause holds
 // the screen still while an update writes more (counted on Resume), Resume shows them; scrolling up
-// stops following and Follow goes back to the newest; the container filter starts over with one
+// stops following and Follow goes back to the newest; a 503 and a connection cut without `end` are
+// tried again from the last line, nothing shown twice; the container filter starts over with one
 // container; Copy copies the lines shown; the page reads at 360 px; deleting the install ends the
 // stream, which the page says. The workspace, cluster, package and install are made through the API
 // from the page, as the deploy journey covers their pages.
@@ -110,6 +111,49 @@ describe('web journey: an install’s live logs', { skip: skipReason }, () => {
     await follow.click();
     await waitAttr(follow, 'aria-pressed', 'true');
     assert.ok(await log.evaluate((el) => el.scrollHeight - el.scrollTop - el.clientHeight <= 8), 'the newest line in sight');
+  });
+
+  test('a 503 and a dropped connection are tried again, from the last line: nothing is lost or shown twice', async () => {
+    const listed = (await api(page, 'GET', `/v1/installs/${installId}/logs`, undefined, ws)).body.items as { time: number; line: string }[];
+    assert.ok(listed.length > 3, JSON.stringify(listed));
+    // The page's first request answers 503, its second gets the lines and the connection ends
+    // without `end` (as a proxy's timeout cuts it), the third reaches the server.
+    const asked: URL[] = [];
+    let reached!: () => void;
+    const third = new Promise<void>((resolve) => (reached = resolve));
+    await page.route(/\/v1\/installs\/[^/]+\/logs\?/, async (route) => {
+      asked.push(new URL(route.request().url()));
+      if (asked.length === 1) {
+        const body = { error: { code: 'UNAVAILABLE', reason: 'CLUSTER_UNREACHABLE', message: 'the cluster dev did not answer within 10 s', request_id: 'req_test' } };
+        return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify(body) });
+      }
+      if (asked.length === 2) return route.fulfill({ status: 200, contentType: 'text/event-stream', body: listed.map((i) => `event: line\ndata: ${JSON.stringify(i)}\n\n`).join('') });
+      reached();
+      return route.continue();
+    });
+    await open(page, installPath, 'hello on dev');
+    const region = page.getByRole('region', { name: 'Logs' });
+    const log = region.getByRole('log', { name: 'Log lines' });
+    await region.getByText('Trying again: the cluster dev did not answer within 10 s').waitFor();
+    await third;
+    await region.getByRole('status').getByText('Following live').waitFor();
+    await page.unroute(/\/v1\/installs\/[^/]+\/logs\?/);
+    assert.equal(asked[0]!.searchParams.get('follow'), 'true');
+    assert.equal(asked[1]!.searchParams.get('since'), null, 'nothing shown yet: the tail');
+    assert.equal(asked[2]!.searchParams.get('since'), String(listed.at(-1)!.time), 'from the second of the last line');
+    // The server's stream starts again from that second, then sends what is new: once a line of a
+    // later deploy shows, any line of that second shown again would be on screen before it.
+    await log.locator('.log-line').nth(listed.length - 1).waitFor();
+    const before = await shownLines(log);
+    const applied = await log.locator('.log-line', { hasText: 'applied render' }).count();
+    const etag = (await api(page, 'GET', `/v1/installs/${installId}`, undefined, ws)).body.etag;
+    await succeeded(page, ws, await api(page, 'PATCH', `/v1/installs/${installId}`, { values: { replicas: 1 } }, ws, { 'if-match': etag }));
+    await log.locator('.log-line', { hasText: 'applied render' }).nth(applied).waitFor();
+    const after = await shownLines(log);
+    assert.equal(before.length, listed.length, before.join('\n'));
+    assert.deepEqual(after.slice(0, before.length), before);
+    assert.equal(new Set(after).size, after.length, `no line twice:\n${after.join('\n')}`);
+    assert.equal(await region.getByText('Trying again').count(), 0, 'the warning goes once the stream is back');
   });
 
   test('Copy copies the lines shown; the container filter starts over with that container only', async () => {
