@@ -2,7 +2,8 @@
 // simulated deploy steps write log lines, shows them live with their pod and container; Pause holds
 // the screen still while an update writes more (counted on Resume), Resume shows them; scrolling up
 // stops following and Follow goes back to the newest; a 503 and a connection cut without `end` are
-// tried again from the last line, nothing shown twice; the container filter starts over with one
+// tried again from the last line, nothing shown twice; a stream without lines says so (the empty
+// state); the container filter starts over with one
 // container; Copy copies the lines shown; the page reads at 360 px; deleting the install ends the
 // stream, which the page says. The workspace, cluster, package and install are made through the API
 // from the page, as the deploy journey covers their pages.
@@ -154,6 +155,24 @@ describe('web journey: an install’s live logs', { skip: skipReason }, () => {
     assert.deepEqual(after.slice(0, before.length), before);
     assert.equal(new Set(after).size, after.length, `no line twice:\n${after.join('\n')}`);
     assert.equal(await region.getByText('Trying again').count(), 0, 'the warning goes once the stream is back');
+  });
+
+  test('before any line, the log says it has none yet', async () => {
+    // The page's first stream holds no line (a keepalive, then the connection ends); the next reaches the server.
+    const logs = /\/v1\/installs\/[^/]+\/logs\?/;
+    let served = false;
+    await page.route(logs, (route) => {
+      if (served) return route.continue();
+      served = true;
+      return route.fulfill({ status: 200, contentType: 'text/event-stream', body: ': keepalive\n\n' });
+    });
+    await open(page, installPath, 'hello on dev');
+    const region = page.getByRole('region', { name: 'Logs' });
+    await region.getByText('No log lines yet').waitFor();
+    assert.equal(await region.getByRole('button', { name: 'Copy lines' }).isDisabled(), true, 'nothing to copy');
+    await checkA11y(page, 'install logs (none yet)');
+    await page.unroute(logs);
+    await region.getByRole('log', { name: 'Log lines' }).getByText(/applied render/).first().waitFor();
   });
 
   test('Copy copies the lines shown; the container filter starts over with that container only', async () => {
