@@ -3,9 +3,8 @@
 // the screen still while an update writes more (counted on Resume), Resume shows them; scrolling up
 // stops following and Follow goes back to the newest; a 503 and a connection cut without `end` are
 // tried again from the last line, nothing shown twice; a stream without lines says so (the empty
-// state); the container filter starts over with one
-// container; Copy copies the lines shown; the page reads at 360 px; deleting the install ends the
-// stream, which the page says. The workspace, cluster, package and install are made through the API
+// state); the container filter starts over with one container; Copy copies the lines shown; the
+// page reads at 360 px; deleting the install ends the stream, which the page says. The workspace, cluster, package and install are made through the API
 // from the page, as the deploy journey covers their pages.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
