@@ -15,7 +15,7 @@ import { OpenApiDocument, Status } from './modules/system/system.routes.js';
 import { Cluster, ClusterCapabilitiesView } from './modules/clusters/clusters.schemas.js';
 import { MACHINE_SCHEMAS } from './modules/machines/machines.schemas.js';
 import { Package, PackageVersion } from './modules/packages/packages.schemas.js';
-import { Install, InstallDetail, Render, RenderDetail } from './modules/installs/installs.schemas.js';
+import { Install, InstallDetail, InstallLogLine, InstallLogs, Render, RenderDetail } from './modules/installs/installs.schemas.js';
 import { PreviewHostname } from './modules/preview-hostnames/preview-hostnames.schemas.js';
 import { ACCOUNT_SCHEMAS } from './modules/account/account-schemas.js';
 import { SNIPPET_SCHEMAS } from './modules/snippets/snippets.schemas.js';
@@ -38,7 +38,7 @@ export const NAMED_SCHEMAS: TSchema[] = [
   OAuthClientItem, CreatedOAuthClient, Jwks, ...TOKEN_SCHEMAS, DeviceAuthorizationResponse,
   Cluster, ClusterCapabilitiesView, ...MACHINE_SCHEMAS,
   Package, PackageVersion,
-  Install, InstallDetail, Render, RenderDetail,
+  Install, InstallDetail, Render, RenderDetail, InstallLogLine, InstallLogs,
   PreviewHostname,
   ...ACCOUNT_SCHEMAS,
   ...SNIPPET_SCHEMAS,

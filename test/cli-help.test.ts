@@ -184,7 +184,7 @@ describe('shell completion, run by the shells themselves', () => {
     for (const f of ['--package-id', '--cluster-id', '--package-version-pin.kind', '--initial-value', '--input', '--wait', '--json', '--help']) assert.ok(action.includes(f), f);
     assert.ok(!action.includes('--all') && !action.includes('--yes'), 'only the flags `installs create` accepts');
     assert.deepEqual(got.get('choices'), ['latest', 'pinned']);
-    assert.deepEqual(got.get('help'), ['list', 'list-renders']);
+    assert.deepEqual(got.get('help'), ['list', 'list-renders', 'logs']);
     assert.deepEqual(got.get('admin'), ['create-user', 'rotate-keys', 'backup', 'restore', 'users', 'mail', 'workspaces']);
     assert.deepEqual(got.get('shells'), ['bash', 'zsh', 'fish']);
     assert.deepEqual(got.get('root flags'), ['--version', '--help']);

@@ -23,6 +23,7 @@ const EXAMPLES: Record<string, string[]> = {
   'agents create': ["svc agents create --name ops --instructions 'You help the team run their workspace.' --capabilities CHAT"],
   'agent-turns create': ["svc agent-turns create --session-id ags_… --message 'How many installs are there?'"],
   'agent-turns respond': ['svc agent-turns respond agtt_… --content staging'],
+  'installs logs': ['svc installs logs inst_… --tail 50', 'svc installs logs inst_… -f --container web --since 10m'],
 };
 
 /** Where the whole description of an operation is. */

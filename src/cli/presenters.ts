@@ -36,6 +36,7 @@ type Request = ReturnType<typeof buildRequest>;
 import { pick, terminalText, type Output } from './output.js';
 import { printTable, type Cells, type RecordTable, type TableLayout } from './table.js';
 import { renderSnippetResult, snippetFailure, prepareSnippetRun, DISPLAY_TYPES } from './snippets.js';
+import { parseSince } from './install-logs.js';
 import { renderAgentRecord, renderApproval, renderEventPage, usageText } from './agent-view.js';
 import { askCodeAfterRefusal, promptPasswords, promptSignIn, renderPasswordChanged, renderPasswordReset } from './password-prompt.js';
 
@@ -69,6 +70,11 @@ export interface Presenter extends TableLayout {
   alternative?: { operationId: string; when: string[] };
   /** a command whose answer is a stream: it makes the request and prints what comes itself (svc agent-events stream) */
   follow?: (ctx: { api: Api; o: Output; inv: Invocation; req: Request }) => Promise<number>;
+  /**
+   * Flags of the document written otherwise for people, by flag name: a short alias (`-f, --follow`),
+   * or a value parsed from friendlier text (`--since 10m`); `parse` throws a CliError for bad text.
+   */
+  flagOverrides?: Record<string, { flags: string; description: string; parse?: (raw: string) => unknown }>;
 }
 
 /** Recovery codes, one a line, with what they are (they are shown only this once). */
@@ -232,6 +238,13 @@ export const PRESENTERS: Record<string, Presenter> = {
   },
   'approval-requests': { columns: ['id', 'kind', 'state', 'summary', 'turn_id', 'created_at'], drop: ['turn_id', 'created_at', 'kind'] },
   'agent-events list': { render: renderEventPage },
+  'installs logs': {
+    follow: async (ctx) => (await import('./install-logs.js')).logsCommand(ctx.api, ctx.o, ctx.inv, ctx.req),
+    flagOverrides: {
+      follow: { flags: '-f, --follow', description: 'keep printing new lines as they are written, until Ctrl-C or the install is deleted' },
+      since: { flags: '--since <time>', description: 'only lines written since a Unix time (seconds) or for a duration back from now: 90s, 10m, 2h, 1d', parse: parseSince },
+    },
+  },
   'agent-events stream': { follow: async (ctx) => (await import('./agent-events.js')).streamEventsCommand(ctx.api, ctx.o, ctx.inv, ctx.req) },
 };
 // One agent, session or turn (usage in a phrase), or an approval request with its code, as a record; lists keep the tables above.

@@ -76,6 +76,22 @@ function flagOptions(flag: Flag, twin?: Flag): Option[] {
 
 const collect = (v: string, prev: string[] | undefined) => [...(prev ?? []), v];
 
+/** A presenter's own wording of a flag; its parser's CliError is a usage error of commander's. */
+function overrideOption(o: NonNullable<ReturnType<typeof presenterFor>['flagOverrides']>[string]): Option {
+  const opt = new Option(o.flags, o.description);
+  const parse = o.parse;
+  if (parse) {
+    opt.argParser((raw: string) => {
+      try {
+        return parse(raw);
+      } catch (err) {
+        throw new InvalidArgumentError(err instanceof Error ? err.message.replace(/^--\S+: /, '') : String(err));
+      }
+    });
+  }
+  return opt;
+}
+
 /** `key=value` (a map entry) rather than a file name, for the --input that takes both. */
 const isEntry = (v: string) => /^[A-Za-z_][A-Za-z0-9_.-]*=/.test(v);
 
@@ -105,7 +121,8 @@ function addOperationCommand(parent: Command, spec: CommandSpec, o: Output): voi
     if (waitCmd && flag.flag === 'timeout') continue;
     if (flag.flag === 'input' && flag.type === 'map') continue;
     const twin = flag.type === 'file' ? undefined : flags.find((f) => f.type === 'file' && f.key.join('.') === flag.key.join('.'));
-    for (const opt of flagOptions(flag, twin)) {
+    const override = presenter.flagOverrides?.[flag.flag];
+    for (const opt of override ? [overrideOption(override)] : flagOptions(flag, twin)) {
       cmd.addOption(opt);
       attrs.set(flag.flag, opt.attributeName());
     }

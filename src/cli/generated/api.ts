@@ -1404,7 +1404,7 @@ export interface paths {
          * Read or follow an install's logs
          * @description The logs of the install's pods: on a Kubernetes cluster, every pod of the install's namespace (its Deployments' pods and any other workload of its render), read from the API server's `pods/log` with timestamps; on the local (simulated) cluster, which runs no workload, the lines its simulated steps wrote (objects applied, each container "started", readiness checks; the last 500, from pod `svc-local-cluster` container `driver` and the simulated pods). Any member who may read the install may read them. Each line is `{time, timestamp, pod, container, line}`: `time` Unix seconds, `timestamp` RFC 3339 as the cluster gave it (up to nanoseconds), a line over 16384 bytes cut with ` [... cut: <size> bytes]`. `container` keeps one container name (exact), `since` the lines at or after a Unix time, `tail` the last N lines of each pod container (1-5000, default 200). At most 20 pod containers are read (by pod, then container name); more are left out and said so. Without `follow`: 200 `{items, truncated}`, oldest first; `truncated` is true when containers were left out or the lines went past 10,000 lines or 4 MiB of text (the newest are kept). With `follow=true`: 200 `text/event-stream`: `event: line` with the line as JSON in `data`, one per line as it arrives (first each container's tail, then new lines; each container's in order); `event: notice` `{message}` first when containers were left out; a `: keepalive` comment every 15 s; and `event: end` `{reason}` before the server closes it: `install_deleted`, `streams_closed` (every container's log ended, e.g. its pods were replaced: reconnect with `since`), `max_duration` (an hour) or `shutdown`. Pods that start after the stream opened are not followed: reconnect to see them. Closing the connection ends the requests to the cluster. An install that does not exist, or is being deleted, is 404. A cluster that cannot be reached or does not answer within 10 s is 503 (reason CLUSTER_UNREACHABLE, with retry-after); a cluster that refuses (credentials, RBAC) is 502 (reason CLUSTER_ERROR); with `follow`, these come as the status before the stream starts. At most SVC_LONG_REQUESTS_PER_PRINCIPAL (16) event streams and `:wait` calls of one credential, and SVC_LONG_REQUESTS_PER_WORKSPACE (64) of one workspace, are open at once: past either, 429 RESOURCE_EXHAUSTED (reason TOO_MANY_LONG_REQUESTS).
          */
-        get: operations["getInstallLogs"];
+        get: operations["installLogs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4622,6 +4622,56 @@ export interface components {
                     }[];
                 };
             };
+        };
+        /**
+         * @description One log line of a pod container
+         * @example {
+         *       "time": 1765151941,
+         *       "timestamp": "2026-12-07T23:59:01.123456789Z",
+         *       "pod": "web-5d8f7c9b6d-x2k4q",
+         *       "container": "web",
+         *       "line": "listening on :8080"
+         *     }
+         */
+        InstallLogLine: {
+            /** @description when it was written (Unix seconds, the timestamp's whole seconds) */
+            time: number;
+            /** @description when it was written, RFC 3339 as the cluster gave it (Kubernetes: up to nanoseconds, e.g. 2026-12-07T23:59:01.123456789Z) */
+            timestamp: string;
+            /** @description the pod (the local cluster: a simulated pod, or svc-local-cluster for its own lines) */
+            pod: string;
+            /** @description the container in the pod */
+            container: string;
+            /** @description the text, without its newline; a line over 16384 bytes is cut and ends with " [... cut: <its size> bytes]" */
+            line: string;
+        };
+        /**
+         * @description The logs of an install's pods
+         * @example {
+         *       "items": [
+         *         {
+         *           "time": 1765151941,
+         *           "timestamp": "2026-12-07T23:59:01.123456789Z",
+         *           "pod": "web-5d8f7c9b6d-x2k4q",
+         *           "container": "web",
+         *           "line": "listening on :8080"
+         *         },
+         *         {
+         *           "time": 1765151942,
+         *           "timestamp": "2026-12-07T23:59:02.5Z",
+         *           "pod": "web-5d8f7c9b6d-h7n2m",
+         *           "container": "web",
+         *           "line": "GET /healthz 200 0.4ms"
+         *         }
+         *       ],
+         *       "truncated": false
+         *     }
+         */
+        InstallLogs: {
+            /** @description the lines, oldest first */
+            items: components["schemas"]["InstallLogLine"][];
+            /** @description true when lines were left out: the install has more than 20 pod containers (the first 20 by pod and container name are read), or the lines went past the response's bounds (10,000 lines, 4 MiB of text: the newest are kept) */
+            truncated: boolean;
         };
         /**
          * @description A preview hostname: a hostname bound to one render of an install.
@@ -16785,7 +16835,7 @@ export interface operations {
             };
         };
     };
-    getInstallLogs: {
+    installLogs: {
         parameters: {
             query?: {
                 /** @description only the containers of this exact name (a DNS-1123 label, as Kubernetes names containers) */
@@ -16817,23 +16867,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description the lines, oldest first */
-                        items: {
-                            /** @description when it was written (Unix seconds, the timestamp's whole seconds) */
-                            time: number;
-                            /** @description when it was written, RFC 3339 as the cluster gave it (Kubernetes: up to nanoseconds, e.g. 2026-12-07T23:59:01.123456789Z) */
-                            timestamp: string;
-                            /** @description the pod (the local cluster: a simulated pod, or svc-local-cluster for its own lines) */
-                            pod: string;
-                            /** @description the container in the pod */
-                            container: string;
-                            /** @description the text, without its newline; a line over 16384 bytes is cut and ends with " [... cut: <its size> bytes]" */
-                            line: string;
-                        }[];
-                        /** @description true when lines were left out: the install has more than 20 pod containers (the first 20 by pod and container name are read), or the lines went past the response's bounds (10,000 lines, 4 MiB of text: the newest are kept) */
-                        truncated: boolean;
-                    };
+                    "application/json": components["schemas"]["InstallLogs"];
                     "text/event-stream": string;
                 };
             };

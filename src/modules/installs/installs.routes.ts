@@ -3,7 +3,7 @@ import { clock } from '../../platform/clock.js';
 import { LONG_REQUEST_CAPS } from '../../platform/long-requests.js';
 import { scopeOf } from '../../platform/auth.js';
 import { parseIfMatch } from '../../platform/etag.js';
-import { bearerSecurity, headerOf, requestHeaders, responses, withEtag, type App } from '../../platform/http.js';
+import { bearerSecurity, headerOf, refTo, requestHeaders, responses, withEtag, type App } from '../../platform/http.js';
 import { PageQuery, pageOf } from '../../platform/pagination.js';
 import type { Services } from '../../services.js';
 import { followLogs } from './install-logs-stream.js';
@@ -58,7 +58,7 @@ const LOGS_DESCRIPTION =
 const LOGS_RESPONSE = {
   description: 'the lines (JSON), or with follow=true the event stream',
   content: {
-    'application/json': { schema: InstallLogs },
+    'application/json': { schema: refTo(InstallLogs) },
     'text/event-stream': { schema: Type.String({ description: '`event: line` / `data: <line JSON>`, `event: notice`, `event: end` / `data: {"reason": ...}`, and `: keepalive` comments' }) },
   },
 } as unknown as TSchema;
@@ -180,7 +180,7 @@ export function installRoutes(app: App, s: Pick<Services, 'idempotency' | 'insta
     // Only the follow=true answers stay open, but the cap is taken before the handler can tell.
     config: { auth: 'workspace', longLived: true },
     schema: {
-      tags, security: bearerSecurity, operationId: 'getInstallLogs', summary: 'Read or follow an install\'s logs',
+      tags, security: bearerSecurity, operationId: 'installLogs', summary: 'Read or follow an install\'s logs',
       description: LOGS_DESCRIPTION + LONG_REQUEST_CAPS,
       params: IdParams, headers: requestHeaders(), querystring: InstallLogsQuery,
       response: { ...responses({}, [400, 403, 404, 429, 502, 503]), 200: LOGS_RESPONSE },

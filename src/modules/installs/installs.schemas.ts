@@ -1,6 +1,6 @@
 // Installs (spec 2.2, endpoint 7; API.md section 6) and their renders.
 import { Type, type Static, type TSchema } from 'typebox';
-import { StringEnum } from '../../platform/http.js';
+import { StringEnum, refTo } from '../../platform/http.js';
 import { PageQuery } from '../../platform/pagination.js';
 
 /** The operation types (metadata.type) of the install workflows. */
@@ -219,20 +219,23 @@ export const InstallLogLine = Type.Object(
     container: Type.String({ description: 'the container in the pod' }),
     line: Type.String({ description: 'the text, without its newline; a line over 16384 bytes is cut and ends with " [... cut: <its size> bytes]"' }),
   },
-  { description: 'One log line of a pod container' },
+  {
+    $id: 'InstallLogLine', description: 'One log line of a pod container',
+    examples: [{ time: 1765151941, timestamp: '2026-12-07T23:59:01.123456789Z', pod: 'web-5d8f7c9b6d-x2k4q', container: 'web', line: 'listening on :8080' }],
+  },
 );
 export type InstallLogLineT = Static<typeof InstallLogLine>;
 
 export const InstallLogs = Type.Object(
   {
-    items: Type.Array(InstallLogLine, { description: 'the lines, oldest first' }),
+    items: Type.Array(refTo(InstallLogLine), { description: 'the lines, oldest first' }),
     truncated: Type.Boolean({
       description: 'true when lines were left out: the install has more than 20 pod containers (the first 20 by pod and container name are read), ' +
         'or the lines went past the response\'s bounds (10,000 lines, 4 MiB of text: the newest are kept)',
     }),
   },
   {
-    description: 'The logs of an install\'s pods',
+    $id: 'InstallLogs', description: 'The logs of an install\'s pods',
     examples: [{
       items: [
         { time: 1765151941, timestamp: '2026-12-07T23:59:01.123456789Z', pod: 'web-5d8f7c9b6d-x2k4q', container: 'web', line: 'listening on :8080' },
