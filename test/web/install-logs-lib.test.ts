@@ -36,16 +36,18 @@ describe('install logs: the buffer', () => {
     b = append(b, [item(4), item(5)], 4);
     assert.deepEqual(texts(b.shown), ['line 2', 'line 3', 'line 4', 'line 5']);
     assert.equal(b.dropped, 1);
+    assert.equal(b.offset, 1, 'line 2 keeps its key: offset 1 + index 0, as index 1 before');
     b = append(pause(b), [item(6), item(7), item(8), item(9), item(10)], 4);
     assert.deepEqual(texts(b.shown), [], 'every shown line was older than the waiting ones');
     assert.deepEqual(texts(b.waiting), ['line 7', 'line 8', 'line 9', 'line 10']);
     assert.equal(b.dropped, 6);
+    assert.equal(b.offset, 5, 'the waiting lines that went were never shown');
   });
 
   test('an empty arrival changes nothing; restarting empties the view and keeps the pause', () => {
     const b = pause(append(EMPTY_BUFFER, [item(1)]));
     assert.equal(append(b, []), b);
-    assert.deepEqual(restart(b), { shown: [], waiting: [], dropped: 0, paused: true });
+    assert.deepEqual(restart(b), { shown: [], waiting: [], dropped: 0, offset: 0, paused: true });
     assert.equal(resume(EMPTY_BUFFER), EMPTY_BUFFER);
   });
 });

@@ -3,9 +3,11 @@
 // the screen still while an update writes more (counted on Resume), Resume shows them; scrolling up
 // stops following and Follow goes back to the newest; a 503 and a connection cut without `end` are
 // tried again from the last line, nothing shown twice; a stream without lines says so (the empty
-// state); the container filter starts over with one container; Copy copies the lines shown; the
-// page reads at 360 px; deleting the install ends the stream, which the page says. The workspace, cluster, package and install are made through the API
-// from the page, as the deploy journey covers their pages.
+// state); a flood keeps the last 2,000 lines; the container filter starts over with one container;
+// Copy copies the lines shown; the page reads at 360 px; deleting the install ends the stream, which
+// the page says. The workspace, cluster, package and install are made through the API from the
+// page, as the deploy journey covers their pages; the 503, the cut, the empty and the flooding
+// streams are the page's requests answered by the browser (page.route), the rest the server's.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
@@ -172,6 +174,29 @@ describe('web journey: an install’s live logs', { skip: skipReason }, () => {
     await checkA11y(page, 'install logs (none yet)');
     await page.unroute(logs);
     await region.getByRole('log', { name: 'Log lines' }).getByText(/applied render/).first().waitFor();
+  });
+
+  test('a flood keeps the last 2,000 lines and says that older ones were dropped', async () => {
+    const logs = /\/v1\/installs\/[^/]+\/logs\?/;
+    const now = Math.floor(Date.now() / 1000);
+    const flood = Array.from({ length: 2100 }, (_, n) => ({ time: now, timestamp: new Date(now * 1000).toISOString(), pod: 'flood-5d8f7c9b6d-x2k4q', container: 'flood', line: `flood ${n}` }));
+    let served = false;
+    await page.route(logs, (route) => {
+      if (served) return route.continue();
+      served = true;
+      return route.fulfill({ status: 200, contentType: 'text/event-stream', body: flood.map((i) => `event: line\ndata: ${JSON.stringify(i)}\n\n`).join('') });
+    });
+    await open(page, installPath, 'hello on dev');
+    const region = page.getByRole('region', { name: 'Logs' });
+    const log = region.getByRole('log', { name: 'Log lines' });
+    await log.getByText('flood 2099', { exact: true }).waitFor();
+    await region.getByText('Older lines were dropped: this view keeps the last 2,000.').waitFor();
+    await page.unroute(logs);
+    assert.equal(await log.locator('.log-line').count(), 2000);
+    assert.match(await log.locator('.log-line').first().innerText(), /flood 100$/);
+    // The next tests start again from the install's own lines.
+    await open(page, installPath, 'hello on dev');
+    await log.getByText(/applied render/).first().waitFor();
   });
 
   test('Copy copies the lines shown; the container filter starts over with that container only', async () => {

@@ -26,10 +26,12 @@ export interface LogBuffer {
   waiting: LogItem[];
   /** how many older lines were let go to stay within the limit, since the view (re)started */
   dropped: number;
+  /** how many lines left the top of `shown`: `offset + i` names shown[i] for as long as it stays (a stable key) */
+  offset: number;
   paused: boolean;
 }
 
-export const EMPTY_BUFFER: LogBuffer = { shown: [], waiting: [], dropped: 0, paused: false };
+export const EMPTY_BUFFER: LogBuffer = { shown: [], waiting: [], dropped: 0, offset: 0, paused: false };
 
 /** Keeps the last `limit` of shown then waiting, counting what it lets go (the oldest shown first). */
 function bounded(b: LogBuffer, limit: number): LogBuffer {
@@ -41,6 +43,7 @@ function bounded(b: LogBuffer, limit: number): LogBuffer {
     shown: b.shown.slice(fromShown),
     waiting: b.waiting.slice(over - fromShown),
     dropped: b.dropped + over,
+    offset: b.offset + fromShown,
   };
 }
 

@@ -123,7 +123,7 @@ function LogView(props: { logs: InstallLogs; view: RefObject<HTMLDivElement | nu
   return (
     <div ref={props.view} class="logs install-logs" role="log" aria-live="off" aria-label="Log lines" tabIndex={0} onScroll={props.onScroll}>
       {shown.map((l, i) => (
-        <div key={i} class="log-line">
+        <div key={logs.buffer.offset + i} class="log-line">
           <span class="log-at">{timeOfDay(l.timestamp)}</span> <span class="log-src" title={`${l.pod}/${l.container}`}>{sourceLabel(l)}</span> <span class="log-text">{l.line}</span>
         </div>
       ))}
