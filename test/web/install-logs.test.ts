@@ -3,11 +3,12 @@
 // the screen still while an update writes more (counted on Resume), Resume shows them; scrolling up
 // stops following and Follow goes back to the newest; a 503 and a connection cut without `end` are
 // tried again from the last line, nothing shown twice; a stream without lines says so (the empty
-// state); a flood keeps the last 2,000 lines; the container filter starts over with one container;
-// Copy copies the lines shown; the page reads at 360 px; deleting the install ends the stream, which
-// the page says. The workspace, cluster, package and install are made through the API from the
-// page, as the deploy journey covers their pages; the 503, the cut, the empty and the flooding
-// streams are the page's requests answered by the browser (page.route), the rest the server's.
+// state); a refusal (403) is said and Follow again follows; a flood keeps the last 2,000 lines; the
+// container filter starts over with one container; Copy copies the lines shown; the page reads at
+// 360 px; deleting the install ends the stream, which the page says. The workspace, cluster,
+// package and install are made through the API from the page, as the deploy journey covers their
+// pages; the 503, the cut, the empty, the refused and the flooding streams are the page's requests
+// answered by the browser (page.route), the rest the server's.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Locator, Page } from 'playwright-core';
@@ -174,6 +175,28 @@ describe('web journey: an install’s live logs', { skip: skipReason }, () => {
     await checkA11y(page, 'install logs (none yet)');
     await page.unroute(logs);
     await region.getByRole('log', { name: 'Log lines' }).getByText(/applied render/).first().waitFor();
+  });
+
+  test('an answer that trying again will not change stops the view, said for people; Follow again follows', async () => {
+    const logs = /\/v1\/installs\/[^/]+\/logs\?/;
+    let served = false;
+    await page.route(logs, (route) => {
+      if (served) return route.continue();
+      served = true;
+      const body = { error: { code: 'PERMISSION_DENIED', message: 'your role in this workspace may not read logs', request_id: 'req_test' } };
+      return route.fulfill({ status: 403, contentType: 'application/json', body: JSON.stringify(body) });
+    });
+    await open(page, installPath, 'hello on dev');
+    const region = page.getByRole('region', { name: 'Logs' });
+    const alert = region.getByRole('alert');
+    await alert.getByText('The logs could not be followed.').waitFor();
+    await alert.getByText('your role in this workspace may not read logs').waitFor();
+    await region.getByRole('status').getByText('Not following').waitFor();
+    await checkA11y(page, 'install logs (refused)');
+    await page.unroute(logs);
+    await region.getByRole('button', { name: 'Follow again' }).click();
+    await region.getByRole('log', { name: 'Log lines' }).getByText(/applied render/).first().waitFor();
+    assert.equal(await alert.count(), 0);
   });
 
   test('a flood keeps the last 2,000 lines and says that older ones were dropped', async () => {

@@ -30,7 +30,7 @@ function statusWords(logs: InstallLogs): string {
     case 'ended':
       return endWords(logs.endReason);
     case 'failed':
-      return 'The logs could not be followed.';
+      return 'Not following: the server refused the logs.';
   }
 }
 
@@ -80,6 +80,7 @@ export function InstallLogs(props: { installId: string }) {
       <p class="muted small logs-status" role="status">
         {statusWords(logs)}
       </p>
+      {logs.link === 'failed' && <ErrorNotice error={logs.error} title="The logs could not be followed." />}
       {stopped && (
         <p>
           <button type="button" onClick={logs.again}>
@@ -87,7 +88,6 @@ export function InstallLogs(props: { installId: string }) {
           </button>
         </p>
       )}
-      {logs.link === 'failed' && <ErrorNotice error={logs.error} title="The logs could not be followed." />}
       {logs.link === 'reconnecting' && logs.error && (
         <div class="notice notice-warn">
           <p>
