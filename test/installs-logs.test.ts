@@ -9,6 +9,7 @@ import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { installNamespace } from '../src/drivers/cluster/driver.js';
+import { createKubernetesDriver } from '../src/drivers/cluster/kubernetes.js';
 import { startTestApp, type TestApp, type TestUser } from './harness.js';
 import { InstallFixtures, type Caller } from './installs-fixtures.js';
 import { readyStatus, standinKubeconfig, startK8sStandin, type K8sStandin } from './k8s-standin.js';
@@ -304,6 +305,8 @@ describe('install logs', () => {
     const body = JSON.parse(third.text());
     assert.equal(body.error.code, 'RESOURCE_EXHAUSTED');
     assert.equal(body.error.reason, 'TOO_MANY_LONG_REQUESTS');
+    // A read without follow ends at once: it takes no slot.
+    assert.equal((await logs(A, kubeInstall, '?tail=1&follow=false')).status, 200);
     first.close();
     second.close();
     let again: Open | undefined;
@@ -353,5 +356,26 @@ describe('install logs', () => {
     assert.equal(res.body.error.reason, 'CLUSTER_UNREACHABLE');
     assert.equal(res.headers['retry-after'], '10');
     assert.ok(!res.text.includes('standin-token'), 'no credential in the error');
+  });
+
+  test('a cluster that does not answer is 503 after the driver\'s timeout, never a hang', async () => {
+    // The service's driver with a short timeout (10 s by default), against pods/log requests never answered.
+    const drivers = t.services.clusterDrivers;
+    const real = drivers.get('kubernetes')!;
+    drivers.set('kubernetes', createKubernetesDriver({ requestTimeoutMs: 300 }));
+    k8s.logs.stall = true;
+    try {
+      const res = await logs(A, kubeInstall);
+      assert.equal(res.status, 503, res.text);
+      assert.equal(res.body.error.reason, 'CLUSTER_UNREACHABLE');
+      assert.match(res.body.error.message, /did not answer within 0\.3 s/);
+      const stream = await follow(A, kubeInstall);
+      await stream.ended;
+      assert.equal(stream.status, 503, stream.text());
+      await until(() => k8s.requests.filter((r) => r.path.endsWith('/log')).length > 0 && k8s.logs.stalledOpen === 0, 'the abandoned requests are closed');
+    } finally {
+      k8s.logs.stall = false;
+      drivers.set('kubernetes', real);
+    }
   });
 });

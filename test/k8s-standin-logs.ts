@@ -41,6 +41,14 @@ export class PodLogs {
   private readonly followers = new Map<string, Set<Follower>>();
   /** follow requests the client closed (the stand-in saw the connection end) */
   closedFollows = 0;
+  /** true: pods/log requests are never answered (a kubelet that hangs), until the client gives up */
+  stall = false;
+  private readonly stalled = new Set<ServerResponse>();
+
+  /** stalled pods/log requests the client has not closed yet */
+  get stalledOpen(): number {
+    return this.stalled.size;
+  }
   private counter = 0;
 
   constructor(private readonly objects: ObjectStore) {}
@@ -77,6 +85,8 @@ export class PodLogs {
   }
 
   close(): void {
+    for (const res of this.stalled) res.destroy();
+    this.stalled.clear();
     for (const set of this.followers.values()) for (const f of set) f.res.destroy();
     this.followers.clear();
   }
@@ -116,6 +126,11 @@ export class PodLogs {
     }
     const log = path.match(/^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/log$/);
     if (!log) return false;
+    if (this.stall) {
+      this.stalled.add(res);
+      res.once('close', () => this.stalled.delete(res));
+      return true;
+    }
     const namespace = decodeURIComponent(log[1]!);
     const name = decodeURIComponent(log[2]!);
     const pod = this.objects.objects.get(ObjectStore.key('v1', 'Pod', namespace, name));

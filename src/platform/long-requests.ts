@@ -4,15 +4,19 @@
 // `config: { longLived: true }`; each such request takes a slot of its principal and of its
 // workspace for as long as its response is open, and past either cap it is 429 before the handler
 // runs. In-process counts: the caps hold per process, as the connection caps they protect do.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import type { Principal } from './auth.js';
 import { ApiError } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** the response stays open on purpose (a stream, a long poll): capped per principal and per workspace */
-    longLived?: boolean;
+    /**
+     * the response stays open on purpose (a stream, a long poll): capped per principal and per
+     * workspace; a function decides per request (install logs stay open only with follow=true),
+     * from what is known before validation (the query as sent, not yet coerced)
+     */
+    longLived?: boolean | ((request: FastifyRequest) => boolean);
   }
 }
 
@@ -94,7 +98,8 @@ function decrement(counts: Map<string, number>, key: string): void {
  */
 export function registerLongRequestCaps(app: FastifyInstance, slots: LongRequestSlots): void {
   app.addHook('onRequest', (request, reply, done) => {
-    if (!request.routeOptions.config?.longLived || !request.principal) return done();
+    const longLived = request.routeOptions.config?.longLived;
+    if (!(typeof longLived === 'function' ? longLived(request) : longLived) || !request.principal) return done();
     let release: () => void;
     try {
       release = slots.take(principalKey(request.principal), request.scope?.workspaceId ?? null);

@@ -78,6 +78,8 @@ interface Opened {
   res: IncomingMessage;
   /** clears the request's deadline */
   settle(): void;
+  /** true once the deadline aborted the request */
+  timedOut(): boolean;
 }
 
 /**
@@ -108,7 +110,7 @@ function get(c: Client, path: string, query: Record<string, string>, signal: Abo
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const req = send(url, { ...c.options, method: 'GET', headers: c.headers, signal: controller.signal }, (res) => {
       res.once('close', done);
-      resolve({ res, settle });
+      resolve({ res, settle, timedOut: () => timedOut });
     });
     req.once('error', (err: NodeJS.ErrnoException) => {
       done();
@@ -349,10 +351,10 @@ export async function openKubernetesLogs(target: ClusterTarget, deployment: Depl
   let read: Parsed[];
   try {
     const results = await Promise.all(open.map((o) => newest(linesOf(o.res, o.source), budget)));
-    const timedOut = open.some((o) => o.res.destroyed && !o.res.complete);
     if (ctx.signal.aborted) throw new ClusterDriverError('reading logs: aborted', true);
-    if (timedOut) throw new ClusterDriverError(`reading logs: the cluster API did not send them within ${Math.round(timeoutMs / 100) / 10} s`, true);
-    dropped = results.some((r) => r.dropped);
+    if (open.some((o) => o.timedOut())) throw new ClusterDriverError(`reading logs: the cluster API did not send them within ${Math.round(timeoutMs / 100) / 10} s`, true);
+    // A log cut short by the API server (its connection reset) keeps what came: the answer says it is incomplete.
+    dropped = results.some((r) => r.dropped) || open.some((o) => !o.res.complete);
     read = results.flatMap((r) => r.lines).sort(byTime);
   } finally {
     for (const o of open) {

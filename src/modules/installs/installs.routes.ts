@@ -177,8 +177,8 @@ export function installRoutes(app: App, s: Pick<Services, 'idempotency' | 'insta
   }, async (request) => s.installs.getRender(scopeOf(request), request.params.id, request.params.render_id));
 
   app.get('/v1/installs/:id/logs', {
-    // Only the follow=true answers stay open, but the cap is taken before the handler can tell.
-    config: { auth: 'workspace', longLived: true },
+    // Only a followed log stays open (the query as sent: `true` is the one spelling validation takes).
+    config: { auth: 'workspace', longLived: (request) => (request.query as { follow?: unknown }).follow === 'true' },
     schema: {
       tags, security: bearerSecurity, operationId: 'installLogs', summary: 'Read or follow an install\'s logs',
       description: LOGS_DESCRIPTION + LONG_REQUEST_CAPS,

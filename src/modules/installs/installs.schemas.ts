@@ -1,6 +1,7 @@
 // Installs (spec 2.2, endpoint 7; API.md section 6) and their renders.
 import { Type, type Static, type TSchema } from 'typebox';
 import { StringEnum, refTo } from '../../platform/http.js';
+import { MAX_UNIX_SECONDS } from '../../platform/integer-bounds.js';
 import { PageQuery } from '../../platform/pagination.js';
 
 /** The operation types (metadata.type) of the install workflows. */
@@ -200,7 +201,7 @@ export const InstallLogsQuery = Type.Object(
       minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
       description: 'only the containers of this exact name (a DNS-1123 label, as Kubernetes names containers)',
     })),
-    since: Type.Optional(Type.Integer({ minimum: 0, maximum: 253402300799, description: 'only lines written at or after this Unix time (seconds)' })),
+    since: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_UNIX_SECONDS, description: 'only lines written at or after this Unix time (seconds)' })),
     tail: Type.Optional(Type.Integer({
       minimum: 1, maximum: LOG_TAIL_MAX, default: LOG_TAIL_DEFAULT,
       description: `the last N lines of each pod container, as kubectl's --tail (1-${LOG_TAIL_MAX}, default ${LOG_TAIL_DEFAULT})`,
