@@ -1,5 +1,5 @@
 // An install's page: its state and health, package, version and cluster linked, its URLs as links
-// (new tab), its current render and renders, preview hostnames, operations, and the actions:
+// (new tab), its logs live, its current render and renders, preview hostnames, operations, and the actions:
 // update its inputs (the form made from its version's input schema, if-match, 409 -> apply again)
 // and delete (confirm). Each update or deletion is an operation followed live on the page.
 import { useState } from 'preact/hooks';
@@ -23,6 +23,7 @@ import { UrlLink } from './Installs.tsx';
 import { useInputs } from './InstallInputs.tsx';
 import { Renders } from './Renders.tsx';
 import { PreviewHostnames } from './PreviewHostnames.tsx';
+import { InstallLogs } from './InstallLogs.tsx';
 
 type InstallDetail = Schemas['InstallDetail'];
 type Operation = Schemas['Operation'];
@@ -154,6 +155,11 @@ export function InstallPage(props: { id?: string; path?: string }) {
           </ul>
         )}
       </Section>
+      {i.state !== 'deleted' && (
+        <Section title="Logs">
+          <InstallLogs key={id} installId={id} />
+        </Section>
+      )}
       <Section title="Renders">
         <Renders installId={id} reloadKey={reloadKey} />
       </Section>
