@@ -233,6 +233,12 @@ describe('web journey: an install’s live logs', { skip: skipReason }, () => {
     await region.getByRole('button', { name: 'Copied' }).waitFor();
 
     await region.getByLabel('Container').selectOption('driver');
+    // The lines of every container stay until the new stream's replace them: wait for that, not
+    // for a line both streams have.
+    await page.waitForFunction(() => {
+      const sources = [...document.querySelectorAll('[role="log"] .log-src')].map((e) => (e as HTMLElement).innerText);
+      return sources.length > 0 && sources.every((s) => s === 'svc-local-cluster/driver');
+    });
     await log.getByText(/applied render/).first().waitFor();
     assert.deepEqual([...new Set(await log.locator('.log-src').allInnerTexts())], ['svc-local-cluster/driver']);
     await page.evaluate(() => delete (window as unknown as { svcCopied?: string }).svcCopied);
