@@ -18,7 +18,8 @@ import type { Services } from '../src/services.js';
 import type { Runtime } from '../src/jobs/runtime.js';
 import { createSystem, type SystemOptions } from '../src/system.js';
 import { clock } from '../src/platform/clock.js';
-import { createPreviewRouter, type PreviewRouter } from '../src/modules/preview-hostnames/preview-router.js';
+import type { PreviewRouter } from '../src/modules/preview-hostnames/preview-router.js';
+import { previewRouterOf } from '../src/server.js';
 
 export const DIALECT = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 
@@ -183,7 +184,7 @@ export class TestApp {
    */
   async startPreviewRouter(): Promise<string> {
     if (this.previewRouter) throw new Error('the preview router is already started');
-    this.previewRouter = createPreviewRouter({ db: this.services.db, domain: this.config.preview.domain, limits: this.config.http });
+    this.previewRouter = previewRouterOf(this.services);
     return this.previewRouter.listen(this.config.preview.port, '127.0.0.1');
   }
 

@@ -26,6 +26,7 @@ import * as m020 from './migrations/020_audit_names.js';
 import * as m021 from './migrations/021_plan_checkouts.js';
 import * as m022 from './migrations/022_oidc_identities.js';
 import * as m023 from './migrations/023_plan_subscriptions.js';
+import * as m024 from './migrations/024_cluster_gateway_url.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '021_plan_checkouts': m021,
   '022_oidc_identities': m022,
   '023_plan_subscriptions': m023,
+  '024_cluster_gateway_url': m024,
 };
 
 /** The migrations this build knows, in the order they apply: a database (or a backup) with another one is newer than this build. */

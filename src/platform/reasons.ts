@@ -34,6 +34,9 @@ export const REASONS = [
   'TWO_FACTOR_CODE_REQUIRED', 'TWO_FACTOR_NOT_ENABLED', 'TWO_FACTOR_NOT_PENDING', 'TWO_FACTOR_REQUIRED',
   // a server-rendered form posted without its CSRF token, or with another browser's
   'CSRF_TOKEN_INVALID',
+  // issue 36, the preview router's proxy: the workload (or the way to it) did not answer, or
+  // there is nothing to proxy to; answered by the router, not by an API route
+  'UPSTREAM_UNREACHABLE', 'UPSTREAM_TIMEOUT', 'ROUTE_HAS_NO_SERVICE', 'CLUSTER_UNREACHABLE', 'TOO_MANY_STREAMS',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];

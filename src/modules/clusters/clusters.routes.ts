@@ -55,16 +55,18 @@ export function clusterRoutes(app: App, s: Pick<Services, 'clusters' | 'idempote
   app.patch('/v1/clusters/:id', {
     config: { auth: 'workspace' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'updateCluster', summary: 'Rename a cluster',
+      tags, security: bearerSecurity, operationId: 'updateCluster', summary: 'Rename a cluster or set its gateway address',
       description:
         'Needs the admin or owner role. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. ' +
+        '`gateway_url` (kubernetes clusters only; null removes it) is where the preview router sends the traffic of the cluster\'s ' +
+        'install URLs and preview hostnames; the router uses a change within seconds. ' +
         'A taken name is 409 ALREADY_EXISTS; a cluster being deleted is 422 (reason CLUSTER_DELETING).',
       params: IdParams, headers: requestHeaders({ ifMatch: 'required' }), body: PatchClusterBody,
       response: responses({ 200: Cluster }, [400, 403, 404, 409, 422]),
     },
   }, async (request, reply) => {
     const revision = parseIfMatch(headerOf(request, 'if-match'));
-    return withEtag(reply, await s.clusters.renameCluster(scopeOf(request), request.params.id, revision, request.body.name));
+    return withEtag(reply, await s.clusters.updateCluster(scopeOf(request), request.params.id, revision, request.body));
   });
 
   app.delete('/v1/clusters/:id', {
