@@ -178,6 +178,27 @@ function statusFailure(up: Upstream, status: number, s: { code: number; message:
   return { kind: 'upstream_status', status: 502, message: `the cluster's API server answered ${status}: ${s.message || s.reason}` };
 }
 
+/** An answer that may be the API server's own refusal rather than the workload's: a small JSON body on a refusal status. */
+function isApiServerRefusal(up: Upstream, res: IncomingMessage): boolean {
+  const type = String(res.headers['content-type'] ?? '');
+  const length = Number(res.headers['content-length'] ?? 0);
+  return up.via === 'service proxy' && [401, 403, 404, 503].includes(res.statusCode ?? 0) && type.startsWith('application/json') && length <= STATUS_BODY_MAX;
+}
+
+/** Reads a body of at most STATUS_BODY_MAX bytes; null when it is larger or breaks off. */
+function readSmall(res: IncomingMessage, done: (body: Buffer | null) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  res.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size > STATUS_BODY_MAX) over = true;
+    else chunks.push(c);
+  });
+  res.on('error', () => done(null));
+  res.on('end', () => done(over ? null : Buffer.concat(chunks)));
+}
+
 /** Counts the request body against the limit as it streams to the upstream. */
 function pumpBody(req: IncomingMessage, upstream: ClientRequest, limit: number, tooLarge: () => void): void {
   let seen = 0;
@@ -241,21 +262,11 @@ export function proxyRequest(req: IncomingMessage, res: ServerResponse, up: Upst
   upstream.on('response', (upRes) => {
     for (const t of timers) clearTimeout(t);
     const status = upRes.statusCode ?? 502;
-    const type = String(upRes.headers['content-type'] ?? '');
-    const length = Number(upRes.headers['content-length'] ?? 0);
     // The service proxy's own refusals are small JSON Status objects; anything else streams.
-    if (up.via === 'service proxy' && [401, 403, 404, 503].includes(status) && type.startsWith('application/json') && length <= STATUS_BODY_MAX) {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      upRes.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > STATUS_BODY_MAX) return fail({ kind: 'upstream_status', status: 502, message: 'the cluster\'s API server answered an error too large to read' });
-        chunks.push(c);
-      });
-      upRes.on('error', (err) => fail(unreachable(up, err)));
-      upRes.on('end', () => {
+    if (isApiServerRefusal(up, upRes)) {
+      readSmall(upRes, (body) => {
         if (finished) return;
-        const body = Buffer.concat(chunks);
+        if (body === null) return fail({ kind: 'upstream_status', status: 502, message: 'the cluster\'s API server answered an error that could not be read' });
         const s = apiServerStatus(body.toString('utf8'));
         if (s) return fail(statusFailure(up, status, s));
         res.writeHead(status, { ...endToEnd(upRes.headers), 'content-length': body.length });
@@ -348,8 +359,20 @@ export function proxyUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer,
     }
   });
   upstream.on('response', (upRes) => {
-    // No upgrade: the answer is passed on as it is, and the connection ends with it.
+    // No upgrade: the answer is passed on as it is, and the connection ends with it; the service
+    // proxy's own refusals (a small JSON Status) are said in words, as for plain requests.
     for (const t of timers) clearTimeout(t);
+    const status = upRes.statusCode ?? 502;
+    if (isApiServerRefusal(up, upRes)) {
+      readSmall(upRes, (body) => {
+        const s = body === null ? null : apiServerStatus(body.toString('utf8'));
+        if (s) return fail(statusFailure(up, status, s));
+        upgraded = true;
+        socket.end(rawHead(upRes, false).replace(/\r\n\r\n$/, '\r\nConnection: close\r\n\r\n') + (body ?? ''));
+        finish();
+      });
+      return;
+    }
     upgraded = true;
     socket.write(rawHead(upRes, false).replace(/\r\n\r\n$/, '\r\nConnection: close\r\n\r\n'));
     upRes.pipe(socket);
