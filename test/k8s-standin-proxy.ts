@@ -122,9 +122,11 @@ export function createServiceProxy(): ServiceProxy {
         up.pipe(socket);
         socket.pipe(up);
       });
-      up.on('error', () => socket.destroy());
-      socket.on('error', () => up.destroy());
-      socket.on('close', () => up.destroy());
+      const both = () => {
+        up.destroy();
+        socket.destroy();
+      };
+      for (const s of [up, socket]) for (const event of ['error', 'end', 'close']) s.on(event, both);
     },
   };
 }
@@ -180,6 +182,7 @@ export function wsEcho(req: IncomingMessage, socket: Duplex, head: Buffer): void
   };
   socket.on('data', onData);
   socket.on('error', () => socket.destroy());
+  socket.on('end', () => socket.destroy());
   if (head.length) onData(Buffer.alloc(0));
 }
 

@@ -302,6 +302,8 @@ export function writeRawResponse(socket: Duplex, status: number, headers: Record
   const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`];
   for (const [k, v] of Object.entries({ ...headers, 'content-length': Buffer.byteLength(body), connection: 'close' })) lines.push(`${k}: ${v}`);
   socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
+  // The client may keep its side open: the socket goes once the answer had its moment.
+  setTimeout(() => socket.destroy(), 1_000).unref();
 }
 
 /** The head of an upstream's answer, as raw lines for the client's socket (hop-by-hop dropped, except the upgrade itself). */
@@ -391,6 +393,9 @@ export function proxyUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer,
     for (const s of [socket, upSocket]) {
       (s as Duplex & { setTimeout?: (ms: number, cb: () => void) => void }).setTimeout?.(limits.idleTimeoutMs, idle);
       s.on('error', idle);
+      // WebSocket has its own closing handshake: one side ending ends the exchange (a half-open
+      // pair would hold both sockets until the idle timeout).
+      s.on('end', idle);
       s.on('close', () => {
         idle();
         finish();

@@ -305,6 +305,14 @@ export function createPreviewRouter(deps: PreviewRouterDeps): PreviewRouter {
       fail: (f) => {
         const { err, title, headers } = failureError(f);
         if (f.kind !== 'too_large') logger?.info({ host, request_id: requestId, via: target.upstream.via, status: err.status, reason: f.message }, 'preview router: upstream failed');
+        else {
+          // The rest of the body is read into nothing for a moment (so the client reads the 413
+          // rather than a reset), then the connection is closed whatever the client still sends.
+          res.once('finish', () => {
+            req.resume();
+            setTimeout(() => req.socket.destroy(), 1_000).unref();
+          });
+        }
         refuse(req, res, err, title, host!, requestId, headers);
       },
       done: release,
