@@ -21,7 +21,8 @@ export function clusterRoutes(app: App, s: Pick<Services, 'clusters' | 'idempote
         'operation in the same transaction: 202 with the operation (owner_type cluster, metadata.cluster_id the new clu_ id). ' +
         'The operation provisions the cluster (local) or checks it answers with the kubeconfig (kubernetes), reads its ' +
         'capabilities and makes it `active`; if it fails or is cancelled the cluster is `suspended`. ' +
-        '`kubeconfig` is required with provider kubernetes and refused otherwise; `local` only with provider local, and its ' +
+        '`kubeconfig` is required with provider kubernetes and refused otherwise, as is `gateway_url` (optional: where the preview router ' +
+        'sends the traffic of install URLs and preview hostnames; without it, through the API server\'s service proxy); `local` only with provider local, and its ' +
         '`faults` (a test hook) only when the service runs with SVC_TEST_HOOKS=1, else 400. ' +
         'A taken name is 409 ALREADY_EXISTS; a workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.',
       headers: requestHeaders({ idempotency: 'optional' }), body: CreateClusterBody,
