@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { installNamespace } from '../src/drivers/cluster/driver.js';
 import { freePort, startTestApp, type TestApp, type TestUser } from './harness.js';
-import { readyStatus, STANDIN_TOKEN, standinKubeconfig, startK8sStandin, type K8sStandin } from './k8s-standin.js';
+import { readyStatus, STANDIN_SERVER_CERT, STANDIN_TOKEN, standinKubeconfig, startK8sStandin, type K8sStandin } from './k8s-standin.js';
 import { wsConnect, wsEcho } from './k8s-standin-proxy.js';
 
 interface HostResponse {
@@ -315,6 +315,27 @@ describe('the preview router proxies to the workload', () => {
       k8s.serviceBackends.set(backendKey(), workload.url);
     }
     assert.equal((await hostRequest(router, hostname, { path: '/x' })).text, 'hello from the workload at /x', 'back through the service proxy');
+  });
+
+  test('an API server over TLS with a client certificate: the service proxy trusts its CA and presents the certificate', async () => {
+    const tls = await startK8sStandin({ https: true });
+    try {
+      tls.objects.statusFor = readyStatus;
+      const kubeconfig = standinKubeconfig(tls.url, { caData: Buffer.from(STANDIN_SERVER_CERT).toString('base64'), token: null, clientCertificate: true });
+      const cluster = await t.request('POST', '/v1/clusters', { ...as(), body: { name: 'tls', provider: 'kubernetes', kubeconfig } });
+      assert.equal(cluster.status, 202, cluster.text);
+      const other = await install((await wait(cluster.body.id)).owner_id, 'hello-tls');
+      tls.serviceBackends.set(`${installNamespace(other.installId)}/hello:8080`, workload.url);
+      const res = await hostRequest(router, other.hostname, { path: '/over-tls' });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.text, 'hello from the workload at /over-tls');
+      const socket = await wsConnect(router, other.hostname);
+      socket.send('tls');
+      assert.equal(await socket.next(), 'echo: tls');
+      socket.close();
+    } finally {
+      await tls.close();
+    }
   });
 
   test('an install on the local cluster: a page of what would run for a browser, today\'s JSON for others', async () => {
