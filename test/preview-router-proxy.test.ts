@@ -143,7 +143,7 @@ describe('the preview router proxies to the workload', () => {
   before(async () => {
     const port = await freePort();
     t = await startTestApp({
-      SVC_PREVIEW_PORT: String(port), SVC_PREVIEW_PROXY_TIMEOUT_S: '0.5', SVC_PREVIEW_PROXY_BODY_LIMIT_BYTES: '1024',
+      SVC_PREVIEW_PORT: String(port), SVC_PREVIEW_PROXY_TIMEOUT_S: '0.5', SVC_PREVIEW_PROXY_BODY_LIMIT_BYTES: '1024', SVC_PREVIEW_PROXY_STREAMS_PER_INSTALL: '3',
     });
     router = await t.startPreviewRouter();
     owner = await t.user('owner');
@@ -260,6 +260,18 @@ describe('the preview router proxies to the workload', () => {
     const page = await hostRequest(router, previewHost, { path: '/never', headers: BROWSER });
     assert.equal(page.status, 504);
     assert.match(page.text, /504 Gateway Timeout/);
+  });
+
+  test('one install has at most SVC_PREVIEW_PROXY_STREAMS_PER_INSTALL requests open at once; more are 503', async () => {
+    const before = workload.seen.length;
+    const hanging = [0, 1, 2].map(() => hostRequest(router, hostname, { path: '/never' }));
+    while (workload.seen.length < before + 3) await new Promise((r) => setTimeout(r, 5));
+    const over = await hostRequest(router, previewHost, { path: '/page' });
+    assert.equal(over.status, 503, over.text);
+    assert.equal(over.body.error.reason, 'TOO_MANY_STREAMS');
+    assert.deepEqual((await Promise.all(hanging)).map((r) => r.status), [504, 504, 504]);
+    // Released when they end.
+    assert.equal((await hostRequest(router, previewHost, { path: '/page' })).status, 200);
   });
 
   test('a request body over the limit is 413, declared or streamed', async () => {
