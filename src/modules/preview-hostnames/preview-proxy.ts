@@ -251,7 +251,8 @@ export function proxyRequest(req: IncomingMessage, res: ServerResponse, up: Upst
   const timeout = (message: string) => fail({ kind: 'timeout', message });
   timers.push(setTimeout(() => timeout(`the cluster's ${up.via} did not accept a connection within ${limits.connectTimeoutMs / 1000} s (SVC_PREVIEW_PROXY_CONNECT_TIMEOUT_S)`), limits.connectTimeoutMs));
   upstream.on('socket', (socket) => {
-    socket.once('connect', () => clearTimeout(timers[0]));
+    // Connected means the TLS handshake is done too, for an https upstream.
+    socket.once(up.https ? 'secureConnect' : 'connect', () => clearTimeout(timers[0]));
     socket.setTimeout(limits.idleTimeoutMs, () => timeout(`nothing moved between the router and the workload for ${limits.idleTimeoutMs / 1000} s (SVC_PREVIEW_PROXY_IDLE_TIMEOUT_S)`));
   });
   // The response head is awaited from when the request is sent whole.
@@ -348,7 +349,7 @@ export function proxyUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer,
   const upstream = send({ ...up.options, agent: false, method: req.method, path: up.pathOf(clientPath), headers: upstreamHeaders(req, up, String(req.headers.upgrade ?? 'websocket')) });
   const timeout = (message: string) => fail({ kind: 'timeout', message });
   timers.push(setTimeout(() => timeout(`the cluster's ${up.via} did not accept a connection within ${limits.connectTimeoutMs / 1000} s (SVC_PREVIEW_PROXY_CONNECT_TIMEOUT_S)`), limits.connectTimeoutMs));
-  upstream.on('socket', (s) => s.once('connect', () => {
+  upstream.on('socket', (s) => s.once(up.https ? 'secureConnect' : 'connect', () => {
     clearTimeout(timers[0]);
     timers.push(setTimeout(() => timeout(`the workload did not answer the upgrade within ${limits.responseTimeoutMs / 1000} s (SVC_PREVIEW_PROXY_TIMEOUT_S)`), limits.responseTimeoutMs));
   }));
