@@ -181,10 +181,11 @@ export class TestApp {
   /**
    * Starts the preview router on config.preview.port (opt in: start the app with
    * `{ SVC_PREVIEW_PORT: String(await freePort()) }`); returns its base URL. Closed with the app.
+   * `logger`: where its log lines go (none by default).
    */
-  async startPreviewRouter(): Promise<string> {
+  async startPreviewRouter(logger?: Logger): Promise<string> {
     if (this.previewRouter) throw new Error('the preview router is already started');
-    this.previewRouter = previewRouterOf(this.services);
+    this.previewRouter = previewRouterOf(this.services, logger);
     return this.previewRouter.listen(this.config.preview.port, '127.0.0.1');
   }
 

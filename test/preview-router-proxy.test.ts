@@ -10,10 +10,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import pino from 'pino';
 import { installNamespace } from '../src/drivers/cluster/driver.js';
 import { freePort, startTestApp, type TestApp, type TestUser } from './harness.js';
-import { readyStatus, STANDIN_SERVER_CERT, STANDIN_TOKEN, standinKubeconfig, startK8sStandin, type K8sStandin } from './k8s-standin.js';
+import { readyStatus, STANDIN_SERVER_CERT, STANDIN_TOKEN, TEST_CLIENT_KEY, standinKubeconfig, startK8sStandin, type K8sStandin } from './k8s-standin.js';
 import { wsConnect, wsEcho } from './k8s-standin-proxy.js';
 
 interface HostResponse {
@@ -108,6 +110,7 @@ describe('the preview router proxies to the workload', () => {
     assert.equal(res.body.state, 'SUCCEEDED', res.text);
     return res.body;
   };
+  const logLines: string[] = [];
   const backendKey = () => `${installNamespace(installId)}/hello:8080`;
 
   async function install(cluster: string, pkgName: string): Promise<{ installId: string; renderId: string; hostname: string }> {
@@ -145,7 +148,13 @@ describe('the preview router proxies to the workload', () => {
     t = await startTestApp({
       SVC_PREVIEW_PORT: String(port), SVC_PREVIEW_PROXY_TIMEOUT_S: '0.5', SVC_PREVIEW_PROXY_BODY_LIMIT_BYTES: '1024', SVC_PREVIEW_PROXY_STREAMS_PER_INSTALL: '3',
     });
-    router = await t.startPreviewRouter();
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        logLines.push(String(chunk));
+        done();
+      },
+    });
+    router = await t.startPreviewRouter(pino({ level: 'trace' }, sink));
     owner = await t.user('owner');
     ws = (await t.workspace(owner, 'Proxy')).id;
     k8s = await startK8sStandin();
@@ -164,6 +173,12 @@ describe('the preview router proxies to the workload', () => {
     previewHost = (await wait(bound.body.id)).response.hostname;
   });
   after(async () => {
+    // The router logged its upstream failures, and no credential of a kubeconfig with them.
+    assert.ok(logLines.some((l) => l.includes('preview router: upstream failed')), 'failures are logged');
+    const key = TEST_CLIENT_KEY.split('\n')[1]!;
+    for (const line of logLines) {
+      assert.ok(!line.includes(STANDIN_TOKEN) && !line.includes(key) && !line.includes(Buffer.from(TEST_CLIENT_KEY).toString('base64').slice(0, 40)), line);
+    }
     await t.close();
     await workload.close();
     await k8s.close();
