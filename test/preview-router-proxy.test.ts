@@ -202,6 +202,18 @@ describe('the preview router proxies to the workload', () => {
     assert.equal(echoed.text, body.join(''));
   });
 
+  test('the stand-in\'s service proxy takes {name}, {name}:{port} and http:{name}:{port}, with the API server\'s credentials', async () => {
+    const ns = installNamespace(installId);
+    for (const service of ['hello', 'hello:8080', 'http:hello:8080']) {
+      const res = await fetch(`${k8s.url}/api/v1/namespaces/${ns}/services/${service}/proxy/direct?x=1`, { headers: { authorization: `Bearer ${STANDIN_TOKEN}` } });
+      assert.equal(res.status, 200, service);
+      assert.equal(await res.text(), 'hello from the workload at /direct?x=1');
+    }
+    const anonymous = await fetch(`${k8s.url}/api/v1/namespaces/${ns}/services/hello:8080/proxy/`);
+    assert.equal(anonymous.status, 401);
+    assert.equal(((await anonymous.json()) as { kind: string }).kind, 'Status');
+  });
+
   test('X-Forwarded-* are set (overwriting the client\'s) and hop-by-hop headers are dropped', async () => {
     const res = await hostRequest(router, hostname, {
       path: '/headers',
