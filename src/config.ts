@@ -182,6 +182,8 @@ export interface Config {
     domain: string;
     /** a pinned hostname is evicted once its render has been replaced for this long (seconds) */
     pinnedRetentionSeconds: number;
+    /** the router's proxy to workloads on kubernetes clusters (issue 36) */
+    proxy: PreviewProxyConfig;
   };
   /**
    * the web app's build (index.html and assets/, written by `npm run build`), served at `/`; when
@@ -261,6 +263,20 @@ export const SERVE_ROLES = ['all', 'api', 'worker'] as const;
 export type ServeRole = (typeof SERVE_ROLES)[number];
 
 export class ConfigError extends Error {}
+
+/** Limits of the preview router's proxy: every wait on an upstream ends, and a request body is bounded. */
+export interface PreviewProxyConfig {
+  /** the connection to the upstream (gateway or API server) must be made within this */
+  connectTimeoutMs: number;
+  /** the upstream's response head must arrive within this after the request was sent */
+  responseTimeoutMs: number;
+  /** a proxied exchange (body or WebSocket) with nothing flowing either way for this long is closed */
+  idleTimeoutMs: number;
+  /** request bodies larger than this are refused (413) */
+  bodyLimitBytes: number;
+  /** proxied requests and WebSockets open at once per install; more are 503 */
+  streamsPerInstall: number;
+}
 
 /** A DNS name of labels of [a-z0-9-] (a wildcard DNS record `*.<domain>` points at the router). */
 const DOMAIN = /^(?=.{1,190}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
@@ -624,6 +640,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: numberSetting(env, 'SVC_PREVIEW_PORT', 8081, 0, 65535),
       domain: parsePreviewDomain(env.SVC_PREVIEW_DOMAIN),
       pinnedRetentionSeconds: numberSetting(env, 'SVC_PREVIEW_PINNED_RETENTION', 7 * 24 * 3600, 0, 10 * 365 * 24 * 3600),
+      proxy: {
+        connectTimeoutMs: Math.round(numberSetting(env, 'SVC_PREVIEW_PROXY_CONNECT_TIMEOUT_S', 5, 0.05, 300, false) * 1000),
+        responseTimeoutMs: Math.round(numberSetting(env, 'SVC_PREVIEW_PROXY_TIMEOUT_S', 60, 0.05, 3600, false) * 1000),
+        idleTimeoutMs: Math.round(numberSetting(env, 'SVC_PREVIEW_PROXY_IDLE_TIMEOUT_S', 300, 0.05, 24 * 3600, false) * 1000),
+        bodyLimitBytes: numberSetting(env, 'SVC_PREVIEW_PROXY_BODY_LIMIT_BYTES', 100 * 1024 * 1024, 0, 64 * 1024 * 1024 * 1024),
+        streamsPerInstall: numberSetting(env, 'SVC_PREVIEW_PROXY_STREAMS_PER_INSTALL', 256, 1, 100_000),
+      },
     },
     webDir: resolve(env.SVC_WEB_DIR || DEFAULT_WEB_DIR),
     compute: parseCompute(env),

@@ -1,13 +1,13 @@
 // `svc serve`: open the database, migrate, bootstrap the first user, listen, and drain on SIGTERM.
 import { hostname } from 'node:os';
-import type { DestinationStream } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
 import { createLogger as createProcessLogger } from './platform/logging.js';
 import type { Tracing } from './platform/tracing.js';
 import { svcVersion } from './platform/version.js';
 import { ConfigError, type Config } from './config.js';
 import type { Services } from './services.js';
 import { createSystem } from './system.js';
-import { createPreviewRouter } from './modules/preview-hostnames/preview-router.js';
+import { createPreviewRouter, type PreviewRouter } from './modules/preview-hostnames/preview-router.js';
 import { portsProblem } from './platform/ports.js';
 import { serveMetrics } from './modules/system/metrics.js';
 
@@ -37,6 +37,18 @@ export async function bootstrapOwner(services: Services): Promise<string | null>
   const { user } = await services.users.ensureUser({ email: b.email, password: b.password });
   if (b.token) await services.sessions.ensureSessionToken(user.id, b.token);
   return user.id;
+}
+
+/**
+ * The preview router of these services: it reads hostnames from the database and reaches clusters
+ * through the clusters module's service (connection details decrypted and cached there).
+ */
+export function previewRouterOf(services: Services, logger?: Logger): PreviewRouter {
+  const { config } = services;
+  return createPreviewRouter({
+    db: services.db, domain: config.preview.domain, limits: config.http, proxy: config.preview.proxy, publicUrl: config.publicUrl,
+    connectionOf: services.clusters.connectionOf, ...(logger ? { logger } : {}),
+  });
 }
 
 export interface RunningServer {
@@ -81,7 +93,7 @@ export async function startServer(config: Config, opts: { handleSignals?: boolea
   }
 
   // The preview router answers for install URLs and preview hostnames on its own port.
-  const previewRouter = !serves ? null : createPreviewRouter({ db: services.db, domain: config.preview.domain, logger, limits: config.http });
+  const previewRouter = !serves ? null : previewRouterOf(services, logger);
   if (previewRouter) {
     const previewUrl = await previewRouter.listen(config.preview.port, config.host);
     logger.info({ url: previewUrl, domain: config.preview.domain }, 'preview router listening');

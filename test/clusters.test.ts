@@ -80,9 +80,10 @@ describe('clusters (local driver)', () => {
     assert.equal(cluster.status, 200);
     assert.equal(cluster.headers.etag, `"${cluster.body.etag}"`);
     assert.deepEqual(Object.keys(cluster.body).sort(), [
-      'created_at', 'etag', 'html_url', 'id', 'name', 'provider', 'reconciling', 'state', 'updated_at', 'workspace_id',
+      'created_at', 'etag', 'gateway_url', 'html_url', 'id', 'name', 'provider', 'reconciling', 'state', 'updated_at', 'workspace_id',
     ]);
     assert.equal(cluster.body.state, 'active');
+    assert.equal(cluster.body.gateway_url, null, 'a local cluster has no gateway');
     assert.equal(cluster.body.reconciling, false);
     assert.equal(cluster.body.provider, 'local');
     assert.equal(cluster.body.name, 'dev');

@@ -18,7 +18,8 @@ import type { Services } from '../src/services.js';
 import type { Runtime } from '../src/jobs/runtime.js';
 import { createSystem, type SystemOptions } from '../src/system.js';
 import { clock } from '../src/platform/clock.js';
-import { createPreviewRouter, type PreviewRouter } from '../src/modules/preview-hostnames/preview-router.js';
+import type { PreviewRouter } from '../src/modules/preview-hostnames/preview-router.js';
+import { previewRouterOf } from '../src/server.js';
 
 export const DIALECT = process.env.SVC_TEST_DATABASE_URL ? 'postgres' : 'sqlite';
 
@@ -180,10 +181,11 @@ export class TestApp {
   /**
    * Starts the preview router on config.preview.port (opt in: start the app with
    * `{ SVC_PREVIEW_PORT: String(await freePort()) }`); returns its base URL. Closed with the app.
+   * `logger`: where its log lines go (none by default).
    */
-  async startPreviewRouter(): Promise<string> {
+  async startPreviewRouter(logger?: Logger): Promise<string> {
     if (this.previewRouter) throw new Error('the preview router is already started');
-    this.previewRouter = createPreviewRouter({ db: this.services.db, domain: this.config.preview.domain, limits: this.config.http });
+    this.previewRouter = previewRouterOf(this.services, logger);
     return this.previewRouter.listen(this.config.preview.port, '127.0.0.1');
   }
 

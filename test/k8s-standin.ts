@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import yaml from 'js-yaml';
 import { ObjectStore } from './k8s-standin-objects.js';
 import { PodLogs } from './k8s-standin-logs.js';
+import { createServiceProxy } from './k8s-standin-proxy.js';
 
 export { readyStatus } from './k8s-standin-objects.js';
 export { INGRESS_ADDRESS } from './k8s-standin-controllers.js';
@@ -103,6 +104,8 @@ export interface K8sStandin {
   addPod(namespace: string, name: string, containers: string[], labels?: Record<string, string>): void;
   /** appends a line to a container's log, written at once to the requests following it */
   appendLog(namespace: string, pod: string, container: string, line: string, at?: Date): void;
+  /** the service proxy's workloads: `{ns}/{name}:{port}` -> http://127.0.0.1:port (k8s-standin-proxy.ts) */
+  serviceBackends: Map<string, string>;
   close(): Promise<void>;
 }
 
@@ -291,8 +294,17 @@ export async function startK8sStandin(options: StandinOptions = {}): Promise<K8s
     timers.add(timer);
   };
 
+  // The service proxy streams (k8s-standin-proxy.ts); it checks the same credentials.
+  const proxy = createServiceProxy();
+  const authorized = (req: IncomingMessage) => {
+    const socket = req.socket as Partial<TLSSocket>;
+    const peer = socket.authorized && socket.getPeerCertificate ? socket.getPeerCertificate() : undefined;
+    return req.headers.authorization === `Bearer ${token}` || peer?.subject?.CN === 'svc-test-client';
+  };
+
   // The body is read whole before anything is answered, as an API server decodes it first.
   const receive = (req: IncomingMessage, res: ServerResponse) => {
+    if (proxy.handle(req, res, authorized(req))) return;
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
@@ -300,6 +312,7 @@ export async function startK8sStandin(options: StandinOptions = {}): Promise<K8s
   const server: Server = options.https
     ? createHttpsServer({ cert: STANDIN_SERVER_CERT, key: STANDIN_SERVER_KEY, ca: [TEST_CLIENT_CERT], requestCert: true, rejectUnauthorized: false }, receive)
     : createHttpServer(receive);
+  server.on('upgrade', (req: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => proxy.handleUpgrade(req, socket, head, authorized(req)));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const stand: K8sStandin = {
@@ -310,6 +323,7 @@ export async function startK8sStandin(options: StandinOptions = {}): Promise<K8s
     logs,
     addPod: (namespace, name, containers, labels) => logs.addPod(namespace, name, containers, labels),
     appendLog: (namespace, pod, container, line, at) => logs.appendLog(namespace, pod, container, line, at),
+    serviceBackends: proxy.serviceBackends,
     close: () => new Promise<void>((resolve) => {
       for (const t of timers) clearTimeout(t);
       objects.close();

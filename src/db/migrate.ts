@@ -27,6 +27,7 @@ import * as m021 from './migrations/021_plan_checkouts.js';
 import * as m022 from './migrations/022_oidc_identities.js';
 import * as m023 from './migrations/023_plan_subscriptions.js';
 import * as m024 from './migrations/024_local_log_lines.js';
+import * as m025 from './migrations/025_cluster_gateway_url.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_kernel': m001,
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '022_oidc_identities': m022,
   '023_plan_subscriptions': m023,
   '024_local_log_lines': m024,
+  '025_cluster_gateway_url': m025,
 };
 
 /** The migrations this build knows, in the order they apply: a database (or a backup) with another one is newer than this build. */

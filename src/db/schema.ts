@@ -334,6 +334,8 @@ export interface ClustersTable {
   kubeconfig_sealed: string | null;
   capabilities: string | null;
   capabilities_observed_at: number | null;
+  /** kubernetes clusters: the http(s) URL of the cluster's gateway the preview router proxies to (null: through the API server's service proxy) */
+  gateway_url: string | null;
   /** nodes in the last capabilities observation (the compute/machines quota) */
   node_count: number;
   created_at: number;

@@ -36,6 +36,9 @@ export const REASONS = [
   'CSRF_TOKEN_INVALID',
   // issue 36, an install's logs: its cluster cannot be reached, or refuses
   'CLUSTER_UNREACHABLE', 'CLUSTER_ERROR',
+  // issue 36, the preview router's proxy: the workload (or the way to it) did not answer, or
+  // there is nothing to proxy to (and CLUSTER_UNREACHABLE above); answered by the router, not by an API route
+  'UPSTREAM_UNREACHABLE', 'UPSTREAM_TIMEOUT', 'ROUTE_HAS_NO_SERVICE', 'TOO_MANY_STREAMS',
 ] as const;
 
 export type Reason = (typeof REASONS)[number];

@@ -940,7 +940,7 @@ export interface paths {
         put?: never;
         /**
          * Register a cluster
-         * @description Needs the admin or owner role. Registers a cluster (state `pending`, `reconciling` true) and starts its `cluster.create` operation in the same transaction: 202 with the operation (owner_type cluster, metadata.cluster_id the new clu_ id). The operation provisions the cluster (local) or checks it answers with the kubeconfig (kubernetes), reads its capabilities and makes it `active`; if it fails or is cancelled the cluster is `suspended`. `kubeconfig` is required with provider kubernetes and refused otherwise; `local` only with provider local, and its `faults` (a test hook) only when the service runs with SVC_TEST_HOOKS=1, else 400. A taken name is 409 ALREADY_EXISTS; a workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.
+         * @description Needs the admin or owner role. Registers a cluster (state `pending`, `reconciling` true) and starts its `cluster.create` operation in the same transaction: 202 with the operation (owner_type cluster, metadata.cluster_id the new clu_ id). The operation provisions the cluster (local) or checks it answers with the kubeconfig (kubernetes), reads its capabilities and makes it `active`; if it fails or is cancelled the cluster is `suspended`. `kubeconfig` is required with provider kubernetes and refused otherwise, as is `gateway_url` (optional: where the preview router sends the traffic of install URLs and preview hostnames; without it, through the API server's service proxy); `local` only with provider local, and its `faults` (a test hook) only when the service runs with SVC_TEST_HOOKS=1, else 400. A taken name is 409 ALREADY_EXISTS; a workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.
          */
         post: operations["createCluster"];
         delete?: never;
@@ -971,8 +971,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename a cluster
-         * @description Needs the admin or owner role. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. A taken name is 409 ALREADY_EXISTS; a cluster being deleted is 422 (reason CLUSTER_DELETING).
+         * Rename a cluster or set its gateway address
+         * @description Needs the admin or owner role. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. `gateway_url` (kubernetes clusters only; null removes it) is where the preview router sends the traffic of the cluster's install URLs and preview hostnames; the router uses a change within seconds. A taken name is 409 ALREADY_EXISTS; a cluster being deleted is 422 (reason CLUSTER_DELETING).
          */
         patch: operations["updateCluster"];
         trace?: never;
@@ -2983,7 +2983,7 @@ export interface components {
                  * @description UPPER_SNAKE machine-readable detail: one of a closed set; each operation's description names those it answers
                  * @enum {string}
                  */
-                reason?: "ACCOUNT_DISABLED" | "ADMIN_FROM_CONFIG" | "INSTANCE_ADMIN_REQUIRED" | "NOT_YOURSELF" | "OWNS_WORKSPACES" | "PASSWORD_RESET_THROTTLED" | "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "INVITATION_NOT_PENDING" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "OIDC_EMAIL_NOT_VERIFIED" | "OIDC_IDENTITY_CONFLICT" | "OIDC_NOT_CONFIGURED" | "OIDC_NO_ACCOUNT" | "OIDC_PROVIDER_UNAVAILABLE" | "OIDC_RESPONSE_REJECTED" | "OIDC_SIGN_IN_EXPIRED" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_INVITATIONS" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE" | "ONE_OF_PASSWORD_CODE" | "OWN_TWO_FACTOR_REQUIRED" | "SESSION_CREDENTIAL_REQUIRED" | "TWO_FACTOR_ALREADY_ENABLED" | "TWO_FACTOR_CODE_INVALID" | "TWO_FACTOR_CODE_REQUIRED" | "TWO_FACTOR_NOT_ENABLED" | "TWO_FACTOR_NOT_PENDING" | "TWO_FACTOR_REQUIRED" | "CSRF_TOKEN_INVALID" | "CLUSTER_UNREACHABLE" | "CLUSTER_ERROR";
+                reason?: "ACCOUNT_DISABLED" | "ADMIN_FROM_CONFIG" | "INSTANCE_ADMIN_REQUIRED" | "NOT_YOURSELF" | "OWNS_WORKSPACES" | "PASSWORD_RESET_THROTTLED" | "AGENT_ARCHIVED" | "AGENT_NOT_FOUND" | "ALIAS_TARGET_INVALID" | "ALREADY_CANCELING" | "ALREADY_MEMBER" | "APPROVAL_NOT_PENDING" | "AUDIT_UNAVAILABLE" | "BAD_CONTENT_LENGTH" | "BAD_REQUEST" | "BAD_URL" | "BODY_TOO_DEEP" | "BODY_TOO_LARGE" | "BOOTSTRAP_NOT_ACTIVE" | "CAPABILITIES_NOT_OBSERVED" | "CLUSTER_DELETING" | "CLUSTER_HAS_INSTALLS" | "CLUSTER_HAS_MACHINES" | "CLUSTER_NAME_TAKEN" | "CLUSTER_NOT_ACTIVE" | "CLUSTER_NOT_FOUND" | "CLUSTER_PROVIDER_UNSUPPORTED" | "CONFLICT" | "CREDENTIALS_REQUIRED" | "CREDENTIAL_UNAVAILABLE" | "CSRF_HEADER_REQUIRED" | "DATABASE_DOWN" | "DUPLICATE_AUTHORIZATION" | "EMAIL_NOT_ALLOWED" | "EMAIL_TAKEN" | "ETAG_MISMATCH" | "HEADERS_TOO_LARGE" | "HOSTNAME_TAKEN" | "HOST_NOT_FOUND" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "IF_MATCH_REQUIRED" | "INPUT_SCHEMA_INVALID" | "INPUT_SCHEMA_UNUSABLE" | "INSTALL_DELETING" | "INTERNAL" | "INVALID_ARGUMENT" | "INVALID_CHARACTERS" | "INVALID_CREDENTIALS" | "INVALID_CURSOR" | "INVALID_EMAIL" | "INVALID_ENCODING" | "INVALID_EXPIRY" | "INVALID_INPUTS" | "INVALID_KUBECONFIG" | "INVALID_LIMIT" | "INVALID_PASSWORD" | "INVALID_SVC_CONTEXT" | "INVALID_TOKEN" | "INVITATION_NOT_PENDING" | "JOIN_TOKEN_REJECTED" | "LAST_OWNER" | "MACHINE_CREDENTIAL_NOT_ALLOWED" | "MACHINE_CREDENTIAL_REQUIRED" | "MACHINE_CREDENTIAL_REVOKED" | "MACHINE_DELETED" | "MACHINE_DELETING" | "MACHINE_STATE" | "MALFORMED_JSON" | "MALFORMED_REQUEST" | "MANIFEST_INVALID" | "MODEL_NOT_ALLOWED" | "NESTED_AGENT_TURN" | "NESTED_SNIPPET_RUN" | "NESTING_TOO_DEEP" | "NOTHING_TO_CANCEL" | "NOT_A_MEMBER" | "NOT_A_SESSION" | "NOT_CANCELING" | "NOT_CANCELLABLE" | "NOT_FOUND" | "NO_ENABLED_VERSION" | "OFFER_ARCHIVED" | "OFFER_IN_USE" | "OFFER_NOT_REDEEMABLE" | "OIDC_EMAIL_NOT_VERIFIED" | "OIDC_IDENTITY_CONFLICT" | "OIDC_NOT_CONFIGURED" | "OIDC_NO_ACCOUNT" | "OIDC_PROVIDER_UNAVAILABLE" | "OIDC_RESPONSE_REJECTED" | "OIDC_SIGN_IN_EXPIRED" | "ONE_OF_EMAIL_USER_ID" | "OPERATION_DONE" | "OPERATION_IN_PROGRESS" | "OWNER_PROTECTED" | "PACKAGE_NAME_TAKEN" | "PACKAGE_NOT_FOUND" | "PAYMENT_PROVIDER_UNAVAILABLE" | "PERMISSION_DENIED" | "PLAN_SET_BY_OPERATOR" | "PREVIEW_HOSTNAME_RELEASING" | "QUOTA_EXCEEDED" | "QUOTA_WOULD_BE_EXCEEDED" | "RATE_LIMITED" | "RENDER_NOT_DEPLOYED" | "RENDER_NOT_FOUND" | "RENDER_RETIRED" | "REQUEST_TIMEOUT" | "ROLE_TOO_LOW" | "ROUTES_UNAVAILABLE" | "ROUTE_NOT_FOUND" | "SAME_TIER" | "SANDBOX_BUSY" | "SECRET_DELETED" | "SECRET_NAME_TAKEN" | "SECRET_NOT_DELETED" | "SECRET_PURGE_DUE" | "SECRET_REF_FORBIDDEN" | "SECRET_REF_INVALID" | "SECRET_REF_NOT_ALLOWED" | "SEMVER_INVALID" | "SESSION_NOT_YOURS" | "SHUTTING_DOWN" | "SIGNUP_CLOSED" | "SIGN_IN_THROTTLED" | "SLUG_TAKEN" | "SNIPPET_ARCHIVED" | "SVC_CONTEXT_MISMATCH" | "SVC_CONTEXT_REQUIRED" | "TOOL_READ_ONLY" | "TOO_MANY_INVITATIONS" | "TOO_MANY_LONG_REQUESTS" | "TURN_ENDED" | "TURN_NOT_WAITING" | "UNKNOWN_TIER" | "UNSUPPORTED_MEDIA_TYPE" | "USER_CODE_THROTTLED" | "USER_CREDENTIAL_REQUIRED" | "VALIDATION_FAILED" | "VALUES_INVALID" | "VALUES_TOO_LARGE" | "VALUE_LOCKED" | "VALUE_TOO_LARGE" | "VALUE_UNREADABLE" | "VERSION_DESTROYED" | "VERSION_DISABLED" | "VERSION_EXISTS" | "VERSION_NOT_FOUND" | "WEBHOOK_SIGNATURE_INVALID" | "WORKSPACE_DELETING" | "WRONG_PHASE" | "ONE_OF_PASSWORD_CODE" | "OWN_TWO_FACTOR_REQUIRED" | "SESSION_CREDENTIAL_REQUIRED" | "TWO_FACTOR_ALREADY_ENABLED" | "TWO_FACTOR_CODE_INVALID" | "TWO_FACTOR_CODE_REQUIRED" | "TWO_FACTOR_NOT_ENABLED" | "TWO_FACTOR_NOT_PENDING" | "TWO_FACTOR_REQUIRED" | "CSRF_TOKEN_INVALID" | "CLUSTER_UNREACHABLE" | "CLUSTER_ERROR" | "UPSTREAM_UNREACHABLE" | "UPSTREAM_TIMEOUT" | "ROUTE_HAS_NO_SERVICE" | "TOO_MANY_STREAMS";
                 /** @description string map of details, e.g. `etag` (the current etag) on ABORTED */
                 metadata?: {
                     [key: string]: string;
@@ -3861,6 +3861,7 @@ export interface components {
          *       "state": "active",
          *       "provider": "local",
          *       "reconciling": false,
+         *       "gateway_url": null,
          *       "created_at": 1767225600,
          *       "updated_at": 1767225660,
          *       "etag": "3"
@@ -3890,6 +3891,8 @@ export interface components {
             provider: "local" | "kubernetes";
             /** @description true while an operation acts on the cluster */
             reconciling: boolean;
+            /** @description kubernetes clusters: the address of the cluster's gateway (its Gateway's or ingress controller's load balancer), an http or https URL without credentials, path, query or fragment. The preview router sends the traffic of install URLs and preview hostnames there, with the original Host header (and, over https, the hostname as TLS server name); null: through the Kubernetes API server's service proxy with the cluster's credentials (fine for trying things out; a gateway serves real traffic without loading the API server) */
+            gateway_url: string | null;
             /** @description Unix seconds */
             created_at: number;
             /** @description Unix seconds */
@@ -13215,6 +13218,8 @@ export interface operations {
                             latency_ms?: number;
                         }[];
                     };
+                    /** @description kubernetes clusters: the address of the cluster's gateway (its Gateway's or ingress controller's load balancer), an http or https URL without credentials, path, query or fragment. The preview router sends the traffic of install URLs and preview hostnames there, with the original Host header (and, over https, the hostname as TLS server name); null: through the Kubernetes API server's service proxy with the cluster's credentials (fine for trying things out; a gateway serves real traffic without loading the API server) */
+                    gateway_url?: string;
                 };
             };
         };
@@ -13538,17 +13543,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The fields to change. */
+        /** @description The fields to change: at least one. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "staging"
-                 *     }
-                 */
                 "application/json": {
                     /** @description a DNS label: 1-63 of [a-z0-9-], starting and ending with a letter or digit; unique in the workspace */
-                    name: string;
+                    name?: string;
+                    /** @description kubernetes clusters only: the gateway address; null removes it */
+                    gateway_url?: string | null;
                 };
             };
         };

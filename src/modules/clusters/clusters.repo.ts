@@ -51,11 +51,13 @@ export async function insertClusterIfNameFree(db: Executor, row: ClusterRow): Pr
   return Number(res.numInsertedOrUpdatedRows ?? 0n) === 1;
 }
 
-/** Compare-and-set rename (revision null: `*`); undefined when the revision did not match or the cluster is being deleted. */
-export function renameClusterIfRevision(db: Executor, workspaceId: string, id: string, revision: number | null, name: string, now: number) {
+/** Compare-and-set update of the name and gateway address (revision null: `*`); undefined when the revision did not match or the cluster is being deleted. */
+export function updateClusterIfRevision(
+  db: Executor, workspaceId: string, id: string, revision: number | null, set: Partial<Pick<ClusterRow, 'name' | 'gateway_url'>>, now: number,
+) {
   let q = db
     .updateTable('clusters')
-    .set((eb) => ({ name, updated_at: now, revision: eb('revision', '+', 1) }))
+    .set((eb) => ({ ...set, updated_at: now, revision: eb('revision', '+', 1) }))
     .where('id', '=', id)
     .where('workspace_id', '=', workspaceId)
     .where('state', '!=', 'deleting');

@@ -21,7 +21,8 @@ export function clusterRoutes(app: App, s: Pick<Services, 'clusters' | 'idempote
         'operation in the same transaction: 202 with the operation (owner_type cluster, metadata.cluster_id the new clu_ id). ' +
         'The operation provisions the cluster (local) or checks it answers with the kubeconfig (kubernetes), reads its ' +
         'capabilities and makes it `active`; if it fails or is cancelled the cluster is `suspended`. ' +
-        '`kubeconfig` is required with provider kubernetes and refused otherwise; `local` only with provider local, and its ' +
+        '`kubeconfig` is required with provider kubernetes and refused otherwise, as is `gateway_url` (optional: where the preview router ' +
+        'sends the traffic of install URLs and preview hostnames; without it, through the API server\'s service proxy); `local` only with provider local, and its ' +
         '`faults` (a test hook) only when the service runs with SVC_TEST_HOOKS=1, else 400. ' +
         'A taken name is 409 ALREADY_EXISTS; a workspace being deleted is 422 (reason WORKSPACE_DELETING). Accepts idempotency-key.',
       headers: requestHeaders({ idempotency: 'optional' }), body: CreateClusterBody,
@@ -55,16 +56,18 @@ export function clusterRoutes(app: App, s: Pick<Services, 'clusters' | 'idempote
   app.patch('/v1/clusters/:id', {
     config: { auth: 'workspace' },
     schema: {
-      tags, security: bearerSecurity, operationId: 'updateCluster', summary: 'Rename a cluster',
+      tags, security: bearerSecurity, operationId: 'updateCluster', summary: 'Rename a cluster or set its gateway address',
       description:
         'Needs the admin or owner role. if-match is required; a stale etag is 409 ABORTED with the current etag in error.metadata.etag. ' +
+        '`gateway_url` (kubernetes clusters only; null removes it) is where the preview router sends the traffic of the cluster\'s ' +
+        'install URLs and preview hostnames; the router uses a change within seconds. ' +
         'A taken name is 409 ALREADY_EXISTS; a cluster being deleted is 422 (reason CLUSTER_DELETING).',
       params: IdParams, headers: requestHeaders({ ifMatch: 'required' }), body: PatchClusterBody,
       response: responses({ 200: Cluster }, [400, 403, 404, 409, 422]),
     },
   }, async (request, reply) => {
     const revision = parseIfMatch(headerOf(request, 'if-match'));
-    return withEtag(reply, await s.clusters.renameCluster(scopeOf(request), request.params.id, revision, request.body.name));
+    return withEtag(reply, await s.clusters.updateCluster(scopeOf(request), request.params.id, revision, request.body));
   });
 
   app.delete('/v1/clusters/:id', {

@@ -20,6 +20,14 @@ const ProviderSchema = StringEnum(CLUSTER_PROVIDERS, {
   description: '`local`: a simulated cluster run by the service (the default); `kubernetes`: a real cluster reached with a kubeconfig',
 });
 
+const GATEWAY_URL_DESCRIPTION =
+  'kubernetes clusters: the address of the cluster\'s gateway (its Gateway\'s or ingress controller\'s load balancer), an http or https ' +
+  'URL without credentials, path, query or fragment. The preview router sends the traffic of install URLs and preview hostnames there, ' +
+  'with the original Host header (and, over https, the hostname as TLS server name); null: through the Kubernetes API server\'s ' +
+  'service proxy with the cluster\'s credentials (fine for trying things out; a gateway serves real traffic without loading the API server)';
+
+const GatewayUrl = Type.String({ minLength: 1, maxLength: 2048, description: GATEWAY_URL_DESCRIPTION });
+
 export const Cluster = Type.Object(
   {
     id: Type.String({ description: 'clu_ id' }),
@@ -34,6 +42,7 @@ export const Cluster = Type.Object(
     }),
     provider: ProviderSchema,
     reconciling: Type.Boolean({ description: 'true while an operation acts on the cluster' }),
+    gateway_url: Type.Union([Type.String(), Type.Null()], { description: GATEWAY_URL_DESCRIPTION }),
     created_at: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
     updated_at: Type.Integer({ minimum: 0, description: 'Unix seconds' }),
     etag: Type.String({ description: 'changes on every write, also on state changes made by operations; send it back in if-match' }),
@@ -43,7 +52,7 @@ export const Cluster = Type.Object(
     description: 'A cluster registered in a workspace. The kubeconfig of a kubernetes cluster is never returned.',
     examples: [{
       id: 'clu_01kaxq3m7y0c9v8t6r5p4n3m2k', html_url: 'https://svc.example.com/clusters/clu_01kaxq3m7y0c9v8t6r5p4n3m2k', name: 'dev', workspace_id: 'ws_01kaxq3m7y0c9v8t6r5p4n3m2k',
-      state: 'active', provider: 'local', reconciling: false, created_at: 1767225600, updated_at: 1767225660, etag: '3',
+      state: 'active', provider: 'local', reconciling: false, gateway_url: null, created_at: 1767225600, updated_at: 1767225660, etag: '3',
     }],
   },
 );
@@ -83,15 +92,20 @@ export const CreateClusterBody = Type.Object(
       },
       { additionalProperties: false, description: 'local provider only: options of the simulated cluster' },
     )),
+    gateway_url: Type.Optional(GatewayUrl),
   },
   { additionalProperties: false, description: 'Registers a cluster; provider defaults to local.', examples: [{ name: 'dev', provider: 'local' }, { name: 'prod', provider: 'kubernetes', kubeconfig: 'apiVersion: v1\nkind: Config\n...' }] },
 );
 export type CreateClusterBodyT = Static<typeof CreateClusterBody>;
 
 export const PatchClusterBody = Type.Object(
-  { name: ClusterName },
-  { additionalProperties: false, description: 'The fields to change.', examples: [{ name: 'staging' }] },
+  {
+    name: Type.Optional(ClusterName),
+    gateway_url: Type.Optional(Type.Union([GatewayUrl, Type.Null()], { description: 'kubernetes clusters only: the gateway address; null removes it' })),
+  },
+  { additionalProperties: false, minProperties: 1, description: 'The fields to change: at least one.', examples: [{ name: 'staging' }, { gateway_url: 'http://203.0.113.7' }] },
 );
+export type PatchClusterBodyT = Static<typeof PatchClusterBody>;
 
 export const ClusterCapabilitiesView = Type.Object(
   {

@@ -4,8 +4,8 @@
 // operations never act on a cluster at once (deletion excepted: it drains the others first).
 import type { Db, Executor } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/database.js';
-import type { ClusterProvider, DriverCallContext } from '../../drivers/cluster/driver.js';
-import { assertValidKubeconfig } from '../../drivers/cluster/kubeconfig.js';
+import { ClusterDriverError, type ClusterProvider, type DriverCallContext } from '../../drivers/cluster/driver.js';
+import { assertValidKubeconfig, parseKubeconfig, type ParsedKubeconfig } from '../../drivers/cluster/kubeconfig.js';
 import { localClusterCapabilities } from '../../drivers/cluster/local.js';
 import { requireRole, type WorkspaceScope } from '../../platform/auth.js';
 import { clock } from '../../platform/clock.js';
@@ -19,9 +19,9 @@ import type { OperationT } from '../operations/operations.schemas.js';
 import * as repo from './clusters.repo.js';
 import { recordAuditEvent } from '../audit/audit.js';
 import { assertWorkspaceActive } from '../workspaces/workspace-deletion.js';
-import type { ClusterCapabilitiesViewT, ClusterT, CreateClusterBodyT } from './clusters.schemas.js';
+import type { ClusterCapabilitiesViewT, ClusterT, CreateClusterBodyT, PatchClusterBodyT } from './clusters.schemas.js';
 import {
-  CLUSTER_CREATE, CLUSTER_DELETE, CLUSTER_REFRESH, releaseWorkspaceClusters, type ClusterWorkflowDeps, type ReleaseWorkspaceClustersOptions,
+  CLUSTER_CREATE, CLUSTER_DELETE, CLUSTER_REFRESH, releaseWorkspaceClusters, targetOf, type ClusterWorkflowDeps, type ReleaseWorkspaceClustersOptions,
 } from './clusters.workflows.js';
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
@@ -66,6 +66,37 @@ const clusterDeleting = (id: string) =>
   new ApiError('FAILED_PRECONDITION', `cluster ${id} is being deleted`, { reason: 'CLUSTER_DELETING' });
 
 
+/**
+ * How the preview router reaches a cluster's workloads (issue 36). Holds credentials: never
+ * logged, never answered; the router only builds requests from it.
+ */
+export interface ClusterConnection {
+  clusterId: string;
+  provider: ClusterProvider;
+  /** the operator's gateway address (origin, no trailing slash), else null */
+  gatewayUrl: string | null;
+  /** kubernetes: the current context of the decrypted kubeconfig, validated; null for local */
+  kubeconfig: ParsedKubeconfig | null;
+}
+
+/** How long the preview router reuses a cluster's connection details (a PATCH in this process forgets them at once). */
+const CONNECTION_TTL_MS = 5_000;
+const CONNECTION_CACHE_MAX = 1_000;
+
+/** A gateway address as stored: an http(s) origin without credentials, path, query or fragment. */
+export function gatewayUrlOf(value: string, field: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw fieldInvalid(field, 'gateway_url is not a URL; give the gateway\'s address, such as http://203.0.113.7 or https://gateway.example.com');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw fieldInvalid(field, 'gateway_url must be an http or https URL');
+  if (url.username || url.password) throw fieldInvalid(field, 'gateway_url must not carry credentials');
+  if (url.pathname !== '/' || url.search || url.hash || /[?#]/.test(value)) throw fieldInvalid(field, 'gateway_url must have no path, query or fragment: requests keep their own path');
+  return url.origin;
+}
+
 /** The provider options the body must and must not carry (the schema cannot say "iff"); faults only with the test hooks on. */
 function checkProviderOptions(body: CreateClusterBodyT, provider: ClusterProvider, testHooks: boolean): void {
   if (provider === 'kubernetes') {
@@ -74,6 +105,7 @@ function checkProviderOptions(body: CreateClusterBodyT, provider: ClusterProvide
     assertValidKubeconfig(body.kubeconfig);
     return;
   }
+  if (body.gateway_url !== undefined) throw fieldInvalid('body.gateway_url', 'gateway_url is only accepted with provider kubernetes');
   if (body.kubeconfig !== undefined) throw fieldInvalid('body.kubeconfig', 'kubeconfig is only accepted with provider kubernetes');
   const actions = (body.local?.faults ?? []).map((f) => f.action);
   if (actions.length > 0 && !testHooks) {
@@ -94,6 +126,7 @@ export function createClusterService(deps: ClusterServiceDeps) {
       state: row.state as ClusterT['state'],
       provider: row.provider as ClusterProvider,
       reconciling: row.reconciling === 1,
+      gateway_url: row.gateway_url,
       created_at: row.created_at,
       updated_at: row.updated_at,
       etag: etagOf(row.revision),
@@ -125,6 +158,7 @@ export function createClusterService(deps: ClusterServiceDeps) {
       kubeconfig_sealed: null,
       capabilities: null,
       capabilities_observed_at: null,
+      gateway_url: body.gateway_url === undefined ? null : gatewayUrlOf(body.gateway_url, 'body.gateway_url'),
       node_count: 0,
       created_at: now,
       updated_at: now,
@@ -155,17 +189,26 @@ export function createClusterService(deps: ClusterServiceDeps) {
     return cursors.page(rows, page, scope.workspaceId, {}, toCluster);
   }
 
-  /** Renames the cluster (if-match) and records cluster.update with the name it had, in one transaction. */
-  async function renameCluster(scope: WorkspaceScope, id: string, revision: number | null, name: string): Promise<ClusterT> {
+  /**
+   * Renames the cluster or sets its gateway address (if-match) and records cluster.update with
+   * what it had, in one transaction. The preview router's copy of the connection is forgotten.
+   */
+  async function updateCluster(scope: WorkspaceScope, id: string, revision: number | null, body: PatchClusterBodyT): Promise<ClusterT> {
     requireRole(scope, 'admin');
     if (!isId('cluster', id)) throw notFound('cluster');
-    return db.transaction().execute(async (tx) => {
+    const set: Partial<Pick<repo.ClusterRow, 'name' | 'gateway_url'>> = {};
+    if (body.name !== undefined) set.name = body.name;
+    if (body.gateway_url !== undefined) set.gateway_url = body.gateway_url === null ? null : gatewayUrlOf(body.gateway_url, 'body.gateway_url');
+    const updated = await db.transaction().execute(async (tx) => {
       const before = await findOr404(tx, scope, id);
+      if (set.gateway_url !== undefined && before.provider !== 'kubernetes') {
+        throw fieldInvalid('body.gateway_url', 'gateway_url is only accepted on kubernetes clusters: a local cluster runs no workload to reach');
+      }
       let row: repo.ClusterRow | undefined;
       try {
-        row = await repo.renameClusterIfRevision(tx, scope.workspaceId, id, revision, name, clock.now());
+        row = await repo.updateClusterIfRevision(tx, scope.workspaceId, id, revision, set, clock.now());
       } catch (err) {
-        if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', `a cluster named "${name}" already exists in the workspace`, { reason: 'CLUSTER_NAME_TAKEN' });
+        if (isUniqueViolation(err)) throw new ApiError('ALREADY_EXISTS', `a cluster named "${body.name}" already exists in the workspace`, { reason: 'CLUSTER_NAME_TAKEN' });
         throw err;
       }
       if (!row) {
@@ -173,9 +216,45 @@ export function createClusterService(deps: ClusterServiceDeps) {
         if (current.state === 'deleting') throw clusterDeleting(id);
         throw etagMismatch(`cluster ${id}`, current.revision);
       }
-      await recordAuditEvent(tx, scope, { action: 'cluster.update', resourceType: 'cluster', resourceId: id, resourceName: row.name, metadata: { previous_name: before.name } });
+      const metadata: Record<string, string> = {};
+      if (set.name !== undefined) metadata.previous_name = before.name;
+      if (set.gateway_url !== undefined) metadata.previous_gateway_url = before.gateway_url ?? '';
+      await recordAuditEvent(tx, scope, { action: 'cluster.update', resourceType: 'cluster', resourceId: id, resourceName: row.name, metadata });
       return toCluster(row);
     });
+    connections.delete(id);
+    return updated;
+  }
+
+  /**
+   * The preview router's connection details of a cluster: its decrypted, validated kubeconfig and
+   * gateway address, kept a few seconds (CONNECTION_TTL_MS) so a busy hostname does not decrypt
+   * and parse per request; a change through this process forgets them at once, another process's
+   * within the TTL. Null when the cluster is gone or being deleted. Throws ClusterDriverError when
+   * the stored kubeconfig cannot be opened or no longer validates (its message names no secret).
+   */
+  const connections = new Map<string, { at: number; value: ClusterConnection | null }>();
+  async function connectionOf(clusterId: string): Promise<ClusterConnection | null> {
+    const now = Date.now();
+    const cached = connections.get(clusterId);
+    if (cached && now - cached.at < CONNECTION_TTL_MS) return cached.value;
+    const row = await repo.findClusterById(db, clusterId);
+    let value: ClusterConnection | null = null;
+    if (row && row.state !== 'deleting') {
+      const target = targetOf(row, deps.keyring);
+      let kubeconfig: ParsedKubeconfig | null = null;
+      if (target.kubeconfig !== null) {
+        try {
+          kubeconfig = parseKubeconfig(target.kubeconfig);
+        } catch {
+          throw new ClusterDriverError('the stored kubeconfig of the cluster is not valid any more; register the cluster again', false);
+        }
+      }
+      value = { clusterId, provider: target.provider, gatewayUrl: row.gateway_url, kubeconfig };
+    }
+    if (connections.size >= CONNECTION_CACHE_MAX) connections.clear();
+    connections.set(clusterId, { at: now, value });
+    return value;
   }
 
   /**
@@ -253,7 +332,8 @@ export function createClusterService(deps: ClusterServiceDeps) {
     createCluster,
     getCluster,
     listClusters,
-    renameCluster,
+    updateCluster,
+    connectionOf,
     deleteCluster,
     getCapabilities,
     refreshCapabilities,

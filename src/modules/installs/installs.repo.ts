@@ -259,6 +259,12 @@ export function findRender(db: Executor, workspaceId: string, installId: string,
     .executeTakeFirst();
 }
 
+/** A render's manifest (JSON text: routes, resources) by id alone, for the preview router; renders never change. */
+export async function findRenderManifest(db: Executor, renderId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('install_renders').select('manifest').where('id', '=', renderId).executeTakeFirst();
+  return row?.manifest;
+}
+
 /** A page of the install's renders, newest first, without their manifests. */
 export function listRenders(db: Executor, workspaceId: string, installId: string, page: PageRequest): Promise<RenderItemRow[]> {
   const q = db.selectFrom('install_renders').select(RENDER_ITEM_COLUMNS).where('install_id', '=', installId).where('workspace_id', '=', workspaceId);

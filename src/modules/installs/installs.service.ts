@@ -32,7 +32,7 @@ import { recordEvent } from '../../events/record.js';
 import { recordAuditEvent, type AuditAction } from '../audit/audit.js';
 
 /** Read functions other modules use: they import them from this service, never from the repo (ARCHITECTURE.md). */
-export { installNames, isBeingDeleted, lockInstall, type InstallRow } from './installs.repo.js';
+export { findRenderManifest, installNames, isBeingDeleted, lockInstall, type InstallRow } from './installs.repo.js';
 
 export interface InstallServiceDeps extends InstallWorkflowDeps {
   dialect: Dialect;

@@ -213,7 +213,7 @@ export function findServedPreview(db: Executor, hostname: string) {
     .selectFrom('preview_hostnames as h')
     .innerJoin('installs as i', 'i.id', 'h.install_id')
     .innerJoin('install_renders as r', 'r.id', 'h.render_id')
-    .select(['h.id', 'h.install_id', 'h.render_id', 'h.binding_kind', 'h.track', 'h.last_seen_at', 'r.semver', 'r.package_version_id'])
+    .select(['h.id', 'h.install_id', 'h.render_id', 'h.binding_kind', 'h.track', 'h.last_seen_at', 'r.semver', 'r.package_version_id', 'i.cluster_id', 'h.protocol'])
     .where('h.hostname', '=', hostname)
     .where('h.state', '=', 'active')
     .where('i.state', '!=', 'deleted')
@@ -226,7 +226,7 @@ export function findServedInstallUrl(db: Executor, hostname: string) {
     .selectFrom('install_urls as u')
     .innerJoin('installs as i', 'i.id', 'u.install_id')
     .innerJoin('install_renders as r', 'r.id', 'i.current_render_id')
-    .select(['u.install_id', 'u.route_key', 'u.protocol', 'r.id as render_id', 'r.semver', 'r.package_version_id'])
+    .select(['u.install_id', 'u.route_key', 'u.protocol', 'r.id as render_id', 'r.semver', 'r.package_version_id', 'i.cluster_id'])
     .where('u.hostname', '=', hostname)
     .where('i.state', '!=', 'deleted')
     .executeTakeFirst();
