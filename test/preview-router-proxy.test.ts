@@ -202,6 +202,20 @@ describe('the preview router proxies to the workload', () => {
     assert.equal(echoed.text, body.join(''));
   });
 
+  test('a path that could climb out of the service proxy\'s prefix is 400, and nothing reaches the cluster', async () => {
+    const before = { api: k8s.requests.length, workload: workload.seen.length };
+    for (const path of ['/../../../../secrets', '/a/%2e%2e/%2E%2E/x', '/a/..%2f..%2fsecrets', '/a\\..\\b', '/%zz', '/./x']) {
+      const res = await hostRequest(router, hostname, { path });
+      assert.equal(res.status, 400, `${path}: ${res.text}`);
+      assert.equal(res.body.error.reason, 'BAD_URL', path);
+    }
+    assert.deepEqual({ api: k8s.requests.length, workload: workload.seen.length }, before, 'nothing went to the API server or through it');
+    // Dots inside a segment are a name like any other.
+    const dotted = await hostRequest(router, hostname, { path: '/files/a..b/.well-known/x' });
+    assert.equal(dotted.status, 200, dotted.text);
+    assert.equal(dotted.text, 'hello from the workload at /files/a..b/.well-known/x');
+  });
+
   test('the stand-in\'s service proxy takes {name}, {name}:{port} and http:{name}:{port}, with the API server\'s credentials', async () => {
     const ns = installNamespace(installId);
     for (const service of ['hello', 'hello:8080', 'http:hello:8080']) {

@@ -95,16 +95,47 @@ export function endToEnd(headers: IncomingHttpHeaders, alsoDrop: string[] = []):
   return out;
 }
 
-/** The client path of a request line: origin form kept, absolute form reduced to its path and query. */
+/**
+ * True when a path could leave the prefix it is appended to: a `.` or `..` segment (also
+ * percent-encoded: `%2e%2e`), or an encoded slash or backslash (`%2f`, `%5c`) or a backslash, which
+ * a server may decode into a separator. Through the service proxy the path follows
+ * `/api/v1/namespaces/{ns}/services/{svc}/proxy` and goes with the cluster's credentials: a path
+ * climbing out of it would read the API server itself (its Secrets) with them. Browsers resolve
+ * dot segments before sending, so only crafted requests have them.
+ */
+function escapesPrefix(path: string): boolean {
+  const end = path.search(/[?#]/);
+  const pathname = end === -1 ? path : path.slice(0, end);
+  if (/\\|%2f|%5c/i.test(pathname)) return true;
+  for (const segment of pathname.split('/')) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      return true; // malformed percent-encoding: nothing to forward
+    }
+    if (decoded === '.' || decoded === '..') return true;
+  }
+  return false;
+}
+
+/**
+ * The client path of a request line: origin form kept, absolute form reduced to its path and
+ * query; null when it is not a path, or one that could leave the upstream's prefix (escapesPrefix).
+ */
 export function clientPathOf(url: string | undefined): string | null {
   if (!url) return '/';
-  if (url.startsWith('/')) return url;
-  try {
-    const parsed = new URL(url);
-    return parsed.pathname + parsed.search;
-  } catch {
-    return null;
+  let path: string;
+  if (url.startsWith('/')) path = url;
+  else {
+    try {
+      const parsed = new URL(url);
+      path = parsed.pathname + parsed.search;
+    } catch {
+      return null;
+    }
   }
+  return escapesPrefix(path) ? null : path;
 }
 
 /** The upstream request's headers: the client's end-to-end ones, Host, X-Forwarded-*, and the API server's credentials. */

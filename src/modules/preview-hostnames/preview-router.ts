@@ -237,7 +237,7 @@ export function createPreviewRouter(deps: PreviewRouterDeps): PreviewRouter {
     }
     const clientPath = clientPathOf(req.url);
     if (clientPath === null) {
-      reply.refuse(new ApiError('INVALID_ARGUMENT', 'the request target is not a path', { reason: 'BAD_URL' }), 'Bad Request');
+      reply.refuse(new ApiError('INVALID_ARGUMENT', 'the request target is not a path the router forwards (no . or .. segments, no encoded slashes)', { reason: 'BAD_URL' }), 'Bad Request');
       return { kind: 'answered' };
     }
     const upstream = upstreamOf(conn, installNamespace(served.answer.install_id), route.service, req.headers.host ?? host!);
