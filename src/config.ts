@@ -276,6 +276,8 @@ export interface PreviewProxyConfig {
   bodyLimitBytes: number;
   /** proxied requests and WebSockets open at once per install; more are 503 */
   streamsPerInstall: number;
+  /** a cluster's gateway_url may lead to loopback, private and link-local addresses (closed by default: see platform/addresses.ts) */
+  allowPrivateGateways: boolean;
 }
 
 /** A DNS name of labels of [a-z0-9-] (a wildcard DNS record `*.<domain>` points at the router). */
@@ -646,6 +648,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         idleTimeoutMs: Math.round(numberSetting(env, 'SVC_PREVIEW_PROXY_IDLE_TIMEOUT_S', 300, 0.05, 24 * 3600, false) * 1000),
         bodyLimitBytes: numberSetting(env, 'SVC_PREVIEW_PROXY_BODY_LIMIT_BYTES', 100 * 1024 * 1024, 0, 64 * 1024 * 1024 * 1024),
         streamsPerInstall: numberSetting(env, 'SVC_PREVIEW_PROXY_STREAMS_PER_INSTALL', 256, 1, 100_000),
+        allowPrivateGateways: booleanSetting(env, 'SVC_PREVIEW_PROXY_ALLOW_PRIVATE', false),
       },
     },
     webDir: resolve(env.SVC_WEB_DIR || DEFAULT_WEB_DIR),

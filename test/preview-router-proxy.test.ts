@@ -340,6 +340,21 @@ describe('the preview router proxies to the workload', () => {
     try {
       // The service proxy has no backend now: only the gateway can answer.
       k8s.serviceBackends.delete(backendKey());
+      // By default the router connects to public addresses only: the workload is on loopback,
+      // however gateway_url writes it (a name resolving there, IPv4-mapped IPv6, a decimal IPv4).
+      const port = new URL(workload.url).port;
+      const seenBefore = workload.seen.length;
+      for (const gateway of [workload.url, `http://localhost:${port}`, `http://[::ffff:127.0.0.1]:${port}`, `http://2130706433:${port}`, 'http://169.254.169.254']) {
+        const set = await t.request('PATCH', `/v1/clusters/${clusterId}`, { ...as({ 'if-match': '*' }), body: { gateway_url: gateway } });
+        assert.equal(set.status, 200, set.text);
+        const refused = await hostRequest(router, hostname, { path: '/headers' });
+        assert.equal(refused.status, 502, `${gateway}: ${refused.text}`);
+        assert.match(refused.body.error.message, /gateway_url leads to a (loopback|link-local) address.*SVC_PREVIEW_PROXY_ALLOW_PRIVATE=true/, gateway);
+      }
+      assert.equal(workload.seen.length, seenBefore, 'nothing reached the loopback workload');
+      assert.equal((await t.request('PATCH', `/v1/clusters/${clusterId}`, { ...as({ 'if-match': '*' }), body: { gateway_url: workload.url } })).status, 200);
+      // The operator allows private gateways (SVC_PREVIEW_PROXY_ALLOW_PRIVATE=true); read on every request.
+      t.config.preview.proxy.allowPrivateGateways = true;
       const res = await hostRequest(router, `${hostname}:8081`, { path: '/headers', headers: { 'x-forwarded-for': '203.0.113.66', connection: 'x-hop', 'x-hop': '1' } });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.host, `${hostname}:8081`, 'the original Host');
@@ -362,6 +377,7 @@ describe('the preview router proxies to the workload', () => {
       assert.equal(refused.status, 502, refused.text);
       assert.match(refused.body.error.message, /gateway refused the connection/);
     } finally {
+      t.config.preview.proxy.allowPrivateGateways = false;
       const cleared = await t.request('PATCH', `/v1/clusters/${clusterId}`, { ...as({ 'if-match': '*' }), body: { gateway_url: null } });
       assert.equal(cleared.status, 200, cleared.text);
       assert.equal(cleared.body.gateway_url, null);

@@ -3891,7 +3891,7 @@ export interface components {
             provider: "local" | "kubernetes";
             /** @description true while an operation acts on the cluster */
             reconciling: boolean;
-            /** @description kubernetes clusters: the address of the cluster's gateway (its Gateway's or ingress controller's load balancer), an http or https URL without credentials, path, query or fragment. The preview router sends the traffic of install URLs and preview hostnames there, with the original Host header (and, over https, the hostname as TLS server name); null: through the Kubernetes API server's service proxy with the cluster's credentials (fine for trying things out; a gateway serves real traffic without loading the API server) */
+            /** @description kubernetes clusters: the address of the cluster's gateway (its Gateway's or ingress controller's load balancer), an http or https URL without credentials, path, query or fragment. The preview router sends the traffic of install URLs and preview hostnames there, with the original Host header (and, over https, the hostname as TLS server name); null: through the Kubernetes API server's service proxy with the cluster's credentials (fine for trying things out; a gateway serves real traffic without loading the API server). Unless the operator sets SVC_PREVIEW_PROXY_ALLOW_PRIVATE=true, the router connects only to public addresses: one that is, or resolves to, a loopback, private or link-local address is accepted here but answered 502 at every request */
             gateway_url: string | null;
             /** @description Unix seconds */
             created_at: number;
@@ -13218,7 +13218,7 @@ export interface operations {
                             latency_ms?: number;
                         }[];
                     };
-                    /** @description kubernetes clusters: the address of the cluster's gateway (its Gateway's or ingress controller's load balancer), an http or https URL without credentials, path, query or fragment. The preview router sends the traffic of install URLs and preview hostnames there, with the original Host header (and, over https, the hostname as TLS server name); null: through the Kubernetes API server's service proxy with the cluster's credentials (fine for trying things out; a gateway serves real traffic without loading the API server) */
+                    /** @description kubernetes clusters: the address of the cluster's gateway (its Gateway's or ingress controller's load balancer), an http or https URL without credentials, path, query or fragment. The preview router sends the traffic of install URLs and preview hostnames there, with the original Host header (and, over https, the hostname as TLS server name); null: through the Kubernetes API server's service proxy with the cluster's credentials (fine for trying things out; a gateway serves real traffic without loading the API server). Unless the operator sets SVC_PREVIEW_PROXY_ALLOW_PRIVATE=true, the router connects only to public addresses: one that is, or resolves to, a loopback, private or link-local address is accepted here but answered 502 at every request */
                     gateway_url?: string;
                 };
             };

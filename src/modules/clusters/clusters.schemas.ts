@@ -24,7 +24,9 @@ const GATEWAY_URL_DESCRIPTION =
   'kubernetes clusters: the address of the cluster\'s gateway (its Gateway\'s or ingress controller\'s load balancer), an http or https ' +
   'URL without credentials, path, query or fragment. The preview router sends the traffic of install URLs and preview hostnames there, ' +
   'with the original Host header (and, over https, the hostname as TLS server name); null: through the Kubernetes API server\'s ' +
-  'service proxy with the cluster\'s credentials (fine for trying things out; a gateway serves real traffic without loading the API server)';
+  'service proxy with the cluster\'s credentials (fine for trying things out; a gateway serves real traffic without loading the API server). ' +
+  'Unless the operator sets SVC_PREVIEW_PROXY_ALLOW_PRIVATE=true, the router connects only to public addresses: one that is, or resolves ' +
+  'to, a loopback, private or link-local address is accepted here but answered 502 at every request';
 
 const GatewayUrl = Type.String({ minLength: 1, maxLength: 2048, description: GATEWAY_URL_DESCRIPTION });
 

@@ -16,6 +16,7 @@ import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import type { PreviewProxyConfig } from '../../config.js';
 import type { ParsedKubeconfig } from '../../drivers/cluster/kubeconfig.js';
+import { addressKind, publicOnlyLookup } from '../../platform/addresses.js';
 
 /** The cluster's connection, as the clusters module gives it (only the fields the proxy reads). */
 export interface ProxyConnection {
@@ -37,19 +38,29 @@ export interface Upstream {
   auth: Record<string, string>;
   /** the Service, for messages: `name:port` */
   service: string;
+  /** why the router does not connect at all (a gateway_url with a non-public IP address), for the 502 */
+  refusal?: string;
 }
 
 /** Where a request to `service` of `namespace` goes, and with which credentials. */
-export function upstreamOf(conn: ProxyConnection, namespace: string, service: { name: string; port: number }, originalHost: string): Upstream {
+export function upstreamOf(
+  conn: ProxyConnection, namespace: string, service: { name: string; port: number }, originalHost: string, allowPrivateGateways = false,
+): Upstream {
   const serviceName = `${service.name}:${service.port}`;
   if (conn.gatewayUrl) {
     const url = new URL(conn.gatewayUrl);
     const https = url.protocol === 'https:';
     const servername = originalHost.replace(/:\d+$/, '');
+    const hostname = url.hostname.replace(/^\[|\]$/g, '');
+    // A workspace admin sets gateway_url: unless the operator allows it, the router connects to
+    // public addresses only. A name is checked on what it resolves to, at every connection (the
+    // socket's lookup); Node looks up no IP literal, so that is checked here.
+    const kind = allowPrivateGateways ? null : addressKind(hostname);
     return {
       via: 'gateway', https, host: originalHost, auth: {}, service: serviceName,
-      options: { hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port || (https ? 443 : 80), ...(https ? { servername } : {}) },
+      options: { hostname, port: url.port || (https ? 443 : 80), ...(https ? { servername } : {}), ...(allowPrivateGateways ? {} : { lookup: publicOnlyLookup }) },
       pathOf: (path) => path,
+      ...(kind ? { refusal: refusalMessage(kind) } : {}),
     };
   }
   const kc = conn.kubeconfig;
@@ -168,6 +179,10 @@ export interface ProxyHooks {
   done(): void;
 }
 
+function refusalMessage(kind: string): string {
+  return `the cluster's gateway_url leads to a ${kind} address, which this router does not connect to (the operator allows it with SVC_PREVIEW_PROXY_ALLOW_PRIVATE=true)`;
+}
+
 function codeOf(err: unknown): string {
   return (err as NodeJS.ErrnoException | undefined)?.code ?? '';
 }
@@ -175,6 +190,8 @@ function codeOf(err: unknown): string {
 /** A short, secret-free sentence for a connection error. */
 function unreachable(up: Upstream, err: unknown): ProxyFailure {
   const code = codeOf(err);
+  const refused = err as { code?: string; kind?: string };
+  if (refused.code === 'ESVC_ADDRESS_REFUSED') return { kind: 'unreachable', message: refusalMessage(refused.kind ?? 'non-public') };
   const where = up.via === 'gateway' ? 'the cluster\'s gateway' : 'the cluster\'s API server';
   const what = code === 'ECONNREFUSED' ? 'refused the connection'
     : code === 'ECONNRESET' || code === 'EPIPE' ? 'closed the connection without an answer'
@@ -268,6 +285,13 @@ export function proxyRequest(req: IncomingMessage, res: ServerResponse, up: Upst
     else res.destroy();
     finish();
   };
+  if (up.refusal) {
+    req.resume();
+    hooks.fail({ kind: 'unreachable', message: up.refusal });
+    finished = true;
+    hooks.done();
+    return;
+  }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limits.bodyLimitBytes) {
     // Refused before anything is sent upstream; the connection closes rather than read the body.
@@ -369,6 +393,11 @@ export function proxyUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer,
     hooks.done();
   };
   let upgraded = false;
+  if (up.refusal) {
+    hooks.fail({ kind: 'unreachable', message: up.refusal });
+    finish();
+    return;
+  }
   const fail = (failure: ProxyFailure) => {
     if (finished) return;
     upstream.destroy();

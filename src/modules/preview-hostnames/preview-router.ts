@@ -240,7 +240,7 @@ export function createPreviewRouter(deps: PreviewRouterDeps): PreviewRouter {
       reply.refuse(new ApiError('INVALID_ARGUMENT', 'the request target is not a path the router forwards (no . or .. segments, no encoded slashes)', { reason: 'BAD_URL' }), 'Bad Request');
       return { kind: 'answered' };
     }
-    const upstream = upstreamOf(conn, installNamespace(served.answer.install_id), route.service, req.headers.host ?? host!);
+    const upstream = upstreamOf(conn, installNamespace(served.answer.install_id), route.service, req.headers.host ?? host!, deps.proxy.allowPrivateGateways);
     return { kind: 'proxy', upstream, installId: served.answer.install_id, clientPath, served };
   }
 
