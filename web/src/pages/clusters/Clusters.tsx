@@ -9,7 +9,7 @@ import { ListView } from '../../components/ListView.tsx';
 import { Page, Section } from '../../components/Page.tsx';
 import { Time } from '../../components/Time.tsx';
 import { StateBadge } from '../../components/StateBadge.tsx';
-import { Code, Fields } from '../../components/Fields.tsx';
+import { Code, Fields, type FieldRow } from '../../components/Fields.tsx';
 import { ErrorNotice } from '../../components/ErrorNotice.tsx';
 import { SelectField, TextArea, TextField, useAction, violationOf } from '../../components/Form.tsx';
 import { OperationLive } from '../../components/OperationLive.tsx';
@@ -49,12 +49,14 @@ export function NewCluster(_props: { path?: string }) {
   const [name, setName] = useState('');
   const [provider, setProvider] = useState<'local' | 'kubernetes'>('local');
   const [kubeconfig, setKubeconfig] = useState('');
+  const [gatewayUrl, setGatewayUrl] = useState('');
   const action = useAction();
   const [op, setOp] = useState<Schemas['Operation'] | undefined>(undefined);
 
   async function submit(e: Event) {
     e.preventDefault();
-    const body = provider === 'kubernetes' ? { name, provider, kubeconfig } : { name, provider };
+    const gateway = gatewayUrl.trim() ? { gateway_url: gatewayUrl.trim() } : {};
+    const body = provider === 'kubernetes' ? { name, provider, kubeconfig, ...gateway } : { name, provider };
     const started = await action.run(() => ok(client.POST('/v1/clusters', { body })));
     if (started) setOp(started);
   }
@@ -72,17 +74,69 @@ export function NewCluster(_props: { path?: string }) {
   return (
     <Page title="Register a cluster" breadcrumb={['Clusters', '/clusters']}>
       <form class="card form" onSubmit={submit}>
-        <ErrorNotice error={action.error} shownFields={['body.name', 'body.kubeconfig']} title="The cluster was not registered." />
+        <ErrorNotice error={action.error} shownFields={['body.name', 'body.kubeconfig', 'body.gateway_url']} title="The cluster was not registered." />
         <TextField label="Name" required value={name} onValue={setName} hint="A DNS label: lowercase letters, digits and dashes." error={violationOf(action.error, 'body.name')} />
         <SelectField label="Provider" value={provider} onValue={(v) => setProvider(v as 'local' | 'kubernetes')} options={[['local', 'Local (simulated by the service)'], ['kubernetes', 'Kubernetes (your cluster)']]} />
         {provider === 'kubernetes' && (
           <TextArea label="Kubeconfig" code required rows={10} value={kubeconfig} onValue={setKubeconfig} hint="Self-contained, with inline credentials (kubectl config view --minify --flatten). Stored encrypted, never shown again." error={violationOf(action.error, 'body.kubeconfig')} />
         )}
+        {provider === 'kubernetes' && <GatewayUrlField value={gatewayUrl} onValue={setGatewayUrl} error={violationOf(action.error, 'body.gateway_url')} />}
         <button class="primary" type="submit" disabled={action.busy}>
           Register cluster
         </button>
       </form>
     </Page>
+  );
+}
+
+const GATEWAY_HINT =
+  'Optional. The address of the cluster\'s Gateway or ingress load balancer, such as http://203.0.113.7: the preview router sends install URLs there. ' +
+  'Empty: through the Kubernetes API server\'s service proxy, fine for trying things out.';
+
+function GatewayUrlField(props: { value: string; onValue: (v: string) => void; error?: string }) {
+  return <TextField label="Gateway URL" placeholder="http://203.0.113.7" value={props.value} onValue={props.onValue} hint={GATEWAY_HINT} error={props.error} />;
+}
+
+/** Where the preview router sends a kubernetes cluster's traffic: its gateway_url, set or cleared here. */
+function ClusterTraffic(props: { cluster: Cluster; onSaved: () => unknown }) {
+  const c = props.cluster;
+  const [value, setValue] = useState(c.gateway_url ?? '');
+  const action = useAction();
+  const save = (gateway: string | null) =>
+    action.run(async () => {
+      const saved = await ok(client.PATCH('/v1/clusters/{id}', { params: { path: { id: c.id }, header: { 'if-match': c.etag } }, body: { gateway_url: gateway } }));
+      setValue(saved.gateway_url ?? '');
+      await props.onSaved();
+    });
+  const submit = (e: Event) => {
+    e.preventDefault();
+    void save(value.trim() ? value.trim() : null);
+  };
+  return (
+    <Section title="Traffic">
+      <p>
+        {c.gateway_url ? (
+          <>The preview router sends this cluster's install URLs and preview hostnames to <Code>{c.gateway_url}</Code>, with their own Host header.</>
+        ) : (
+          <>The preview router reaches this cluster's workloads through the Kubernetes API server's service proxy. Give the gateway's address to send traffic there instead.</>
+        )}
+      </p>
+      <form class="form" onSubmit={submit}>
+        <Conflict error={action.error} what="The cluster" onReload={props.onSaved} onReapply={() => void save(value.trim() ? value.trim() : null)} busy={action.busy} />
+        {!isConflict(action.error) && <ErrorNotice error={action.error} shownFields={['body.gateway_url']} title="The gateway was not changed." />}
+        <GatewayUrlField value={value} onValue={setValue} error={violationOf(action.error, 'body.gateway_url')} />
+        <div class="actions">
+          <button class="primary" type="submit" disabled={action.busy}>
+            Save gateway
+          </button>
+          {c.gateway_url && (
+            <button type="button" disabled={action.busy} onClick={() => void save(null)}>
+              Use the service proxy
+            </button>
+          )}
+        </div>
+      </form>
+    </Section>
   );
 }
 
@@ -130,6 +184,7 @@ export function ClusterPage(props: { id?: string; path?: string }) {
             ['Name', c.name],
             ['ID', <Code>{c.id}</Code>],
             ['Provider', c.provider === 'local' ? 'Local (simulated)' : 'Kubernetes'],
+            ...(c.provider === 'kubernetes' ? [['Gateway URL', c.gateway_url ? <Code>{c.gateway_url}</Code> : 'None: the API server\'s service proxy'] as FieldRow] : []),
             ['State', <StateBadge state={c.state} />],
             ['Reconciling', c.reconciling ? 'Yes' : 'No'],
             ['Created', <Time at={c.created_at} />],
@@ -184,6 +239,7 @@ export function ClusterPage(props: { id?: string; path?: string }) {
           </>
         )}
       </Section>
+      {c.provider === 'kubernetes' && <ClusterTraffic key={c.etag} cluster={c} onSaved={cluster.reload} />}
       <ClusterMachines cluster={c} />
       <Section title="Installs" actions={<a href={`/installs/new?cluster=${c.id}`}>Install a package here</a>}>
         <InstallsTable filters={{ cluster_id: c.id }} empty={<p class="muted">Nothing is installed on this cluster.</p>} />
