@@ -162,8 +162,11 @@ export function createPlanSubscriptionService(deps: PlanSubscriptionDeps) {
     const row = await psubs.findPlanSubscriptionByProviderId(tx, provider, subscriptionId);
     if (!row) return 'unknown_subscription';
     if (row.state !== 'active') return 'late';
-    if (!(await psubs.renewPlanSubscription(tx, row.id, periodEnd))) return 'duplicate';
+    // The workspace first, then its subscription: the order every other writer of both keeps
+    // (a scheduled change applied at the period end). The other way round, a renewal arriving
+    // while that change applies deadlocks on PostgreSQL.
     const ws = await lockWorkspace(tx, row.workspace_id);
+    if (!(await psubs.renewPlanSubscription(tx, row.id, periodEnd))) return 'duplicate';
     if (ws) {
       await recordAuditEvent(tx, { workspaceId: row.workspace_id, actor: { type: 'system', id: PROVIDER_ACTOR }, requestId: null }, {
         action: 'subscription.plan_renewed', resourceType: 'workspace', resourceId: row.workspace_id,
@@ -193,12 +196,13 @@ export function createPlanSubscriptionService(deps: PlanSubscriptionDeps) {
     if (!row) return 'unknown_subscription';
     const now = clock.now();
     if (row.state === 'ended') return 'duplicate';
+    // The workspace first, then its subscription (as takeRenewal).
+    const ws = await lockWorkspace(tx, row.workspace_id);
     if (row.state === 'ending') {
       await psubs.movePlanSubscription(tx, row.id, ['ending'], 'ended', { ended_at: now });
       return 'applied';
     }
     if (!(await psubs.movePlanSubscription(tx, row.id, ['active'], 'ended', { ended_at: now, end_reason: `ended at ${provider}` }))) return 'duplicate';
-    const ws = await lockWorkspace(tx, row.workspace_id);
     const current = ws?.state === 'active' ? await repo.findSubscription(tx, row.workspace_id) : undefined;
     if (!current || current.tier === DEFAULT_TIER) return 'applied';
     const reason = `the plan's subscription ended at ${provider} (${subscriptionId})`;
