@@ -296,6 +296,32 @@ describe('install logs', () => {
     assert.equal(end.data.reason, 'streams_closed');
   });
 
+  test('rights are decided as the stream goes: a member removed from the workspace, or a revoked token, ends it (access_revoked)', async () => {
+    const dave = await t.user('dave');
+    const added = await t.request('POST', `/v1/workspaces/${A.ws}/members`, f.opts(A, { body: { email: dave.email, role: 'member' } }));
+    assert.equal(added.status, 201, added.text);
+    const D: Caller = { user: dave, ws: A.ws };
+    const stream = await follow(D, kubeInstall, '&container=proxy');
+    assert.equal(stream.status, 200, stream.text());
+    await until(() => k8s.logs.openFollows >= 1, 'the stand-in holds the follow');
+    const removed = await t.request('DELETE', `/v1/workspaces/${A.ws}/members/${dave.id}`, f.opts(A));
+    assert.ok(removed.status === 204 || removed.status === 200, removed.text);
+    const end = await stream.waitFor((e) => e.event === 'end', 'its end');
+    assert.equal(end.data.reason, 'access_revoked');
+    await stream.ended;
+    assert.equal((await logs(D, kubeInstall)).status, 403, 'and a new request is refused');
+
+    // An API token of the workspace, revoked while it follows.
+    const made = await t.request('POST', '/v1/api_tokens', f.opts(A, { body: { name: 'logs reader', role: 'member' } }));
+    assert.equal(made.status, 201, made.text);
+    const viaToken = await open(port, `/v1/installs/${kubeInstall}/logs?follow=true&container=proxy`, { authorization: `Bearer ${made.body.token}`, accept: 'text/event-stream' });
+    assert.equal(viaToken.status, 200, viaToken.text());
+    const revoked = await t.request('DELETE', `/v1/api_tokens/${made.body.id}`, f.opts(A));
+    assert.ok(revoked.status === 204 || revoked.status === 200, revoked.text);
+    const tokenEnd = await viaToken.waitFor((e) => e.event === 'end', 'its end');
+    assert.equal(tokenEnd.data.reason, 'access_revoked');
+  });
+
   test('past the cap of open streams: 429 in the error shape, and a slot comes back when one closes', async () => {
     const first = await follow(A, kubeInstall);
     const second = await follow(A, kubeInstall);

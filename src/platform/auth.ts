@@ -93,6 +93,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
     scope: WorkspaceScope | null;
+    /**
+     * Decides the request's rights again, as at its start: the same credential still verifies (not
+     * revoked, expired or signed out) and, for a workspace-scoped request, still has a role there
+     * at least the one it had. A response that stays open (a stream) asks this as it goes, so a
+     * right taken away ends it rather than one copied at its start keeping it alive.
+     */
+    stillAllowed: () => Promise<boolean>;
   }
 }
 
@@ -168,6 +175,7 @@ export function cookieValue(request: FastifyRequest, name: string): string | nul
 export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('scope', null);
+  app.decorateRequest('stillAllowed', async () => false);
 
   async function authenticate(request: FastifyRequest): Promise<Principal> {
     const token = bearerOf(request);
@@ -229,11 +237,29 @@ export function registerAuth(app: FastifyInstance, deps: AuthDeps): void {
     return { workspaceId: wanted, role, actorId: principal.userId, requestId: request.id };
   }
 
+  /** Who a principal is, whatever the way it came: the same credential (or the same user's same session). */
+  const identityOf = (p: Principal): string =>
+    p.kind === 'user' ? `user ${p.userId} ${p.sessionId ?? ''}` : `${p.kind} ${p.credentialId}`;
+
+  async function stillAllowed(request: FastifyRequest, first: Principal, firstScope: WorkspaceScope | null): Promise<boolean> {
+    try {
+      const now = await authenticate(request);
+      if (identityOf(now) !== identityOf(first)) return false;
+      if (firstScope === null || now.kind === 'machine') return true;
+      const scope = await resolveWorkspace(request, now, firstScope.workspaceId);
+      return scope.workspaceId === firstScope.workspaceId && roleAtLeast(scope.role, firstScope.role);
+    } catch (err) {
+      if (err instanceof ApiError) return false;
+      throw err;
+    }
+  }
+
   app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
     const mode = request.routeOptions.config?.auth ?? 'none';
     if (mode === 'none') return;
     const principal = await authenticate(request);
     request.principal = principal;
+    request.stillAllowed = () => stillAllowed(request, principal, request.scope);
     if (mode === 'machine' || principal.kind === 'machine') {
       if (mode !== 'machine') {
         throw permissionDenied('a machine credential can call only the machine agent\'s routes', 'MACHINE_CREDENTIAL_NOT_ALLOWED');

@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import { LOG_MAX_CONTAINERS, type LogStream } from '../../drivers/cluster/driver.js';
 import type { StreamRegistry } from '../../platform/stream-registry.js';
 
-export type LogEndReason = 'install_deleted' | 'streams_closed' | 'max_duration' | 'shutdown';
+export type LogEndReason = 'install_deleted' | 'access_revoked' | 'streams_closed' | 'max_duration' | 'shutdown';
 
 export interface LogFollowOptions {
   stream: LogStream;
@@ -16,6 +16,8 @@ export interface LogFollowOptions {
   upstream: AbortController;
   /** true once the install is gone or being deleted */
   gone(): Promise<boolean>;
+  /** false once the reader may no longer read it (credential revoked, removed from the workspace): request.stillAllowed */
+  allowed(): Promise<boolean>;
   goneCheckMs: number;
   heartbeatMs: number;
   maxMs: number;
@@ -46,7 +48,11 @@ export async function followLogs(request: FastifyRequest, res: ServerResponse, o
       if (res.writable) res.write(': keepalive\n\n');
     }, opts.heartbeatMs),
     setInterval(() => {
-      opts.gone().then((gone) => gone && end('install_deleted'), (err: unknown) => request.log.warn({ err }, 'install log stream: reading the install failed'));
+      // Rights are decided as the stream goes, not copied from its start.
+      Promise.all([opts.gone(), opts.allowed()]).then(
+        ([gone, allowed]) => (gone ? end('install_deleted') : !allowed && end('access_revoked')),
+        (err: unknown) => request.log.warn({ err }, 'install log stream: reading the install failed'),
+      );
     }, opts.goneCheckMs),
   ];
   for (const t of timers) t.unref();

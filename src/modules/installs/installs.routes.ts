@@ -49,7 +49,8 @@ const LOGS_DESCRIPTION =
   'went past 10,000 lines or 4 MiB of text (the newest are kept). ' +
   'With `follow=true`: 200 `text/event-stream`: `event: line` with the line as JSON in `data`, one per line as it arrives (first ' +
   'each container\'s tail, then new lines; each container\'s in order); `event: notice` `{message}` first when containers were ' +
-  'left out; a `: keepalive` comment every 15 s; and `event: end` `{reason}` before the server closes it: `install_deleted`, ' +
+  'left out; a `: keepalive` comment every 15 s; and `event: end` `{reason}` before the server closes it: `install_deleted`, `access_revoked` (the credential was revoked or ' +
+  'expired, or its holder left the workspace or lost their role: rights are checked again as the stream goes), ' +
   '`streams_closed` (every container\'s log ended, e.g. its pods were replaced: reconnect with `since`), `max_duration` (an ' +
   'hour) or `shutdown`. Pods that start after the stream opened are not followed: reconnect to see them. Closing the ' +
   'connection ends the requests to the cluster. ' +
@@ -200,7 +201,7 @@ export function installRoutes(app: App, s: Pick<Services, 'idempotency' | 'insta
     const stream = await s.installLogs.open(scope, request.params.id, request.query, upstream.signal);
     reply.hijack();
     await followLogs(request, reply.raw, {
-      stream, upstream, gone: () => s.installLogs.gone(scope.workspaceId, request.params.id),
+      stream, upstream, gone: () => s.installLogs.gone(scope.workspaceId, request.params.id), allowed: () => request.stillAllowed(),
       goneCheckMs: LOG_GONE_CHECK_MS, heartbeatMs: LOG_HEARTBEAT_MS, maxMs: LOG_MAX_MS, streams: s.logStreams,
     });
   });

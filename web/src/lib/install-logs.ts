@@ -151,6 +151,8 @@ export function endWords(reason: string | undefined): string {
   switch (reason) {
     case 'install_deleted':
       return 'The install was deleted: its logs have ended.';
+    case 'access_revoked':
+      return 'You may no longer read these logs (your access to the workspace changed, or you were signed out).';
     case 'streams_closed':
       return 'Every container stopped sending logs (its pods ended or were replaced). Follow again to pick up new pods.';
     case 'max_duration':

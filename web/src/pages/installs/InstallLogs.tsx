@@ -55,7 +55,7 @@ export function InstallLogs(props: { installId: string }) {
   if (container && !logs.containers.includes(container)) options.push([container, container]);
   const waiting = buffer.waiting.length;
   // Following again makes sense unless the install is gone.
-  const stopped = (logs.link === 'ended' && logs.endReason !== 'install_deleted') || logs.link === 'failed';
+  const stopped = (logs.link === 'ended' && logs.endReason !== 'install_deleted' && logs.endReason !== 'access_revoked') || logs.link === 'failed';
 
   return (
     <>
