@@ -7,6 +7,7 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import yaml from 'js-yaml';
 import { invalidArgument, type ApiError } from '../../platform/errors.js';
+import { ClusterDriverError, type ClusterTarget } from './driver.js';
 
 export const KUBECONFIG_MAX_BYTES = 256 * 1024;
 
@@ -265,6 +266,17 @@ export function assertValidKubeconfig(text: string, field = 'body.kubeconfig'): 
     return parseKubeconfig(text);
   } catch (err) {
     if (err instanceof KubeconfigError) throw kubeconfigApiError(err, field);
+    throw err;
+  }
+}
+
+/** The target's kubeconfig parsed, for a driver call: missing or invalid is a ClusterDriverError no retry fixes. */
+export function kubeconfigOf(target: ClusterTarget): ParsedKubeconfig {
+  if (!target.kubeconfig) throw new ClusterDriverError('the cluster has no kubeconfig', false);
+  try {
+    return parseKubeconfig(target.kubeconfig);
+  } catch (err) {
+    if (err instanceof KubeconfigError) throw new ClusterDriverError(`invalid kubeconfig: ${err.message}`, false);
     throw err;
   }
 }

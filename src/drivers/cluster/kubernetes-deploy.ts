@@ -18,7 +18,7 @@ import { ClusterDriverError, type DeploymentSpec, type DeploymentStatus, type Ku
 export const FIELD_MANAGER = 'svc';
 export const LABEL_INSTALL = 'svc.dev/install-id';
 export const LABEL_RENDER = 'svc.dev/render-id';
-const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
+export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 /** objects read at once when checking readiness */
 const READ_CONCURRENCY = 8;
 /** not-ready objects named in a status message; the rest are counted */
@@ -77,13 +77,13 @@ export interface DeployCall {
 }
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const obj = (v: unknown): Obj => (isObj(v) ? v : {});
+export const obj = (v: unknown): Obj => (isObj(v) ? v : {});
 const num = (v: unknown, fallback = 0): number => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
 /** `deployment/web`, as kubectl names objects. */
 const describe = (o: KubernetesObject): string => `${o.kind.toLowerCase()}/${o.metadata.name}`;
 
 /** Runs one request; its failure becomes a ClusterDriverError saying what was being done. */
-async function step<T>(c: DeployCall, what: string, run: () => Promise<T>): Promise<T> {
+export async function step<T>(c: DeployCall, what: string, run: () => Promise<T>): Promise<T> {
   if (c.signal.aborted) throw new ClusterDriverError(`${what}: aborted`, true);
   try {
     return await run();

@@ -13,7 +13,7 @@ import {
   ClusterDriverError, LOG_LINE_MAX_BYTES, LOG_MAX_CONTAINERS, LOG_RESPONSE_MAX_BYTES, cutLogLine,
   type ClusterTarget, type DeploymentTarget, type DriverCallContext, type LogLine, type LogOptions, type LogStream,
 } from './driver.js';
-import { KubeconfigError, parseKubeconfig } from './kubeconfig.js';
+import { kubeconfigOf } from './kubeconfig.js';
 
 /** TLS failures that no retry can fix: the kubeconfig's CA or server name is wrong. */
 const TLS_CODES = new Set([
@@ -39,15 +39,7 @@ interface Client {
 }
 
 function clientOf(target: ClusterTarget, timeoutMs: number): Client {
-  if (!target.kubeconfig) throw new ClusterDriverError('the cluster has no kubeconfig', false);
-  let parsed;
-  try {
-    parsed = parseKubeconfig(target.kubeconfig);
-  } catch (err) {
-    if (err instanceof KubeconfigError) throw new ClusterDriverError(`invalid kubeconfig: ${err.message}`, false);
-    throw err;
-  }
-  const { cluster, user } = parsed;
+  const { cluster, user } = kubeconfigOf(target);
   const headers: Record<string, string> = { accept: 'text/plain, */*' };
   if (user.token) headers.authorization = `Bearer ${user.token}`;
   else if (user.username !== undefined) headers.authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;

@@ -19,10 +19,9 @@
 // ReplicaSet their Deployment has replaced excepted: an update may be what fixes them).
 import { ApiException } from '@kubernetes/client-node';
 import { ClusterDriverError, type KubernetesObject, type RouteSpec, type RoutingSpec } from './driver.js';
-import { LABEL_INSTALL, LABEL_RENDER, type DeployCall } from './kubernetes-deploy.js';
+import { LABEL_INSTALL, LABEL_MANAGED_BY, LABEL_RENDER, obj, step, type DeployCall } from './kubernetes-deploy.js';
 
 export const LABEL_ROUTE = 'svc.dev/route-key';
-const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by';
 const GATEWAY_API = 'gateway.networking.k8s.io/v1';
 const INGRESS_API = 'networking.k8s.io/v1';
 const DEFAULT_INGRESS_CLASS = 'ingressclass.kubernetes.io/is-default-class';
@@ -36,8 +35,6 @@ const MAX_PAGES = 20;
 const FAILURES_NAMED = 3;
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const obj = (v: unknown): Obj => (isObj(v) ? v : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
@@ -51,16 +48,6 @@ interface WantedObject {
   name: string;
   route: RouteSpec & { service: { name: string; port: number } };
   hostnames: string[];
-}
-
-/** Runs one request; its failure becomes a ClusterDriverError saying what was being done. */
-async function step<T>(c: DeployCall, what: string, run: () => Promise<T>): Promise<T> {
-  if (c.signal.aborted) throw new ClusterDriverError(`${what}: aborted`, true);
-  try {
-    return await run();
-  } catch (err) {
-    throw c.fail(err, what);
-  }
 }
 
 /** Every item of a list, page by page (at most MAX_PAGES pages). */

@@ -27,7 +27,7 @@ import {
   type ClusterTarget,
   type DriverCallContext,
 } from './driver.js';
-import { KubeconfigError, parseKubeconfig, type ParsedKubeconfig } from './kubeconfig.js';
+import { kubeconfigOf } from './kubeconfig.js';
 import { openKubernetesLogs } from './kubernetes-logs.js';
 import { ObjectClient, applyRender, deleteNamespace, readRenderStatus, type DeployCall } from './kubernetes-deploy.js';
 import { applyRouteObjects, checkPods, routeObjectsNotReady } from './kubernetes-routes.js';
@@ -100,15 +100,7 @@ class RequestDeadlines {
 }
 
 function connect(target: ClusterTarget, deadlines: RequestDeadlines): Connection {
-  if (!target.kubeconfig) throw new ClusterDriverError('the cluster has no kubeconfig', false);
-  let parsed: ParsedKubeconfig;
-  try {
-    parsed = parseKubeconfig(target.kubeconfig);
-  } catch (err) {
-    if (err instanceof KubeconfigError) throw new ClusterDriverError(`invalid kubeconfig: ${err.message}`, false);
-    throw err;
-  }
-  const { cluster, user } = parsed;
+  const { cluster, user } = kubeconfigOf(target);
   const kc = new KubeConfig();
   // Built from the validated fields only, so the client has no file to read and no command to run.
   kc.loadFromOptions({
