@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { AgentEventT } from './agents.schemas.js';
 
-import { StreamRegistry } from '../../platform/stream-registry.js';
+import { StreamRegistry, writeStreamHead } from '../../platform/stream-registry.js';
 
 export { StreamRegistry };
 
@@ -37,13 +37,7 @@ function frame(event: AgentEventT): string {
 }
 
 export async function followStream(request: FastifyRequest, res: ServerResponse, opts: FollowOptions): Promise<void> {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    'x-request-id': request.id,
-  });
+  writeStreamHead(res, request.id);
   res.write('retry: 1000\n\n');
   let last = opts.after;
   let ended = false;

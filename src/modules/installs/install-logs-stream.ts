@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { LOG_MAX_CONTAINERS, type LogStream } from '../../drivers/cluster/driver.js';
-import type { StreamRegistry } from '../../platform/stream-registry.js';
+import { writeStreamHead, type StreamRegistry } from '../../platform/stream-registry.js';
 
 export type LogEndReason = 'install_deleted' | 'access_revoked' | 'streams_closed' | 'max_duration' | 'shutdown';
 
@@ -27,13 +27,7 @@ export interface LogFollowOptions {
 const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 export async function followLogs(request: FastifyRequest, res: ServerResponse, opts: LogFollowOptions): Promise<void> {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    'x-request-id': request.id,
-  });
+  writeStreamHead(res, request.id);
   let reason: LogEndReason | undefined;
   const end = (why: LogEndReason) => {
     reason ??= why;
