@@ -280,3 +280,37 @@ export function kubeconfigOf(target: ClusterTarget): ParsedKubeconfig {
     throw err;
   }
 }
+
+/** The credential values of a kubeconfig's user, which must never appear in an error message. */
+export function credentialSecrets(user: ParsedKubeconfig['user']): string[] {
+  return [user.token, user.password, user.clientKeyData, user.clientCertificateData].filter((s): s is string => !!s && s.length >= 4);
+}
+
+/** A text from the cluster with every secret replaced, cut to 300 characters: what an error may say. */
+export function redactSecrets(text: string, secrets: string[]): string {
+  let out = text;
+  for (const s of secrets) out = out.split(s).join('[redacted]');
+  return out.length > 300 ? `${out.slice(0, 300)}...` : out;
+}
+
+/**
+ * How a plain node:http(s) request reaches the API server with the kubeconfig's credentials (for
+ * what the client library does not stream: pod logs, the service proxy): its Authorization
+ * header, if any, and its TLS options (CA, server name, client certificate).
+ */
+export function requestAccessOf(kc: ParsedKubeconfig): { authorization?: string; tls: { ca?: Buffer; servername?: string; cert?: Buffer; key?: Buffer; rejectUnauthorized: boolean } } {
+  const { cluster, user } = kc;
+  const authorization = user.token ? `Bearer ${user.token}`
+    : user.username !== undefined ? `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}` : undefined;
+  return {
+    ...(authorization ? { authorization } : {}),
+    tls: {
+      rejectUnauthorized: !cluster.skipTlsVerify,
+      ...(cluster.caData ? { ca: Buffer.from(cluster.caData, 'base64') } : {}),
+      ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
+      ...(user.clientCertificateData && user.clientKeyData
+        ? { cert: Buffer.from(user.clientCertificateData, 'base64'), key: Buffer.from(user.clientKeyData, 'base64') }
+        : {}),
+    },
+  };
+}

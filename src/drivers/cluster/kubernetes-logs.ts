@@ -13,7 +13,7 @@ import {
   ClusterDriverError, LOG_LINE_MAX_BYTES, LOG_MAX_CONTAINERS, LOG_RESPONSE_MAX_BYTES, cutLogLine,
   type ClusterTarget, type DeploymentTarget, type DriverCallContext, type LogLine, type LogOptions, type LogStream,
 } from './driver.js';
-import { kubeconfigOf } from './kubeconfig.js';
+import { credentialSecrets, kubeconfigOf, redactSecrets, requestAccessOf } from './kubeconfig.js';
 
 /** TLS failures that no retry can fix: the kubeconfig's CA or server name is wrong. */
 const TLS_CODES = new Set([
@@ -39,30 +39,12 @@ interface Client {
 }
 
 function clientOf(target: ClusterTarget, timeoutMs: number): Client {
-  const { cluster, user } = kubeconfigOf(target);
-  const headers: Record<string, string> = { accept: 'text/plain, */*' };
-  if (user.token) headers.authorization = `Bearer ${user.token}`;
-  else if (user.username !== undefined) headers.authorization = `Basic ${Buffer.from(`${user.username}:${user.password ?? ''}`).toString('base64')}`;
-  const options: RequestOptions = {
-    // A connection of its own per request: a followed log holds its socket for as long as it is read.
-    agent: false,
-    rejectUnauthorized: !cluster.skipTlsVerify,
-    ...(cluster.caData ? { ca: Buffer.from(cluster.caData, 'base64') } : {}),
-    ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
-    ...(user.clientCertificateData && user.clientKeyData
-      ? { cert: Buffer.from(user.clientCertificateData, 'base64'), key: Buffer.from(user.clientKeyData, 'base64') }
-      : {}),
-  };
-  return {
-    base: new URL(cluster.server), options, headers, timeoutMs,
-    secrets: [user.token, user.password, user.clientKeyData, user.clientCertificateData].filter((s): s is string => !!s && s.length >= 4),
-  };
-}
-
-function redact(text: string, secrets: string[]): string {
-  let out = text;
-  for (const s of secrets) out = out.split(s).join('[redacted]');
-  return out.length > 300 ? `${out.slice(0, 300)}...` : out;
+  const kc = kubeconfigOf(target);
+  const access = requestAccessOf(kc);
+  const headers: Record<string, string> = { accept: 'text/plain, */*', ...(access.authorization ? { authorization: access.authorization } : {}) };
+  // A connection of its own per request: a followed log holds its socket for as long as it is read.
+  const options: RequestOptions = { agent: false, ...access.tls };
+  return { base: new URL(kc.cluster.server), options, headers, timeoutMs, secrets: credentialSecrets(kc.user) };
 }
 
 /** An open response and how to stop its deadline (a followed log keeps reading past it). */
@@ -137,7 +119,7 @@ async function failure(c: Client, res: IncomingMessage, what: string): Promise<C
   let detail = '';
   try {
     const status = obj(JSON.parse(await readBody(res, 64 * 1024, what)));
-    if (typeof status.message === 'string') detail = redact(status.message, c.secrets);
+    if (typeof status.message === 'string') detail = redactSecrets(status.message, c.secrets);
   } catch {
     // not a Status body: the code says enough
   }

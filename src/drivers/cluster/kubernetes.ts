@@ -27,7 +27,7 @@ import {
   type ClusterTarget,
   type DriverCallContext,
 } from './driver.js';
-import { kubeconfigOf } from './kubeconfig.js';
+import { credentialSecrets, kubeconfigOf, redactSecrets } from './kubeconfig.js';
 import { openKubernetesLogs } from './kubernetes-logs.js';
 import { ObjectClient, applyRender, deleteNamespace, readRenderStatus, type DeployCall } from './kubernetes-deploy.js';
 import { applyRouteObjects, checkPods, routeObjectsNotReady } from './kubernetes-routes.js';
@@ -147,14 +147,8 @@ function connect(target: ClusterTarget, deadlines: RequestDeadlines): Connection
       middleware: [deadline],
     })),
     options: { middleware: [deadline], middlewareMergeStrategy: 'append' },
-    secrets: [user.token, user.password, user.clientKeyData, user.clientCertificateData].filter((s): s is string => !!s && s.length >= 4),
+    secrets: credentialSecrets(user),
   };
-}
-
-function redact(text: string, secrets: string[]): string {
-  let out = text;
-  for (const s of secrets) out = out.split(s).join('[redacted]');
-  return out.length > 300 ? `${out.slice(0, 300)}...` : out;
 }
 
 /** The `message` of a Kubernetes Status body, if the error body is one. */
@@ -174,7 +168,7 @@ function toDriverError(err: unknown, what: string, conn: Connection, ctx: Driver
   if (ctx.signal.aborted) return new ClusterDriverError(`${what}: aborted`, true);
   if (err instanceof ApiException) {
     const code: number = err.code;
-    const detail = redact(statusMessage(err.body), conn.secrets);
+    const detail = redactSecrets(statusMessage(err.body), conn.secrets);
     const suffix = detail ? `: ${detail}` : '';
     if (code === 401) return new ClusterDriverError(`${what}: credentials rejected by the cluster API (HTTP 401)`, false);
     // Forbidden: the credentials lack a permission (RBAC); only the cluster's owner can grant it.
@@ -196,7 +190,7 @@ function toDriverError(err: unknown, what: string, conn: Connection, ctx: Driver
     return new ClusterDriverError(`${what}: the server did not answer like a Kubernetes API server`, false);
   }
   const message = err instanceof Error ? err.message : String(err);
-  return new ClusterDriverError(`${what}: ${redact(message, conn.secrets)}`, true);
+  return new ClusterDriverError(`${what}: ${redactSecrets(message, conn.secrets)}`, true);
 }
 
 // Readers for custom resources, which the client hands back as untyped JSON.
@@ -336,7 +330,7 @@ export function createKubernetesDriver(options: KubernetesDriverOptions = {}): C
   function deployCall(c: Connection, ctx: DriverCallContext): DeployCall {
     return {
       objects: c.objects, coreV1: c.coreV1, options: c.options, signal: ctx.signal, fail: (err, what) => toDriverError(err, what, c, ctx, timeoutMs),
-      redact: (text) => redact(text, c.secrets),
+      redact: (text) => redactSecrets(text, c.secrets),
       hide: (values) => c.secrets.push(...values.filter((v) => v.length >= 4)),
     };
   }

@@ -15,7 +15,7 @@ import { request as httpsRequest } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import type { PreviewProxyConfig } from '../../config.js';
-import type { ParsedKubeconfig } from '../../drivers/cluster/kubeconfig.js';
+import { requestAccessOf, type ParsedKubeconfig } from '../../drivers/cluster/kubeconfig.js';
 import { addressKind, publicOnlyLookup } from '../../platform/addresses.js';
 
 /** The cluster's connection, as the clusters module gives it (only the fields the proxy reads). */
@@ -68,19 +68,9 @@ export function upstreamOf(
   const server = new URL(kc.cluster.server);
   const https = server.protocol === 'https:';
   const base = `${server.pathname.replace(/\/+$/, '')}/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(serviceName)}/proxy`;
-  const options: RequestOptions & Record<string, unknown> = { hostname: server.hostname.replace(/^\[|\]$/g, ''), port: server.port || (https ? 443 : 80) };
-  if (https) {
-    if (kc.cluster.caData) options.ca = Buffer.from(kc.cluster.caData, 'base64');
-    if (kc.cluster.skipTlsVerify) options.rejectUnauthorized = false;
-    if (kc.cluster.tlsServerName) options.servername = kc.cluster.tlsServerName;
-    if (kc.user.clientCertificateData && kc.user.clientKeyData) {
-      options.cert = Buffer.from(kc.user.clientCertificateData, 'base64');
-      options.key = Buffer.from(kc.user.clientKeyData, 'base64');
-    }
-  }
-  const auth: Record<string, string> = {};
-  if (kc.user.token) auth.authorization = `Bearer ${kc.user.token}`;
-  else if (kc.user.username !== undefined) auth.authorization = `Basic ${Buffer.from(`${kc.user.username}:${kc.user.password ?? ''}`).toString('base64')}`;
+  const access = requestAccessOf(kc);
+  const options: RequestOptions = { hostname: server.hostname.replace(/^\[|\]$/g, ''), port: server.port || (https ? 443 : 80), ...(https ? access.tls : {}) };
+  const auth: Record<string, string> = access.authorization ? { authorization: access.authorization } : {};
   return { via: 'service proxy', https, host: server.host, auth, service: serviceName, options, pathOf: (path) => base + path };
 }
 
